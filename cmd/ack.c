@@ -1,0 +1,71 @@
+/*
+ * ack.c: mq ack: mark claimed jobs done, all receipts in one transaction.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmds.h"
+
+static const char usage[] =
+    "usage: mq ack [--table T] [CONNECTION-OPTIONS] RECEIPT...";
+
+static const char options[] = "\n";
+
+int
+cmd_ack(int argc, char **argv, struct mq_global *g)
+{
+	static const struct option longopts[] = {
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	struct mq_receipt *r;
+	unsigned char *lost;
+	struct mq_conn *c;
+	struct mq_error e;
+	enum mq_status st;
+	int opt, i, n;
+
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (common_option("ack", opt, optarg, g))
+			continue;
+		if (opt == 'h')
+			help_exit(usage, options);
+		fprintf(stderr, "%s\n", usage);
+		return EX_USAGE;
+	}
+	n = argc - optind;
+	if (n == 0)
+		usage_error("ack", "no receipt given");
+	r = calloc((size_t)n, sizeof *r);
+	lost = calloc((size_t)n, 1);
+	if (r == NULL || lost == NULL) {
+		fprintf(stderr, "mq ack: out of memory\n");
+		return EX_OSERR;
+	}
+	/* all receipts are checked before any is acked */
+	for (i = 0; i < n; i++)
+		if (mq_parse_receipt(argv[optind + i], &r[i]) != MQ_OK) {
+			fprintf(stderr, "mq ack: malformed receipt '%s' "
+			    "(expected ID.TOKEN as printed by mq pop)\n",
+			    shown(argv[optind + i]));
+			return EX_DATAERR;
+		}
+
+	c = open_queue_table("ack", g);
+	st = mq_ack(c, r, (size_t)n, lost);
+	if (st != MQ_OK && st != MQ_ELEASE) {
+		e = *mq_conn_error(c);
+		mq_close(c);
+		die("ack", &e);
+	}
+	mq_close(c);
+	for (i = 0; i < n; i++)
+		if (lost[i])
+			fprintf(stderr, "mq ack: job %llu: lease lost or "
+			    "unknown receipt (already acked, expired and "
+			    "requeued, or claimed again)\n",
+			    (unsigned long long)r[i].id);
+	free(r);
+	free(lost);
+	return exit_status(st);
+}

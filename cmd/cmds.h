@@ -1,0 +1,105 @@
+/*
+ * cmds.h: what the command files share: the global settings, the common
+ * options every command takes, exit statuses, and the reporting helpers.
+ */
+#ifndef MQ_CMDS_H
+#define MQ_CMDS_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <sysexits.h>
+
+#include "mq.h"
+
+/* Exit statuses beyond <sysexits.h>; all are listed in mq(1). */
+#define EXIT_EMPTY 1	/* nothing to claim */
+#define EXIT_LEASE 2	/* lease lost or unknown receipt */
+
+/* Settings from the global options and the environment. */
+struct mq_global {
+	struct mq_connopts conn;
+	const char *table;
+	const char *queue;
+};
+
+/* Long options every command takes; their values start at OPT_COMMON. */
+enum {
+	OPT_COMMON = 256,
+	OPT_DEFAULTS_FILE = OPT_COMMON, OPT_HOST, OPT_PORT, OPT_SOCKET,
+	OPT_USER, OPT_DATABASE, OPT_TABLE, OPT_QUEUE,
+	OPT_CMD = 300	/* first value free for a command's own options */
+};
+
+#define CONNECTION_LONGOPTS \
+	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE}, \
+	{"host", required_argument, NULL, OPT_HOST}, \
+	{"port", required_argument, NULL, OPT_PORT}, \
+	{"socket", required_argument, NULL, OPT_SOCKET}, \
+	{"user", required_argument, NULL, OPT_USER}, \
+	{"database", required_argument, NULL, OPT_DATABASE}, \
+	{"table", required_argument, NULL, OPT_TABLE}, \
+	{"help", no_argument, NULL, 'h'}
+
+#define QUEUE_LONGOPT {"queue", required_argument, NULL, OPT_QUEUE}
+
+/* The options of mq(1) shared by all commands, for -h. */
+extern const char connection_help[];
+
+/* Reads MQ_* variables into g; exits 64 on an invalid name. */
+void global_from_env(struct mq_global *g);
+
+/* Applies a common option; returns 0 if opt is not one. Exits 64 on a bad
+ * value. */
+int common_option(const char *cmd, int opt, const char *arg,
+    struct mq_global *g);
+
+/* s made safe to echo in a one-line message: non-printing bytes become
+ * '?', long text is cut. Returns a static buffer. */
+const char *shown(const char *s);
+
+/* Prints usage (synopsis + options) to stdout and exits 0. */
+void help_exit(const char *usage, const char *options);
+
+/* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64. */
+void usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+/* The exit status for a library status. */
+int exit_status(enum mq_status st);
+
+/* Prints e as one line, "mq CMD: [WHERE: ]msg (error N, SQLSTATE S)". */
+void report(const char *cmd, const char *where, const struct mq_error *e);
+
+/* report() then exit with the mapped status. */
+void die(const char *cmd, const struct mq_error *e)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Connects and selects g->table; exits with the status on failure. */
+struct mq_conn *open_queue_table(const char *cmd, const struct mq_global *g);
+
+/* Parses a duration option; exits 64 naming the option if invalid. */
+long long duration_arg(const char *cmd, const char *opt, const char *arg);
+
+/* Parses an integer option in [lo, hi]; exits 64 if not. */
+long long int_arg(const char *cmd, const char *opt, const char *arg,
+    long long lo, long long hi);
+
+/* Output encodings (output.c). */
+int utf8_valid(const unsigned char *p, size_t n);
+void put_json_string(const unsigned char *p, size_t n);
+void put_base64(const unsigned char *p, size_t n);
+void put_shell_quoted(const unsigned char *p, size_t n);
+
+/* The commands. */
+int cmd_ack(int argc, char **argv, struct mq_global *g);
+int cmd_init(int argc, char **argv, struct mq_global *g);
+int cmd_pop(int argc, char **argv, struct mq_global *g);
+int cmd_push(int argc, char **argv, struct mq_global *g);
+
+#endif

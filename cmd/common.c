@@ -1,0 +1,206 @@
+/*
+ * common.c: option handling and error reporting shared by every command,
+ * so that each reads and fails the same way.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+const char connection_help[] =
+    "  --table T           job table (default mq_jobs; MQ_TABLE)\n"
+    "  --defaults-file F   read only this MySQL option file\n"
+    "  --host H, --port N, --socket S, --user U, --database DB\n"
+    "                      connection settings (see mq(1))\n"
+    "  -h, --help          show this help\n";
+
+const char *
+shown(const char *s)
+{
+	static char buf[84];
+	size_t i;
+
+	for (i = 0; s[i] && i < 80; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	if (s[i])
+		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+	buf[i] = '\0';
+	return buf;
+}
+
+static void
+check_table(const char *cmd, const char *what, const char *name)
+{
+	if (!mq_valid_table(name))
+		usage_error(cmd, "invalid table name in %s: use 1 to %d of "
+		    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
+}
+
+static void
+check_queue(const char *cmd, const char *what, const char *name)
+{
+	if (!mq_valid_queue(name))
+		usage_error(cmd, "invalid queue name in %s: use 1 to %d of "
+		    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
+}
+
+static unsigned
+port_arg(const char *cmd, const char *what, const char *arg)
+{
+	return (unsigned)int_arg(cmd, what, arg, 1, 65535);
+}
+
+void
+global_from_env(struct mq_global *g)
+{
+	const char *v;
+
+	g->table = "mq_jobs";
+	g->queue = "default";
+	if ((v = getenv("MQ_TABLE")) != NULL) {
+		check_table("mq", "MQ_TABLE", v);
+		g->table = v;
+	}
+	if ((v = getenv("MQ_QUEUE")) != NULL) {
+		check_queue("mq", "MQ_QUEUE", v);
+		g->queue = v;
+	}
+	g->conn.defaults_file = getenv("MQ_DEFAULTS_FILE");
+	g->conn.env_host = getenv("MQ_HOST");
+	g->conn.env_socket = getenv("MQ_SOCKET");
+	g->conn.env_user = getenv("MQ_USER");
+	g->conn.env_database = getenv("MQ_DATABASE");
+	if ((v = getenv("MQ_PORT")) != NULL)
+		g->conn.env_port = port_arg("mq", "MQ_PORT", v);
+}
+
+int
+common_option(const char *cmd, int opt, const char *arg, struct mq_global *g)
+{
+	switch (opt) {
+	case OPT_DEFAULTS_FILE:	g->conn.defaults_file = arg; break;
+	case OPT_HOST:		g->conn.host = arg; break;
+	case OPT_PORT:		g->conn.port = port_arg(cmd, "--port", arg); break;
+	case OPT_SOCKET:	g->conn.socket = arg; break;
+	case OPT_USER:		g->conn.user = arg; break;
+	case OPT_DATABASE:	g->conn.database = arg; break;
+	case OPT_TABLE:
+		check_table(cmd, "--table", arg);
+		g->table = arg;
+		break;
+	case OPT_QUEUE:
+		check_queue(cmd, "--queue", arg);
+		g->queue = arg;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+void
+help_exit(const char *usage, const char *options)
+{
+	printf("%s\n%s%s", usage, options, connection_help);
+	exit(0);
+}
+
+void
+usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s%s: ", strcmp(cmd, "mq") == 0 ? "" : "mq ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EX_USAGE);
+}
+
+int
+exit_status(enum mq_status st)
+{
+	switch (st) {
+	case MQ_OK:		return 0;
+	case MQ_EMPTY:		return EXIT_EMPTY;
+	case MQ_ELEASE:		return EXIT_LEASE;
+	case MQ_EINVAL:		return EX_USAGE;
+	case MQ_ETOOBIG:	return EX_DATAERR;
+	case MQ_ESCHEMA:	return EX_CONFIG;
+	case MQ_ECONFIG:	return EX_CONFIG;
+	case MQ_EUNAVAIL:	return EX_UNAVAILABLE;
+	case MQ_EACCESS:	return EX_NOPERM;
+	case MQ_ERETRY:		return EX_TEMPFAIL;
+	case MQ_EIO:		return EX_IOERR;
+	case MQ_ENOMEM:		return EX_OSERR;
+	case MQ_EDB:		break;
+	}
+	return EX_SOFTWARE;
+}
+
+void
+report(const char *cmd, const char *where, const struct mq_error *e)
+{
+	fprintf(stderr, "mq %s: %s%s%s", cmd, where ? where : "",
+	    where ? ": " : "", e->msg[0] ? e->msg :
+	    mq_strerror(e->status));
+	if (e->db_errno && e->sqlstate[0])
+		fprintf(stderr, " (error %u, SQLSTATE %s)", e->db_errno,
+		    e->sqlstate);
+	else if (e->db_errno)
+		fprintf(stderr, " (error %u)", e->db_errno);
+	fputc('\n', stderr);
+}
+
+void
+die(const char *cmd, const struct mq_error *e)
+{
+	report(cmd, NULL, e);
+	exit(exit_status(e->status));
+}
+
+struct mq_conn *
+open_queue_table(const char *cmd, const struct mq_global *g)
+{
+	struct mq_error e;
+	struct mq_conn *c = mq_connect(&g->conn, &e);
+
+	if (c == NULL)
+		die(cmd, &e);
+	if (mq_use_table(c, g->table) != MQ_OK) {
+		e = *mq_conn_error(c);
+		mq_close(c);
+		die(cmd, &e);
+	}
+	return c;
+}
+
+long long
+duration_arg(const char *cmd, const char *opt, const char *arg)
+{
+	int64_t us;
+
+	if (mq_parse_duration(arg, &us) != MQ_OK)
+		usage_error(cmd, "invalid duration for %s: '%s' (examples: "
+		    "30s, 5m, 1h30m, 500ms, 2d)", opt, shown(arg));
+	return (long long)us;
+}
+
+long long
+int_arg(const char *cmd, const char *opt, const char *arg, long long lo,
+    long long hi)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi)
+		usage_error(cmd, "invalid value for %s: '%s' (an integer "
+		    "from %lld to %lld)", opt, shown(arg), lo, hi);
+	return v;
+}

@@ -1,0 +1,83 @@
+/*
+ * init.c: mq init: create or upgrade the job table and its archive, or
+ * print the SQL that would.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmds.h"
+
+static const char usage[] =
+    "usage: mq init [--print] [--table T] [CONNECTION-OPTIONS]";
+
+static const char options[] =
+    "\noptions:\n"
+    "  --print             write the SQL to standard output instead\n";
+
+int
+cmd_init(int argc, char **argv, struct mq_global *g)
+{
+	enum { OPT_PRINT = OPT_CMD };
+	static const struct option longopts[] = {
+		{"print", no_argument, NULL, OPT_PRINT},
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	struct mq_init_report rep;
+	struct mq_error e;
+	struct mq_conn *c;
+	int opt, print = 0;
+	char *sql;
+
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (common_option("init", opt, optarg, g))
+			continue;
+		switch (opt) {
+		case OPT_PRINT:
+			print = 1;
+			break;
+		case 'h':
+			help_exit(usage, options);
+			break;
+		default:
+			fprintf(stderr, "%s\n", usage);
+			return EX_USAGE;
+		}
+	}
+	if (optind < argc)
+		usage_error("init", "unexpected argument '%s'",
+		    shown(argv[optind]));
+
+	if (print) {
+		if ((sql = mq_schema_sql(g->table)) == NULL) {
+			fprintf(stderr, "mq init: out of memory\n");
+			return EX_OSERR;
+		}
+		fputs(sql, stdout);
+		free(sql);
+		return 0;
+	}
+
+	if ((c = mq_connect(&g->conn, &e)) == NULL)
+		die("init", &e);
+	if (mq_init(c, g->table, &rep) != MQ_OK) {
+		e = *mq_conn_error(c);
+		mq_close(c);
+		die("init", &e);
+	}
+	mq_close(c);
+	if (rep.binlog_statement)
+		fprintf(stderr, "mq init: warning: binlog_format is STATEMENT;"
+		    " claims (UPDATE ... LIMIT, SKIP LOCKED) are unsafe to "
+		    "replicate that way: set binlog_format=ROW\n");
+	if (rep.created)
+		printf("created table %s and %s_archive (schema %d)\n",
+		    g->table, g->table, MQ_SCHEMA_VERSION);
+	else if (rep.archive_created)
+		printf("table %s is at schema %d; created %s_archive\n",
+		    g->table, MQ_SCHEMA_VERSION, g->table);
+	else
+		printf("table %s is up to date (schema %d)\n", g->table,
+		    MQ_SCHEMA_VERSION);
+	return 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * main.c: the mq binary: global options, then the subcommand table.
+ * Help and version never touch the database.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+#ifndef MQ_VERSION
+#define MQ_VERSION "unknown"
+#endif
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct mq_global *g);
+	const char *summary;
+} cmds[] = {
+	{"ack", cmd_ack, "mark claimed jobs done"},
+	{"init", cmd_init, "create or upgrade the job table"},
+	{"pop", cmd_pop, "claim jobs"},
+	{"push", cmd_push, "add jobs"},
+};
+
+static const char usage[] =
+    "usage: mq [-h | -V] [--table T] [CONNECTION-OPTIONS] COMMAND [ARG...]";
+
+static void
+help(void)
+{
+	size_t i;
+
+	printf("%s\n\ncommands:\n", usage);
+	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		printf("  %-14s %s\n", cmds[i].name, cmds[i].summary);
+	printf("\noptions:\n  -V, --version       print the version\n%s"
+	    "\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n",
+	    connection_help);
+	exit(0);
+}
+
+static const struct cmd *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"version", no_argument, NULL, 'V'},
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	struct mq_global g;
+	const struct cmd *cmd;
+	int opt, rc;
+
+	memset(&g, 0, sizeof g);
+	global_from_env(&g);
+	while ((opt = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		if (common_option("mq", opt, optarg, &g))
+			continue;
+		switch (opt) {
+		case 'h':
+			help();
+			break;
+		case 'V':
+			printf("mq %s\n", MQ_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "%s\n", usage);
+			return EX_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		fprintf(stderr, "%s\n", usage);
+		return EX_USAGE;
+	}
+	if (strcmp(argv[0], "help") == 0) {
+		if (argc < 2)
+			help();
+		argv[0] = argv[1];
+		argv[1] = "-h";
+		argc = 2;
+	}
+	if ((cmd = find(argv[0])) == NULL)
+		usage_error("mq", "'%s' is not a command (see 'mq -h')",
+		    shown(argv[0]));
+	optind = 1;	/* each command parses its own argv from the start */
+	rc = cmd->fn(argc, argv, &g);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "mq %s: write failure on standard output\n",
+		    cmd->name);
+		return EX_IOERR;
+	}
+	return rc;
+}

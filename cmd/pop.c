@@ -1,0 +1,213 @@
+/*
+ * pop.c: mq pop: claim due jobs and hand them to a shell safely: raw
+ * payload bytes with the receipt apart, an eval-able form, or JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static const char usage[] =
+    "usage: mq pop [--queue Q] [--count N] [--lease D]"
+    " [--claim skip-locked|update] [-o FILE | --shell | --json]"
+    " [--receipt-file FILE] [--table T] [CONNECTION-OPTIONS]";
+
+static const char options[] =
+    "\noptions:\n"
+    "  --queue Q           queue to claim from (default: default; MQ_QUEUE)\n"
+    "  --count N           claim up to N jobs (default 1)\n"
+    "  --lease D           lease length (default 5m)\n"
+    "  --claim HOW         skip-locked or update (default: by server)\n"
+    "  -o, --output FILE   payload to FILE, receipt to standard output\n"
+    "  --receipt-file FILE receipt to FILE (raw form; default stderr)\n"
+    "  --shell             MQ_RECEIPT=... lines for eval\n"
+    "  --json              one JSON object per job and line\n";
+
+enum form { RAW, SHELL, JSON };
+
+static void
+put_shell_var(const char *name, size_t idx, int many)
+{
+	if (many)
+		printf("%s_%zu=", name, idx);
+	else
+		printf("%s=", name);
+}
+
+static void
+print_shell(const struct mq_job *j, size_t idx, int many)
+{
+	char receipt[MQ_RECEIPT_SIZE];
+
+	mq_format_receipt(&j->receipt, receipt);
+	put_shell_var("MQ_ID", idx, many);
+	printf("%llu\n", (unsigned long long)j->id);
+	put_shell_var("MQ_RECEIPT", idx, many);
+	printf("%s\n", receipt);
+	put_shell_var("MQ_QUEUE", idx, many);
+	printf("%s\n", j->queue);
+	put_shell_var("MQ_PRIORITY", idx, many);
+	printf("%d\n", j->priority);
+	put_shell_var("MQ_ATTEMPT", idx, many);
+	printf("%u\n", j->attempt);
+	/* a shell variable cannot hold NUL: such payloads come encoded */
+	if (memchr(j->payload, '\0', j->len)) {
+		put_shell_var("MQ_PAYLOAD_BASE64", idx, many);
+		put_base64(j->payload, j->len);
+	} else {
+		put_shell_var("MQ_PAYLOAD", idx, many);
+		put_shell_quoted(j->payload, j->len);
+	}
+	putchar('\n');
+}
+
+static void
+print_json(const struct mq_job *j)
+{
+	char receipt[MQ_RECEIPT_SIZE];
+
+	mq_format_receipt(&j->receipt, receipt);
+	printf("{\"id\":%llu,\"receipt\":\"%s\",\"queue\":\"%s\","
+	    "\"priority\":%d,\"attempt\":%u,", (unsigned long long)j->id,
+	    receipt, j->queue, j->priority, j->attempt);
+	if (utf8_valid(j->payload, j->len)) {
+		fputs("\"payload\":", stdout);
+		put_json_string(j->payload, j->len);
+	} else {
+		fputs("\"payload_base64\":\"", stdout);
+		put_base64(j->payload, j->len);
+		putchar('"');
+	}
+	puts("}");
+}
+
+/* Writes the raw payload to path (or stdout) and the receipt apart. */
+static int
+print_raw(const struct mq_job *j, const char *path, const char *receipt_path)
+{
+	char receipt[MQ_RECEIPT_SIZE];
+	FILE *out = stdout, *rf;
+
+	mq_format_receipt(&j->receipt, receipt);
+	if (path && (out = fopen(path, "wb")) == NULL) {
+		fprintf(stderr, "mq pop: cannot write '%s': job %llu stays "
+		    "leased until its lease ends\n", shown(path),
+		    (unsigned long long)j->id);
+		return EX_CANTCREAT;
+	}
+	if (fwrite(j->payload, 1, j->len, out) != j->len ||
+	    (path && fclose(out) != 0)) {
+		fprintf(stderr, "mq pop: write failure on %s\n",
+		    path ? shown(path) : "standard output");
+		return EX_IOERR;
+	}
+	if (receipt_path) {
+		if ((rf = fopen(receipt_path, "w")) == NULL ||
+		    fprintf(rf, "%s\n", receipt) < 0 || fclose(rf) != 0) {
+			fprintf(stderr, "mq pop: cannot write receipt to "
+			    "'%s'\n", shown(receipt_path));
+			return EX_CANTCREAT;
+		}
+	} else {
+		fprintf(path ? stdout : stderr, "%s\n", receipt);
+	}
+	return 0;
+}
+
+int
+cmd_pop(int argc, char **argv, struct mq_global *g)
+{
+	enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
+	    OPT_RECEIPT_FILE };
+	static const struct option longopts[] = {
+		{"count", required_argument, NULL, OPT_COUNT},
+		{"lease", required_argument, NULL, OPT_LEASE},
+		{"claim", required_argument, NULL, OPT_CLAIM},
+		{"output", required_argument, NULL, 'o'},
+		{"shell", no_argument, NULL, OPT_SHELL},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"receipt-file", required_argument, NULL, OPT_RECEIPT_FILE},
+		QUEUE_LONGOPT,
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	struct mq_pop_opts o = { .count = 1, .lease_us = 300000000LL };
+	const char *path = NULL, *receipt_path = NULL;
+	enum form form = RAW;
+	int opt, forms = 0, count_given = 0, rc = 0;
+	struct mq_job *jobs;
+	struct mq_conn *c;
+	enum mq_status st;
+	size_t n, i;
+
+	while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+		if (common_option("pop", opt, optarg, g))
+			continue;
+		switch (opt) {
+		case OPT_COUNT:
+			o.count = (unsigned)int_arg("pop", "--count", optarg,
+			    1, 1000);
+			count_given = 1;
+			break;
+		case OPT_LEASE:
+			o.lease_us = duration_arg("pop", "--lease", optarg);
+			if (o.lease_us < 1000000)
+				usage_error("pop", "--lease must be at least "
+				    "1s");
+			break;
+		case OPT_CLAIM:
+			if (strcmp(optarg, "skip-locked") == 0)
+				o.claim = MQ_CLAIM_SKIP_LOCKED;
+			else if (strcmp(optarg, "update") == 0)
+				o.claim = MQ_CLAIM_UPDATE;
+			else
+				usage_error("pop", "--claim takes skip-locked "
+				    "or update, not '%s'", shown(optarg));
+			break;
+		case 'o':		path = optarg; forms++; break;
+		case OPT_SHELL:		form = SHELL; forms++; break;
+		case OPT_JSON:		form = JSON; forms++; break;
+		case OPT_RECEIPT_FILE:	receipt_path = optarg; break;
+		case 'h':
+			help_exit(usage, options);
+			break;
+		default:
+			fprintf(stderr, "%s\n", usage);
+			return EX_USAGE;
+		}
+	}
+	if (optind < argc)
+		usage_error("pop", "unexpected argument '%s'",
+		    shown(argv[optind]));
+	if (forms > 1)
+		usage_error("pop", "-o, --shell and --json exclude each other");
+	if (form == RAW && o.count > 1)
+		usage_error("pop", "--count above 1 needs --shell or --json");
+	if (form != RAW && receipt_path)
+		usage_error("pop", "--receipt-file goes with the raw form only");
+	o.queue = g->queue;
+
+	c = open_queue_table("pop", g);
+	st = mq_pop(c, &o, &jobs, &n);
+	if (st != MQ_OK && st != MQ_EMPTY) {
+		struct mq_error e = *mq_conn_error(c);
+		mq_close(c);
+		die("pop", &e);
+	}
+	mq_close(c);
+	if (st == MQ_EMPTY)
+		return EXIT_EMPTY;
+	if (form == SHELL && count_given)
+		printf("MQ_COUNT=%zu\n", n);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (form == JSON)
+			print_json(&jobs[i]);
+		else if (form == SHELL)
+			print_shell(&jobs[i], i + 1, count_given);
+		else
+			rc = print_raw(&jobs[i], path, receipt_path);
+	}
+	mq_jobs_free(jobs, n);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * ack.c: finishing jobs. Every write after a claim is fenced by the
+ * lease token: a consumer whose lease was lost (expired and requeued,
+ * claimed again, or already acked) cannot finish someone else's delivery.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static const char sql_ack[] =
+    "UPDATE `{{TABLE}}` SET state = 'done', finished_at = NOW(6),"
+    " leased_until = NULL"
+    " WHERE id = ? AND lease_token = ? AND state = 'leased'";
+
+struct ack {
+	const struct mq_receipt *r;
+	size_t n;
+	unsigned char *lost;
+};
+
+static enum mq_status
+ack_tx(struct mq_conn *c, void *ctx)
+{
+	struct ack *a = ctx;
+	MYSQL_BIND in[2];
+	unsigned long tlen;
+	uint64_t id;
+	MYSQL_STMT *st;
+	enum mq_status rc = MQ_OK;
+	size_t i;
+
+	if ((st = mq__prepare(c, sql_ack)) == NULL)
+		return c->err.status;
+	for (i = 0; i < a->n && rc == MQ_OK; i++) {
+		id = a->r[i].id;
+		mq__bind_u64(&in[0], &id);
+		mq__bind_str(&in[1], a->r[i].token, &tlen);
+		rc = mq__execute(c, st, in, "cannot ack");
+		a->lost[i] = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
+	}
+	mysql_stmt_close(st);
+	return rc;
+}
+
+enum mq_status
+mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+    unsigned char *lost)
+{
+	struct ack a = { r, n, lost };
+	enum mq_status rc;
+	size_t i;
+
+	memset(lost, 0, n);
+	rc = mq__in_tx(c, ack_tx, &a);
+	if (rc != MQ_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if (lost[i])
+			return mq__fail(c, MQ_ELEASE, "lease lost");
+	return MQ_OK;
+}

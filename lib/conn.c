@@ -1,0 +1,113 @@
+/*
+ * conn.c: connecting the way the mysql client does (option files, then
+ * the caller's settings), and what every session needs set up front.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* UTC everywhere: stored DATETIMEs mean the same to every session.
+ * READ COMMITTED: claims take no gap locks. */
+static const char init_tz[] = "SET time_zone = '+00:00'";
+static const char init_iso[] =
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+/* The explicit setting, else the environment's; NULL leaves it to the
+ * option files. */
+static const char *
+pick(const char *explicit_value, const char *env_value)
+{
+	return explicit_value ? explicit_value : env_value;
+}
+
+static int
+server_has_skip_locked(MYSQL *db)
+{
+	unsigned long v = mysql_get_server_version(db);
+	const char *info = mysql_get_server_info(db);
+
+	if (info && strstr(info, "MariaDB"))
+		return v >= 100600;
+	return v >= 80001;
+}
+
+struct mq_conn *
+mq_connect(const struct mq_connopts *o, struct mq_error *err)
+{
+	struct mq_conn *c;
+	unsigned timeout = 10;
+	char host[200];
+
+	memset(err, 0, sizeof *err);
+	if (o->defaults_file && access(o->defaults_file, R_OK) != 0) {
+		err->status = MQ_ECONFIG;
+		snprintf(err->msg, sizeof err->msg,
+		    "cannot read option file '%s': %s", o->defaults_file,
+		    strerror(errno));
+		return NULL;
+	}
+	c = calloc(1, sizeof *c);
+	if (c == NULL || (c->db = mysql_init(NULL)) == NULL) {
+		free(c);
+		err->status = MQ_ENOMEM;
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return NULL;
+	}
+	if (o->defaults_file)
+		mysql_options(c->db, MYSQL_READ_DEFAULT_FILE, o->defaults_file);
+	mysql_options(c->db, MYSQL_READ_DEFAULT_GROUP, "mq");
+	mysql_options(c->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(c->db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(c->db, MYSQL_INIT_COMMAND, init_tz);
+	mysql_options(c->db, MYSQL_INIT_COMMAND, init_iso);
+
+	if (!mysql_real_connect(c->db, pick(o->host, o->env_host),
+	    pick(o->user, o->env_user), NULL,
+	    pick(o->database, o->env_database),
+	    o->port ? o->port : o->env_port,
+	    pick(o->socket, o->env_socket), 0)) {
+		mq__error_from_db(err, c->db, "cannot connect");
+		if (err->status == MQ_EDB)
+			err->status = MQ_EUNAVAIL;
+		mysql_close(c->db);
+		free(c);
+		return NULL;
+	}
+	/* jitter for deadlock retries: peers must not draw the same */
+	srand((unsigned)getpid() ^ (unsigned)time(NULL));
+	c->skip_locked = server_has_skip_locked(c->db);
+	c->autoinc_step = 1;
+	if (gethostname(host, sizeof host) != 0)
+		snprintf(host, sizeof host, "unknown");
+	host[sizeof host - 1] = '\0';
+	snprintf(c->leased_by, sizeof c->leased_by, "%s:%ld", host,
+	    (long)getpid());
+	return c;
+}
+
+void
+mq_close(struct mq_conn *c)
+{
+	if (c == NULL)
+		return;
+	mysql_close(c->db);
+	free(c);
+}
+
+enum mq_claim
+mq_server_claim(const struct mq_conn *c)
+{
+	return c->skip_locked ? MQ_CLAIM_SKIP_LOCKED : MQ_CLAIM_UPDATE;
+}
+
+size_t
+mq_max_payload(const struct mq_conn *c)
+{
+	/* room for the packet header and the statement's other values */
+	return c->max_packet > 4096 ? c->max_packet - 4096 : 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * internal.h: what the files of lib/ share and the commands never see:
+ * the connection handle, error recording, statement helpers, the
+ * transaction retry loop.
+ */
+#ifndef MQ_INTERNAL_H
+#define MQ_INTERNAL_H
+
+#include <mysql.h>
+
+#include "mq.h"
+
+struct mq_conn {
+	MYSQL *db;
+	struct mq_error err;
+	char table[MQ_TABLE_MAX + 1];
+	unsigned long max_packet;	/* server's max_allowed_packet */
+	uint64_t autoinc_step;		/* auto_increment_increment */
+	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
+	char leased_by[256];		/* host:pid written on claims */
+};
+
+/* Records a failure that is not the server's; returns st. */
+enum mq_status mq__fail(struct mq_conn *c, enum mq_status st,
+    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Records the server's failure on stmt (or on the connection if NULL),
+ * prefixed by what was being done; returns the classified status. */
+enum mq_status mq__dberr(struct mq_conn *c, MYSQL_STMT *stmt,
+    const char *what);
+
+/* Maps a server or client error number to a status. */
+enum mq_status mq__classify(unsigned err);
+
+/* Fills an mq_error from a MYSQL handle, for callers without an mq_conn. */
+void mq__error_from_db(struct mq_error *e, MYSQL *db, const char *what);
+
+/* Returns tmpl with every {{TABLE}} replaced by table (malloc'ed). */
+char *mq__expand(const char *tmpl, const char *table);
+
+/* Prepares tmpl expanded for the current table; NULL with c->err set. */
+MYSQL_STMT *mq__prepare(struct mq_conn *c, const char *tmpl);
+
+/* Binds params (may be NULL), executes; returns MQ_OK or the error. */
+enum mq_status mq__execute(struct mq_conn *c, MYSQL_STMT *st,
+    MYSQL_BIND *params, const char *what);
+
+/* As mq__execute, for one autocommitted statement: a deadlock or lock wait
+ * timeout rolled it back whole, so it is run again (bounded). */
+enum mq_status mq__execute_retry(struct mq_conn *c, MYSQL_STMT *st,
+    MYSQL_BIND *params, const char *what);
+
+/* MYSQL_BIND fillers. */
+void mq__bind_u64(MYSQL_BIND *b, uint64_t *v);
+void mq__bind_i64(MYSQL_BIND *b, int64_t *v);
+void mq__bind_u32(MYSQL_BIND *b, uint32_t *v);
+void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
+void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
+void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
+void mq__bind_null(MYSQL_BIND *b);
+
+/* A transaction body; called again from the start after a deadlock. */
+typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);
+
+/* Runs fn inside START TRANSACTION ... COMMIT, retrying deadlocks and
+ * lock wait timeouts a bounded number of times with jittered backoff.
+ * fn returning MQ_OK or MQ_EMPTY commits; anything else rolls back. */
+enum mq_status mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx);
+
+/* Sleeps before retry number attempt (0-based), with jitter. */
+void mq__backoff(unsigned attempt);
+
+/* How many times a deadlock or lock wait timeout is retried. */
+#define MQ_RETRIES 8
+
+/* Fills buf with MQ_TOKEN_LEN random lowercase hex digits and a NUL. */
+enum mq_status mq__token(struct mq_conn *c, char *buf);
+
+/* The claim query, shared with the test that EXPLAINs it. */
+extern const char mq__sql_claim_select[];
+
+#endif

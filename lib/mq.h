@@ -1,0 +1,234 @@
+/*
+ * mq.h: the one public header of libmq, a job queue kept in a MySQL or
+ * MariaDB table. The library never prints and never exits: every call
+ * returns an mq_status, and the details of a failure stay on the handle
+ * (mq_conn_error) or in the caller's struct mq_error.
+ */
+#ifndef MQ_H
+#define MQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Outcome of every library call. */
+enum mq_status {
+	MQ_OK = 0,
+	MQ_EMPTY,	/* nothing to claim */
+	MQ_ELEASE,	/* lease lost or receipt unknown */
+	MQ_EINVAL,	/* a value the caller passed is not valid */
+	MQ_ETOOBIG,	/* payload larger than the server accepts */
+	MQ_ESCHEMA,	/* table missing, not an mq table, or newer schema */
+	MQ_ECONFIG,	/* option file or connection settings unusable */
+	MQ_EUNAVAIL,	/* cannot connect, or the connection was lost */
+	MQ_EACCESS,	/* the server denied access */
+	MQ_ERETRY,	/* deadlock or lock wait timeout, retries used up */
+	MQ_EDB,		/* any other server error */
+	MQ_ENOMEM,
+	MQ_EIO		/* reading input failed */
+};
+
+/** A failure, as the caller reports it. */
+struct mq_error {
+	enum mq_status status;
+	unsigned db_errno;	/* server or client error number, 0 if none */
+	char sqlstate[6];	/* "" if none */
+	char msg[512];		/* one line, no trailing period */
+};
+
+/** Short generic text for a status ("lease lost", ...). */
+const char *mq_strerror(enum mq_status st);
+
+/* ---- parsers (no connection needed) ---- */
+
+/** Longest table name: "<table>_archive" must fit MySQL's 64. */
+#define MQ_TABLE_MAX 56
+/** Longest queue name. */
+#define MQ_QUEUE_MAX 64
+
+/** Nonzero if s is a valid table name: [A-Za-z0-9_], 1..56, not all digits. */
+int mq_valid_table(const char *s);
+
+/** Nonzero if s is a valid queue name: [A-Za-z0-9_.-], 1..64. */
+int mq_valid_queue(const char *s);
+
+/**
+ * Parses a duration: an integer with an optional unit (ms, s, m, h, d),
+ * or several such terms ("1h30m"); a bare integer is seconds.
+ * Stores microseconds. MQ_EINVAL for garbage, negatives or overflow.
+ */
+enum mq_status mq_parse_duration(const char *s, int64_t *usec);
+
+/** Hex characters in a lease token. */
+#define MQ_TOKEN_LEN 32
+/** Room for "<id>.<token>" and its NUL. */
+#define MQ_RECEIPT_SIZE (20 + 1 + MQ_TOKEN_LEN + 1)
+
+/** What a consumer holds after a claim: the job id and its lease token. */
+struct mq_receipt {
+	uint64_t id;
+	char token[MQ_TOKEN_LEN + 1];
+};
+
+/** Parses "<id>.<32 lowercase hex>". MQ_EINVAL if malformed. */
+enum mq_status mq_parse_receipt(const char *s, struct mq_receipt *r);
+
+/** Writes r as text into buf (MQ_RECEIPT_SIZE bytes). */
+void mq_format_receipt(const struct mq_receipt *r, char *buf);
+
+/**
+ * Checks a time for push --at: "@EPOCH" or "YYYY-MM-DD[ T]HH:MM[:SS[.frac]]"
+ * with an optional trailing "Z"; read as UTC. MQ_EINVAL if malformed.
+ */
+enum mq_status mq_check_time(const char *s);
+
+/* ---- connection ---- */
+
+struct mq_conn;
+
+/**
+ * Connection settings: the explicit ones win, then the env_ ones, then
+ * the option files. NULL/0 means unset.
+ */
+struct mq_connopts {
+	const char *defaults_file;	/* read only this option file */
+	const char *host, *socket, *user, *database;
+	unsigned port;
+	const char *env_host, *env_socket, *env_user, *env_database;
+	unsigned env_port;
+};
+
+/**
+ * Connects as the mysql client would, reading the option files' [client]
+ * and [mq] groups for what o leaves unset. NULL on failure, err filled in.
+ */
+struct mq_conn *mq_connect(const struct mq_connopts *o, struct mq_error *err);
+
+/** Closes the connection and frees the handle. NULL is fine. */
+void mq_close(struct mq_conn *c);
+
+/** The failure of the last call that failed on this handle. */
+const struct mq_error *mq_conn_error(const struct mq_conn *c);
+
+/** Claim strategies. */
+enum mq_claim {
+	MQ_CLAIM_AUTO = 0,	/* skip-locked if the server has it */
+	MQ_CLAIM_SKIP_LOCKED,	/* SELECT ... FOR UPDATE SKIP LOCKED */
+	MQ_CLAIM_UPDATE		/* UPDATE ... ORDER BY ... LIMIT (seed 002) */
+};
+
+/** The strategy AUTO resolves to on this server. */
+enum mq_claim mq_server_claim(const struct mq_conn *c);
+
+/* ---- schema ---- */
+
+/** Schema version this library creates and understands. */
+#define MQ_SCHEMA_VERSION 1
+
+/** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
+char *mq_schema_sql(const char *table);
+
+/** What mq_init did. */
+struct mq_init_report {
+	int created;		/* the job table did not exist */
+	int archive_created;	/* the archive table did not exist */
+	int from_version;	/* version found (0 if created) */
+	int binlog_statement;	/* binlog_format is STATEMENT: unsafe */
+};
+
+/** Creates or upgrades table and its archive; idempotent. */
+enum mq_status mq_init(struct mq_conn *c, const char *table,
+    struct mq_init_report *rep);
+
+/**
+ * Selects the table the calls below work on, checking it is an mq table
+ * of a schema this library knows (MQ_ESCHEMA otherwise).
+ */
+enum mq_status mq_use_table(struct mq_conn *c, const char *table);
+
+/** The server's max_allowed_packet, known after mq_use_table. */
+size_t mq_max_payload(const struct mq_conn *c);
+
+/* ---- push ---- */
+
+/** How new jobs are made. */
+struct mq_push_opts {
+	const char *queue;
+	int priority;		/* lower runs first */
+	unsigned max_attempts;
+	int64_t delay_us;	/* due this long after now */
+	const char *at;		/* or due at this time (mq_check_time) */
+	const char *dedup;	/* optional dedup key (single push only) */
+};
+
+/** Defaults for struct mq_push_opts. */
+#define MQ_DEFAULT_MAX_ATTEMPTS 10
+#define MQ_PRIORITY_MIN (-32768)
+#define MQ_PRIORITY_MAX 32767
+
+/**
+ * Pushes one job. *existed is set when opts->dedup names a live job;
+ * then *id is that job and nothing was inserted.
+ */
+enum mq_status mq_push(struct mq_conn *c, const struct mq_push_opts *o,
+    const void *payload, size_t len, uint64_t *id, int *existed);
+
+/** Called after each batch commits: ids first, first+step, ... (n of them). */
+typedef int (*mq_ids_fn)(uint64_t first, size_t n, uint64_t step, void *ctx);
+
+struct mq_batch;
+
+/** Starts a streaming multi-row push; on_ids reports committed ids. */
+struct mq_batch *mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
+    mq_ids_fn on_ids, void *ctx);
+
+/** Adds one job; commits a batch when it is full. */
+enum mq_status mq_batch_add(struct mq_batch *b, const void *payload,
+    size_t len);
+
+/** Commits what is pending. */
+enum mq_status mq_batch_flush(struct mq_batch *b);
+
+/** Frees the batch; pending jobs not flushed are dropped. */
+void mq_batch_free(struct mq_batch *b);
+
+/* ---- pop ---- */
+
+/** A claimed job. */
+struct mq_job {
+	uint64_t id;
+	struct mq_receipt receipt;
+	char queue[MQ_QUEUE_MAX + 1];
+	int priority;
+	unsigned attempt;	/* 1 on first delivery */
+	unsigned char *payload;
+	size_t len;
+};
+
+/** How jobs are claimed. */
+struct mq_pop_opts {
+	const char *queue;
+	unsigned count;		/* at most this many, >= 1 */
+	int64_t lease_us;	/* lease length, > 0 */
+	enum mq_claim claim;
+};
+
+/**
+ * Claims up to o->count due jobs in priority, due time, id order.
+ * MQ_EMPTY when none is due. Free *jobs with mq_jobs_free.
+ */
+enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
+    struct mq_job **jobs, size_t *n);
+
+/** Frees what mq_pop returned. */
+void mq_jobs_free(struct mq_job *jobs, size_t n);
+
+/* ---- ack ---- */
+
+/**
+ * Marks jobs done, in one transaction. lost[i] is set for each receipt
+ * whose lease was lost (the others are acked); returns MQ_ELEASE if any.
+ */
+enum mq_status mq_ack(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, unsigned char *lost);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * pop.c: claiming jobs, two ways. Where the server has SKIP LOCKED, one
+ * short transaction selects the head of the queue, skipping rows other
+ * consumers hold, and leases them by primary key. Elsewhere (seed 002)
+ * one UPDATE ... ORDER BY ... LIMIT writes a fresh token on the head of
+ * the queue, and a SELECT by that token reads what it got.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The index's tail is exactly this ORDER BY: no filesort, and the
+ * locking read touches only the rows it returns or skips. */
+const char mq__sql_claim_select[] =
+    "SELECT id, queue, priority, attempts, payload"
+    " FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " ORDER BY priority, available_at, id LIMIT ?"
+    " FOR UPDATE SKIP LOCKED";
+
+static const char sql_lease_ids[] =
+    "UPDATE `{{TABLE}}` SET state = 'leased', attempts = attempts + 1,"
+    " lease_token = ?, leased_until = NOW(6) + INTERVAL ? MICROSECOND,"
+    " leased_by = ? WHERE id IN (";
+
+static const char sql_claim_update[] =
+    "UPDATE `{{TABLE}}` FORCE INDEX (claim)"
+    " SET state = 'leased', attempts = attempts + 1,"
+    " lease_token = ?, leased_until = NOW(6) + INTERVAL ? MICROSECOND,"
+    " leased_by = ?"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " ORDER BY priority, available_at, id LIMIT ?";
+
+static const char sql_select_token[] =
+    "SELECT id, queue, priority, attempts, payload"
+    " FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE queue = ? AND state = 'leased' AND lease_token = ?"
+    " ORDER BY priority, available_at, id";
+
+struct claim {
+	const struct mq_pop_opts *o;
+	char token[MQ_TOKEN_LEN + 1];
+	struct mq_job *jobs;
+	size_t n;
+};
+
+void
+mq_jobs_free(struct mq_job *jobs, size_t n)
+{
+	size_t i;
+
+	if (jobs == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(jobs[i].payload);
+	free(jobs);
+}
+
+/* Reads the rows of an executed claim SELECT into cl->jobs. */
+static enum mq_status
+fetch_jobs(struct mq_conn *c, MYSQL_STMT *st, struct claim *cl)
+{
+	MYSQL_BIND out[5];
+	unsigned long qlen, plen;
+	uint64_t id;
+	int32_t prio;
+	uint32_t attempts;
+	char queue[MQ_QUEUE_MAX + 1];
+	int r;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = queue;
+	out[1].buffer_length = MQ_QUEUE_MAX;
+	out[1].length = &qlen;
+	mq__bind_i32(&out[2], &prio);
+	mq__bind_u32(&out[3], &attempts);
+	out[4].buffer_type = MYSQL_TYPE_BLOB;
+	out[4].length = &plen;	/* fetched below, once its size is known */
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot claim");
+	cl->jobs = calloc(cl->o->count, sizeof *cl->jobs);
+	if (cl->jobs == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
+		struct mq_job *j = &cl->jobs[cl->n];
+		MYSQL_BIND col;
+
+		if (cl->n == cl->o->count)
+			break;
+		j->payload = malloc(plen ? plen : 1);
+		if (j->payload == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		cl->n++;
+		if (plen) {
+			memset(&col, 0, sizeof col);
+			col.buffer_type = MYSQL_TYPE_BLOB;
+			col.buffer = j->payload;
+			col.buffer_length = plen;
+			if (mysql_stmt_fetch_column(st, &col, 4, 0) != 0)
+				return mq__dberr(c, st, "cannot read payload");
+		}
+		j->len = plen;
+		j->id = id;
+		j->receipt.id = id;
+		memcpy(j->receipt.token, cl->token, sizeof cl->token);
+		memcpy(j->queue, queue, qlen < MQ_QUEUE_MAX ? qlen : MQ_QUEUE_MAX);
+		j->priority = prio;
+		j->attempt = attempts;
+	}
+	if (r == 1)
+		return mq__dberr(c, st, "cannot claim");
+	return MQ_OK;
+}
+
+/* Binds token, lease length and host:pid: the SET part of a claim. */
+static void
+bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
+    unsigned long *len, int64_t *lease)
+{
+	*lease = cl->o->lease_us;
+	mq__bind_str(&b[0], cl->token, &len[0]);
+	mq__bind_i64(&b[1], lease);
+	mq__bind_str(&b[2], c->leased_by, &len[1]);
+}
+
+static enum mq_status
+claim_skip_locked_tx(struct mq_conn *c, void *ctx)
+{
+	struct claim *cl = ctx;
+	MYSQL_BIND in[2], *ids = NULL;
+	unsigned long qlen, len[2];
+	uint32_t limit = cl->o->count;
+	int64_t lease;
+	MYSQL_STMT *sel, *upd = NULL;
+	enum mq_status rc;
+	char *sql = NULL, *p;
+	size_t i;
+
+	/* a retried transaction starts from nothing */
+	mq_jobs_free(cl->jobs, cl->n);
+	cl->jobs = NULL;
+	cl->n = 0;
+	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], cl->o->queue, &qlen);
+	mq__bind_u32(&in[1], &limit);
+	rc = mq__execute(c, sel, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = fetch_jobs(c, sel, cl);
+	mysql_stmt_close(sel);
+	if (rc != MQ_OK)
+		return rc;
+	if (cl->n == 0)
+		return MQ_EMPTY;
+
+	sql = malloc(sizeof sql_lease_ids + cl->n * 3);
+	ids = calloc(3 + cl->n, sizeof *ids);
+	if (sql == NULL || ids == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
+	p = sql + sizeof sql_lease_ids - 1;
+	memcpy(sql, sql_lease_ids, sizeof sql_lease_ids - 1);
+	for (i = 0; i < cl->n; i++) {
+		memcpy(p, i ? ",?" : "?", i ? 2 : 1);
+		p += i ? 2 : 1;
+		mq__bind_u64(&ids[3 + i], &cl->jobs[i].id);
+		cl->jobs[i].attempt++;
+	}
+	strcpy(p, ")");
+	bind_lease(c, cl, ids, len, &lease);
+	if ((upd = mq__prepare(c, sql)) == NULL) {
+		rc = c->err.status;
+		goto out;
+	}
+	rc = mq__execute(c, upd, ids, "cannot claim");
+	if (rc == MQ_OK && mysql_stmt_affected_rows(upd) != cl->n)
+		rc = mq__fail(c, MQ_EDB, "claim leased %llu of %zu rows",
+		    (unsigned long long)mysql_stmt_affected_rows(upd), cl->n);
+out:
+	if (upd)
+		mysql_stmt_close(upd);
+	free(ids);
+	free(sql);
+	return rc;
+}
+
+static enum mq_status
+claim_update(struct mq_conn *c, struct claim *cl)
+{
+	MYSQL_BIND in[5];
+	unsigned long len[2], qlen, tlen;
+	uint32_t limit = cl->o->count;
+	int64_t lease;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+		return c->err.status;
+	bind_lease(c, cl, in, len, &lease);
+	mq__bind_str(&in[3], cl->o->queue, &qlen);
+	mq__bind_u32(&in[4], &limit);
+	rc = mq__execute_retry(c, st, in, "cannot claim");
+	if (rc == MQ_OK && mysql_stmt_affected_rows(st) == 0)
+		rc = MQ_EMPTY;
+	mysql_stmt_close(st);
+	if (rc != MQ_OK)
+		return rc;
+	/* committed: the jobs are ours until the lease ends, read them */
+	if ((st = mq__prepare(c, sql_select_token)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], cl->o->queue, &qlen);
+	mq__bind_str(&in[1], cl->token, &tlen);
+	rc = mq__execute(c, st, in, "cannot read claimed jobs");
+	if (rc == MQ_OK)
+		rc = fetch_jobs(c, st, cl);
+	mysql_stmt_close(st);
+	return rc;
+}
+
+enum mq_status
+mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
+    size_t *n)
+{
+	struct claim cl;
+	enum mq_claim how = o->claim;
+	enum mq_status rc;
+
+	*jobs = NULL;
+	*n = 0;
+	if (!mq_valid_queue(o->queue) || o->count == 0 || o->lease_us <= 0)
+		return mq__fail(c, MQ_EINVAL, "invalid claim options");
+	memset(&cl, 0, sizeof cl);
+	cl.o = o;
+	if ((rc = mq__token(c, cl.token)) != MQ_OK)
+		return rc;
+	if (how == MQ_CLAIM_AUTO)
+		how = mq_server_claim(c);
+	if (how == MQ_CLAIM_SKIP_LOCKED)
+		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
+	else
+		rc = claim_update(c, &cl);
+	if (rc != MQ_OK) {
+		mq_jobs_free(cl.jobs, cl.n);
+		return rc;
+	}
+	*jobs = cl.jobs;
+	*n = cl.n;
+	return MQ_OK;
+}

@@ -1,0 +1,283 @@
+/*
+ * push.c: inserting jobs. One job is one INSERT; a stream of jobs is
+ * cut into multi-row INSERTs, each its own short transaction, so memory
+ * stays bounded whatever the input size.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char sql_insert_head[] =
+    "INSERT INTO `{{TABLE}}`"
+    " (queue, priority, max_attempts, available_at, created_at, payload%s)"
+    " VALUES ";
+/* the due time: one parameter, in one of three forms */
+static const char sql_due_delay[] = "NOW(6) + INTERVAL ? MICROSECOND";
+static const char sql_due_epoch[] = "FROM_UNIXTIME(?)";
+static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
+/* a live job with the same key: hand back its id, insert nothing */
+static const char sql_dedup_tail[] =
+    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
+
+/* Rows per multi-row INSERT, and bytes of payload per batch. */
+#define BATCH_ROWS 1000
+#define BATCH_BYTES (4UL << 20)
+/* Parameters each row binds. */
+#define ROW_PARAMS 5
+
+struct mq_batch {
+	struct mq_conn *c;
+	struct mq_push_opts o;
+	mq_ids_fn on_ids;
+	void *ctx;
+	MYSQL_STMT *full;	/* prepared for BATCH_ROWS rows */
+	/* the values shared by every row */
+	unsigned long queue_len, due_len;
+	int32_t priority;
+	uint32_t max_attempts;
+	int64_t due_num;
+	const char *due_str;
+	/* pending rows: payloads back to back in buf */
+	size_t rows, used, cap;
+	unsigned char *buf;
+	size_t off[BATCH_ROWS];
+	unsigned long len[BATCH_ROWS];
+	MYSQL_BIND bind[BATCH_ROWS * ROW_PARAMS];
+};
+
+/* The due-time expression for o and its parameter. */
+static const char *
+due_sql(const struct mq_push_opts *o, int64_t *num, const char **str)
+{
+	*str = NULL;
+	if (o->at && o->at[0] == '@') {
+		*num = strtoll(o->at + 1, NULL, 10);
+		return sql_due_epoch;
+	}
+	if (o->at) {
+		*str = o->at;
+		return sql_due_time;
+	}
+	*num = o->delay_us;
+	return sql_due_delay;
+}
+
+/* "INSERT ... VALUES (row), (row), ..." for n rows, malloc'ed. */
+static char *
+insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
+{
+	char head[sizeof sql_insert_head + 16], row[128];
+	const char *due_str;
+	int64_t due_num;
+	size_t i, hl, rl;
+	char *sql, *p;
+
+	snprintf(head, sizeof head, sql_insert_head, dedup ? ", dedup_key" : "");
+	snprintf(row, sizeof row, "(?, ?, ?, %s, NOW(6), ?%s)",
+	    due_sql(o, &due_num, &due_str), dedup ? ", ?" : "");
+	hl = strlen(head);
+	rl = strlen(row);
+	sql = malloc(hl + n * (rl + 2) + sizeof sql_dedup_tail);
+	if (sql == NULL)
+		return NULL;
+	memcpy(sql, head, hl);
+	for (p = sql + hl, i = 0; i < n; i++) {
+		if (i) {
+			memcpy(p, ", ", 2);
+			p += 2;
+		}
+		memcpy(p, row, rl);
+		p += rl;
+	}
+	strcpy(p, dedup ? sql_dedup_tail : "");
+	return sql;
+}
+
+static MYSQL_STMT *
+prepare_insert(struct mq_conn *c, const struct mq_push_opts *o, size_t n,
+    int dedup)
+{
+	char *sql = insert_sql(o, n, dedup);
+	MYSQL_STMT *st;
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	st = mq__prepare(c, sql);
+	free(sql);
+	return st;
+}
+
+/* Binds the shared values of row i; the payload is bound by the caller. */
+static void
+bind_row(struct mq_batch *b, MYSQL_BIND *r)
+{
+	mq__bind_str(&r[0], b->o.queue, &b->queue_len);
+	mq__bind_i32(&r[1], &b->priority);
+	mq__bind_u32(&r[2], &b->max_attempts);
+	if (b->due_str)
+		mq__bind_str(&r[3], b->due_str, &b->due_len);
+	else
+		mq__bind_i64(&r[3], &b->due_num);
+}
+
+static enum mq_status
+too_big(struct mq_conn *c, size_t len)
+{
+	return mq__fail(c, MQ_ETOOBIG, "payload of %zu bytes is larger than "
+	    "the server's max_allowed_packet allows (%zu bytes)", len,
+	    mq_max_payload(c));
+}
+
+static void
+init_shared(struct mq_batch *b, struct mq_conn *c,
+    const struct mq_push_opts *o)
+{
+	b->c = c;
+	b->o = *o;
+	b->priority = o->priority;
+	b->max_attempts = o->max_attempts;
+	due_sql(o, &b->due_num, &b->due_str);
+}
+
+enum mq_status
+mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
+    size_t len, uint64_t *id, int *existed)
+{
+	struct mq_batch b;
+	MYSQL_BIND bind[ROW_PARAMS + 1];
+	unsigned long plen = (unsigned long)len, klen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	*existed = 0;
+	if (len > mq_max_payload(c))
+		return too_big(c, len);
+	memset(&b, 0, sizeof b);
+	init_shared(&b, c, o);
+	st = prepare_insert(c, o, 1, o->dedup != NULL);
+	if (st == NULL)
+		return c->err.status;
+	bind_row(&b, bind);
+	mq__bind_blob(&bind[4], payload, &plen);
+	if (o->dedup) {
+		klen = (unsigned long)strlen(o->dedup);
+		mq__bind_blob(&bind[5], o->dedup, &klen);
+	}
+	rc = mq__execute_retry(c, st, bind, "cannot push");
+	if (rc == MQ_OK) {
+		*id = mysql_stmt_insert_id(st);
+		*existed = o->dedup && mysql_stmt_affected_rows(st) != 1;
+	}
+	mysql_stmt_close(st);
+	return rc;
+}
+
+struct mq_batch *
+mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
+    mq_ids_fn on_ids, void *ctx)
+{
+	struct mq_batch *b = calloc(1, sizeof *b);
+
+	if (b == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	init_shared(b, c, o);
+	b->on_ids = on_ids;
+	b->ctx = ctx;
+	return b;
+}
+
+static enum mq_status
+flush(struct mq_batch *b)
+{
+	struct mq_conn *c = b->c;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	size_t i;
+
+	if (b->rows == 0)
+		return MQ_OK;
+	if (b->rows == BATCH_ROWS) {
+		if (b->full == NULL &&
+		    (b->full = prepare_insert(c, &b->o, BATCH_ROWS, 0)) == NULL)
+			return c->err.status;
+		st = b->full;
+	} else if ((st = prepare_insert(c, &b->o, b->rows, 0)) == NULL) {
+		return c->err.status;
+	}
+	for (i = 0; i < b->rows; i++) {
+		MYSQL_BIND *r = &b->bind[i * ROW_PARAMS];
+		bind_row(b, r);
+		mq__bind_blob(&r[4], b->buf + b->off[i], &b->len[i]);
+	}
+	/* one multi-row INSERT is one transaction: all of it or none */
+	rc = mq__execute_retry(c, st, b->bind, "cannot push");
+	if (rc == MQ_OK && b->on_ids &&
+	    b->on_ids(mysql_stmt_insert_id(st), b->rows, c->autoinc_step,
+	    b->ctx) != 0)
+		rc = mq__fail(c, MQ_EIO, "cannot report pushed ids");
+	if (st != b->full)
+		mysql_stmt_close(st);
+	b->rows = 0;
+	b->used = 0;
+	return rc;
+}
+
+enum mq_status
+mq_batch_add(struct mq_batch *b, const void *payload, size_t len)
+{
+	size_t budget = mq_max_payload(b->c) / 2;
+	enum mq_status rc;
+
+	if (len > mq_max_payload(b->c)) {
+		/* what came before is pushed; this one is refused */
+		if ((rc = flush(b)) != MQ_OK)
+			return rc;
+		return too_big(b->c, len);
+	}
+	if (budget > BATCH_BYTES)
+		budget = BATCH_BYTES;
+	if (b->rows == BATCH_ROWS ||
+	    (b->rows > 0 && b->used + len + 64 * (b->rows + 1) > budget))
+		if ((rc = flush(b)) != MQ_OK)
+			return rc;
+	if (b->used + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		unsigned char *nb;
+		while (cap < b->used + len)
+			cap *= 2;
+		if ((nb = realloc(b->buf, cap)) == NULL)
+			return mq__fail(b->c, MQ_ENOMEM, "out of memory");
+		b->buf = nb;
+		b->cap = cap;
+	}
+	if (len)
+		memcpy(b->buf + b->used, payload, len);
+	b->off[b->rows] = b->used;
+	b->len[b->rows] = (unsigned long)len;
+	b->used += len;
+	b->rows++;
+	return MQ_OK;
+}
+
+enum mq_status
+mq_batch_flush(struct mq_batch *b)
+{
+	return flush(b);
+}
+
+void
+mq_batch_free(struct mq_batch *b)
+{
+	if (b == NULL)
+		return;
+	if (b->full)
+		mysql_stmt_close(b->full);
+	free(b->buf);
+	free(b);
+}

@@ -1,0 +1,184 @@
+/*
+ * stmt.c: prepared statements done one way everywhere (sysbench's call
+ * sequence, errors read from the statement), SQL templates expanded for
+ * the table, and the transaction loop that retries deadlocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+char *
+mq__expand(const char *tmpl, const char *table)
+{
+	static const char mark[] = "{{TABLE}}";
+	size_t ml = sizeof mark - 1, tl = strlen(table), n = 0;
+	const char *p;
+	char *out, *o;
+
+	for (p = tmpl; (p = strstr(p, mark)) != NULL; p += ml)
+		n++;
+	out = malloc(strlen(tmpl) + n * tl + 1);
+	if (out == NULL)
+		return NULL;
+	for (o = out, p = tmpl; *p;) {
+		if (strncmp(p, mark, ml) == 0) {
+			memcpy(o, table, tl);
+			o += tl;
+			p += ml;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+MYSQL_STMT *
+mq__prepare(struct mq_conn *c, const char *tmpl)
+{
+	MYSQL_STMT *st;
+	char *sql = mq__expand(tmpl, c->table);
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	st = mysql_stmt_init(c->db);
+	if (st == NULL) {
+		mq__dberr(c, NULL, "cannot prepare statement");
+		free(sql);
+		return NULL;
+	}
+	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
+		mq__dberr(c, st, "cannot prepare statement");
+		mysql_stmt_close(st);
+		free(sql);
+		return NULL;
+	}
+	free(sql);
+	return st;
+}
+
+enum mq_status
+mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
+    const char *what)
+{
+	if (params && mysql_stmt_bind_param(st, params) != 0)
+		return mq__dberr(c, st, what);
+	if (mysql_stmt_execute(st) != 0)
+		return mq__dberr(c, st, what);
+	return MQ_OK;
+}
+
+static void
+bind_int(MYSQL_BIND *b, enum enum_field_types t, void *v, int is_unsigned)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = t;
+	b->buffer = v;
+	b->is_unsigned = is_unsigned;
+}
+
+void
+mq__bind_u64(MYSQL_BIND *b, uint64_t *v)
+{
+	bind_int(b, MYSQL_TYPE_LONGLONG, v, 1);
+}
+
+void
+mq__bind_i64(MYSQL_BIND *b, int64_t *v)
+{
+	bind_int(b, MYSQL_TYPE_LONGLONG, v, 0);
+}
+
+void
+mq__bind_u32(MYSQL_BIND *b, uint32_t *v)
+{
+	bind_int(b, MYSQL_TYPE_LONG, v, 1);
+}
+
+void
+mq__bind_i32(MYSQL_BIND *b, int32_t *v)
+{
+	bind_int(b, MYSQL_TYPE_LONG, v, 0);
+}
+
+void
+mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = (void *)s;
+	*len = strlen(s);
+	b->buffer_length = *len;
+	b->length = len;
+}
+
+void
+mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = MYSQL_TYPE_BLOB;
+	b->buffer = (void *)p;
+	b->buffer_length = *len;
+	b->length = len;
+}
+
+void
+mq__bind_null(MYSQL_BIND *b)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = MYSQL_TYPE_NULL;
+}
+
+void
+mq__backoff(unsigned attempt)
+{
+	/* 5 ms doubling, capped near 0.5 s, times a random factor in
+	 * [0.5, 1.5): two deadlocked peers must not retry in step */
+	long base = 5000000L << (attempt < 7 ? attempt : 7);
+	long ns = base / 2 + (long)((double)rand() / RAND_MAX * (double)base);
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+enum mq_status
+mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
+{
+	enum mq_status st;
+	unsigned attempt;
+
+	for (attempt = 0;; attempt++) {
+		if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
+			return mq__dberr(c, NULL, "cannot start transaction");
+		st = fn(c, ctx);
+		if (st == MQ_OK || st == MQ_EMPTY) {
+			if (mysql_commit(c->db) == 0)
+				return st;
+			st = mq__dberr(c, NULL, "cannot commit");
+		}
+		/* the connection may be gone; nothing to report from this */
+		(void)mysql_rollback(c->db);
+		if (st != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
+			return st;
+		mq__backoff(attempt);
+	}
+}
+
+enum mq_status
+mq__execute_retry(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
+    const char *what)
+{
+	enum mq_status rc;
+	unsigned attempt;
+
+	for (attempt = 0;; attempt++) {
+		rc = mq__execute(c, st, params, what);
+		if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
+			return rc;
+		mq__backoff(attempt);
+	}
+}
