@@ -25,13 +25,12 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	enum mq_status st;
 	int opt, i, n;
 
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (common_option("ack", opt, optarg, g))
 			continue;
 		if (opt == 'h')
 			help_exit(usage, options);
-		fprintf(stderr, "%s\n", usage);
-		return EX_USAGE;
+		bad_option("ack", opt, argv);
 	}
 	n = argc - optind;
 	if (n == 0)

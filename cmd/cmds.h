@@ -67,6 +67,14 @@ void usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Reports what getopt_long returned for a bad option (':' or '?') in one
+ * line and exits 64. */
+void bad_option(const char *cmd, int opt, char **argv)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
 /* The exit status for a library status. */
 int exit_status(enum mq_status st);
 

@@ -121,6 +121,26 @@ usage_error(const char *cmd, const char *fmt, ...)
 	exit(EX_USAGE);
 }
 
+void
+bad_option(const char *cmd, int opt, char **argv)
+{
+	const char *help = strcmp(cmd, "mq") == 0 ? "mq -h" : NULL;
+	char hint[32];
+
+	if (help == NULL) {
+		snprintf(hint, sizeof hint, "mq %s -h", cmd);
+		help = hint;
+	}
+	if (opt == ':')
+		usage_error(cmd, "option '%s' needs a value (see '%s')",
+		    shown(argv[optind - 1]), help);
+	if (optopt)
+		usage_error(cmd, "unknown option '-%c' (see '%s')", optopt,
+		    help);
+	usage_error(cmd, "unknown option '%s' (see '%s')",
+	    shown(argv[optind - 1]), help);
+}
+
 int
 exit_status(enum mq_status st)
 {

@@ -29,7 +29,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 	int opt, print = 0;
 	char *sql;
 
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (common_option("init", opt, optarg, g))
 			continue;
 		switch (opt) {
@@ -40,8 +40,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 			help_exit(usage, options);
 			break;
 		default:
-			fprintf(stderr, "%s\n", usage);
-			return EX_USAGE;
+			bad_option("init", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -63,9 +63,10 @@ main(int argc, char **argv)
 	const struct cmd *cmd;
 	int opt, rc;
 
+	opterr = 0;	/* bad_option() says it in one line */
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);
-	while ((opt = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
 		if (common_option("mq", opt, optarg, &g))
 			continue;
 		switch (opt) {
@@ -76,8 +77,7 @@ main(int argc, char **argv)
 			printf("mq %s\n", MQ_VERSION);
 			return 0;
 		default:
-			fprintf(stderr, "%s\n", usage);
-			return EX_USAGE;
+			bad_option("mq", opt, argv);
 		}
 	}
 	argc -= optind;

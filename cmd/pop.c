@@ -141,7 +141,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	enum mq_status st;
 	size_t n, i;
 
-	while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
 		if (common_option("pop", opt, optarg, g))
 			continue;
 		switch (opt) {
@@ -173,8 +173,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 			help_exit(usage, options);
 			break;
 		default:
-			fprintf(stderr, "%s\n", usage);
-			return EX_USAGE;
+			bad_option("pop", opt, argv);
 		}
 	}
 	if (optind < argc)

@@ -125,7 +125,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	size_t len;
 	uint64_t id;
 
-	while ((opt = getopt_long(argc, argv, "+h0", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:h0", longopts, NULL)) != -1) {
 		if (common_option("push", opt, optarg, g))
 			continue;
 		switch (opt) {
@@ -160,8 +160,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 			help_exit(usage, options);
 			break;
 		default:
-			fprintf(stderr, "%s\n", usage);
-			return EX_USAGE;
+			bad_option("push", opt, argv);
 		}
 	}
 	if (has_delay && o.at)

@@ -27,18 +27,23 @@ static const char sql_dedup_tail[] =
 /* Parameters each row binds. */
 #define ROW_PARAMS 5
 
-struct mq_batch {
-	struct mq_conn *c;
+/* The values every row of one push shares, bound from here. */
+struct shared {
 	struct mq_push_opts o;
-	mq_ids_fn on_ids;
-	void *ctx;
-	MYSQL_STMT *full;	/* prepared for BATCH_ROWS rows */
-	/* the values shared by every row */
+	char at[40];		/* o.at as the server's CAST reads it */
 	unsigned long queue_len, due_len;
 	int32_t priority;
 	uint32_t max_attempts;
 	int64_t due_num;
 	const char *due_str;
+};
+
+struct mq_batch {
+	struct mq_conn *c;
+	struct shared v;
+	mq_ids_fn on_ids;
+	void *ctx;
+	MYSQL_STMT *full;	/* prepared for BATCH_ROWS rows */
 	/* pending rows: payloads back to back in buf */
 	size_t rows, used, cap;
 	unsigned char *buf;
@@ -111,17 +116,17 @@ prepare_insert(struct mq_conn *c, const struct mq_push_opts *o, size_t n,
 	return st;
 }
 
-/* Binds the shared values of row i; the payload is bound by the caller. */
+/* Binds the shared values of a row; the payload is bound by the caller. */
 static void
-bind_row(struct mq_batch *b, MYSQL_BIND *r)
+bind_row(struct shared *v, MYSQL_BIND *r)
 {
-	mq__bind_str(&r[0], b->o.queue, &b->queue_len);
-	mq__bind_i32(&r[1], &b->priority);
-	mq__bind_u32(&r[2], &b->max_attempts);
-	if (b->due_str)
-		mq__bind_str(&r[3], b->due_str, &b->due_len);
+	mq__bind_str(&r[0], v->o.queue, &v->queue_len);
+	mq__bind_i32(&r[1], &v->priority);
+	mq__bind_u32(&r[2], &v->max_attempts);
+	if (v->due_str)
+		mq__bind_str(&r[3], v->due_str, &v->due_len);
 	else
-		mq__bind_i64(&r[3], &b->due_num);
+		mq__bind_i64(&r[3], &v->due_num);
 }
 
 static enum mq_status
@@ -133,21 +138,31 @@ too_big(struct mq_conn *c, size_t len)
 }
 
 static void
-init_shared(struct mq_batch *b, struct mq_conn *c,
-    const struct mq_push_opts *o)
+init_shared(struct shared *v, const struct mq_push_opts *o)
 {
-	b->c = c;
-	b->o = *o;
-	b->priority = o->priority;
-	b->max_attempts = o->max_attempts;
-	due_sql(o, &b->due_num, &b->due_str);
+	size_t n;
+
+	v->o = *o;
+	if (o->at && o->at[0] != '@') {
+		/* ISO 8601's 'T' and 'Z' are ours to accept, not CAST's */
+		snprintf(v->at, sizeof v->at, "%s", o->at);
+		n = strlen(v->at);
+		if (n && v->at[n - 1] == 'Z')
+			v->at[n - 1] = '\0';
+		if (n > 10 && v->at[10] == 'T')
+			v->at[10] = ' ';
+		v->o.at = v->at;
+	}
+	v->priority = o->priority;
+	v->max_attempts = o->max_attempts;
+	due_sql(&v->o, &v->due_num, &v->due_str);
 }
 
 enum mq_status
 mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
 {
-	struct mq_batch b;
+	struct shared v;
 	MYSQL_BIND bind[ROW_PARAMS + 1];
 	unsigned long plen = (unsigned long)len, klen;
 	MYSQL_STMT *st;
@@ -156,12 +171,12 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	*existed = 0;
 	if (len > mq_max_payload(c))
 		return too_big(c, len);
-	memset(&b, 0, sizeof b);
-	init_shared(&b, c, o);
-	st = prepare_insert(c, o, 1, o->dedup != NULL);
+	memset(&v, 0, sizeof v);
+	init_shared(&v, o);
+	st = prepare_insert(c, &v.o, 1, o->dedup != NULL);
 	if (st == NULL)
 		return c->err.status;
-	bind_row(&b, bind);
+	bind_row(&v, bind);
 	mq__bind_blob(&bind[4], payload, &plen);
 	if (o->dedup) {
 		klen = (unsigned long)strlen(o->dedup);
@@ -186,7 +201,8 @@ mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
-	init_shared(b, c, o);
+	b->c = c;
+	init_shared(&b->v, o);
 	b->on_ids = on_ids;
 	b->ctx = ctx;
 	return b;
@@ -204,15 +220,15 @@ flush(struct mq_batch *b)
 		return MQ_OK;
 	if (b->rows == BATCH_ROWS) {
 		if (b->full == NULL &&
-		    (b->full = prepare_insert(c, &b->o, BATCH_ROWS, 0)) == NULL)
+		    (b->full = prepare_insert(c, &b->v.o, BATCH_ROWS, 0)) == NULL)
 			return c->err.status;
 		st = b->full;
-	} else if ((st = prepare_insert(c, &b->o, b->rows, 0)) == NULL) {
+	} else if ((st = prepare_insert(c, &b->v.o, b->rows, 0)) == NULL) {
 		return c->err.status;
 	}
 	for (i = 0; i < b->rows; i++) {
 		MYSQL_BIND *r = &b->bind[i * ROW_PARAMS];
-		bind_row(b, r);
+		bind_row(&b->v, r);
 		mq__bind_blob(&r[4], b->buf + b->off[i], &b->len[i]);
 	}
 	/* one multi-row INSERT is one transaction: all of it or none */

@@ -1,0 +1,122 @@
+# lib.sh: sourced by every test script. TAP output, a database of the
+# test's own on the private server, and helpers to look into the tables.
+#
+# The server: $MQ_TEST_SOCKET when the runner (tests/run.sh) started one
+# for the whole run; else this script starts its own and stops it at exit,
+# so a single test still runs alone (`meson test -C build t030-pop`).
+
+set -u
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+MQ=${MQ:-$TESTS_DIR/../build/cmd/mq}
+T_NAME=$(basename "$0" .sh)
+T_N=0
+T_FAILED=0
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mq-test.XXXXXX")
+
+t_cleanup() {
+  if [ -n "${T_OWN_SERVER:-}" ]; then
+    sh "$TESTS_DIR/server.sh" stop "$T_OWN_SERVER"
+  fi
+  rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${MQ_TEST_SOCKET:-}" ]; then
+  T_OWN_SERVER=$(mktemp -d "${TMPDIR:-/tmp}/mq-srv.XXXXXX")
+  sh "$TESTS_DIR/server.sh" start "$T_OWN_SERVER" >&2 || {
+    echo "Bail out! cannot start a private MariaDB"
+    exit 1
+  }
+  MQ_TEST_SOCKET=$T_OWN_SERVER/sock
+fi
+
+# one database per test script, made anew each run
+T_DB=$(printf '%s' "t_$T_NAME" | tr -c 'A-Za-z0-9_' '_')
+
+# sql "STATEMENT": runs it as root in the test's database, tab-separated
+sql() {
+  mariadb --no-defaults --socket="$MQ_TEST_SOCKET" --user=root -N -B \
+    "$T_DB" -e "$1"
+}
+sql_root() {
+  mariadb --no-defaults --socket="$MQ_TEST_SOCKET" --user=root -N -B -e "$1"
+}
+sql_root "DROP DATABASE IF EXISTS \`$T_DB\`; CREATE DATABASE \`$T_DB\`" || {
+  echo "Bail out! cannot create database $T_DB"
+  exit 1
+}
+
+# mq sees only the test's settings: an empty option file, our socket
+: >"$T_TMP/empty.cnf"
+unset MQ_TABLE MQ_QUEUE MQ_HOST MQ_PORT MQ_USER MYSQL_PWD
+export MQ_DEFAULTS_FILE="$T_TMP/empty.cnf"
+export MQ_SOCKET="$MQ_TEST_SOCKET" MQ_USER=root MQ_DATABASE="$T_DB"
+
+# ---- TAP ----
+ok() { # ok DESCRIPTION: passes
+  T_N=$((T_N + 1))
+  echo "ok $T_N - $1"
+}
+not_ok() { # not_ok DESCRIPTION [DETAIL]
+  T_N=$((T_N + 1))
+  T_FAILED=$((T_FAILED + 1))
+  echo "not ok $T_N - $1"
+  # diagnostics stay short: the first 20 lines, each cut at 200 bytes
+  [ $# -lt 2 ] || printf '%s\n' "$2" | head -n 20 | cut -c1-200 | sed 's/^/# /'
+}
+check() { # check DESCRIPTION COMMAND...: passes if COMMAND succeeds
+  d=$1
+  shift
+  if "$@"; then ok "$d"; else not_ok "$d" "failed: $*"; fi
+}
+is() { # is ACTUAL EXPECTED DESCRIPTION
+  if [ "$1" = "$2" ]; then
+    ok "$3"
+  else
+    not_ok "$3" "got:      '$1'
+expected: '$2'"
+  fi
+}
+like() { # like ACTUAL GLOB DESCRIPTION
+  case $1 in
+  $2) ok "$3" ;;
+  *) not_ok "$3" "got: '$1'
+expected to match: '$2'" ;;
+  esac
+}
+done_testing() {
+  echo "1..$T_N"
+  [ "$T_FAILED" -eq 0 ]
+  exit $?
+}
+
+# run CMD...: runs it, keeps stdout in $OUT, stderr in $ERR, status in $RC
+run() {
+  "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+  RC=$?
+  OUT=$(cat "$T_TMP/out")
+  ERR=$(cat "$T_TMP/err")
+}
+
+# expect_status STATUS DESCRIPTION CMD...: runs CMD, checks the status and
+# that stderr is exactly one line when STATUS is not 0 or 1
+expect_status() {
+  want=$1 d=$2
+  shift 2
+  run "$@"
+  if [ "$RC" -ne "$want" ]; then
+    not_ok "$d" "exit status $RC, expected $want; stderr: $ERR"
+  elif [ "$want" -gt 1 ] && [ "$(printf '%s\n' "$ERR" | wc -l)" -ne 1 ]; then
+    not_ok "$d" "stderr is not one line: $ERR"
+  elif [ "$want" -gt 1 ] && [ -z "$ERR" ]; then
+    not_ok "$d" "no message on stderr"
+  else
+    ok "$d"
+  fi
+}
+
+# table_sum [TABLE]: a checksum of the table's rows, to show nothing changed
+table_sum() {
+  sql "CHECKSUM TABLE \`${1:-mq_jobs}\` EXTENDED" 2>/dev/null | cut -f2
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# run.sh: the whole test suite, from a clean checkout: installs what is
+# missing, builds twice (plain, and with AddressSanitizer + UBSan), starts
+# one private MariaDB for the run, runs every test against each build,
+# stops the server, and ends with the line "N passed, N failed".
+# Extra arguments go to `meson test` (e.g. a test name).
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+sh tests/deps.sh
+
+setup() { # setup DIR [MESON OPTIONS]
+  dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || {
+      cat "$dir.setup.log" >&2
+      exit 1
+    }
+    rm -f "$dir.setup.log"
+  fi
+  ninja -C "$dir" >/dev/null || ninja -C "$dir"
+}
+setup build
+setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dbuildtype=debug
+
+srv=$(mktemp -d "${TMPDIR:-/tmp}/mq-srv.XXXXXX")
+trap 'sh tests/server.sh stop "$srv"' EXIT
+trap 'exit 130' INT TERM
+sh tests/server.sh start "$srv"
+export MQ_TEST_SOCKET="$srv/sock"
+
+status=0
+meson test -C build --print-errorlogs "$@" || status=1
+ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 MQ_SANITIZED=1 \
+  meson test -C build-asan --print-errorlogs "$@" || status=1
+
+# Counts TAP assertions (each "ok"/"not ok" line) rather than whole test
+# programs; a program that failed without a "not ok" (a crash, a bad plan)
+# counts as one failure more.
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+import json, re, sys
+passed = failed = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        t = json.loads(line)
+        out = t.get("stdo") or ""
+        oks = len(re.findall(r"^ok\b", out, re.M))
+        bad = len(re.findall(r"^not ok\b", out, re.M))
+        if t.get("result") not in ("OK", "EXPECTEDFAIL") and bad == 0:
+            bad = 1
+        passed += oks
+        failed += bad
+print(f"{passed} passed, {failed} failed")
+PY
+exit $status

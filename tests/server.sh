@@ -1,0 +1,65 @@
+#!/bin/sh
+# server.sh: a private, throw-away MariaDB for tests and the demo.
+#   server.sh start DIR   install a datadir in DIR, start mariadbd on
+#                         DIR/sock (no TCP), wait until it answers
+#   server.sh stop DIR    stop it and remove DIR
+# Works as root (mariadbd then needs --user=root) and as an ordinary user.
+set -eu
+
+PATH=$PATH:/usr/sbin:/usr/local/sbin
+cmd=${1:?usage: server.sh start|stop DIR}
+dir=${2:?usage: server.sh start|stop DIR}
+
+as_user=
+[ "$(id -u)" -eq 0 ] && as_user=--user=root
+
+ping_server() {
+  mariadb-admin --no-defaults --socket="$dir/sock" --user=root \
+    --connect-timeout=2 ping >/dev/null 2>&1
+}
+
+case $cmd in
+start)
+  mkdir -p "$dir"
+  mariadb-install-db --no-defaults --datadir="$dir/data" $as_user \
+    --auth-root-authentication-method=normal --skip-test-db \
+    --skip-name-resolve >"$dir/install.log" 2>&1 || {
+    echo "server.sh: mariadb-install-db failed, see $dir/install.log" >&2
+    tail -5 "$dir/install.log" >&2
+    exit 1
+  }
+  # small and quick: tests need correctness, not throughput
+  mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
+    --skip-networking --pid-file="$dir/pid" --log-error="$dir/error.log" \
+    --innodb-buffer-pool-size=256M --innodb-log-file-size=64M \
+    --max-connections=500 $as_user >/dev/null 2>&1 &
+  echo $! >"$dir/mariadbd.pid"
+  i=0
+  until ping_server; do
+    i=$((i + 1))
+    if [ $i -gt 300 ] || ! kill -0 "$(cat "$dir/mariadbd.pid")" 2>/dev/null; then
+      echo "server.sh: mariadbd did not start, see $dir/error.log" >&2
+      tail -5 "$dir/error.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  ;;
+stop)
+  if [ -f "$dir/mariadbd.pid" ]; then
+    pid=$(cat "$dir/mariadbd.pid")
+    kill "$pid" 2>/dev/null || true
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do
+      sleep 0.1
+      i=$((i + 1))
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+  ;;
+*)
+  echo "usage: server.sh start|stop DIR" >&2
+  exit 64
+  ;;
+esac

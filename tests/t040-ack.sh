@@ -1,0 +1,51 @@
+#!/bin/sh
+# mq ack: done by id and token; a lost lease is refused, naming the job,
+# with its own status; valid receipts are never refused.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+for claim in skip-locked update; do
+  id=$("$MQ" push "job for $claim")
+  r=$("$MQ" pop --claim "$claim" -o /dev/null)
+  expect_status 0 "$claim: ack" "$MQ" ack "$r"
+  is "$(sql "SELECT CONCAT_WS(',', state, finished_at IS NOT NULL, leased_until IS NULL) FROM mq_jobs WHERE id = $id")" \
+    "done,1,1" "$claim: job is done with its finish time"
+  expect_status 2 "$claim: second ack of the same receipt is refused" "$MQ" ack "$r"
+  like "$ERR" "mq ack: job $id: lease lost*" "$claim: message names the job"
+done
+
+# a lease lost to another consumer: expired, claimed again
+id=$("$MQ" push slow)
+r1=$("$MQ" pop -o /dev/null)
+sql "UPDATE mq_jobs SET state = 'ready' WHERE id = $id"   # as requeue-stale does
+r2=$("$MQ" pop -o /dev/null)
+sum=$(table_sum)
+expect_status 2 "the first consumer's late ack is refused" "$MQ" ack "$r1"
+is "$(table_sum)" "$sum" "and changes nothing"
+expect_status 0 "the second consumer's ack succeeds" "$MQ" ack "$r2"
+
+# several receipts, one transaction; the lost one is reported, the rest acked
+a=$("$MQ" push a) b=$("$MQ" push b) c=$("$MQ" push c)
+ra=$("$MQ" pop -o /dev/null) rb=$("$MQ" pop -o /dev/null) rc=$("$MQ" pop -o /dev/null)
+"$MQ" ack "$rb"
+expect_status 2 "ack of three with one lost exits 2" "$MQ" ack "$ra" "$rb" "$rc"
+like "$ERR" "mq ack: job $b: lease lost*" "only the lost one is named"
+is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE id IN ($a, $b, $c)")" \
+  "done,done,done" "the valid ones are acked"
+
+# forged and malformed receipts
+id=$("$MQ" push forged)
+r=$("$MQ" pop -o /dev/null)
+sum=$(table_sum)
+expect_status 2 "a receipt with a forged token is refused" \
+  "$MQ" ack "$id.0123456789abcdef0123456789abcdef"
+expect_status 2 "another job's token is refused" "$MQ" ack "$a.${r#*.}"
+expect_status 2 "a receipt for no job is refused" "$MQ" ack "999999.${r#*.}"
+expect_status 65 "a malformed receipt: status 65" "$MQ" ack "$r" "not-a-receipt"
+like "$ERR" "mq ack: malformed receipt 'not-a-receipt'*" "message quotes it"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = $id")" leased "nothing acked when one is malformed"
+expect_status 65 "receipt with SQL in it" "$MQ" ack "1' OR '1'='1"
+is "$(table_sum)" "$sum" "refused receipts changed nothing"
+expect_status 64 "ack without receipts" "$MQ" ack
+expect_status 0 "the real receipt still acks" "$MQ" ack "$r"
+done_testing

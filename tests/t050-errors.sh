@@ -1,0 +1,106 @@
+#!/bin/sh
+# Bad input and bad surroundings: each gets one line on stderr naming the
+# command and the cause, its documented status, and changes nothing.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+"$MQ" push keep >/dev/null
+sum=$(table_sum)
+
+# usage errors (64)
+expect_status 64 "no command" "$MQ"
+expect_status 64 "unknown command" "$MQ" frobnicate
+like "$ERR" "mq: 'frobnicate' is not a command*" "unknown command named"
+expect_status 64 "unknown global option" "$MQ" --bogus pop
+expect_status 64 "unknown option" "$MQ" pop --bogus
+like "$ERR" "mq pop: unknown option '--bogus' (see 'mq pop -h')" "unknown option named"
+expect_status 64 "unknown short option" "$MQ" pop -x
+expect_status 64 "option without its value" "$MQ" pop --lease
+like "$ERR" "mq pop: option '--lease' needs a value*" "missing value named"
+for d in 5x -1s 1.5s 99999999999999999999s '' 1h30 ' 5s'; do
+  expect_status 64 "bad duration '$d'" "$MQ" pop --lease "$d"
+done
+like "$ERR" "mq pop: invalid duration for --lease*" "bad duration named"
+for t in 'a b' 'x`y' "x'y" 'x;y' '' "$(printf 'j\303\251')" \
+  aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; do
+  expect_status 64 "bad table name '$t'" "$MQ" push --table "$t" x
+  expect_status 64 "bad table name '$t' in MQ_TABLE" env MQ_TABLE="$t" "$MQ" push x
+  expect_status 64 "bad queue name '$t'" "$MQ" push --queue "$t" x
+  expect_status 64 "bad queue name '$t' in MQ_QUEUE" env MQ_QUEUE="$t" "$MQ" push x
+done
+like "$ERR" "mq: invalid queue name in MQ_QUEUE*" "bad MQ_QUEUE named"
+expect_status 64 "table name of 57 characters (the archive's would be 65)" \
+  "$MQ" push --table aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa x
+expect_status 64 "bad port" "$MQ" pop --port 99999
+expect_status 64 "bad port in MQ_PORT" env MQ_PORT=x "$MQ" pop
+run "$MQ" pop --lease "$(printf 'a\nb')"
+is "$(printf '%s\n' "$ERR" | wc -l)" 1 "a newline in a bad value stays one line"
+
+# cannot connect (69): the message names the socket
+expect_status 69 "server down: status 69" env MQ_SOCKET="$T_TMP/no.sock" "$MQ" pop
+like "$ERR" "mq pop: cannot connect: *$T_TMP/no.sock* (error 2002, SQLSTATE HY000)" \
+  "message names the socket and the error"
+expect_status 69 "push with the server down" "$MQ" push --socket "$T_TMP/no.sock" x
+expect_status 69 "ack with the server down" "$MQ" ack --socket "$T_TMP/no.sock" \
+  1.0123456789abcdef0123456789abcdef
+expect_status 69 "init with the server down" "$MQ" init --socket "$T_TMP/no.sock"
+
+# configuration (78)
+expect_status 78 "missing option file" "$MQ" --defaults-file "$T_TMP/nope.cnf" pop
+like "$ERR" "mq pop: cannot read option file '$T_TMP/nope.cnf'*" "message names the file"
+expect_status 78 "missing table" "$MQ" pop --table nosuch
+like "$ERR" "mq pop: table '$T_DB.nosuch' does not exist: run 'mq init' to create it" \
+  "message says to run mq init"
+expect_status 78 "push to a missing table" "$MQ" push --table nosuch x
+expect_status 78 "ack on a missing table" "$MQ" ack --table nosuch 1.0123456789abcdef0123456789abcdef
+sql "CREATE TABLE other_shape (id INT PRIMARY KEY, queue TEXT)"
+expect_status 78 "a table of another shape" "$MQ" pop --table other_shape
+like "$ERR" "*'$T_DB.other_shape' is not an mq table*mq init*" "message says not an mq table"
+sql "CREATE TABLE newer LIKE mq_jobs; ALTER TABLE newer COMMENT 'mq schema 7'"
+expect_status 78 "a newer schema" "$MQ" push --table newer x
+like "$ERR" "*schema version 7, newer than this mq knows (1): upgrade mq" "message says upgrade mq"
+is "$(sql "SELECT COUNT(*) FROM newer")" 0 "nothing written to the newer table"
+expect_status 78 "no database selected" env -u MQ_DATABASE "$MQ" pop
+like "$ERR" "mq pop: no database selected*" "message says so"
+expect_status 78 "unknown database" "$MQ" pop --database no_such_db
+like "$ERR" "*Unknown database 'no_such_db' (error 1049, SQLSTATE 42000)" "server error quoted with its code"
+
+# access denied (77): credentials from an option file
+sql_root "DROP USER IF EXISTS 'mq_t050'@'localhost'; CREATE USER 'mq_t050'@'localhost' IDENTIFIED BY 'right-pw'"
+printf '[client]\nuser=mq_t050\npassword=wrong-pw\n' >"$T_TMP/wrong.cnf"
+expect_status 77 "wrong password: status 77" env -u MQ_USER "$MQ" --defaults-file "$T_TMP/wrong.cnf" pop
+like "$ERR" "mq pop: cannot connect: Access denied for user 'mq_t050'@'localhost'* (error 1045, SQLSTATE 28000)" \
+  "message quotes the server"
+printf '[mq]\nuser=mq_t050\npassword=right-pw\n' >"$T_TMP/right.cnf"
+expect_status 77 "right password, no grant: status 77" env -u MQ_USER "$MQ" --defaults-file "$T_TMP/right.cnf" pop
+like "$ERR" "mq pop: cannot connect: Access denied for user 'mq_t050'@'localhost' to database*" \
+  "the [mq] group was read"
+sql_root "GRANT SELECT, INSERT, UPDATE ON \`$T_DB\`.* TO 'mq_t050'@'localhost'"
+expect_status 0 "the password from the [mq] group works" \
+  env -u MQ_USER "$MQ" --defaults-file "$T_TMP/right.cnf" push --queue cred viafile
+expect_status 0 "MQ_DEFAULTS_FILE names the option file" \
+  env -u MQ_USER MQ_DEFAULTS_FILE="$T_TMP/right.cnf" "$MQ" pop --queue cred -o /dev/null
+MYSQL_PWD=right-pw MQ_USER=mq_t050 "$MQ" push --queue cred viaenv >/dev/null
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'viaenv'")" 1 "MYSQL_PWD with MQ_USER works"
+sql "DELETE FROM mq_jobs WHERE queue = 'cred'"
+sql_root "DROP USER 'mq_t050'@'localhost'"
+
+# precedence: command line over environment over option files
+printf '[client]\nsocket=%s\n' "$T_TMP/from-file.sock" >"$T_TMP/sock.cnf"
+run env -u MQ_SOCKET "$MQ" --defaults-file "$T_TMP/sock.cnf" pop
+like "$ERR" "*from-file.sock*" "an option file's socket is used when nothing else says"
+run "$MQ" --defaults-file "$T_TMP/sock.cnf" pop --queue none -o /dev/null
+is "$RC" 1 "MQ_SOCKET wins over the option file"
+run "$MQ" --defaults-file "$T_TMP/sock.cnf" pop --socket "$T_TMP/from-cli.sock"
+like "$ERR" "*from-cli.sock*" "--socket wins over MQ_SOCKET"
+run "$MQ" --socket "$T_TMP/global.sock" pop
+like "$ERR" "*global.sock*" "a global option before the command is used"
+
+# stdout that cannot be written: 74
+if [ -w /dev/full ]; then
+  expect_status 74 "write failure on stdout" sh -c '"$0" init --print >/dev/full' "$MQ"
+else
+  ok "# SKIP no /dev/full"
+fi
+
+is "$(table_sum)" "$sum" "none of the above changed the table"
+done_testing

@@ -1,0 +1,48 @@
+#!/bin/sh
+# -h of every command equals its man page's SYNOPSIS; help and version
+# never touch the database.
+. "$(dirname "$0")/lib.sh"
+MAN=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man
+
+synopsis_of_page() { # the SYNOPSIS paragraphs of an scdoc page, unmarked
+  awk '/^# SYNOPSIS/ { on = 1; next } /^#/ { on = 0 } on && NF' "$1" |
+    tr -d '*_' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
+}
+synopsis_of_help() { # the usage lines of -h output
+  sed '/^$/q' | sed '/^$/d; s/^usage: //; s/^       //' |
+    sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
+}
+
+for cmd in mq init push pop ack; do
+  page=$MAN/mq-$cmd.1.scd
+  [ "$cmd" = mq ] && page=$MAN/mq.1.scd
+  if [ "$cmd" = mq ]; then
+    run env MQ_SOCKET=/nonexistent "$MQ" -h
+  else
+    run env MQ_SOCKET=/nonexistent "$MQ" "$cmd" -h
+  fi
+  is "$RC" 0 "$cmd -h exits 0 without a server"
+  if [ -f "$page" ]; then
+    is "$(printf '%s\n' "$OUT" | synopsis_of_help)" "$(synopsis_of_page "$page")" \
+      "$cmd -h matches the SYNOPSIS of $(basename "$page")"
+  else
+    not_ok "$(basename "$page") exists"
+  fi
+  run env MQ_SOCKET=/nonexistent "$MQ" "$cmd" --help
+  [ "$cmd" = mq ] && run env MQ_SOCKET=/nonexistent "$MQ" --help
+  is "$RC" 0 "$cmd --help exits 0"
+done
+run env MQ_SOCKET=/nonexistent "$MQ" help pop
+is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq pop" "mq help pop is mq pop -h"
+run env MQ_SOCKET=/nonexistent "$MQ" --version
+like "$RC:$OUT" "0:mq [0-9]*.[0-9]*.[0-9]*" "--version prints the version"
+run env MQ_SOCKET=/nonexistent "$MQ" -V
+is "$RC" 0 "-V exits 0"
+for page in "$MAN"/*.scd; do
+  if command -v scdoc >/dev/null 2>&1; then
+    check "$(basename "$page") renders with scdoc" sh -c 'scdoc <"$0" >/dev/null' "$page"
+  fi
+  check "$(basename "$page") has an EXIT STATUS or is the data model" \
+    sh -c 'grep -q "^# EXIT STATUS" "$0" || case "$0" in *.7.scd) true ;; *) false ;; esac' "$page"
+done
+done_testing
