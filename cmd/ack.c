@@ -47,6 +47,8 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 			fprintf(stderr, "mq ack: malformed receipt '%s' "
 			    "(expected ID.TOKEN as printed by mq pop)\n",
 			    shown(argv[optind + i]));
+			free(r);
+			free(lost);
 			return EX_DATAERR;
 		}
 
