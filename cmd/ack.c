@@ -32,6 +32,7 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 			help_exit(usage, options);
 		bad_option("ack", opt, argv);
 	}
+	settle("ack", g, 0);
 	n = argc - optind;
 	if (n == 0)
 		usage_error("ack", "no receipt given");

@@ -15,11 +15,14 @@
 #define EXIT_EMPTY 1	/* nothing to claim */
 #define EXIT_LEASE 2	/* lease lost or unknown receipt */
 
-/* Settings from the global options and the environment. */
+/* Settings from the global options and the environment. Values from
+ * the environment are checked by settle(), after the options: a bad
+ * MQ_TABLE must not stop -h. */
 struct mq_global {
 	struct mq_connopts conn;
-	const char *table;
-	const char *queue;
+	const char *table, *table_env;	/* table_env: MQ_TABLE, unchecked */
+	const char *queue, *queue_env;	/* queue_env: MQ_QUEUE, unchecked */
+	const char *port_env;		/* MQ_PORT, unchecked */
 };
 
 /* Long options every command takes; their values start at OPT_COMMON. */
@@ -45,8 +48,12 @@ enum {
 /* The options of mq(1) shared by all commands, for -h. */
 extern const char connection_help[];
 
-/* Reads MQ_* variables into g; exits 64 on an invalid name. */
+/* Reads MQ_* variables into g (an empty one counts as unset). */
 void global_from_env(struct mq_global *g);
+
+/* Checks the settings taken from the environment that the options did not
+ * override (the queue's only if uses_queue); exits 64 naming the bad one. */
+void settle(const char *cmd, struct mq_global *g, int uses_queue);
 
 /* Applies a common option; returns 0 if opt is not one. Exits 64 on a bad
  * value. */

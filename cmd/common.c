@@ -53,47 +53,77 @@ port_arg(const char *cmd, const char *what, const char *arg)
 	return (unsigned)int_arg(cmd, what, arg, 1, 65535);
 }
 
+/* getenv, with an empty value taken as unset */
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
 void
 global_from_env(struct mq_global *g)
 {
-	const char *v;
-
 	g->table = "mq_jobs";
 	g->queue = "default";
-	if ((v = getenv("MQ_TABLE")) != NULL) {
-		check_table("mq", "MQ_TABLE", v);
-		g->table = v;
+	g->table_env = env("MQ_TABLE");
+	g->queue_env = env("MQ_QUEUE");
+	g->port_env = env("MQ_PORT");
+	g->conn.defaults_file = env("MQ_DEFAULTS_FILE");
+	g->conn.env_host = env("MQ_HOST");
+	g->conn.env_socket = env("MQ_SOCKET");
+	g->conn.env_user = env("MQ_USER");
+	g->conn.env_database = env("MQ_DATABASE");
+}
+
+void
+settle(const char *cmd, struct mq_global *g, int uses_queue)
+{
+	if (g->table_env) {
+		check_table(cmd, "MQ_TABLE", g->table_env);
+		g->table = g->table_env;
 	}
-	if ((v = getenv("MQ_QUEUE")) != NULL) {
-		check_queue("mq", "MQ_QUEUE", v);
-		g->queue = v;
+	if (uses_queue && g->queue_env) {
+		check_queue(cmd, "MQ_QUEUE", g->queue_env);
+		g->queue = g->queue_env;
 	}
-	g->conn.defaults_file = getenv("MQ_DEFAULTS_FILE");
-	g->conn.env_host = getenv("MQ_HOST");
-	g->conn.env_socket = getenv("MQ_SOCKET");
-	g->conn.env_user = getenv("MQ_USER");
-	g->conn.env_database = getenv("MQ_DATABASE");
-	if ((v = getenv("MQ_PORT")) != NULL)
-		g->conn.env_port = port_arg("mq", "MQ_PORT", v);
+	if (g->port_env && !g->conn.port)
+		g->conn.env_port = port_arg(cmd, "MQ_PORT", g->port_env);
+}
+
+/* an option's value; an empty one is a usage error */
+static const char *
+value(const char *cmd, const char *opt, const char *arg)
+{
+	if (*arg == '\0')
+		usage_error(cmd, "%s needs a non-empty value", opt);
+	return arg;
 }
 
 int
 common_option(const char *cmd, int opt, const char *arg, struct mq_global *g)
 {
 	switch (opt) {
-	case OPT_DEFAULTS_FILE:	g->conn.defaults_file = arg; break;
-	case OPT_HOST:		g->conn.host = arg; break;
-	case OPT_PORT:		g->conn.port = port_arg(cmd, "--port", arg); break;
-	case OPT_SOCKET:	g->conn.socket = arg; break;
-	case OPT_USER:		g->conn.user = arg; break;
-	case OPT_DATABASE:	g->conn.database = arg; break;
+	case OPT_DEFAULTS_FILE:
+		g->conn.defaults_file = value(cmd, "--defaults-file", arg);
+		break;
+	case OPT_HOST:	g->conn.host = value(cmd, "--host", arg); break;
+	case OPT_PORT:	g->conn.port = port_arg(cmd, "--port", arg); break;
+	case OPT_SOCKET: g->conn.socket = value(cmd, "--socket", arg); break;
+	case OPT_USER:	g->conn.user = value(cmd, "--user", arg); break;
+	case OPT_DATABASE:
+		g->conn.database = value(cmd, "--database", arg);
+		break;
 	case OPT_TABLE:
 		check_table(cmd, "--table", arg);
 		g->table = arg;
+		g->table_env = NULL;	/* the option wins */
 		break;
 	case OPT_QUEUE:
 		check_queue(cmd, "--queue", arg);
 		g->queue = arg;
+		g->queue_env = NULL;
 		break;
 	default:
 		return 0;

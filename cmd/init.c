@@ -43,6 +43,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 			bad_option("init", opt, argv);
 		}
 	}
+	settle("init", g, 0);
 	if (optind < argc)
 		usage_error("init", "unexpected argument '%s'",
 		    shown(argv[optind]));

@@ -176,6 +176,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 			bad_option("pop", opt, argv);
 		}
 	}
+	settle("pop", g, 1);
 	if (optind < argc)
 		usage_error("pop", "unexpected argument '%s'",
 		    shown(argv[optind]));

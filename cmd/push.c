@@ -62,6 +62,12 @@ slurp(size_t max, size_t *len)
 		fprintf(stderr, "mq push: cannot read standard input\n");
 		exit(EX_IOERR);
 	}
+	if (n > max) {
+		fprintf(stderr, "mq push: payload of more than %zu bytes is "
+		    "larger than the server's max_allowed_packet allows\n",
+		    max);
+		exit(EX_DATAERR);
+	}
 	*len = n;
 	return buf;
 }
@@ -89,10 +95,14 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 	} else {
 		if (st == MQ_OK)
 			st = mq_batch_flush(b);
-		if (st != MQ_OK) {
-			/* say where: the records before it were pushed */
-			char at[64];
-			snprintf(at, sizeof at, "stopped at record %llu", line);
+		/* a failed write of the ids is main's to report, once */
+		if (st != MQ_OK && !(st == MQ_EIO && ferror(stdout))) {
+			/* the jobs pushed are exactly those whose ids were
+			 * printed; say how far the input was read */
+			char at[96];
+			snprintf(at, sizeof at, "stopped after reading %llu "
+			    "records (the ids printed are the jobs pushed)",
+			    line);
 			report("push", at, mq_conn_error(c));
 		}
 	}
@@ -163,6 +173,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 			bad_option("push", opt, argv);
 		}
 	}
+	settle("push", g, 1);
 	if (has_delay && o.at)
 		usage_error("push", "--delay and --at exclude each other");
 	if (delim != -1 && o.dedup)

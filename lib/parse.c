@@ -96,6 +96,7 @@ mq_parse_duration(const char *s, int64_t *usec)
 	};
 	uint64_t total = 0;
 	const char *p = s;
+	int terms = 0;
 
 	if (s == NULL || *s == '\0')
 		return MQ_EINVAL;
@@ -121,9 +122,10 @@ mq_parse_duration(const char *s, int64_t *usec)
 			if (mult == 0)
 				return MQ_EINVAL;
 			p += best;
-		} else if (total != 0) {
+		} else if (terms != 0) {
 			return MQ_EINVAL;	/* "1h30" is ambiguous */
 		}
+		terms++;
 		if (n > (uint64_t)MAX_DURATION_US / mult)
 			return MQ_EINVAL;
 		total += n * mult;

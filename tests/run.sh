@@ -40,20 +40,22 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 MQ_SANITIZED=1 \
 
 # Counts TAP assertions (each "ok"/"not ok" line) rather than whole test
 # programs; a program that failed without a "not ok" (a crash, a bad plan)
-# counts as one failure more.
+# counts as one failure more. "ok ... # SKIP" lines count as skipped.
 python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
 import json, re, sys
-passed = failed = 0
+passed = failed = skipped = 0
 for path in sys.argv[1:]:
     for line in open(path):
         t = json.loads(line)
-        out = t.get("stdo") or ""
-        oks = len(re.findall(r"^ok\b", out, re.M))
+        out = t.get("stdout") or ""
+        skips = len(re.findall(r"^ok\b.*#\s*SKIP", out, re.M | re.I))
+        oks = len(re.findall(r"^ok\b", out, re.M)) - skips
         bad = len(re.findall(r"^not ok\b", out, re.M))
-        if t.get("result") not in ("OK", "EXPECTEDFAIL") and bad == 0:
+        if t.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") and bad == 0:
             bad = 1
         passed += oks
         failed += bad
-print(f"{passed} passed, {failed} failed")
+        skipped += skips
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 PY
 exit $status

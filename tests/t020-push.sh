@@ -123,7 +123,8 @@ is "$(table_sum)" "$sum" "no refused push changed the table"
 { echo a; echo b; cat "$T_TMP/huge"; echo; echo c; } >"$T_TMP/mixed"
 run sh -c "\"\$0\" push --lines --queue mixed <\"\$1\"" "$MQ" "$T_TMP/mixed"
 is "$RC" 65 "stream with a huge record: status 65"
-like "$ERR" "mq push: stopped at record 3: payload of*" "message names the record"
+like "$ERR" "mq push: stopped after reading 3 records (the ids printed are the jobs pushed): payload of*" \
+  "message says how far it read"
 is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY id) FROM mq_jobs WHERE queue = 'mixed'")" "a,b" \
   "records before it pushed, none after"
 is "$(printf '%s\n' "$OUT" | wc -l)" 2 "their ids printed"

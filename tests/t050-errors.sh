@@ -6,6 +6,8 @@
 "$MQ" push keep >/dev/null
 sum=$(table_sum)
 
+printf '[client]\nsocket=%s\n' "$T_TMP/from-file.sock" >"$T_TMP/sock.cnf"
+
 # usage errors (64)
 expect_status 64 "no command" "$MQ"
 expect_status 64 "unknown command" "$MQ" frobnicate
@@ -23,11 +25,20 @@ like "$ERR" "mq pop: invalid duration for --lease*" "bad duration named"
 for t in 'a b' 'x`y' "x'y" 'x;y' '' "$(printf 'j\303\251')" \
   aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; do
   expect_status 64 "bad table name '$t'" "$MQ" push --table "$t" x
-  expect_status 64 "bad table name '$t' in MQ_TABLE" env MQ_TABLE="$t" "$MQ" push x
+  [ -z "$t" ] || expect_status 64 "bad table name '$t' in MQ_TABLE" env MQ_TABLE="$t" "$MQ" push x
   expect_status 64 "bad queue name '$t'" "$MQ" push --queue "$t" x
-  expect_status 64 "bad queue name '$t' in MQ_QUEUE" env MQ_QUEUE="$t" "$MQ" push x
+  [ -z "$t" ] || expect_status 64 "bad queue name '$t' in MQ_QUEUE" env MQ_QUEUE="$t" "$MQ" push x
 done
-like "$ERR" "mq: invalid queue name in MQ_QUEUE*" "bad MQ_QUEUE named"
+like "$ERR" "mq push: invalid queue name in MQ_QUEUE*" "bad MQ_QUEUE named"
+for v in MQ_TABLE MQ_QUEUE MQ_PORT; do
+  expect_status 0 "mq -h works with a bad $v" env "$v=a b" "$MQ" -h
+  expect_status 0 "mq pop -h works with a bad $v" env "$v=a b" "$MQ" pop -h
+done
+expect_status 0 "ack does not use MQ_QUEUE, so a bad one does not stop it" \
+  env "MQ_QUEUE=a b" "$MQ" init
+expect_status 64 "an empty --socket" "$MQ" pop --socket ''
+run env MQ_SOCKET= MQ_DEFAULTS_FILE="$T_TMP/sock.cnf" "$MQ" pop
+like "$ERR" "*from-file.sock*" "an empty MQ_SOCKET counts as unset"
 expect_status 64 "table name of 57 characters (the archive's would be 65)" \
   "$MQ" push --table aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa x
 expect_status 64 "bad port" "$MQ" pop --port 99999
@@ -85,7 +96,6 @@ sql "DELETE FROM mq_jobs WHERE queue = 'cred'"
 sql_root "DROP USER 'mq_t050'@'localhost'"
 
 # precedence: command line over environment over option files
-printf '[client]\nsocket=%s\n' "$T_TMP/from-file.sock" >"$T_TMP/sock.cnf"
 run env -u MQ_SOCKET "$MQ" --defaults-file "$T_TMP/sock.cnf" pop
 like "$ERR" "*from-file.sock*" "an option file's socket is used when nothing else says"
 run "$MQ" --defaults-file "$T_TMP/sock.cnf" pop --queue none -o /dev/null
@@ -98,6 +108,9 @@ like "$ERR" "*global.sock*" "a global option before the command is used"
 # stdout that cannot be written: 74
 if [ -w /dev/full ]; then
   expect_status 74 "write failure on stdout" sh -c '"$0" init --print >/dev/full' "$MQ"
+  expect_status 74 "push --lines to a full stdout: status 74, one line" \
+    sh -c 'seq 1 10 | "$0" push --lines --queue full >/dev/full' "$MQ"
+  sql "DELETE FROM mq_jobs WHERE queue = 'full'"
 else
   ok "# SKIP no /dev/full"
 fi

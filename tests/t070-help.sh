@@ -33,7 +33,7 @@ for cmd in mq init push pop ack; do
   is "$RC" 0 "$cmd --help exits 0"
 done
 run env MQ_SOCKET=/nonexistent "$MQ" help pop
-is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq pop" "mq help pop is mq pop -h"
+is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq pop " "mq help pop is mq pop -h"
 run env MQ_SOCKET=/nonexistent "$MQ" --version
 like "$RC:$OUT" "0:mq [0-9]*.[0-9]*.[0-9]*" "--version prints the version"
 run env MQ_SOCKET=/nonexistent "$MQ" -V
