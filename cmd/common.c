@@ -177,6 +177,7 @@ exit_status(enum mq_status st)
 	switch (st) {
 	case MQ_OK:		return 0;
 	case MQ_EMPTY:		return EXIT_EMPTY;
+	case MQ_PAUSED:		return EXIT_EMPTY;
 	case MQ_ELEASE:		return EXIT_LEASE;
 	case MQ_EINVAL:		return EX_USAGE;
 	case MQ_ETOOBIG:	return EX_DATAERR;

@@ -71,11 +71,14 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 		    " claims (UPDATE ... LIMIT, SKIP LOCKED) are unsafe to "
 		    "replicate that way: set binlog_format=ROW\n");
 	if (rep.created)
-		printf("created table %s and %s_archive (schema %d)\n",
-		    g->table, g->table, MQ_SCHEMA_VERSION);
-	else if (rep.archive_created)
-		printf("table %s is at schema %d; created %s_archive\n",
-		    g->table, MQ_SCHEMA_VERSION, g->table);
+		printf("created tables %s, %s_archive and %s_queues (schema %d)\n",
+		    g->table, g->table, g->table, MQ_SCHEMA_VERSION);
+	else if (rep.from_version < MQ_SCHEMA_VERSION)
+		printf("upgraded table %s from schema %d to %d\n", g->table,
+		    rep.from_version, MQ_SCHEMA_VERSION);
+	else if (rep.companions_created)
+		printf("table %s is at schema %d; created the missing tables "
+		    "next to it\n", g->table, MQ_SCHEMA_VERSION);
 	else
 		printf("table %s is up to date (schema %d)\n", g->table,
 		    MQ_SCHEMA_VERSION);

@@ -190,13 +190,15 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 
 	c = open_queue_table("pop", g);
 	st = mq_pop(c, &o, &jobs, &n);
-	if (st != MQ_OK && st != MQ_EMPTY) {
+	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
 		die("pop", &e);
 	}
 	mq_close(c);
-	if (st == MQ_EMPTY)
+	if (st == MQ_PAUSED)
+		fprintf(stderr, "mq pop: queue '%s' is paused\n", o.queue);
+	if (st != MQ_OK)
 		return EXIT_EMPTY;
 	if (form == SHELL && count_given)
 		printf("MQ_COUNT=%zu\n", n);

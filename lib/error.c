@@ -27,6 +27,7 @@ mq_strerror(enum mq_status st)
 	case MQ_EDB:		return "server error";
 	case MQ_ENOMEM:		return "out of memory";
 	case MQ_EIO:		return "input/output error";
+	case MQ_PAUSED:		return "queue paused";
 	}
 	return "unknown error";
 }

@@ -24,7 +24,8 @@ enum mq_status {
 	MQ_ERETRY,	/* deadlock or lock wait timeout, retries used up */
 	MQ_EDB,		/* any other server error */
 	MQ_ENOMEM,
-	MQ_EIO		/* reading input failed */
+	MQ_EIO,		/* reading input failed */
+	MQ_PAUSED	/* nothing claimed: the queue is paused */
 };
 
 /** A failure, as the caller reports it. */
@@ -122,20 +123,21 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 1
+#define MQ_SCHEMA_VERSION 2
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
 
 /** What mq_init did. */
 struct mq_init_report {
-	int created;		/* the job table did not exist */
-	int archive_created;	/* the archive table did not exist */
+	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
+	int companions_created;	/* _archive or _queues was missing */
 	int binlog_statement;	/* binlog_format is STATEMENT: unsafe */
 };
 
-/** Creates or upgrades table and its archive; idempotent. */
+/** Creates or upgrades table, <table>_archive and <table>_queues;
+ * idempotent: on an up-to-date schema it changes nothing. */
 enum mq_status mq_init(struct mq_conn *c, const char *table,
     struct mq_init_report *rep);
 
@@ -214,7 +216,8 @@ struct mq_pop_opts {
 
 /**
  * Claims up to o->count due jobs in priority, due time, id order.
- * MQ_EMPTY when none is due. Free *jobs with mq_jobs_free.
+ * MQ_EMPTY when none is due, MQ_PAUSED when the queue is paused.
+ * Free *jobs with mq_jobs_free.
  */
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);

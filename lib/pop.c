@@ -16,6 +16,8 @@ const char mq__sql_claim_select[] =
     "SELECT id, queue, priority, attempts, payload"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
+    "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
@@ -30,7 +32,12 @@ static const char sql_claim_update[] =
     " lease_token = ?, leased_until = NOW(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ?"
     " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
+    "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?";
+
+static const char sql_paused[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE queue = ? AND paused";
 
 static const char sql_select_token[] =
     "SELECT id, queue, priority, attempts, payload"
@@ -130,7 +137,7 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[2], *ids = NULL;
+	MYSQL_BIND in[3], *ids = NULL;
 	unsigned long qlen, len[2];
 	uint32_t limit = cl->o->count;
 	int64_t lease;
@@ -146,7 +153,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], cl->o->queue, &qlen);
-	mq__bind_u32(&in[1], &limit);
+	mq__bind_str(&in[1], cl->o->queue, &qlen);
+	mq__bind_u32(&in[2], &limit);
 	rc = mq__execute(c, sel, in, "cannot claim");
 	if (rc == MQ_OK)
 		rc = fetch_jobs(c, sel, cl);
@@ -191,7 +199,7 @@ out:
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	MYSQL_BIND in[5];
+	MYSQL_BIND in[6];
 	unsigned long len[2], qlen, tlen;
 	uint32_t limit = cl->o->count;
 	int64_t lease;
@@ -202,7 +210,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		return c->err.status;
 	bind_lease(c, cl, in, len, &lease);
 	mq__bind_str(&in[3], cl->o->queue, &qlen);
-	mq__bind_u32(&in[4], &limit);
+	mq__bind_str(&in[4], cl->o->queue, &qlen);
+	mq__bind_u32(&in[5], &limit);
 	rc = mq__execute_retry(c, st, in, "cannot claim");
 	if (rc == MQ_OK && mysql_stmt_affected_rows(st) == 0)
 		rc = MQ_EMPTY;
@@ -219,6 +228,32 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		rc = fetch_jobs(c, st, cl);
 	mysql_stmt_close(st);
 	return rc;
+}
+
+/* MQ_PAUSED if the queue is paused, else MQ_EMPTY (asked only when a
+ * claim found nothing: the claim itself skips paused queues). */
+static enum mq_status
+why_empty(struct mq_conn *c, const char *queue)
+{
+	MYSQL_BIND in[1], out[1];
+	unsigned long qlen;
+	uint64_t paused = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_paused)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	rc = mq__execute(c, st, in, "cannot read queue settings");
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &paused);
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot read queue settings");
+	mysql_stmt_close(st);
+	if (rc != MQ_OK)
+		return rc;
+	return paused ? MQ_PAUSED : MQ_EMPTY;
 }
 
 enum mq_status
@@ -245,7 +280,7 @@ mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
 		rc = claim_update(c, &cl);
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
-		return rc;
+		return rc == MQ_EMPTY ? why_empty(c, o->queue) : rc;
 	}
 	*jobs = cl.jobs;
 	*n = cl.n;

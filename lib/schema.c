@@ -1,7 +1,9 @@
 /*
- * schema.c: creating, upgrading and recognising the job table. The SQL
- * is sql/schema.sql, embedded at build time; the version lives in the
- * table's COMMENT ('mq schema N').
+ * schema.c: creating, upgrading and recognising the job table and its
+ * companions (<table>_archive, <table>_queues). The SQL is in sql/,
+ * embedded at build time; the version lives in the job table's COMMENT
+ * ('mq schema N'), written last by each script, so a script cut short is
+ * simply run again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,16 @@
 #include "internal.h"
 
 extern const char mq_sql_schema[];
+extern const char mq_sql_upgrade_2[];
+
+/* upgrades[v] takes a table from version v - 1 to v */
+static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
+	NULL, NULL, mq_sql_upgrade_2,
+};
+
+/* the tables next to the job table, by suffix */
+static const char *const companions[] = { "_archive", "_queues" };
+#define NCOMP (sizeof companions / sizeof companions[0])
 
 /* One round trip tells everything a command needs before it starts. */
 static const char sql_probe[] =
@@ -17,34 +29,38 @@ static const char sql_probe[] =
     " @@SESSION.binlog_format, DATABASE(),"
     " (SELECT TABLE_COMMENT FROM information_schema.TABLES"
     "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),"
-    " (SELECT TABLE_COMMENT FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?)";
+    " (SELECT COUNT(*) FROM information_schema.TABLES"
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?))";
 
 struct probe {
-	uint64_t max_packet, autoinc_step;
+	uint64_t max_packet, autoinc_step, companions;
 	char binlog[32], database[65];
-	char comment[2][2049];	/* job table, archive; "" if missing */
-	int exists[2];
+	char comment[2049];	/* the job table's; "" if missing */
+	int exists;
 };
 
 static enum mq_status
 probe(struct mq_conn *c, const char *table, struct probe *p)
 {
-	MYSQL_BIND in[2], out[6];
-	unsigned long inlen[2], outlen[6];
+	MYSQL_BIND in[1 + NCOMP], out[6];
+	unsigned long inlen[1 + NCOMP], outlen[6];
 	my_bool isnull[6];
-	char archive[MQ_TABLE_MAX + 9];
+	char names[NCOMP][MQ_TABLE_MAX + 16];
 	enum mq_status st;
 	MYSQL_STMT *stmt;
-	int i, r;
+	size_t i;
+	int r;
 
 	memset(p, 0, sizeof *p);
-	snprintf(archive, sizeof archive, "%s_archive", table);
 	stmt = mq__prepare(c, sql_probe);
 	if (stmt == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], table, &inlen[0]);
-	mq__bind_str(&in[1], archive, &inlen[1]);
+	for (i = 0; i < NCOMP; i++) {
+		snprintf(names[i], sizeof names[i], "%s%s", table,
+		    companions[i]);
+		mq__bind_str(&in[1 + i], names[i], &inlen[1 + i]);
+	}
 	st = mq__execute(c, stmt, in, "cannot read table status");
 	if (st != MQ_OK)
 		goto out;
@@ -57,11 +73,10 @@ probe(struct mq_conn *c, const char *table, struct probe *p)
 	out[3].buffer_type = MYSQL_TYPE_STRING;
 	out[3].buffer = p->database;
 	out[3].buffer_length = sizeof p->database - 1;
-	for (i = 0; i < 2; i++) {
-		out[4 + i].buffer_type = MYSQL_TYPE_STRING;
-		out[4 + i].buffer = p->comment[i];
-		out[4 + i].buffer_length = sizeof p->comment[i] - 1;
-	}
+	out[4].buffer_type = MYSQL_TYPE_STRING;
+	out[4].buffer = p->comment;
+	out[4].buffer_length = sizeof p->comment - 1;
+	mq__bind_u64(&out[5], &p->companions);
 	for (i = 0; i < 6; i++) {
 		out[i].length = &outlen[i];
 		out[i].is_null = &isnull[i];
@@ -75,14 +90,13 @@ probe(struct mq_conn *c, const char *table, struct probe *p)
 		st = mq__dberr(c, stmt, "cannot read table status");
 		goto out;
 	}
-	for (i = 2; i < 6; i++) {
+	for (i = 2; i < 5; i++) {
 		char *buf = out[i].buffer;
 		size_t n = outlen[i] < out[i].buffer_length ?
 		    outlen[i] : out[i].buffer_length;
 		buf[isnull[i] ? 0 : n] = '\0';
 	}
-	p->exists[0] = !isnull[4];
-	p->exists[1] = !isnull[5];
+	p->exists = !isnull[4];
 	if (isnull[3])
 		st = mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
@@ -107,9 +121,9 @@ schema_version(const char *comment)
 static enum mq_status
 check_version(struct mq_conn *c, const char *table, const struct probe *p)
 {
-	int v = schema_version(p->comment[0]);
+	int v = schema_version(p->comment);
 
-	if (!p->exists[0])
+	if (!p->exists)
 		return mq__fail(c, MQ_ESCHEMA, "table '%s.%s' does not exist: "
 		    "run 'mq init' to create it", p->database, table);
 	if (v == 0)
@@ -124,6 +138,10 @@ check_version(struct mq_conn *c, const char *table, const struct probe *p)
 		return mq__fail(c, MQ_ESCHEMA, "table '%s.%s' has schema "
 		    "version %d: run 'mq init' to upgrade it", p->database,
 		    table, v);
+	if (p->companions != NCOMP)
+		return mq__fail(c, MQ_ESCHEMA, "tables next to '%s.%s' are "
+		    "missing: run 'mq init' to create them", p->database,
+		    table);
 	return MQ_OK;
 }
 
@@ -161,19 +179,23 @@ mq_schema_sql(const char *table)
 	return mq__expand(mq_sql_schema, table);
 }
 
-/* Runs each ';'-terminated statement of sql in turn. */
+/* Runs each ';'-terminated statement of tmpl, for table, in turn. */
 static enum mq_status
-run_script(struct mq_conn *c, char *sql)
+run_script(struct mq_conn *c, const char *tmpl, const char *what)
 {
-	char *p = sql, *end;
+	char *sql = mq__expand(tmpl, c->table), *p, *end;
+	enum mq_status st = MQ_OK;
 
-	while ((end = strstr(p, ";\n")) != NULL) {
+	if (sql == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	for (p = sql; st == MQ_OK && (end = strstr(p, ";\n")) != NULL;
+	    p = end + 2) {
 		*end = '\0';
 		if (mysql_real_query(c->db, p, strlen(p)) != 0)
-			return mq__dberr(c, NULL, "cannot create table");
-		p = end + 2;
+			st = mq__dberr(c, NULL, what);
 	}
-	return MQ_OK;
+	free(sql);
+	return st;
 }
 
 enum mq_status
@@ -181,7 +203,6 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 {
 	struct probe p;
 	enum mq_status st;
-	char *sql;
 	int v;
 
 	memset(rep, 0, sizeof *rep);
@@ -190,23 +211,28 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	if ((st = probe(c, table, &p)) != MQ_OK)
 		return st;
 	rep->binlog_statement = strcmp(p.binlog, "STATEMENT") == 0;
-	if (p.exists[0]) {
-		v = schema_version(p.comment[0]);
-		if (v == 0 || v > MQ_SCHEMA_VERSION)
-			return check_version(c, table, &p);
-		rep->from_version = v;
-		if (p.exists[1] && schema_version(p.comment[0]) ==
-		    MQ_SCHEMA_VERSION)
-			return MQ_OK;	/* nothing to do: change nothing */
+	if (!p.exists) {
+		rep->created = 1;
+		if ((st = run_script(c, mq_sql_schema,
+		    "cannot create table")) != MQ_OK)
+			return st;
+		return mq_use_table(c, table);
 	}
-	rep->created = !p.exists[0];
-	rep->archive_created = !p.exists[1];
-	sql = mq_schema_sql(table);
-	if (sql == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	st = run_script(c, sql);
-	free(sql);
-	if (st == MQ_OK)
-		st = mq_use_table(c, table);
-	return st;
+	v = schema_version(p.comment);
+	if (v == 0 || v > MQ_SCHEMA_VERSION)
+		return check_version(c, table, &p);
+	rep->from_version = v;
+	/* each upgrade script records its version last: rerun-safe */
+	for (; v < MQ_SCHEMA_VERSION; v++)
+		if ((st = run_script(c, upgrades[v + 1],
+		    "cannot upgrade table")) != MQ_OK)
+			return st;
+	if (rep->from_version == MQ_SCHEMA_VERSION && p.companions != NCOMP) {
+		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
+		rep->companions_created = 1;
+		if ((st = run_script(c, mq_sql_schema,
+		    "cannot create table")) != MQ_OK)
+			return st;
+	}
+	return mq_use_table(c, table);
 }

@@ -1,4 +1,5 @@
--- mq schema, version 1: the job table and its archive.
+-- mq schema, version 2: the job table, its archive, and the queues'
+-- settings (pause). Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- finished jobs by age, for archive
   KEY finished (state, finished_at),
   UNIQUE KEY dedup (queue, dedup_live)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 1';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 2';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -57,3 +58,11 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   PRIMARY KEY (id),
   KEY finished (finished_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq archive 1';
+
+-- one row per queue that has settings; no row: defaults (not paused)
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  paused        TINYINT NOT NULL DEFAULT 0,
+  paused_at     DATETIME(6) NULL,
+  PRIMARY KEY (queue)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 2';

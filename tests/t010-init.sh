@@ -4,17 +4,17 @@
 . "$(dirname "$0")/lib.sh"
 
 expect_status 0 "init creates the tables" "$MQ" init
-like "$OUT" "created table mq_jobs and mq_jobs_archive (schema 1)" \
+is "$OUT" "created tables mq_jobs, mq_jobs_archive and mq_jobs_queues (schema 2)" \
   "init says what it created"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 1,mq archive 1," "schema version recorded on both tables"
+  "mq schema 2,mq archive 1,mq queues 2," "schema version recorded on the tables"
 
 "$MQ" push x >/dev/null
-before=$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive")
+before=$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues")
 sum=$(table_sum)
 expect_status 0 "second init succeeds" "$MQ" init
-is "$OUT" "table mq_jobs is up to date (schema 1)" "second init says up to date"
-is "$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive")" \
+is "$OUT" "table mq_jobs is up to date (schema 2)" "second init says up to date"
+is "$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues")" \
   "$before" "second init changes no table definition"
 is "$(table_sum)" "$sum" "second init changes no row"
 
@@ -35,9 +35,9 @@ like "$OUT" "*KEY claim (queue, state, priority, available_at, id)*" "--print ha
 printf '%s\n' "$OUT" | sql "$(cat)" 2>"$T_TMP/print.err"
 is "$?" 0 "--print output runs in the mysql client"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'printed_q'")" \
-  "mq schema 1" "table made from --print is an mq table"
+  "mq schema 2" "table made from --print is an mq table"
 expect_status 0 "init accepts a table made from --print" "$MQ" init --table printed_q
-is "$OUT" "table printed_q is up to date (schema 1)" "and finds it up to date"
+is "$OUT" "table printed_q is up to date (schema 2)" "and finds it up to date"
 
 # binlog_format STATEMENT: unsafe for UPDATE ... LIMIT and SKIP LOCKED
 old=$(sql_root "SELECT @@GLOBAL.binlog_format")
@@ -57,7 +57,28 @@ like "$ERR" "mq init: table '*.foreign_t' is not an mq table*mq init*" "message 
 is "$(table_sum foreign_t)" "$sum" "foreign table unchanged"
 sql "CREATE TABLE future_t (id INT PRIMARY KEY) COMMENT 'mq schema 99'"
 expect_status 78 "init refuses a newer schema" "$MQ" init --table future_t
-like "$ERR" "*schema version 99, newer than this mq knows (1)*" "message names both versions"
+like "$ERR" "*schema version 99, newer than this mq knows (2)*" "message names both versions"
+
+# upgrade: a version 1 table (as mq 0.1 made it) with jobs in it
+sed 's/{{TABLE}}/v1_jobs/g' "$TESTS_DIR/schema-v1.sql" | sql "$(cat)"
+MQ_TABLE=v1_jobs "$MQ" push 2>/dev/null
+is "$?" 78 "a version 1 table is refused by push"
+sql "INSERT INTO v1_jobs (queue, payload) VALUES ('default', 'old job')"
+expect_status 78 "and by pop" "$MQ" pop --table v1_jobs
+like "$ERR" "*has schema version 1: run 'mq init' to upgrade it" "which says to run mq init"
+expect_status 0 "init upgrades version 1" "$MQ" init --table v1_jobs
+is "$OUT" "upgraded table v1_jobs from schema 1 to 2" "init says it upgraded"
+is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v1\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
+  "mq schema 2,mq archive 1,mq queues 2," "upgraded tables carry version 2"
+run "$MQ" pop --table v1_jobs
+is "$RC:$OUT" "0:old job" "the old job survives the upgrade and is claimed"
+expect_status 0 "init after the upgrade" "$MQ" init --table v1_jobs
+is "$OUT" "table v1_jobs is up to date (schema 2)" "and changes nothing more"
+sql "DROP TABLE v1_jobs_queues"
+expect_status 78 "a missing companion table is refused" "$MQ" pop --table v1_jobs
+like "$ERR" "*tables next to '*.v1_jobs' are missing: run 'mq init'*" "and named"
+expect_status 0 "init recreates it" "$MQ" init --table v1_jobs
+like "$OUT" "table v1_jobs is at schema 2; created the missing tables next to it" "and says so"
 
 expect_status 64 "init refuses an invalid table name" "$MQ" init --table 'x;drop'
 expect_status 64 "init refuses an operand" "$MQ" init extra

@@ -65,7 +65,7 @@ main(void)
 	ok(mysql_query(c->db, "SET @q = 'a', @n = 5") == 0 &&
 	    mysql_query(c->db, sql) == 0, "PREPARE EXPLAIN", mysql_error(c->db));
 	free(sql);
-	sql = strdup("EXECUTE p USING @q, @n");
+	sql = strdup("EXECUTE p USING @q, @q, @n");
 	ok(mysql_query(c->db, sql) == 0 &&
 	    (res = mysql_store_result(c->db)) != NULL, "EXPLAIN runs",
 	    mysql_error(c->db));
