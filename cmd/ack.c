@@ -45,12 +45,9 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	/* all receipts are checked before any is acked */
 	for (i = 0; i < n; i++)
 		if (mq_parse_receipt(argv[optind + i], &r[i]) != MQ_OK) {
-			fprintf(stderr, "mq ack: malformed receipt '%s' "
-			    "(expected ID.TOKEN as printed by mq pop)\n",
-			    shown(argv[optind + i]));
 			free(r);
 			free(lost);
-			return EX_DATAERR;
+			receipt_error("ack", argv[optind + i]);
 		}
 
 	c = open_queue_table("ack", g);

@@ -111,10 +111,25 @@ void put_json_string(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
 void put_shell_quoted(const unsigned char *p, size_t n);
 
+/* Reports a malformed receipt and exits 65. */
+void receipt_error(const char *cmd, const char *arg)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
 /* The commands. */
 int cmd_ack(int argc, char **argv, struct mq_global *g);
+int cmd_archive(int argc, char **argv, struct mq_global *g);
+int cmd_extend(int argc, char **argv, struct mq_global *g);
+int cmd_fail(int argc, char **argv, struct mq_global *g);
 int cmd_init(int argc, char **argv, struct mq_global *g);
+int cmd_pause(int argc, char **argv, struct mq_global *g);
 int cmd_pop(int argc, char **argv, struct mq_global *g);
+int cmd_purge(int argc, char **argv, struct mq_global *g);
 int cmd_push(int argc, char **argv, struct mq_global *g);
+int cmd_requeue_stale(int argc, char **argv, struct mq_global *g);
+int cmd_resume(int argc, char **argv, struct mq_global *g);
+int cmd_stats(int argc, char **argv, struct mq_global *g);
 
 #endif

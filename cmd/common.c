@@ -171,6 +171,14 @@ bad_option(const char *cmd, int opt, char **argv)
 	    shown(argv[optind - 1]), help);
 }
 
+void
+receipt_error(const char *cmd, const char *arg)
+{
+	fprintf(stderr, "mq %s: malformed receipt '%s' (expected ID.TOKEN as "
+	    "printed by mq pop)\n", cmd, shown(arg));
+	exit(EX_DATAERR);
+}
+
 int
 exit_status(enum mq_status st)
 {

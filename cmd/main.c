@@ -18,9 +18,17 @@ static const struct cmd {
 	const char *summary;
 } cmds[] = {
 	{"ack", cmd_ack, "mark claimed jobs done"},
+	{"archive", cmd_archive, "move finished jobs to the archive table"},
+	{"extend", cmd_extend, "extend a claimed job's lease"},
+	{"fail", cmd_fail, "give a claimed job back, to retry or bury"},
 	{"init", cmd_init, "create or upgrade the job table"},
+	{"pause", cmd_pause, "stop claims from a queue"},
 	{"pop", cmd_pop, "claim jobs"},
+	{"purge", cmd_purge, "delete a queue's waiting jobs"},
 	{"push", cmd_push, "add jobs"},
+	{"requeue-stale", cmd_requeue_stale, "put jobs of expired leases back"},
+	{"resume", cmd_resume, "restart claims from a queue"},
+	{"stats", cmd_stats, "queue health: counts, ages"},
 };
 
 static const char usage[] =

@@ -39,10 +39,14 @@ enum mq_status mq__classify(unsigned err);
 /* Fills an mq_error from a MYSQL handle, for callers without an mq_conn. */
 void mq__error_from_db(struct mq_error *e, MYSQL *db, const char *what);
 
-/* Returns tmpl with every {{TABLE}} replaced by table (malloc'ed). */
-char *mq__expand(const char *tmpl, const char *table);
+/* Returns tmpl with every {{TABLE}} replaced by table and every {{LOCK}}
+ * by lock (NULL: nothing), malloc'ed. */
+char *mq__expand(const char *tmpl, const char *table, const char *lock);
 
-/* Prepares tmpl expanded for the current table; NULL with c->err set. */
+/* Prepares tmpl expanded for the current table; NULL with c->err set.
+ * {{LOCK}} becomes the locking clause of batch reads: SKIP LOCKED where
+ * the server has it, so concurrent runs take disjoint rows; plain FOR
+ * UPDATE elsewhere, where they wait and then find the rows moved. */
 MYSQL_STMT *mq__prepare(struct mq_conn *c, const char *tmpl);
 
 /* Binds params (may be NULL), executes; returns MQ_OK or the error. */
@@ -79,6 +83,19 @@ void mq__backoff(unsigned attempt);
 
 /* Fills buf with MQ_TOKEN_LEN random lowercase hex digits and a NUL. */
 enum mq_status mq__token(struct mq_conn *c, char *buf);
+
+/* Executes st (a SELECT of id and, optionally, an int flag) and collects
+ * up to max ids, and flags if not NULL. */
+enum mq_status mq__select_ids(struct mq_conn *c, MYSQL_STMT *st,
+    MYSQL_BIND *params, uint64_t *ids, unsigned char *flags, size_t max,
+    size_t *n);
+
+/* Executes head followed by "?,?,...?)" for the n ids, with the npre
+ * parameters of head bound first; *affected gets the rows changed. head
+ * is a template ({{TABLE}}) ending in "id IN (". */
+enum mq_status mq__exec_ids(struct mq_conn *c, const char *head,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *affected);
 
 /* The claim query, shared with the test that EXPLAINs it. */
 extern const char mq__sql_claim_select[];

@@ -234,4 +234,116 @@ void mq_jobs_free(struct mq_job *jobs, size_t n);
 enum mq_status mq_ack(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, unsigned char *lost);
 
+/* ---- fail, extend ---- */
+
+/** How a job is given back. */
+struct mq_fail_opts {
+	const char *error;	/* error text (any bytes), or NULL */
+	size_t error_len;	/* stored up to 4096 bytes */
+	int no_retry;		/* bury it now */
+	int64_t retry_in_us;	/* < 0: exponential backoff */
+};
+
+/** What became of a failed job. */
+struct mq_fail_result {
+	int dead;		/* attempts used up, or no retry */
+	unsigned attempts;	/* deliveries so far */
+	int64_t retry_in_us;	/* when not dead: due again after this */
+};
+
+/**
+ * The default retry delay after the given number of attempts: 10 s,
+ * doubling with each attempt, at most 1 h, times a jitter factor
+ * 0.75 + 0.5u for u in [0, 1).
+ */
+int64_t mq_backoff_us(unsigned attempts, double u);
+
+/**
+ * Gives a claimed job back: due again after a delay, or dead when its
+ * attempts reached max_attempts or o->no_retry. Records the error text.
+ * MQ_ELEASE if the lease was lost.
+ */
+enum mq_status mq_fail(struct mq_conn *c, const struct mq_receipt *r,
+    const struct mq_fail_opts *o, struct mq_fail_result *res);
+
+/** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
+enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
+    int64_t lease_us);
+
+/* ---- requeue-stale ---- */
+
+/** Which expired leases to reap, and how. */
+struct mq_requeue_opts {
+	const char *queue;	/* NULL: all queues */
+	uint64_t limit;		/* at most this many jobs, 0: no limit */
+	unsigned batch;		/* jobs per transaction */
+	int dry_run;		/* count only */
+};
+
+/** What requeue-stale did (or would do). */
+struct mq_requeue_report {
+	uint64_t requeued;	/* back to ready */
+	uint64_t dead;		/* attempts used up */
+};
+
+/**
+ * Puts jobs whose lease expired back to ready, or to dead when their
+ * attempts are used up, in short transactions by primary key. Safe to run
+ * concurrently: runs take disjoint rows.
+ */
+enum mq_status mq_requeue_stale(struct mq_conn *c,
+    const struct mq_requeue_opts *o, struct mq_requeue_report *rep);
+
+/* ---- stats ---- */
+
+/** Counts of one queue. */
+struct mq_queue_stats {
+	char queue[MQ_QUEUE_MAX + 1];
+	uint64_t ready;		/* due now */
+	uint64_t scheduled;	/* due later */
+	uint64_t leased;	/* claimed, stale ones included */
+	uint64_t stale;		/* claimed, lease expired */
+	uint64_t done, dead;
+	int paused;
+	double oldest_ready_s;	/* age of the oldest due job, 0 if none */
+};
+
+/**
+ * Per-queue counts (of queue only, if not NULL), sorted by queue name,
+ * and the archive's row count. Free *qs with free().
+ */
+enum mq_status mq_stats(struct mq_conn *c, const char *queue,
+    struct mq_queue_stats **qs, size_t *n, uint64_t *archived);
+
+/* ---- archive ---- */
+
+/** Which finished jobs to move. */
+struct mq_archive_opts {
+	int64_t older_than_us;	/* finished longer ago than this */
+	unsigned batch;		/* jobs per transaction */
+	int dead;		/* dead jobs too, not only done ones */
+	int purge;		/* delete instead of moving */
+};
+
+/**
+ * Moves finished jobs to <table>_archive (or deletes them), one short
+ * transaction per batch: insert the batch, delete it by primary key.
+ * *moved counts the jobs moved, also when a later batch fails.
+ */
+enum mq_status mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
+    uint64_t *moved);
+
+/* ---- queues: pause, resume, purge ---- */
+
+/** Pauses (paused = 1) or resumes a queue; *changed if it was not so. */
+enum mq_status mq_set_paused(struct mq_conn *c, const char *queue,
+    int paused, int *changed);
+
+/**
+ * Deletes a queue's waiting jobs (ready, scheduled), and its leased ones
+ * too if leased; by primary key in batches. *deleted counts them.
+ */
+enum mq_status mq_purge(struct mq_conn *c, const char *queue, int leased,
+    uint64_t *deleted);
+
 #endif

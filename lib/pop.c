@@ -137,13 +137,13 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[3], *ids = NULL;
+	MYSQL_BIND in[3];
 	unsigned long qlen, len[2];
 	uint32_t limit = cl->o->count;
+	uint64_t *ids, affected;
 	int64_t lease;
-	MYSQL_STMT *sel, *upd = NULL;
+	MYSQL_STMT *sel;
 	enum mq_status rc;
-	char *sql = NULL, *p;
 	size_t i;
 
 	/* a retried transaction starts from nothing */
@@ -164,35 +164,18 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->n == 0)
 		return MQ_EMPTY;
 
-	sql = malloc(sizeof sql_lease_ids + cl->n * 3);
-	ids = calloc(3 + cl->n, sizeof *ids);
-	if (sql == NULL || ids == NULL) {
-		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-		goto out;
-	}
-	p = sql + sizeof sql_lease_ids - 1;
-	memcpy(sql, sql_lease_ids, sizeof sql_lease_ids - 1);
+	if ((ids = malloc(cl->n * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; i < cl->n; i++) {
-		memcpy(p, i ? ",?" : "?", i ? 2 : 1);
-		p += i ? 2 : 1;
-		mq__bind_u64(&ids[3 + i], &cl->jobs[i].id);
+		ids[i] = cl->jobs[i].id;
 		cl->jobs[i].attempt++;
 	}
-	strcpy(p, ")");
-	bind_lease(c, cl, ids, len, &lease);
-	if ((upd = mq__prepare(c, sql)) == NULL) {
-		rc = c->err.status;
-		goto out;
-	}
-	rc = mq__execute(c, upd, ids, "cannot claim");
-	if (rc == MQ_OK && mysql_stmt_affected_rows(upd) != cl->n)
-		rc = mq__fail(c, MQ_EDB, "claim leased %llu of %zu rows",
-		    (unsigned long long)mysql_stmt_affected_rows(upd), cl->n);
-out:
-	if (upd)
-		mysql_stmt_close(upd);
+	bind_lease(c, cl, in, len, &lease);
+	rc = mq__exec_ids(c, sql_lease_ids, in, 3, ids, cl->n, &affected);
 	free(ids);
-	free(sql);
+	if (rc == MQ_OK && affected != cl->n)
+		rc = mq__fail(c, MQ_EDB, "claim leased %llu of %zu rows",
+		    (unsigned long long)affected, cl->n);
 	return rc;
 }
 

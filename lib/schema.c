@@ -176,14 +176,14 @@ mq_schema_sql(const char *table)
 {
 	if (!mq_valid_table(table))
 		return NULL;
-	return mq__expand(mq_sql_schema, table);
+	return mq__expand(mq_sql_schema, table, NULL);
 }
 
 /* Runs each ';'-terminated statement of tmpl, for table, in turn. */
 static enum mq_status
 run_script(struct mq_conn *c, const char *tmpl, const char *what)
 {
-	char *sql = mq__expand(tmpl, c->table), *p, *end;
+	char *sql = mq__expand(tmpl, c->table, NULL), *p, *end;
 	enum mq_status st = MQ_OK;
 
 	if (sql == NULL)

@@ -10,23 +10,30 @@
 #include "internal.h"
 
 char *
-mq__expand(const char *tmpl, const char *table)
+mq__expand(const char *tmpl, const char *table, const char *lock)
 {
-	static const char mark[] = "{{TABLE}}";
-	size_t ml = sizeof mark - 1, tl = strlen(table), n = 0;
+	static const struct {
+		const char *mark;
+		size_t len;
+	} marks[] = { {"{{TABLE}}", 9}, {"{{LOCK}}", 8} };
+	const char *value[2] = { table, lock ? lock : "" };
+	size_t n = strlen(tmpl) + 1, i;
 	const char *p;
 	char *out, *o;
 
-	for (p = tmpl; (p = strstr(p, mark)) != NULL; p += ml)
-		n++;
-	out = malloc(strlen(tmpl) + n * tl + 1);
-	if (out == NULL)
+	for (i = 0; i < 2; i++)
+		for (p = tmpl; (p = strstr(p, marks[i].mark)) != NULL;
+		    p += marks[i].len)
+			n += strlen(value[i]);
+	if ((out = malloc(n)) == NULL)
 		return NULL;
 	for (o = out, p = tmpl; *p;) {
-		if (strncmp(p, mark, ml) == 0) {
-			memcpy(o, table, tl);
-			o += tl;
-			p += ml;
+		for (i = 0; i < 2; i++)
+			if (strncmp(p, marks[i].mark, marks[i].len) == 0)
+				break;
+		if (i < 2) {
+			o = stpcpy(o, value[i]);
+			p += marks[i].len;
 		} else {
 			*o++ = *p++;
 		}
@@ -39,7 +46,8 @@ MYSQL_STMT *
 mq__prepare(struct mq_conn *c, const char *tmpl)
 {
 	MYSQL_STMT *st;
-	char *sql = mq__expand(tmpl, c->table);
+	char *sql = mq__expand(tmpl, c->table, c->skip_locked ?
+	    "FOR UPDATE SKIP LOCKED" : "FOR UPDATE");
 
 	if (sql == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");

@@ -57,7 +57,7 @@ main(void)
 	res = NULL;
 
 	/* the real statement, prepared server-side with its parameters */
-	tmpl = mq__expand(mq__sql_claim_select, "explain_jobs");
+	tmpl = mq__expand(mq__sql_claim_select, "explain_jobs", NULL);
 	esc = malloc(2 * strlen(tmpl) + 1);
 	sql = malloc(2 * strlen(tmpl) + 64);
 	mysql_real_escape_string(c->db, esc, tmpl, strlen(tmpl));

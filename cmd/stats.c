@@ -1,0 +1,158 @@
+/*
+ * stats.c: mq stats: queue health for operators and monitoring: a table,
+ * JSON, or the Prometheus text format (for node_exporter's textfile
+ * collector).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmds.h"
+
+static const char usage[] =
+    "usage: mq stats [--queue Q] [--json | --prometheus] [--table T]"
+    " [CONNECTION-OPTIONS]";
+
+static const char options[] =
+    "\noptions:\n"
+    "  --queue Q           only this queue (default: every queue)\n"
+    "  --json              one JSON object\n"
+    "  --prometheus        Prometheus text exposition format\n";
+
+static void
+print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
+{
+	size_t i;
+
+	printf("%-20s %9s %9s %9s %9s %9s %9s %6s %12s\n", "QUEUE", "READY",
+	    "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD", "PAUSED",
+	    "OLDEST_READY");
+	for (i = 0; i < n; i++)
+		printf("%-20s %9llu %9llu %9llu %9llu %9llu %9llu %6s %11.1fs\n",
+		    q[i].queue, (unsigned long long)q[i].ready,
+		    (unsigned long long)q[i].scheduled,
+		    (unsigned long long)q[i].leased,
+		    (unsigned long long)q[i].stale,
+		    (unsigned long long)q[i].done,
+		    (unsigned long long)q[i].dead, q[i].paused ? "yes" : "no",
+		    q[i].oldest_ready_s);
+	printf("archive: %llu jobs\n", (unsigned long long)archived);
+}
+
+static void
+print_json(const char *table, const struct mq_queue_stats *q, size_t n,
+    uint64_t archived)
+{
+	size_t i;
+
+	printf("{\"table\":\"%s\",\"queues\":[", table);
+	for (i = 0; i < n; i++)
+		printf("%s{\"queue\":\"%s\",\"ready\":%llu,\"scheduled\":%llu,"
+		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
+		    "\"dead\":%llu,\"paused\":%s,\"oldest_ready_seconds\":%.3f}",
+		    i ? "," : "", q[i].queue, (unsigned long long)q[i].ready,
+		    (unsigned long long)q[i].scheduled,
+		    (unsigned long long)q[i].leased,
+		    (unsigned long long)q[i].stale,
+		    (unsigned long long)q[i].done,
+		    (unsigned long long)q[i].dead,
+		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
+	printf("],\"archive\":%llu}\n", (unsigned long long)archived);
+}
+
+static void
+print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
+    uint64_t archived)
+{
+	static const char *const states[] = { "ready", "scheduled", "leased",
+	    "done", "dead" };
+	size_t i, k;
+
+	printf("# HELP mq_jobs Jobs in the table by queue and state (ready: "
+	    "due now; scheduled: due later).\n# TYPE mq_jobs gauge\n");
+	for (i = 0; i < n; i++) {
+		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,
+		    q[i].done, q[i].dead };
+		for (k = 0; k < 5; k++)
+			printf("mq_jobs{table=\"%s\",queue=\"%s\",state=\"%s\"} "
+			    "%llu\n", table, q[i].queue, states[k],
+			    (unsigned long long)v[k]);
+	}
+	printf("# HELP mq_stale_leases Leased jobs whose lease has expired "
+	    "(mq requeue-stale puts them back).\n"
+	    "# TYPE mq_stale_leases gauge\n");
+	for (i = 0; i < n; i++)
+		printf("mq_stale_leases{table=\"%s\",queue=\"%s\"} %llu\n", table,
+		    q[i].queue, (unsigned long long)q[i].stale);
+	printf("# HELP mq_queue_paused Whether the queue is paused.\n"
+	    "# TYPE mq_queue_paused gauge\n");
+	for (i = 0; i < n; i++)
+		printf("mq_queue_paused{table=\"%s\",queue=\"%s\"} %d\n", table,
+		    q[i].queue, q[i].paused);
+	printf("# HELP mq_oldest_ready_age_seconds Age of the oldest job that "
+	    "is due and waiting, 0 if none.\n"
+	    "# TYPE mq_oldest_ready_age_seconds gauge\n");
+	for (i = 0; i < n; i++)
+		printf("mq_oldest_ready_age_seconds{table=\"%s\",queue=\"%s\"} "
+		    "%.3f\n", table, q[i].queue, q[i].oldest_ready_s);
+	printf("# HELP mq_archive_jobs Jobs in the archive table.\n"
+	    "# TYPE mq_archive_jobs gauge\n"
+	    "mq_archive_jobs{table=\"%s\"} %llu\n", table,
+	    (unsigned long long)archived);
+}
+
+int
+cmd_stats(int argc, char **argv, struct mq_global *g)
+{
+	enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+		QUEUE_LONGOPT,
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	int opt, json = 0, prom = 0, one = 0;
+	struct mq_queue_stats *q;
+	uint64_t archived;
+	struct mq_conn *c;
+	struct mq_error e;
+	enum mq_status st;
+	size_t n;
+
+	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		if (opt == OPT_QUEUE)
+			one = 1;
+		if (common_option("stats", opt, optarg, g))
+			continue;
+		switch (opt) {
+		case OPT_JSON:		json = 1; break;
+		case OPT_PROMETHEUS:	prom = 1; break;
+		case 'h':
+			help_exit(usage, options);
+			break;
+		default:
+			bad_option("stats", opt, argv);
+		}
+	}
+	settle("stats", g, 0);
+	if (json && prom)
+		usage_error("stats", "--json and --prometheus exclude each other");
+	if (optind < argc)
+		usage_error("stats", "unexpected argument '%s'",
+		    shown(argv[optind]));
+
+	c = open_queue_table("stats", g);
+	st = mq_stats(c, one ? g->queue : NULL, &q, &n, &archived);
+	e = *mq_conn_error(c);
+	mq_close(c);
+	if (st != MQ_OK)
+		die("stats", &e);
+	if (json)
+		print_json(g->table, q, n, archived);
+	else if (prom)
+		print_prometheus(g->table, q, n, archived);
+	else
+		print_table(q, n, archived);
+	free(q);
+	return 0;
+}

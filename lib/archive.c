@@ -1,0 +1,104 @@
+/*
+ * archive.c: moving finished jobs out of the job table, so that it stays
+ * small. One short transaction per batch: pick the oldest finished rows
+ * by the finished index, copy them into <table>_archive, delete them by
+ * primary key, commit. Killed anywhere, a batch is all moved or not at
+ * all; a rerun carries on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char sql_pick[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
+    " WHERE state = ? AND finished_at < NOW(6) - INTERVAL ? MICROSECOND"
+    " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
+
+static const char sql_copy[] =
+    "INSERT INTO `{{TABLE}}_archive` (id, queue, state, priority, payload,"
+    " attempts, max_attempts, available_at, leased_until, lease_token,"
+    " leased_by, created_at, finished_at, last_error, dedup_key,"
+    " archived_at)"
+    " SELECT id, queue, state, priority, payload, attempts, max_attempts,"
+    " available_at, leased_until, lease_token, leased_by, created_at,"
+    " finished_at, last_error, dedup_key, NOW(6)"
+    " FROM `{{TABLE}}` WHERE id IN (";
+
+static const char sql_delete[] =
+    "DELETE FROM `{{TABLE}}` WHERE id IN (";
+
+struct batch {
+	const struct mq_archive_opts *o;
+	const char *state;
+	uint32_t want;
+	uint64_t *ids;
+	size_t got;
+	uint64_t moved;
+};
+
+static enum mq_status
+batch_tx(struct mq_conn *c, void *ctx)
+{
+	struct batch *b = ctx;
+	MYSQL_BIND in[3];
+	unsigned long slen;
+	int64_t age = b->o->older_than_us;
+	uint64_t copied = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	b->moved = 0;
+	if ((st = mq__prepare(c, sql_pick)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], b->state, &slen);
+	mq__bind_i64(&in[1], &age);
+	mq__bind_u32(&in[2], &b->want);
+	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
+	mysql_stmt_close(st);
+	if (rc != MQ_OK || b->got == 0)
+		return rc;
+	if (!b->o->purge) {
+		rc = mq__exec_ids(c, sql_copy, NULL, 0, b->ids, b->got, &copied);
+		if (rc == MQ_OK && copied != b->got)
+			return mq__fail(c, MQ_EDB, "archive copied %llu of %zu "
+			    "jobs", (unsigned long long)copied, b->got);
+	}
+	if (rc == MQ_OK)
+		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
+		    &b->moved);
+	if (rc == MQ_OK && b->moved != b->got)
+		return mq__fail(c, MQ_EDB, "archive deleted %llu of %zu jobs",
+		    (unsigned long long)b->moved, b->got);
+	return rc;
+}
+
+enum mq_status
+mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
+    uint64_t *moved)
+{
+	static const char *const states[] = { "done", "dead" };
+	unsigned batch = o->batch ? o->batch : 500;
+	struct batch b;
+	enum mq_status rc = MQ_OK;
+	size_t i;
+
+	*moved = 0;
+	if (o->older_than_us < 0)
+		return mq__fail(c, MQ_EINVAL, "negative age");
+	memset(&b, 0, sizeof b);
+	b.o = o;
+	b.want = batch;
+	if ((b.ids = calloc(batch, sizeof *b.ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	for (i = 0; i < (o->dead ? 2u : 1u) && rc == MQ_OK; i++) {
+		b.state = states[i];
+		do {
+			rc = mq__in_tx(c, batch_tx, &b);
+			if (rc == MQ_OK)
+				*moved += b.moved;
+		} while (rc == MQ_OK && b.got == b.want);
+	}
+	free(b.ids);
+	return rc;
+}

@@ -1,0 +1,173 @@
+/*
+ * lease.c: the writes a consumer makes while it holds a lease: fail
+ * (give the job back, or bury it) and extend (heartbeat). Each is fenced
+ * by the lease token: the row is locked only if it is still this
+ * delivery, so a consumer whose lease was lost changes nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char sql_lock_lease[] =
+    "SELECT attempts, max_attempts FROM `{{TABLE}}`"
+    " WHERE id = ? AND lease_token = ? AND state = 'leased' FOR UPDATE";
+
+static const char sql_retry[] =
+    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
+    " available_at = NOW(6) + INTERVAL ? MICROSECOND, last_error = ?"
+    " WHERE id = ?";
+
+static const char sql_bury[] =
+    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
+    " finished_at = NOW(6), last_error = ? WHERE id = ?";
+
+static const char sql_extend[] =
+    "UPDATE `{{TABLE}}` SET leased_until = NOW(6) + INTERVAL ? MICROSECOND"
+    " WHERE id = ?";
+
+/* Bytes of error text kept: enough for a stack trace's head, and far
+ * below what a BLOB holds, so the write cannot fail on length. */
+#define ERROR_MAX 4096
+
+int64_t
+mq_backoff_us(unsigned attempts, double u)
+{
+	/* 10 s doubling per attempt, at most 1 h, times [0.75, 1.25) */
+	int64_t base = 10000000;
+	unsigned n = attempts > 1 ? attempts - 1 : 0;
+
+	base = n >= 9 ? 3600000000LL : base << n;
+	if (base > 3600000000LL)
+		base = 3600000000LL;
+	if (u < 0 || u >= 1)
+		u = 0.5;
+	return (int64_t)((double)base * (0.75 + 0.5 * u));
+}
+
+/* Locks the row of r if r is still its delivery; MQ_ELEASE if not. */
+static enum mq_status
+lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
+    uint32_t *max_attempts)
+{
+	MYSQL_BIND in[2], out[2];
+	unsigned long tlen;
+	uint64_t id = r->id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int f;
+
+	if ((st = mq__prepare(c, sql_lock_lease)) == NULL)
+		return c->err.status;
+	mq__bind_u64(&in[0], &id);
+	mq__bind_str(&in[1], r->token, &tlen);
+	rc = mq__execute(c, st, in, "cannot lock job");
+	memset(out, 0, sizeof out);
+	mq__bind_u32(&out[0], attempts);
+	mq__bind_u32(&out[1], max_attempts);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot lock job");
+	if (rc == MQ_OK) {
+		f = mysql_stmt_fetch(st);
+		if (f == MYSQL_NO_DATA)
+			rc = mq__fail(c, MQ_ELEASE, "job %llu: lease lost or "
+			    "unknown receipt (acked, failed, requeued or "
+			    "claimed again)", (unsigned long long)r->id);
+		else if (f == 1)
+			rc = mq__dberr(c, st, "cannot lock job");
+	}
+	mysql_stmt_close(st);
+	return rc;
+}
+
+struct fail {
+	const struct mq_receipt *r;
+	const struct mq_fail_opts *o;
+	struct mq_fail_result *res;
+};
+
+static enum mq_status
+fail_tx(struct mq_conn *c, void *ctx)
+{
+	struct fail *f = ctx;
+	MYSQL_BIND in[3];
+	unsigned long elen;
+	uint32_t attempts, max_attempts;
+	uint64_t id = f->r->id;
+	int64_t delay;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((rc = lock_lease(c, f->r, &attempts, &max_attempts)) != MQ_OK)
+		return rc;
+	elen = (unsigned long)(f->o->error_len < ERROR_MAX ?
+	    f->o->error_len : ERROR_MAX);
+	f->res->attempts = attempts;
+	f->res->dead = f->o->no_retry || attempts >= max_attempts;
+	if (f->res->dead) {
+		if ((st = mq__prepare(c, sql_bury)) == NULL)
+			return c->err.status;
+		mq__bind_blob(&in[0], f->o->error ? f->o->error : "", &elen);
+		mq__bind_u64(&in[1], &id);
+	} else {
+		delay = f->o->retry_in_us >= 0 ? f->o->retry_in_us :
+		    mq_backoff_us(attempts, (double)rand() / RAND_MAX);
+		f->res->retry_in_us = delay;
+		if ((st = mq__prepare(c, sql_retry)) == NULL)
+			return c->err.status;
+		mq__bind_i64(&in[0], &f->res->retry_in_us);
+		mq__bind_blob(&in[1], f->o->error ? f->o->error : "", &elen);
+		mq__bind_u64(&in[2], &id);
+	}
+	if (!f->o->error)
+		mq__bind_null(&in[f->res->dead ? 0 : 1]);
+	rc = mq__execute(c, st, in, "cannot fail job");
+	mysql_stmt_close(st);
+	return rc;
+}
+
+enum mq_status
+mq_fail(struct mq_conn *c, const struct mq_receipt *r,
+    const struct mq_fail_opts *o, struct mq_fail_result *res)
+{
+	struct fail f = { r, o, res };
+
+	memset(res, 0, sizeof *res);
+	return mq__in_tx(c, fail_tx, &f);
+}
+
+struct extend {
+	const struct mq_receipt *r;
+	int64_t lease_us;
+};
+
+static enum mq_status
+extend_tx(struct mq_conn *c, void *ctx)
+{
+	struct extend *e = ctx;
+	MYSQL_BIND in[2];
+	uint32_t attempts, max_attempts;
+	uint64_t id = e->r->id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((rc = lock_lease(c, e->r, &attempts, &max_attempts)) != MQ_OK)
+		return rc;
+	if ((st = mq__prepare(c, sql_extend)) == NULL)
+		return c->err.status;
+	mq__bind_i64(&in[0], &e->lease_us);
+	mq__bind_u64(&in[1], &id);
+	rc = mq__execute(c, st, in, "cannot extend lease");
+	mysql_stmt_close(st);
+	return rc;
+}
+
+enum mq_status
+mq_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
+{
+	struct extend e = { r, lease_us };
+
+	if (lease_us <= 0)
+		return mq__fail(c, MQ_EINVAL, "lease must be positive");
+	return mq__in_tx(c, extend_tx, &e);
+}

@@ -1,0 +1,110 @@
+/*
+ * queues.c: per-queue operations: pause and resume (a row in
+ * <table>_queues that the claim checks), and purge (delete a queue's
+ * waiting jobs, by primary key, in batches).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* paused_at keeps the first pause's time (read before paused is set) */
+static const char sql_pause[] =
+    "INSERT INTO `{{TABLE}}_queues` (queue, paused, paused_at)"
+    " VALUES (?, 1, NOW(6)) ON DUPLICATE KEY UPDATE"
+    " paused_at = IF(paused, paused_at, NOW(6)), paused = 1";
+
+static const char sql_resume[] =
+    "UPDATE `{{TABLE}}_queues` SET paused = 0, paused_at = NULL"
+    " WHERE queue = ? AND paused";
+
+static const char sql_pick[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE queue = ? AND state = ? LIMIT ? {{LOCK}}";
+
+static const char sql_delete[] =
+    "DELETE FROM `{{TABLE}}` WHERE state = ? AND id IN (";
+
+#define PURGE_BATCH 500
+
+enum mq_status
+mq_set_paused(struct mq_conn *c, const char *queue, int paused, int *changed)
+{
+	MYSQL_BIND in[1];
+	unsigned long qlen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	*changed = 0;
+	if (!mq_valid_queue(queue))
+		return mq__fail(c, MQ_EINVAL, "invalid queue name");
+	if ((st = mq__prepare(c, paused ? sql_pause : sql_resume)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	rc = mq__execute_retry(c, st, in, paused ? "cannot pause queue" :
+	    "cannot resume queue");
+	/* insert: 1 row, update: 2, already so: 0 */
+	if (rc == MQ_OK)
+		*changed = mysql_stmt_affected_rows(st) > 0;
+	mysql_stmt_close(st);
+	return rc;
+}
+
+struct purge {
+	const char *queue, *state;
+	uint32_t want;
+	uint64_t ids[PURGE_BATCH];
+	size_t got;
+	uint64_t deleted;
+};
+
+static enum mq_status
+purge_tx(struct mq_conn *c, void *ctx)
+{
+	struct purge *p = ctx;
+	MYSQL_BIND in[3];
+	unsigned long qlen, slen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	p->deleted = 0;
+	if ((st = mq__prepare(c, sql_pick)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], p->queue, &qlen);
+	mq__bind_str(&in[1], p->state, &slen);
+	mq__bind_u32(&in[2], &p->want);
+	rc = mq__select_ids(c, st, in, p->ids, NULL, p->want, &p->got);
+	mysql_stmt_close(st);
+	if (rc != MQ_OK || p->got == 0)
+		return rc;
+	/* the state again: a job claimed meanwhile is no longer waiting */
+	mq__bind_str(&in[0], p->state, &slen);
+	return mq__exec_ids(c, sql_delete, in, 1, p->ids, p->got, &p->deleted);
+}
+
+enum mq_status
+mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
+{
+	static const char *const states[] = { "ready", "leased" };
+	struct purge *p;
+	enum mq_status rc = MQ_OK;
+	size_t i;
+
+	*deleted = 0;
+	if (!mq_valid_queue(queue))
+		return mq__fail(c, MQ_EINVAL, "invalid queue name");
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	p->queue = queue;
+	p->want = PURGE_BATCH;
+	for (i = 0; i < (leased ? 2u : 1u) && rc == MQ_OK; i++) {
+		p->state = states[i];
+		do {
+			rc = mq__in_tx(c, purge_tx, p);
+			if (rc == MQ_OK)
+				*deleted += p->deleted;
+		} while (rc == MQ_OK && p->got == p->want);
+	}
+	free(p);
+	return rc;
+}

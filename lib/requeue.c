@@ -1,0 +1,159 @@
+/*
+ * requeue.c: reaping expired leases. A job whose consumer died comes
+ * back to ready (due now, behind the jobs already waiting at its
+ * priority), or becomes dead once its attempts are used up. The lease
+ * index (state, leased_until) finds them: the cost grows with the stale
+ * rows, not with the table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char sql_pick[] =
+    "SELECT id, attempts >= max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
+    " WHERE state = 'leased' AND leased_until < NOW(6)"
+    " AND (? IS NULL OR queue = ?)"
+    " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
+
+static const char sql_count[] =
+    "SELECT CAST(COALESCE(SUM(attempts < max_attempts), 0) AS UNSIGNED),"
+    " CAST(COALESCE(SUM(attempts >= max_attempts), 0) AS UNSIGNED) FROM"
+    " (SELECT attempts, max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
+    "  WHERE state = 'leased' AND leased_until < NOW(6)"
+    "  AND (? IS NULL OR queue = ?)"
+    "  ORDER BY leased_until, id LIMIT ?) s";
+
+/* the conditions again: a row is moved once, whoever read it first */
+static const char sql_requeue[] =
+    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
+    " available_at = NOW(6)"
+    " WHERE state = 'leased' AND leased_until < NOW(6) AND id IN (";
+
+static const char sql_bury[] =
+    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
+    " finished_at = NOW(6), last_error = 'lease expired; attempts used up'"
+    " WHERE state = 'leased' AND leased_until < NOW(6) AND id IN (";
+
+struct reap {
+	const struct mq_requeue_opts *o;
+	uint32_t want;		/* rows this batch */
+	uint64_t *ids, *split;
+	unsigned char *dead;
+	uint64_t requeued, buried;	/* this batch */
+	size_t got;
+};
+
+static void
+bind_queue(MYSQL_BIND *in, const char *queue, unsigned long *qlen)
+{
+	if (queue) {
+		mq__bind_str(&in[0], queue, qlen);
+		mq__bind_str(&in[1], queue, qlen);
+	} else {
+		mq__bind_null(&in[0]);
+		mq__bind_null(&in[1]);
+	}
+}
+
+static enum mq_status
+reap_tx(struct mq_conn *c, void *ctx)
+{
+	struct reap *r = ctx;
+	MYSQL_BIND in[3];
+	unsigned long qlen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	size_t i, nr = 0, nd = 0;
+
+	r->requeued = r->buried = 0;
+	if ((st = mq__prepare(c, sql_pick)) == NULL)
+		return c->err.status;
+	bind_queue(in, r->o->queue, &qlen);
+	mq__bind_u32(&in[2], &r->want);
+	rc = mq__select_ids(c, st, in, r->ids, r->dead, r->want, &r->got);
+	mysql_stmt_close(st);
+	if (rc != MQ_OK || r->got == 0)
+		return rc;
+	/* ready ones first in split, dead ones from the end */
+	for (i = 0; i < r->got; i++) {
+		if (r->dead[i])
+			r->split[r->got - 1 - nd++] = r->ids[i];
+		else
+			r->split[nr++] = r->ids[i];
+	}
+	if (nr)
+		rc = mq__exec_ids(c, sql_requeue, NULL, 0, r->split, nr,
+		    &r->requeued);
+	if (rc == MQ_OK && nd)
+		rc = mq__exec_ids(c, sql_bury, NULL, 0, r->split + nr, nd,
+		    &r->buried);
+	return rc;
+}
+
+static enum mq_status
+dry_run(struct mq_conn *c, const struct mq_requeue_opts *o,
+    struct mq_requeue_report *rep)
+{
+	MYSQL_BIND in[3], out[2];
+	unsigned long qlen;
+	uint64_t limit = o->limit ? o->limit : UINT64_MAX / 2;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_count)) == NULL)
+		return c->err.status;
+	bind_queue(in, o->queue, &qlen);
+	mq__bind_u64(&in[2], &limit);
+	rc = mq__execute(c, st, in, "cannot count stale jobs");
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &rep->requeued);
+	mq__bind_u64(&out[1], &rep->dead);
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot count stale jobs");
+	mysql_stmt_close(st);
+	return rc;
+}
+
+enum mq_status
+mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
+    struct mq_requeue_report *rep)
+{
+	struct reap r;
+	enum mq_status rc = MQ_OK;
+	unsigned batch = o->batch ? o->batch : 100;
+
+	memset(rep, 0, sizeof *rep);
+	if (o->queue && !mq_valid_queue(o->queue))
+		return mq__fail(c, MQ_EINVAL, "invalid queue name");
+	if (o->dry_run)
+		return dry_run(c, o, rep);
+	memset(&r, 0, sizeof r);
+	r.o = o;
+	r.ids = calloc(batch, sizeof *r.ids);
+	r.split = calloc(batch, sizeof *r.split);
+	r.dead = calloc(batch, 1);
+	if (r.ids == NULL || r.split == NULL || r.dead == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		uint64_t left = o->limit ? o->limit - rep->requeued - rep->dead :
+		    batch;
+		if (left == 0)
+			break;
+		r.want = (uint32_t)(left < batch ? left : batch);
+		if ((rc = mq__in_tx(c, reap_tx, &r)) != MQ_OK)
+			break;
+		rep->requeued += r.requeued;
+		rep->dead += r.buried;
+		if (r.got < r.want)
+			break;	/* nothing more is stale (or all is locked) */
+	}
+out:
+	free(r.ids);
+	free(r.split);
+	free(r.dead);
+	return rc;
+}
