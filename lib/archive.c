@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static const char sql_pick[] =
+const char mq__sql_archive_pick[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
     " WHERE state = ? AND finished_at < NOW(6) - INTERVAL ? MICROSECOND"
     " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
@@ -49,7 +49,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc;
 
 	b->moved = 0;
-	if ((st = mq__prepare(c, sql_pick)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_archive_pick)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], b->state, &slen);
 	mq__bind_i64(&in[1], &age);

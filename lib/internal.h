@@ -97,7 +97,11 @@ enum mq_status mq__exec_ids(struct mq_conn *c, const char *head,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
     uint64_t *affected);
 
-/* The claim query, shared with the test that EXPLAINs it. */
+/* The reads whose index matters, shared with the test that EXPLAINs
+ * them. */
 extern const char mq__sql_claim_select[];
+extern const char mq__sql_requeue_pick[];
+extern const char mq__sql_archive_pick[];
+extern const char mq__sql_stats_by_state[];
 
 #endif

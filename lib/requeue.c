@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static const char sql_pick[] =
+const char mq__sql_requeue_pick[] =
     "SELECT id, attempts >= max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
     " WHERE state = 'leased' AND leased_until < NOW(6)"
     " AND (? IS NULL OR queue = ?)"
@@ -67,7 +67,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 	size_t i, nr = 0, nd = 0;
 
 	r->requeued = r->buried = 0;
-	if ((st = mq__prepare(c, sql_pick)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_requeue_pick)) == NULL)
 		return c->err.status;
 	bind_queue(in, r->o->queue, &qlen);
 	mq__bind_u32(&in[2], &r->want);

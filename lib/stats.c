@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-static const char sql_by_state[] =
+const char mq__sql_stats_by_state[] =
     "SELECT queue, CAST(state AS CHAR), COUNT(*),"
     " CAST(SUM(available_at <= NOW(6)) AS UNSIGNED),"
     " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
@@ -167,7 +167,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	*archived = 0;
 	if (queue && !mq_valid_queue(queue))
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	rc = gather(c, sql_by_state, BY_STATE, queue, &a);
+	rc = gather(c, mq__sql_stats_by_state, BY_STATE, queue, &a);
 	if (rc == MQ_OK)
 		rc = gather(c, sql_stale, STALE, queue, &a);
 	if (rc == MQ_OK)

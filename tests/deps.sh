@@ -13,19 +13,47 @@ for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
     grep -q '^install ok installed$' || missing="$missing $p"
 done
-[ -n "$missing" ] || exit 0
-
 if [ "$(id -u)" -eq 0 ]; then
   sudo=
 elif command -v sudo >/dev/null 2>&1; then
   sudo=sudo
 else
-  echo "deps.sh: these packages are missing:$missing" >&2
-  echo "deps.sh: run this script as root (or install sudo) to install them" >&2
-  exit 1
+  sudo=none
 fi
-echo "deps.sh: installing:$missing" >&2
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-# shellcheck disable=SC2086
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-  --no-install-recommends $missing >&2
+
+if [ -n "$missing" ]; then
+  if [ "$sudo" = none ]; then
+    echo "deps.sh: these packages are missing:$missing" >&2
+    echo "deps.sh: run this script as root (or install sudo) to install them" >&2
+    exit 1
+  fi
+  echo "deps.sh: installing:$missing" >&2
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends $missing >&2
+fi
+
+# promtool checks `mq stats --prometheus` in the tests. It ships in Debian's
+# prometheus package, whose installation would start a Prometheus server:
+# take the one binary out of the package instead, into .deps/bin.
+top=$(cd "$(dirname "$0")/.." && pwd)
+if ! command -v promtool >/dev/null 2>&1 && [ ! -x "$top/.deps/bin/promtool" ]; then
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1); then
+    # the package lists may be missing (a fresh image): fetch them
+    if [ "$sudo" = none ]; then
+      echo "deps.sh: cannot download the prometheus package for promtool;" \
+        "run as root (or with sudo) once" >&2
+      rm -rf "$tmp"
+      exit 1
+    fi
+    $sudo apt-get update -q >&2
+    (cd "$tmp" && apt-get download prometheus >/dev/null)
+  fi
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  mkdir -p "$top/.deps/bin"
+  cp "$tmp/x/usr/bin/promtool" "$top/.deps/bin/promtool"
+  rm -rf "$tmp"
+  echo "deps.sh: promtool taken from Debian's prometheus package into .deps/bin" >&2
+fi

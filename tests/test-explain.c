@@ -1,9 +1,10 @@
 /*
- * test-explain.c: the claim SELECT must read the claim index in order:
- * EXPLAIN shows the index and no filesort (a locking read locks what it
- * scans; a filesort over a big table has exhausted lock memory in the
- * field). Runs the statement lib really uses, on a table with rows of
- * every state, against the private server (MQ_SOCKET, MQ_DATABASE).
+ * test-explain.c: the reads that must stay cheap as the table grows use
+ * their index, in order, with no filesort: the claim (a locking read
+ * locks what it scans; a filesort over a big table has exhausted lock
+ * memory in the field), the requeue-stale and archive picks, and the
+ * stats counts. Runs the statements lib really uses, on a table with rows
+ * of every state, against the private server (MQ_SOCKET, MQ_DATABASE).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,66 @@ ok(int cond, const char *what, const char *detail)
 		printf("# %s\n", detail);
 }
 
+/* EXPLAINs tmpl with the user variables of using as its parameters; the
+ * plan's cells go to plan, '|'-separated. */
+static int
+explain(MYSQL *db, const char *tmpl, const char *using, char *plan,
+    size_t size)
+{
+	char *sql = mq__expand(tmpl, "explain_jobs", "FOR UPDATE SKIP LOCKED");
+	char *esc = malloc(2 * strlen(sql) + 1);
+	char *stmt = malloc(2 * strlen(sql) + 64);
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	int rc = -1;
+	unsigned i;
+
+	mysql_real_escape_string(db, esc, sql, strlen(sql));
+	sprintf(stmt, "PREPARE p FROM 'EXPLAIN %s'", esc);
+	*plan = '\0';
+	if (mysql_query(db, stmt) == 0) {
+		sprintf(stmt, "EXECUTE p USING %s", using);
+		if (mysql_query(db, stmt) == 0 &&
+		    (res = mysql_store_result(db)) != NULL)
+			rc = 0;
+	}
+	while (res && (row = mysql_fetch_row(res)) != NULL)
+		for (i = 0; i < mysql_num_fields(res); i++) {
+			strncat(plan, row[i] ? row[i] : "NULL",
+			    size - strlen(plan) - 2);
+			strcat(plan, "|");
+		}
+	if (rc != 0)
+		snprintf(plan, size, "%s", mysql_error(db));
+	mysql_free_result(res);
+	free(stmt);
+	free(esc);
+	free(sql);
+	return rc;
+}
+
+static void
+check(MYSQL *db, const char *what, const char *tmpl, const char *using,
+    const char *index, const char *also)
+{
+	char plan[4096], label[256], want[80];
+
+	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
+	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
+	printf("# %s plan: %s\n", what, plan);
+	snprintf(want, sizeof want, "|%s|", index);
+	snprintf(label, sizeof label, "%s uses the %s index", what, index);
+	ok(strstr(plan, want) != NULL, label, plan);
+	snprintf(label, sizeof label, "%s has no filesort", what);
+	ok(strstr(plan, "filesort") == NULL, label, plan);
+	snprintf(label, sizeof label, "%s has no temporary table", what);
+	ok(strstr(plan, "temporary") == NULL, label, plan);
+	if (also) {
+		snprintf(label, sizeof label, "%s plan says '%s'", what, also);
+		ok(strstr(plan, also) != NULL, label, plan);
+	}
+}
+
 int
 main(void)
 {
@@ -31,10 +92,6 @@ main(void)
 	struct mq_init_report rep;
 	struct mq_error e;
 	struct mq_conn *c;
-	char *sql, *tmpl, *esc;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	char plan[4096] = "";
 
 	memset(&o, 0, sizeof o);
 	o.defaults_file = getenv("MQ_DEFAULTS_FILE");
@@ -46,47 +103,32 @@ main(void)
 		return 1;
 	}
 	ok(mq_init(c, "explain_jobs", &rep) == MQ_OK, "init", c->err.msg);
-	/* rows in every state, so the optimizer has a real choice */
+	/* rows in every state and several queues, so the optimizer has a
+	 * real choice */
 	ok(mysql_query(c->db, "INSERT INTO explain_jobs (queue, state, "
-	    "payload, available_at) SELECT IF(seq % 3, 'a', 'b'), "
+	    "payload, available_at, leased_until, finished_at) SELECT "
+	    "ELT(1 + seq % 3, 'a', 'b', 'c'), "
 	    "ELT(1 + seq % 4, 'ready', 'leased', 'done', 'dead'), 'x', "
-	    "NOW(6) - INTERVAL seq SECOND FROM seq_1_to_5000") == 0 &&
+	    "NOW(6) - INTERVAL seq SECOND, "
+	    "IF(seq % 4 = 1, NOW(6) - INTERVAL seq % 100 SECOND, NULL), "
+	    "IF(seq % 4 >= 2, NOW(6) - INTERVAL seq SECOND, NULL) "
+	    "FROM seq_1_to_20000") == 0 &&
 	    mysql_query(c->db, "ANALYZE TABLE explain_jobs") == 0,
 	    "fill the table", mysql_error(c->db));
 	mysql_free_result(mysql_store_result(c->db));
-	res = NULL;
-
-	/* the real statement, prepared server-side with its parameters */
-	tmpl = mq__expand(mq__sql_claim_select, "explain_jobs", NULL);
-	esc = malloc(2 * strlen(tmpl) + 1);
-	sql = malloc(2 * strlen(tmpl) + 64);
-	mysql_real_escape_string(c->db, esc, tmpl, strlen(tmpl));
-	sprintf(sql, "PREPARE p FROM 'EXPLAIN %s'", esc);
-	ok(mysql_query(c->db, "SET @q = 'a', @n = 5") == 0 &&
-	    mysql_query(c->db, sql) == 0, "PREPARE EXPLAIN", mysql_error(c->db));
-	free(sql);
-	sql = strdup("EXECUTE p USING @q, @q, @n");
-	ok(mysql_query(c->db, sql) == 0 &&
-	    (res = mysql_store_result(c->db)) != NULL, "EXPLAIN runs",
+	ok(mysql_query(c->db, "SET @q = 'a', @n = 5, @null = NULL, "
+	    "@done = 'done', @age = 1000000") == 0, "set parameters",
 	    mysql_error(c->db));
-	while (res && (row = mysql_fetch_row(res)) != NULL) {
-		unsigned i;
-		for (i = 0; i < mysql_num_fields(res); i++) {
-			strncat(plan, row[i] ? row[i] : "NULL",
-			    sizeof plan - strlen(plan) - 2);
-			strcat(plan, "|");
-		}
-	}
-	mysql_free_result(res);
-	printf("# plan: %s\n", plan);
-	ok(strstr(plan, "|claim|") != NULL, "claim uses the claim index",
-	    plan);
-	ok(strstr(plan, "filesort") == NULL, "claim has no filesort", plan);
-	ok(strstr(plan, "temporary") == NULL, "claim has no temporary table",
-	    plan);
-	free(sql);
-	free(tmpl);
-	free(esc);
+
+	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @n", "claim", NULL);
+	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
+	    "@null, @null, @n", "lease", NULL);
+	check(c->db, "requeue-stale (one queue)", mq__sql_requeue_pick,
+	    "@q, @q, @n", "lease", NULL);
+	check(c->db, "archive", mq__sql_archive_pick, "@done, @age, @n",
+	    "finished", NULL);
+	check(c->db, "stats", mq__sql_stats_by_state, "@null, @null", "claim",
+	    "Using index");
 	mq_close(c);
 	printf("1..%d\n", n);
 	return failed != 0;

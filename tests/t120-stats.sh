@@ -1,0 +1,79 @@
+#!/bin/sh
+# mq stats: the counts per queue and state match the table; JSON parses;
+# the Prometheus form passes promtool.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
+
+# queue a: 3 ready (one 100 s old), 2 scheduled, 2 leased (1 stale), 4 done, 1 dead
+seq 1 3 | "$MQ" push --lines --queue a >/dev/null
+sql "UPDATE mq_jobs SET available_at = NOW(6) - INTERVAL 100 SECOND WHERE queue = 'a' ORDER BY id LIMIT 1"
+seq 1 2 | "$MQ" push --lines --queue a --delay 1h >/dev/null
+seq 1 7 | "$MQ" push --lines --queue a --priority -1 >/dev/null
+"$MQ" pop --queue a --count 7 --json >"$T_TMP/claimed"
+sed 's/.*"receipt":"\([^"]*\)".*/\1/' "$T_TMP/claimed" | head -4 | xargs "$MQ" ack
+r=$(sed -n 5p "$T_TMP/claimed" | sed 's/.*"receipt":"\([^"]*\)".*/\1/')
+"$MQ" fail --no-retry "$r" >/dev/null
+sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE queue = 'a' AND state = 'leased' ORDER BY id LIMIT 1"
+# queue b: paused, 1 ready; queue c: paused, no jobs
+"$MQ" push --queue b x >/dev/null
+"$MQ" pause b >/dev/null
+"$MQ" pause c >/dev/null
+# archive: 2 rows
+sql "INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (1000001, 'a', 'done', 0, '', 1, 1, NOW(), NOW()), (1000002, 'a', 'done', 0, '', 1, 1, NOW(), NOW())"
+
+expect_status 0 "stats" "$MQ" stats
+is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $1 != "archive:" { print $1, $2, $3, $4, $5, $6, $7, $8 }')" \
+  "a 3 2 2 1 4 1 no
+b 1 0 0 0 0 0 yes
+c 0 0 0 0 0 0 yes" "counts per queue: ready scheduled leased stale done dead paused"
+like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $9 }')" "10[0-9].*s" "oldest ready job of a is ~100 s old"
+like "$OUT" "*archive: 2 jobs" "archive row count"
+is "$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
+  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD PAUSED OLDEST_READY" "header"
+
+expect_status 0 "stats --json" "$MQ" stats --json
+is "$(printf '%s' "$OUT" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+a = [q for q in d["queues"] if q["queue"] == "a"][0]
+print(d["table"], d["archive"], [q["queue"] for q in d["queues"]],
+      a["ready"], a["scheduled"], a["leased"], a["stale"], a["done"], a["dead"],
+      a["paused"], 99 < a["oldest_ready_seconds"] < 130)')" \
+  "mq_jobs 2 ['a', 'b', 'c'] 3 2 2 1 4 1 False True" "--json has the same numbers"
+
+expect_status 0 "stats --queue b" "$MQ" stats --queue b --json
+like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"b","ready":1,*"paused":true,*}\],"archive":2}' \
+  "--queue b shows b only"
+expect_status 0 "stats of an unknown queue" "$MQ" stats --queue nobody --json
+like "$OUT" '*"queue":"nobody","ready":0,"scheduled":0,"leased":0,"stale":0,"done":0,"dead":0,"paused":false*' \
+  "an unknown queue shows zeros"
+
+expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
+printf '%s\n' "$OUT" >"$T_TMP/metrics.prom"
+like "$OUT" '*mq_jobs{table="mq_jobs",queue="a",state="ready"} 3
+*' "ready gauge"
+like "$OUT" '*mq_stale_leases{table="mq_jobs",queue="a"} 1
+*' "stale gauge"
+like "$OUT" '*mq_queue_paused{table="mq_jobs",queue="b"} 1
+*' "paused gauge"
+like "$OUT" '*mq_archive_jobs{table="mq_jobs"} 2' "archive gauge"
+if [ -x "$PROMTOOL" ]; then
+  run "$PROMTOOL" check metrics <"$T_TMP/metrics.prom"
+  is "$RC:$OUT$ERR" "0:" "promtool check metrics passes"
+else
+  not_ok "promtool found (tests/deps.sh puts it in .deps/bin)"
+fi
+
+# an empty table
+expect_status 78 "stats on a missing table" "$MQ" stats --table empty_q
+"$MQ" init --table empty_q >/dev/null
+expect_status 0 "stats on an empty table" "$MQ" stats --table empty_q --prometheus
+printf '%s\n' "$OUT" >"$T_TMP/empty.prom"
+[ ! -x "$PROMTOOL" ] || check "promtool accepts the empty table's metrics" \
+  sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/empty.prom"
+
+expect_status 64 "--json with --prometheus" "$MQ" stats --json --prometheus
+expect_status 64 "bad --queue" "$MQ" stats --queue ''
+expect_status 64 "an operand" "$MQ" stats a
+done_testing

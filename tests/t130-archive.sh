@@ -1,0 +1,78 @@
+#!/bin/sh
+# mq archive: finished jobs older than D move to the archive in short
+# transactions, or are purged; killed mid-run, nothing is lost or
+# duplicated and a rerun finishes; consumers keep working meanwhile.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+finish() { # finish STATE N AGE_SECONDS: N finished jobs of that age
+  sql "INSERT INTO mq_jobs (queue, state, payload, attempts, finished_at, dedup_key, last_error)
+       SELECT 'q', '$1', CONCAT('payload ', seq), 1, NOW(6) - INTERVAL $3 SECOND,
+              CONCAT('k', seq), IF('$1' = 'dead', 'boom', NULL) FROM seq_1_to_$2"
+}
+finish done 30 3600
+finish done 5 10
+finish dead 4 3600
+seq 1 3 | "$MQ" push --lines --queue q >/dev/null
+sig_before=$(sql "SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, queue, state, priority, HEX(payload), attempts, max_attempts, available_at, created_at, finished_at, dedup_key, IFNULL(last_error, '')) ORDER BY id)) FROM mq_jobs WHERE state IN ('done', 'dead') AND finished_at < NOW(6) - INTERVAL 1 MINUTE")
+
+expect_status 0 "archive --older-than 1m" "$MQ" archive --older-than 1m --batch 7
+is "$OUT" "archived 30 jobs" "moves the 30 old done jobs"
+is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(state = 'dead'), SUM(state = 'ready')) FROM mq_jobs")" \
+  "5,4,3" "recent done, dead and waiting jobs stay"
+expect_status 0 "archive --dead" "$MQ" archive --older-than 1m --dead
+is "$OUT" "archived 4 jobs" "moves the old dead jobs too"
+is "$(sql "SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, queue, state, priority, HEX(payload), attempts, max_attempts, available_at, created_at, finished_at, dedup_key, IFNULL(last_error, '')) ORDER BY id)) FROM mq_jobs_archive")" \
+  "$sig_before" "archived rows are the originals, column for column"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE archived_at IS NULL OR archived_at > NOW(6)")" 0 "archived_at set"
+expect_status 0 "archive with nothing to do" "$MQ" archive
+is "$OUT" "archived 0 jobs" "says 0"
+expect_status 0 "archive --purge" "$MQ" archive --older-than 0s --purge
+is "$OUT" "purged 5 jobs" "--purge deletes the done jobs"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 34 "--purge leaves the archive alone"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready'")" 3 "waiting jobs untouched"
+
+# killed mid-run: no job lost or duplicated; a rerun finishes
+sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_archive"
+finish done 20000 3600
+"$MQ" archive --older-than 1m --batch 20 >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" -lt 2000 ] && [ $i -lt 200 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+left=$(sql "SELECT COUNT(*) FROM mq_jobs")
+moved=$(sql "SELECT COUNT(*) FROM mq_jobs_archive")
+check "killed mid-run ($moved moved, $left left)" test "$moved" -gt 0 -a "$left" -gt 0
+is "$((left + moved))" 20000 "no job lost or doubled by the kill"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs j JOIN mq_jobs_archive a USING (id)")" 0 "no job in both tables"
+expect_status 0 "the rerun" "$MQ" archive --older-than 1m --batch 500
+is "$OUT" "archived $left jobs" "moves the rest"
+is "$(sql "SELECT CONCAT_WS(',', (SELECT COUNT(*) FROM mq_jobs), COUNT(*), COUNT(DISTINCT id), SUM(payload = CONCAT('payload ', id - (SELECT MIN(id) FROM mq_jobs_archive) + 1))) FROM mq_jobs_archive")" \
+  "0,20000,20000,20000" "all 20,000 archived once, payloads intact"
+
+# consumers keep working while archive runs
+sql "DELETE FROM mq_jobs_archive"
+finish done 5000 3600
+seq 1 300 | "$MQ" push --lines --queue work >/dev/null
+"$MQ" archive --older-than 1m --batch 50 >"$T_TMP/arch" 2>&1 &
+apid=$!
+for c in 1 2; do
+  (while r=$("$MQ" pop --queue work -o /dev/null); do "$MQ" ack "$r" || echo fail; done
+   ) >"$T_TMP/cons.$c" 2>&1 &
+done
+wait
+is "$(cat "$T_TMP/arch")" "archived 5000 jobs" "archive finished while consumers worked"
+is "$(cat "$T_TMP/cons.1" "$T_TMP/cons.2")" "" "consumers saw no error"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'work' AND state = 'done'")" 300 "consumers did all 300 jobs"
+
+sum=$(table_sum)
+expect_status 64 "bad --older-than" "$MQ" archive --older-than yesterday
+expect_status 64 "bad --batch" "$MQ" archive --batch 0
+expect_status 64 "an operand" "$MQ" archive all
+expect_status 64 "unknown flag" "$MQ" archive --all
+is "$(table_sum)" "$sum" "refusals changed nothing"
+done_testing
