@@ -180,7 +180,8 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 		free(a.qs);
 		return rc;
 	}
-	qsort(a.qs, a.n, sizeof *a.qs, by_name);
+	if (a.n > 1)	/* qsort's array must not be NULL, even for 0 */
+		qsort(a.qs, a.n, sizeof *a.qs, by_name);
 	*qs = a.qs;
 	*n = a.n;
 	return MQ_OK;

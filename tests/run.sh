@@ -56,6 +56,20 @@ for path in sys.argv[1:]:
         passed += oks
         failed += bad
         skipped += skips
+        if bad:
+            # meson shows only stderr of TAP tests: show what failed
+            print(f"--- {t.get('name')} ({path.split('/')[0]}): {t.get('result')}")
+            lines = out.splitlines()
+            for i, l in enumerate(lines):
+                if l.startswith("not ok") or l.startswith("Bail out"):
+                    print(l)
+                    for d in lines[i + 1:i + 8]:
+                        if not d.startswith("#"):
+                            break
+                        print(d)
+            err = t.get("stderr") or ""
+            if err:
+                print("\n".join(err.splitlines()[-10:]))
 print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 PY
 exit $status

@@ -21,11 +21,13 @@ ping_server() {
 case $cmd in
 start)
   mkdir -p "$dir"
+  # --force: skip install-db's check that the host name resolves, which
+  # fails on a minimal system without /etc/hosts; we use a socket only
   mariadb-install-db --no-defaults --datadir="$dir/data" $as_user \
     --auth-root-authentication-method=normal --skip-test-db \
-    --skip-name-resolve >"$dir/install.log" 2>&1 || {
-    echo "server.sh: mariadb-install-db failed, see $dir/install.log" >&2
-    tail -5 "$dir/install.log" >&2
+    --skip-name-resolve --force >"$dir/install.log" 2>&1 || {
+    echo "server.sh: mariadb-install-db failed:" >&2
+    tail -n 30 "$dir/install.log" >&2
     exit 1
   }
   # small and quick: tests need correctness, not throughput
@@ -38,8 +40,8 @@ start)
   until ping_server; do
     i=$((i + 1))
     if [ $i -gt 300 ] || ! kill -0 "$(cat "$dir/mariadbd.pid")" 2>/dev/null; then
-      echo "server.sh: mariadbd did not start, see $dir/error.log" >&2
-      tail -5 "$dir/error.log" >&2
+      echo "server.sh: mariadbd did not start:" >&2
+      tail -n 30 "$dir/error.log" >&2
       exit 1
     fi
     sleep 0.1

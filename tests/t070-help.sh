@@ -13,9 +13,16 @@ synopsis_of_help() { # the usage lines of -h output
     sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
 }
 
-for cmd in mq init push pop ack; do
+for cmd in mq ack archive extend fail init pause pop purge push \
+  requeue-stale resume stats; do
   page=$MAN/mq-$cmd.1.scd
-  [ "$cmd" = mq ] && page=$MAN/mq.1.scd
+  want=$(synopsis_of_page "$page" 2>/dev/null)
+  case $cmd in
+  mq) page=$MAN/mq.1.scd want=$(synopsis_of_page "$page") ;;
+  # one page for both: pause's form first, resume's second
+  pause) page=$MAN/mq-pause.1.scd want=$(synopsis_of_page "$page" | sed -n 1p) ;;
+  resume) page=$MAN/mq-pause.1.scd want=$(synopsis_of_page "$page" | sed -n 2p) ;;
+  esac
   if [ "$cmd" = mq ]; then
     run env MQ_SOCKET=/nonexistent "$MQ" -h
   else
@@ -23,14 +30,22 @@ for cmd in mq init push pop ack; do
   fi
   is "$RC" 0 "$cmd -h exits 0 without a server"
   if [ -f "$page" ]; then
-    is "$(printf '%s\n' "$OUT" | synopsis_of_help)" "$(synopsis_of_page "$page")" \
+    is "$(printf '%s\n' "$OUT" | synopsis_of_help)" "$want" \
       "$cmd -h matches the SYNOPSIS of $(basename "$page")"
   else
     not_ok "$(basename "$page") exists"
   fi
-  run env MQ_SOCKET=/nonexistent "$MQ" "$cmd" --help
-  [ "$cmd" = mq ] && run env MQ_SOCKET=/nonexistent "$MQ" --help
+  if [ "$cmd" = mq ]; then
+    run env MQ_SOCKET=/nonexistent "$MQ" --help
+  else
+    run env MQ_SOCKET=/nonexistent "$MQ" "$cmd" --help
+  fi
   is "$RC" 0 "$cmd --help exits 0"
+  # every command is in mq -h and in mq(1)
+  if [ "$cmd" != mq ]; then
+    check "mq -h lists $cmd" sh -c '"$0" -h | grep -q "^  $1 "' "$MQ" "$cmd"
+    check "mq(1) lists $cmd" grep -q "mq-$cmd\|mq $cmd\|\*$cmd\*" "$MAN/mq.1.scd"
+  fi
 done
 run env MQ_SOCKET=/nonexistent "$MQ" help pop
 is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq pop " "mq help pop is mq pop -h"

@@ -35,10 +35,48 @@ is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(state = 'ready')) FROM
   "101,1" "consumer did the 101 due jobs, left the scheduled one"
 is "$(wc -l <sizes.log | tr -d ' ')" 101 "consumer did the work once per job"
 
+run_example failing
+is "$RC" 0 "failing/extend example runs"
+is "$(sql "SELECT CONCAT_WS(',', state, attempts, available_at > NOW(6), last_error) FROM mq_jobs WHERE queue = 'mail'")" \
+  "ready,1,1,no route to to: nobody@invalid" "the failed job waits for its retry, error kept"
+is "$(sql "SELECT state FROM mq_jobs WHERE queue = 'video'")" done "the extended job was acked"
+
 run_example eval
 is "$RC" 0 "eval example runs"
 like "$OUT" "*job *, attempt 1: to: ops@example.com*\"payload\":\"to: dev@example.com\"*" \
   "eval and JSON output as shown"
 is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE queue = 'mail'")" \
-  "done,leased" "mail: first acked, second leased"
+  "ready,done,leased" "mail: the retry waits, first acked, second leased"
+
+# cron: every entry's command, run as cron would (with sh), the textfile
+# directory moved somewhere writable
+mkdir -p "$T_TMP/textfile"
+sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
+sql "UPDATE mq_jobs SET finished_at = NOW(6) - INTERVAL 8 DAY WHERE state = 'done'"
+example cron | grep -v '^#' | grep . |
+  sed "s|/var/lib/prometheus/node-exporter|$T_TMP/textfile|g" >"$T_TMP/cron"
+is "$(wc -l <"$T_TMP/cron" | tr -d ' ')" 3 "the crontab has 3 entries"
+i=0
+while read -r _ _ _ _ _ user cmd; do
+  i=$((i + 1))
+  is "$user" app "cron entry $i names the user"
+  run sh -c "$cmd"
+  is "$RC:$ERR" "0:" "cron entry $i runs: $(printf '%s' "$cmd" | cut -c1-40)"
+done <"$T_TMP/cron"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'leased'")" 0 "cron's requeue-stale took the expired leases back"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 103 "cron's archive moved the week-old done jobs"
+PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
+check "cron's textfile is complete metrics (promtool)" \
+  sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/textfile/mq.prom"
+check "and no temporary file is left" test ! -e "$T_TMP/textfile/mq.prom.tmp"
+
+# systemd: each service's ExecStart runs; each timer has a schedule
+example systemd >"$T_TMP/units"
+is "$(grep -c '^ExecStart=' "$T_TMP/units")" 2 "two services"
+is "$(grep -c '^OnCalendar=' "$T_TMP/units")" 2 "two timers"
+grep '^ExecStart=' "$T_TMP/units" | sed 's|^ExecStart=/usr/local/bin/mq|mq|' >"$T_TMP/exec"
+while read -r cmd; do
+  run sh -c "$cmd"
+  is "$RC" 0 "systemd ExecStart runs: $cmd"
+done <"$T_TMP/exec"
 done_testing
