@@ -9,7 +9,7 @@
 static const char usage[] =
     "usage: mq ack [--table T] [CONNECTION-OPTIONS] RECEIPT...";
 
-static const char options[] = "\n";
+static const char options[] = "\noptions:\n";
 
 int
 cmd_ack(int argc, char **argv, struct mq_global *g)
@@ -60,9 +60,8 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	mq_close(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
-			fprintf(stderr, "mq ack: job %llu: lease lost or "
-			    "unknown receipt (already acked, expired and "
-			    "requeued, or claimed again)\n",
+			fprintf(stderr, "mq ack: job %llu: " MQ_LEASE_LOST
+			    "\n",
 			    (unsigned long long)r[i].id);
 	free(r);
 	free(lost);

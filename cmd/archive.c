@@ -68,8 +68,8 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	e = *mq_conn_error(c);
 	mq_close(c);
 	/* what was moved stays moved, also when a later batch failed */
-	printf("%s %llu jobs\n", o.purge ? "purged" : "archived",
-	    (unsigned long long)moved);
+	printf("%s %llu job%s\n", o.purge ? "purged" : "archived",
+	    (unsigned long long)moved, PLURAL(moved));
 	if (st != MQ_OK)
 		die("archive", &e);
 	return 0;

@@ -105,6 +105,9 @@ long long duration_arg(const char *cmd, const char *opt, const char *arg);
 long long int_arg(const char *cmd, const char *opt, const char *arg,
     long long lo, long long hi);
 
+/* "s" unless n is 1: "1 job", "2 jobs". */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 /* Output encodings (output.c). */
 int utf8_valid(const unsigned char *p, size_t n);
 void put_json_string(const unsigned char *p, size_t n);

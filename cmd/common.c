@@ -75,6 +75,9 @@ global_from_env(struct mq_global *g)
 	g->conn.env_socket = env("MQ_SOCKET");
 	g->conn.env_user = env("MQ_USER");
 	g->conn.env_database = env("MQ_DATABASE");
+	/* the fallback of older servers, testable on a new one */
+	g->conn.no_skip_locked = env("MQ_NO_SKIP_LOCKED") != NULL &&
+	    strcmp(env("MQ_NO_SKIP_LOCKED"), "0") != 0;
 }
 
 void

@@ -74,8 +74,9 @@ cmd_fail(int argc, char **argv, struct mq_global *g)
 	if (st != MQ_OK)
 		die("fail", &e);
 	if (res.dead)
-		printf("job %llu: dead after %u attempts\n",
-		    (unsigned long long)r.id, res.attempts);
+		printf("job %llu: dead after %u attempt%s\n",
+		    (unsigned long long)r.id, res.attempts,
+		    PLURAL(res.attempts));
 	else
 		printf("job %llu: due again in %.1fs (after attempt %u)\n",
 		    (unsigned long long)r.id, (double)res.retry_in_us / 1e6,

@@ -30,7 +30,8 @@ pause_or_resume(const char *cmd, int pause, int argc, char **argv,
 		if (common_option(cmd, opt, optarg, g))
 			continue;
 		if (opt == 'h')
-			help_exit(pause ? usage_pause : usage_resume, "\n");
+			help_exit(pause ? usage_pause : usage_resume,
+			    "\noptions:\n");
 		bad_option(cmd, opt, argv);
 	}
 	settle(cmd, g, 0);

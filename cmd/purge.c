@@ -63,8 +63,8 @@ cmd_purge(int argc, char **argv, struct mq_global *g)
 	st = mq_purge(c, g->queue, leased, &deleted);
 	e = *mq_conn_error(c);
 	mq_close(c);
-	printf("purged %llu jobs from queue '%s'\n",
-	    (unsigned long long)deleted, g->queue);
+	printf("purged %llu job%s from queue '%s'\n",
+	    (unsigned long long)deleted, PLURAL(deleted), g->queue);
 	if (st != MQ_OK)
 		die("purge", &e);
 	return 0;

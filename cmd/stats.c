@@ -35,7 +35,8 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 		    (unsigned long long)q[i].done,
 		    (unsigned long long)q[i].dead, q[i].paused ? "yes" : "no",
 		    q[i].oldest_ready_s);
-	printf("archive: %llu jobs\n", (unsigned long long)archived);
+	printf("archive: %llu job%s\n", (unsigned long long)archived,
+	    PLURAL(archived));
 }
 
 static void

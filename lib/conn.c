@@ -80,7 +80,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	}
 	/* jitter for deadlock retries: peers must not draw the same */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
-	c->skip_locked = server_has_skip_locked(c->db);
+	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");

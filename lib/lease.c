@@ -15,12 +15,14 @@ static const char sql_lock_lease[] =
 
 static const char sql_retry[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = NOW(6) + INTERVAL ? MICROSECOND, last_error = ?"
+    " available_at = NOW(6) + INTERVAL ? MICROSECOND,"
+    " last_error = COALESCE(?, last_error)"
     " WHERE id = ?";
 
 static const char sql_bury[] =
     "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = NOW(6), last_error = ? WHERE id = ?";
+    " finished_at = NOW(6), last_error = COALESCE(?, last_error)"
+    " WHERE id = ?";
 
 static const char sql_extend[] =
     "UPDATE `{{TABLE}}` SET leased_until = NOW(6) + INTERVAL ? MICROSECOND"
@@ -70,9 +72,8 @@ lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
 	if (rc == MQ_OK) {
 		f = mysql_stmt_fetch(st);
 		if (f == MYSQL_NO_DATA)
-			rc = mq__fail(c, MQ_ELEASE, "job %llu: lease lost or "
-			    "unknown receipt (acked, failed, requeued or "
-			    "claimed again)", (unsigned long long)r->id);
+			rc = mq__fail(c, MQ_ELEASE, "job %llu: "
+			    MQ_LEASE_LOST, (unsigned long long)r->id);
 		else if (f == 1)
 			rc = mq__dberr(c, st, "cannot lock job");
 	}

@@ -96,6 +96,7 @@ struct mq_connopts {
 	unsigned port;
 	const char *env_host, *env_socket, *env_user, *env_database;
 	unsigned env_port;
+	int no_skip_locked;	/* act as on a server without SKIP LOCKED */
 };
 
 /**
@@ -226,6 +227,10 @@ enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
 void mq_jobs_free(struct mq_job *jobs, size_t n);
 
 /* ---- ack ---- */
+
+/** How a lost lease is reported, after "job N: ". */
+#define MQ_LEASE_LOST "lease lost or unknown receipt (acked, failed, " \
+	"requeued, purged or claimed again)"
 
 /**
  * Marks jobs done, in one transaction. lost[i] is set for each receipt

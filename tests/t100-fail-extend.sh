@@ -23,8 +23,8 @@ is "$(row "$id" "state, attempts, last_error, finished_at IS NULL, leased_until 
 sql "UPDATE mq_jobs SET available_at = NOW(6) WHERE id = $id"
 r=$("$MQ" pop --queue f -o /dev/null)
 "$MQ" fail "$r" >/dev/null
-is "$(row "$id" "attempts, last_error IS NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), available_at) BETWEEN 14500000 AND 25000000")" \
-  "2,1,1" "second retry due in 15-25 s; no --error stores none"
+is "$(row "$id" "attempts, last_error, TIMESTAMPDIFF(MICROSECOND, NOW(6), available_at) BETWEEN 14500000 AND 25000000")" \
+  "2,it broke,1" "second retry due in 15-25 s; without --error the earlier text stays"
 
 r=$(job)
 id=${r%%.*}
@@ -39,7 +39,7 @@ expect_status 0 "--retry-in 0s makes it due at once" "$MQ" pop --queue f -o /dev
 r=$(job)
 id=${r%%.*}
 expect_status 0 "fail --no-retry" "$MQ" fail --no-retry --error fatal "$r"
-like "$OUT" "job $id: dead after 1 attempts" "says dead"
+like "$OUT" "job $id: dead after 1 attempt" "says dead"
 is "$(row "$id" "state, last_error, finished_at IS NOT NULL")" "dead,fatal,1" "the job is dead"
 
 # max attempts: dead on the last failure

@@ -47,7 +47,7 @@ is "$OUT" "purged 4 jobs from queue 'doomed'" "deletes the 3 ready and 1 schedul
 is "$(sql "SELECT GROUP_CONCAT(CONCAT(queue, ':', state) ORDER BY queue, state) FROM mq_jobs")" \
   "doomed:leased,doomed:done,keep:ready" "leased, done and other queues' jobs stay"
 expect_status 0 "purge --leased" "$MQ" purge --queue doomed --yes --leased
-is "$OUT" "purged 1 jobs from queue 'doomed'" "deletes the leased one too"
+is "$OUT" "purged 1 job from queue 'doomed'" "deletes the leased one too"
 is "$(sql "SELECT GROUP_CONCAT(CONCAT(queue, ':', state) ORDER BY queue, state) FROM mq_jobs")" \
   "doomed:done,keep:ready" "done jobs are archive's business"
 
