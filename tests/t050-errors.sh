@@ -50,6 +50,11 @@ is "$(printf '%s\n' "$ERR" | wc -l)" 1 "a newline in a bad value stays one line"
 expect_status 69 "server down: status 69" env MQ_SOCKET="$T_TMP/no.sock" "$MQ" pop
 like "$ERR" "mq pop: cannot connect: *$T_TMP/no.sock* (error 2002, SQLSTATE HY000)" \
   "message names the socket and the error"
+# the private server listens on no TCP port: a TCP connection fails
+expect_status 69 "no server at the host: status 69" "$MQ" pop --host 127.0.0.1 --port 9
+like "$ERR" "mq pop: cannot connect: *'127.0.0.1'* (error 2002, SQLSTATE HY000)" \
+  "message names the host"
+expect_status 69 "MQ_HOST names it too" env MQ_HOST=127.0.0.1 MQ_PORT=9 "$MQ" pop
 expect_status 69 "push with the server down" "$MQ" push --socket "$T_TMP/no.sock" x
 expect_status 69 "ack with the server down" "$MQ" ack --socket "$T_TMP/no.sock" \
   1.0123456789abcdef0123456789abcdef
