@@ -9,7 +9,7 @@
 #include "cmds.h"
 
 static const char usage[] =
-    "usage: mq pop [--queue Q] [--count N] [--lease D]"
+    "usage: mq pop [--queue Q] [--count N] [--lease D] [--wait D]"
     " [--claim skip-locked|update] [-o FILE | --shell | --json]"
     " [--receipt-file FILE] [--table T] [CONNECTION-OPTIONS]";
 
@@ -18,6 +18,7 @@ static const char options[] =
     "  --queue Q           queue to claim from (default: default; MQ_QUEUE)\n"
     "  --count N           claim up to N jobs (default 1)\n"
     "  --lease D           lease length (default 5m)\n"
+    "  --wait D            wait up to D for a job (default: do not wait)\n"
     "  --claim HOW         skip-locked or update (default: by server)\n"
     "  -o, --output FILE   payload to FILE, receipt to standard output\n"
     "  --receipt-file FILE receipt to FILE (raw form; default stderr)\n"
@@ -119,10 +120,11 @@ int
 cmd_pop(int argc, char **argv, struct mq_global *g)
 {
 	enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
-	    OPT_RECEIPT_FILE };
+	    OPT_RECEIPT_FILE, OPT_WAIT };
 	static const struct option longopts[] = {
 		{"count", required_argument, NULL, OPT_COUNT},
 		{"lease", required_argument, NULL, OPT_LEASE},
+		{"wait", required_argument, NULL, OPT_WAIT},
 		{"claim", required_argument, NULL, OPT_CLAIM},
 		{"output", required_argument, NULL, 'o'},
 		{"shell", no_argument, NULL, OPT_SHELL},
@@ -134,6 +136,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	};
 	struct mq_pop_opts o = { .count = 1, .lease_us = 300000000LL };
 	const char *path = NULL, *receipt_path = NULL;
+	long long wait = 0;
 	enum form form = RAW;
 	int opt, forms = 0, count_given = 0, rc = 0;
 	struct mq_job *jobs;
@@ -165,6 +168,9 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 				usage_error("pop", "--claim takes skip-locked "
 				    "or update, not '%s'", shown(optarg));
 			break;
+		case OPT_WAIT:
+			wait = duration_arg("pop", "--wait", optarg);
+			break;
 		case 'o':		path = optarg; forms++; break;
 		case OPT_SHELL:		form = SHELL; forms++; break;
 		case OPT_JSON:		form = JSON; forms++; break;
@@ -189,7 +195,8 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	o.queue = g->queue;
 
 	c = open_queue_table("pop", g);
-	st = mq_pop(c, &o, &jobs, &n);
+	st = wait ? mq_pop_wait(c, &o, wait, &jobs, &n) :
+	    mq_pop(c, &o, &jobs, &n);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);

@@ -65,6 +65,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	mysql_options(c->db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_tz);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_iso);
+#if defined(MARIADB_PACKAGE_VERSION)
+	if (o->nonblock)
+		mysql_options(c->db, MYSQL_OPT_NONBLOCK, 0);
+#endif
 
 	if (!mysql_real_connect(c->db, pick(o->host, o->env_host),
 	    pick(o->user, o->env_user), NULL,

@@ -40,6 +40,7 @@ mq__classify(unsigned err)
 		return MQ_OK;
 	case ER_LOCK_DEADLOCK:		/* 1213 */
 	case ER_LOCK_WAIT_TIMEOUT:	/* 1205 */
+	case ER_QUERY_INTERRUPTED:	/* 1317: a late wakeup hit a claim */
 		return MQ_ERETRY;
 	case CR_CONNECTION_ERROR:	/* 2002 */
 	case CR_CONN_HOST_ERROR:	/* 2003 */

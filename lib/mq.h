@@ -97,6 +97,7 @@ struct mq_connopts {
 	const char *env_host, *env_socket, *env_user, *env_database;
 	unsigned env_port;
 	int no_skip_locked;	/* act as on a server without SKIP LOCKED */
+	int nonblock;		/* for mq_wait_begin (libmariadb only) */
 };
 
 /**
@@ -225,6 +226,45 @@ enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
 
 /** Frees what mq_pop returned. */
 void mq_jobs_free(struct mq_job *jobs, size_t n);
+
+/* ---- waiting and waking ---- */
+
+/**
+ * Parks the connection until a job of queue is due, a pusher wakes it, or
+ * max_us (at most a second) passes: MQ_OK for the first two (claim now),
+ * MQ_EMPTY for the third.
+ */
+enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
+
+/** As mq_pop, but waits up to wait_us for a job (mq_wait in between). */
+enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
+    int64_t wait_us, struct mq_job **jobs, size_t *n);
+
+/**
+ * Wakes up to n consumers waiting on queue (KILL QUERY of their marked
+ * SLEEP); *woken counts them. Needs to see and kill their threads: the
+ * same user, or PROCESS and CONNECTION ADMIN (SUPER before MySQL 8).
+ */
+enum mq_status mq_wake(struct mq_conn *c, const char *queue, uint64_t n,
+    uint64_t *woken);
+
+/** A wait in progress on a non-blocking connection (libmariadb only). */
+struct mq_async {
+	int fd;			/* poll this... */
+	short events;		/* ...for these (POLLIN, ...) */
+	int timeout_ms;		/* and at most this long, -1: no limit */
+	int done;		/* the wait is over */
+	int stage, err;		/* (internal) */
+};
+
+/** Starts mq_wait on a connection made with nonblock set. */
+enum mq_status mq_wait_begin(struct mq_conn *c, const char *queue,
+    int64_t max_us, struct mq_async *a);
+
+/** Continues it after poll() (revents, or timed_out); once a->done, the
+ * status is mq_wait's. */
+enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,
+    short revents, int timed_out);
 
 /* ---- ack ---- */
 

@@ -129,6 +129,18 @@ bind_row(struct shared *v, MYSQL_BIND *r)
 		mq__bind_i64(&r[3], &v->due_num);
 }
 
+/* The jobs are committed: a failed wakeup must not fail the push (the
+ * waiters find the jobs within a second anyway). */
+static void
+wake_after_push(struct mq_conn *c, const char *queue, size_t n)
+{
+	struct mq_error saved = c->err;
+	uint64_t woken;
+
+	if (mq_wake(c, queue, n, &woken) != MQ_OK)
+		c->err = saved;
+}
+
 static enum mq_status
 too_big(struct mq_conn *c, size_t len)
 {
@@ -188,6 +200,8 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		*existed = o->dedup && mysql_stmt_affected_rows(st) != 1;
 	}
 	mysql_stmt_close(st);
+	if (rc == MQ_OK && !*existed)
+		wake_after_push(c, o->queue, 1);
 	return rc;
 }
 
@@ -239,6 +253,8 @@ flush(struct mq_batch *b)
 		rc = mq__fail(c, MQ_EIO, "cannot report pushed ids");
 	if (st != b->full)
 		mysql_stmt_close(st);
+	if (rc == MQ_OK)
+		wake_after_push(c, b->v.o.queue, b->rows);
 	b->rows = 0;
 	b->used = 0;
 	return rc;

@@ -47,6 +47,14 @@ mq_set_paused(struct mq_conn *c, const char *queue, int paused, int *changed)
 	if (rc == MQ_OK)
 		*changed = mysql_stmt_affected_rows(st) > 0;
 	mysql_stmt_close(st);
+	if (rc == MQ_OK && !paused && *changed) {
+		/* its waiters may claim again now; a failed wakeup is only a
+		 * delay of at most a second */
+		struct mq_error saved = c->err;
+		uint64_t woken;
+		if (mq_wake(c, queue, 64, &woken) != MQ_OK)
+			c->err = saved;
+	}
 	return rc;
 }
 
