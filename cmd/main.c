@@ -29,6 +29,7 @@ static const struct cmd {
 	{"requeue-stale", cmd_requeue_stale, "put jobs of expired leases back"},
 	{"resume", cmd_resume, "restart claims from a queue"},
 	{"stats", cmd_stats, "queue health: counts, ages"},
+	{"work", cmd_work, "run a command for each job: a consumer loop"},
 };
 
 static const char usage[] =

@@ -22,6 +22,14 @@ static enum mq_status
 ack_tx(struct mq_conn *c, void *ctx)
 {
 	struct ack *a = ctx;
+
+	return mq__ack_in_tx(c, a->r, a->n, a->lost);
+}
+
+enum mq_status
+mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+    unsigned char *lost)
+{
 	MYSQL_BIND in[2];
 	unsigned long tlen;
 	uint64_t id;
@@ -29,16 +37,18 @@ ack_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc = MQ_OK;
 	size_t i;
 
+	if (n == 0)
+		return MQ_OK;
 	if ((st = mq__prepare(c, sql_ack)) == NULL)
 		return c->err.status;
-	for (i = 0; i < a->n && rc == MQ_OK; i++) {
-		id = a->r[i].id;
+	for (i = 0; i < n && rc == MQ_OK; i++) {
+		id = r[i].id;
 		mq__bind_u64(&in[0], &id);
-		mq__bind_str(&in[1], a->r[i].token, &tlen);
+		mq__bind_str(&in[1], r[i].token, &tlen);
 		rc = mq__execute(c, st, in, "cannot ack");
-		a->lost[i] = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
+		lost[i] = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
 	}
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 

@@ -55,7 +55,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	mq__bind_i64(&in[1], &age);
 	mq__bind_u32(&in[2], &b->want);
 	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc != MQ_OK || b->got == 0)
 		return rc;
 	if (!b->o->purge) {

@@ -99,6 +99,7 @@ mq_close(struct mq_conn *c)
 {
 	if (c == NULL)
 		return;
+	mq__forget_statements(c);
 	mysql_close(c->db);
 	free(c);
 }

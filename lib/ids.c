@@ -68,7 +68,11 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 		copy[i] = ids[i];
 		mq__bind_u64(&b[npre + i], &copy[i]);
 	}
-	if ((st = mq__prepare(c, sql)) == NULL) {
+	/* short lists (claims, acks) recur: keep them; long ones (archive
+	 * batches) would only crowd the cache */
+	st = n <= 16 ? mq__prepare_keyed(c, head, n, sql) :
+	    mq__prepare_once(c, sql);
+	if (st == NULL) {
 		rc = c->err.status;
 		goto out;
 	}
@@ -77,7 +81,7 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 		*affected = mysql_stmt_affected_rows(st);
 out:
 	if (st)
-		mysql_stmt_close(st);
+		mq__release(c, st);
 	free(copy);
 	free(b);
 	free(sql);

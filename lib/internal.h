@@ -10,8 +10,18 @@
 
 #include "mq.h"
 
+/* Prepared statements kept for the connection's life: a hot path (claim,
+ * ack, extend) then costs one round trip per statement, not three. */
+#define MQ_STMT_CACHE 32
+struct mq_cached {
+	const void *key;	/* the template (static storage) */
+	size_t n;		/* and its variant: ids in an IN list */
+	MYSQL_STMT *st;
+};
+
 struct mq_conn {
 	MYSQL *db;
+	struct mq_cached cache[MQ_STMT_CACHE];
 	struct mq_error err;
 	char table[MQ_TABLE_MAX + 1];
 	unsigned long max_packet;	/* server's max_allowed_packet */
@@ -43,7 +53,24 @@ void mq__error_from_db(struct mq_error *e, MYSQL *db, const char *what);
  * by lock (NULL: nothing), malloc'ed. */
 char *mq__expand(const char *tmpl, const char *table, const char *lock);
 
-/* Prepares tmpl expanded for the current table; NULL with c->err set.
+/* Prepares the statement of key (a template in static storage) and
+ * variant n, from text (a template, expanded here) unless the connection
+ * has it already; release it with mq__release. NULL with c->err set. */
+MYSQL_STMT *mq__prepare_keyed(struct mq_conn *c, const void *key, size_t n,
+    const char *text);
+
+/* Prepares text (a template) for one use; release it with mq__release. */
+MYSQL_STMT *mq__prepare_once(struct mq_conn *c, const char *text);
+
+/* Done with st: a cached statement is reset for its next use, another one
+ * closed. */
+void mq__release(struct mq_conn *c, MYSQL_STMT *st);
+
+/* Closes the cached statements (on a new table, and at mq_close). */
+void mq__forget_statements(struct mq_conn *c);
+
+/* Prepares tmpl (a template in static storage), cached: as
+ * mq__prepare_keyed(c, tmpl, 0, tmpl).
  * {{LOCK}} becomes the locking clause of batch reads: SKIP LOCKED where
  * the server has it, so concurrent runs take disjoint rows; plain FOR
  * UPDATE elsewhere, where they wait and then find the rows moved. */
@@ -74,6 +101,10 @@ typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);
  * lock wait timeouts a bounded number of times with jittered backoff.
  * fn returning MQ_OK or MQ_EMPTY commits; anything else rolls back. */
 enum mq_status mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx);
+
+/* The ack statements, inside a transaction the caller runs. */
+enum mq_status mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, unsigned char *lost);
 
 /* Sleeps before retry number attempt (0-based), with jitter. */
 void mq__backoff(unsigned attempt);

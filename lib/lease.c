@@ -24,6 +24,13 @@ static const char sql_bury[] =
     " finished_at = NOW(6), last_error = COALESCE(?, last_error)"
     " WHERE id = ?";
 
+/* the delivery was cut short by the worker, not failed by the job: it
+ * does not count as an attempt */
+static const char sql_release[] =
+    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
+    " available_at = NOW(6), attempts = IF(attempts > 0, attempts - 1, 0)"
+    " WHERE id = ? AND lease_token = ? AND state = 'leased'";
+
 static const char sql_extend[] =
     "UPDATE `{{TABLE}}` SET leased_until = NOW(6) + INTERVAL ? MICROSECOND"
     " WHERE id = ?";
@@ -77,7 +84,7 @@ lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
 		else if (f == 1)
 			rc = mq__dberr(c, st, "cannot lock job");
 	}
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -123,7 +130,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 	if (!f->o->error)
 		mq__bind_null(&in[f->res->dead ? 0 : 1]);
 	rc = mq__execute(c, st, in, "cannot fail job");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -159,7 +166,7 @@ extend_tx(struct mq_conn *c, void *ctx)
 	mq__bind_i64(&in[0], &e->lease_us);
 	mq__bind_u64(&in[1], &id);
 	rc = mq__execute(c, st, in, "cannot extend lease");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -171,4 +178,25 @@ mq_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 	if (lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "lease must be positive");
 	return mq__in_tx(c, extend_tx, &e);
+}
+
+enum mq_status
+mq_release(struct mq_conn *c, const struct mq_receipt *r)
+{
+	MYSQL_BIND in[2];
+	unsigned long tlen;
+	uint64_t id = r->id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_release)) == NULL)
+		return c->err.status;
+	mq__bind_u64(&in[0], &id);
+	mq__bind_str(&in[1], r->token, &tlen);
+	rc = mq__execute_retry(c, st, in, "cannot give the job back");
+	if (rc == MQ_OK && mysql_stmt_affected_rows(st) != 1)
+		rc = mq__fail(c, MQ_ELEASE, "job %llu: " MQ_LEASE_LOST,
+		    (unsigned long long)r->id);
+	mq__release(c, st);
+	return rc;
 }

@@ -224,6 +224,15 @@ struct mq_pop_opts {
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 
+/**
+ * Acks r[0..nr) (lost[i] as with mq_ack) and claims as mq_pop, in one
+ * transaction where the server has SKIP LOCKED: one commit per job for a
+ * consumer loop. The acks stand even when the claim finds nothing.
+ */
+enum mq_status mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r,
+    size_t nr, unsigned char *lost, const struct mq_pop_opts *o,
+    struct mq_job **jobs, size_t *n);
+
 /** Frees what mq_pop returned. */
 void mq_jobs_free(struct mq_job *jobs, size_t n);
 
@@ -310,6 +319,13 @@ int64_t mq_backoff_us(unsigned attempts, double u);
  */
 enum mq_status mq_fail(struct mq_conn *c, const struct mq_receipt *r,
     const struct mq_fail_opts *o, struct mq_fail_result *res);
+
+/**
+ * Gives a claimed job back at once, due now, without counting the
+ * delivery as an attempt (the worker stopped, the job did not fail).
+ * MQ_ELEASE if the lease was lost.
+ */
+enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 
 /** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,

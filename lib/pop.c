@@ -46,6 +46,9 @@ static const char sql_select_token[] =
     " ORDER BY priority, available_at, id";
 
 struct claim {
+	const struct mq_receipt *acks;	/* acked in the claim's transaction */
+	size_t nacks;
+	unsigned char *lost;
 	const struct mq_pop_opts *o;
 	char token[MQ_TOKEN_LEN + 1];
 	struct mq_job *jobs;
@@ -150,6 +153,9 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	mq_jobs_free(cl->jobs, cl->n);
 	cl->jobs = NULL;
 	cl->n = 0;
+	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
+	    cl->lost)) != MQ_OK)
+		return rc;
 	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], cl->o->queue, &qlen);
@@ -158,7 +164,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	rc = mq__execute(c, sel, in, "cannot claim");
 	if (rc == MQ_OK)
 		rc = fetch_jobs(c, sel, cl);
-	mysql_stmt_close(sel);
+	mq__release(c, sel);
 	if (rc != MQ_OK)
 		return rc;
 	if (cl->n == 0)
@@ -198,7 +204,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 	rc = mq__execute_retry(c, st, in, "cannot claim");
 	if (rc == MQ_OK && mysql_stmt_affected_rows(st) == 0)
 		rc = MQ_EMPTY;
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
 	/* committed: the jobs are ours until the lease ends, read them */
@@ -209,7 +215,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 	rc = mq__execute(c, st, in, "cannot read claimed jobs");
 	if (rc == MQ_OK)
 		rc = fetch_jobs(c, st, cl);
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -233,14 +239,25 @@ why_empty(struct mq_conn *c, const char *queue)
 	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
 	    mysql_stmt_fetch(st) != 0))
 		rc = mq__dberr(c, st, "cannot read queue settings");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
 	return paused ? MQ_PAUSED : MQ_EMPTY;
 }
 
+/* Acks alone, in their own transaction (before an UPDATE claim, which
+ * commits by itself). */
+static enum mq_status
+acks_tx(struct mq_conn *c, void *ctx)
+{
+	struct claim *cl = ctx;
+
+	return mq__ack_in_tx(c, cl->acks, cl->nacks, cl->lost);
+}
+
 enum mq_status
-mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
+mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
+    unsigned char *lost, const struct mq_pop_opts *o, struct mq_job **jobs,
     size_t *n)
 {
 	struct claim cl;
@@ -249,18 +266,28 @@ mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
 
 	*jobs = NULL;
 	*n = 0;
+	if (nr)
+		memset(lost, 0, nr);
 	if (!mq_valid_queue(o->queue) || o->count == 0 || o->lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "invalid claim options");
 	memset(&cl, 0, sizeof cl);
 	cl.o = o;
+	cl.acks = r;
+	cl.nacks = nr;
+	cl.lost = lost;
 	if ((rc = mq__token(c, cl.token)) != MQ_OK)
 		return rc;
 	if (how == MQ_CLAIM_AUTO)
 		how = mq_server_claim(c);
-	if (how == MQ_CLAIM_SKIP_LOCKED)
+	if (how == MQ_CLAIM_SKIP_LOCKED) {
+		/* an empty claim commits too: the acks are kept */
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
-	else
+	} else {
+		if (nr && (rc = mq__in_tx(c, acks_tx, &cl)) != MQ_OK)
+			return rc;
+		cl.nacks = 0;
 		rc = claim_update(c, &cl);
+	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, o->queue) : rc;
@@ -268,4 +295,11 @@ mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
 	*jobs = cl.jobs;
 	*n = cl.n;
 	return MQ_OK;
+}
+
+enum mq_status
+mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
+    size_t *n)
+{
+	return mq_ack_pop(c, NULL, 0, NULL, o, jobs, n);
 }

@@ -111,7 +111,7 @@ prepare_insert(struct mq_conn *c, const struct mq_push_opts *o, size_t n,
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
-	st = mq__prepare(c, sql);
+	st = mq__prepare_once(c, sql);
 	free(sql);
 	return st;
 }
@@ -199,7 +199,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		*id = mysql_stmt_insert_id(st);
 		*existed = o->dedup && mysql_stmt_affected_rows(st) != 1;
 	}
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc == MQ_OK && !*existed)
 		wake_after_push(c, o->queue, 1);
 	return rc;
@@ -252,7 +252,7 @@ flush(struct mq_batch *b)
 	    b->ctx) != 0)
 		rc = mq__fail(c, MQ_EIO, "cannot report pushed ids");
 	if (st != b->full)
-		mysql_stmt_close(st);
+		mq__release(c, st);
 	if (rc == MQ_OK)
 		wake_after_push(c, b->v.o.queue, b->rows);
 	b->rows = 0;
@@ -309,7 +309,7 @@ mq_batch_free(struct mq_batch *b)
 	if (b == NULL)
 		return;
 	if (b->full)
-		mysql_stmt_close(b->full);
+		mq__release(b->c, b->full);
 	free(b->buf);
 	free(b);
 }

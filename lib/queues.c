@@ -46,7 +46,7 @@ mq_set_paused(struct mq_conn *c, const char *queue, int paused, int *changed)
 	/* insert: 1 row, update: 2, already so: 0 */
 	if (rc == MQ_OK)
 		*changed = mysql_stmt_affected_rows(st) > 0;
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc == MQ_OK && !paused && *changed) {
 		/* its waiters may claim again now; a failed wakeup is only a
 		 * delay of at most a second */
@@ -82,7 +82,7 @@ purge_tx(struct mq_conn *c, void *ctx)
 	mq__bind_str(&in[1], p->state, &slen);
 	mq__bind_u32(&in[2], &p->want);
 	rc = mq__select_ids(c, st, in, p->ids, NULL, p->want, &p->got);
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc != MQ_OK || p->got == 0)
 		return rc;
 	/* the state again: a job claimed meanwhile is no longer waiting */

@@ -72,7 +72,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 	bind_queue(in, r->o->queue, &qlen);
 	mq__bind_u32(&in[2], &r->want);
 	rc = mq__select_ids(c, st, in, r->ids, r->dead, r->want, &r->got);
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	if (rc != MQ_OK || r->got == 0)
 		return rc;
 	/* ready ones first in split, dead ones from the end */
@@ -112,7 +112,7 @@ dry_run(struct mq_conn *c, const struct mq_requeue_opts *o,
 	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
 	    mysql_stmt_fetch(st) != 0))
 		rc = mq__dberr(c, st, "cannot count stale jobs");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 

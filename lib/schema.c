@@ -102,7 +102,7 @@ probe(struct mq_conn *c, const char *table, struct probe *p)
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
 out:
-	mysql_stmt_close(stmt);
+	mq__release(c, stmt);
 	return st;
 }
 
@@ -150,6 +150,8 @@ set_table(struct mq_conn *c, const char *table)
 {
 	if (!mq_valid_table(table))
 		return mq__fail(c, MQ_EINVAL, "invalid table name");
+	if (strcmp(c->table, table) != 0)
+		mq__forget_statements(c);	/* they name the old table */
 	snprintf(c->table, sizeof c->table, "%s", table);
 	return MQ_OK;
 }

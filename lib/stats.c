@@ -125,7 +125,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 	}
 	if (rc == MQ_OK && r == 1)
 		rc = mq__dberr(c, st, "cannot read statistics");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -151,7 +151,7 @@ count_archive(struct mq_conn *c, uint64_t *archived)
 	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
 	    mysql_stmt_fetch(st) != 0))
 		rc = mq__dberr(c, st, "cannot count the archive");
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	return rc;
 }
 

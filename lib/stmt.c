@@ -43,7 +43,7 @@ mq__expand(const char *tmpl, const char *table, const char *lock)
 }
 
 MYSQL_STMT *
-mq__prepare(struct mq_conn *c, const char *tmpl)
+mq__prepare_once(struct mq_conn *c, const char *tmpl)
 {
 	MYSQL_STMT *st;
 	char *sql = mq__expand(tmpl, c->table, c->skip_locked ?
@@ -67,6 +67,63 @@ mq__prepare(struct mq_conn *c, const char *tmpl)
 	}
 	free(sql);
 	return st;
+}
+
+MYSQL_STMT *
+mq__prepare_keyed(struct mq_conn *c, const void *key, size_t n,
+    const char *text)
+{
+	struct mq_cached *free_slot = NULL;
+	MYSQL_STMT *st;
+	size_t i;
+
+	for (i = 0; i < MQ_STMT_CACHE; i++) {
+		if (c->cache[i].st && c->cache[i].key == key &&
+		    c->cache[i].n == n)
+			return c->cache[i].st;
+		if (!c->cache[i].st && !free_slot)
+			free_slot = &c->cache[i];
+	}
+	if ((st = mq__prepare_once(c, text)) != NULL && free_slot) {
+		free_slot->key = key;
+		free_slot->n = n;
+		free_slot->st = st;
+	}
+	return st;
+}
+
+MYSQL_STMT *
+mq__prepare(struct mq_conn *c, const char *tmpl)
+{
+	return mq__prepare_keyed(c, tmpl, 0, tmpl);
+}
+
+void
+mq__release(struct mq_conn *c, MYSQL_STMT *st)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_STMT_CACHE; i++)
+		if (c->cache[i].st == st) {
+			/* unread rows go; the plan stays, and the next
+			 * execute binds afresh (no COM_STMT_RESET: that
+			 * would cost the round trip the cache saves) */
+			mysql_stmt_free_result(st);
+			return;
+		}
+	mysql_stmt_close(st);
+}
+
+void
+mq__forget_statements(struct mq_conn *c)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_STMT_CACHE; i++)
+		if (c->cache[i].st) {
+			mysql_stmt_close(c->cache[i].st);
+			c->cache[i].st = NULL;
+		}
 }
 
 enum mq_status

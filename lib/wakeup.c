@@ -172,7 +172,7 @@ mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 	mq__bind_str(&in[0], pattern, &plen);
 	mq__bind_u64(&in[1], &limit);
 	rc = mq__select_ids(c, st, in, ids, NULL, (size_t)limit, &got);
-	mysql_stmt_close(st);
+	mq__release(c, st);
 	for (i = 0; rc == MQ_OK && i < got; i++) {
 		/* the id is the server's number, not anybody's input */
 		snprintf(kill, sizeof kill, "KILL QUERY %llu",
