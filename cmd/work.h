@@ -1,0 +1,64 @@
+/*
+ * work.h: what mq work's two files share: a slot per job the worker
+ * holds (claimed and waiting, or running as a child process), and the
+ * child-process side (work-jobs.c).
+ */
+#ifndef MQ_WORK_H
+#define MQ_WORK_H
+
+#include <sys/types.h>
+
+#include "cmds.h"
+
+#define TAIL 4096		/* bytes of a job's stderr kept as its error */
+#define MAX_CONCURRENCY 128
+#define MAX_SLOTS (2 * MAX_CONCURRENCY)	/* running + prefetched */
+
+enum slot_state {
+	FREE,
+	QUEUED,		/* claimed, waiting for a free process slot */
+	RUNNING,	/* CMD runs */
+	ENDED		/* reaped, to be reported to the server */
+};
+
+/* How a job ended. */
+enum end { EXITED, TIMED_OUT, LOST, ABANDONED };
+
+struct slot {
+	enum slot_state state;
+	struct mq_job job;		/* payload held while QUEUED */
+	pid_t pid;
+	int err_fd;			/* the child's stderr, or -1 */
+	char tail[TAIL];		/* ring of its last stderr bytes */
+	size_t tail_len, tail_pos;
+	int64_t next_beat, deadline, kill_at, ended_at;
+	enum end end;
+	int stopping;			/* SIGTERM sent; end says why */
+	int status;			/* from waitpid */
+};
+
+/* Finds cmd as a shell would, once: in PATH unless it has a '/'. */
+int find_command(const char *cmd, char *path, size_t size);
+
+/* Starts the job of s (QUEUED) as path + argv: payload on stdin, MQ_* in
+ * the environment, stderr to a pipe, in a process group of its own. The
+ * payload is freed. Returns an errno value, 0 on success. */
+int spawn_job(struct slot *s, const char *path, char **argv);
+
+/* Reads what the child wrote to stderr: passed on, and its tail kept.
+ * At end of file the pipe is closed. */
+void drain(struct slot *s);
+
+/* Signals the job's whole process group. */
+void kill_job(const struct slot *s, int sig);
+
+/* The error text of a failed job into buf (TAIL + 128 bytes): how it
+ * ended, then its stderr's tail. */
+size_t error_text(const struct slot *s, int64_t timeout_us, char *buf);
+
+/* Whether the job exited 0. */
+int succeeded(const struct slot *s);
+
+int64_t now_us(void);
+
+#endif
