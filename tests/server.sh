@@ -1,14 +1,16 @@
 #!/bin/sh
 # server.sh: a private, throw-away MariaDB for tests and the demo.
-#   server.sh start DIR   install a datadir in DIR, start mariadbd on
-#                         DIR/sock (no TCP), wait until it answers
-#   server.sh stop DIR    stop it and remove DIR
+#   server.sh start DIR            install a datadir in DIR, start mariadbd
+#                                  on DIR/sock (no TCP), wait until it answers
+#   server.sh stop DIR             stop it and remove DIR
+#   server.sh restart DIR [--crash] stop it (kill -9 with --crash) and
+#                                  start it again on the same data
 # Works as root (mariadbd then needs --user=root) and as an ordinary user.
 set -eu
 
 PATH=$PATH:/usr/sbin:/usr/local/sbin
-cmd=${1:?usage: server.sh start|stop DIR}
-dir=${2:?usage: server.sh start|stop DIR}
+cmd=${1:?usage: server.sh start|stop|restart DIR [--crash]}
+dir=${2:?usage: server.sh start|stop|restart DIR [--crash]}
 
 as_user=
 [ "$(id -u)" -eq 0 ] && as_user=--user=root
@@ -18,18 +20,7 @@ ping_server() {
     --connect-timeout=2 ping >/dev/null 2>&1
 }
 
-case $cmd in
-start)
-  mkdir -p "$dir"
-  # --force: skip install-db's check that the host name resolves, which
-  # fails on a minimal system without /etc/hosts; we use a socket only
-  mariadb-install-db --no-defaults --datadir="$dir/data" $as_user \
-    --auth-root-authentication-method=normal --skip-test-db \
-    --skip-name-resolve --force >"$dir/install.log" 2>&1 || {
-    echo "server.sh: mariadb-install-db failed:" >&2
-    tail -n 30 "$dir/install.log" >&2
-    exit 1
-  }
+run_server() {
   # small and quick: tests need correctness, not throughput
   mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
     --skip-networking --pid-file="$dir/pid" --log-error="$dir/error.log" \
@@ -46,22 +37,44 @@ start)
     fi
     sleep 0.1
   done
+}
+
+stop_server() { # stop_server SIGNAL
+  [ -f "$dir/mariadbd.pid" ] || return 0
+  pid=$(cat "$dir/mariadbd.pid")
+  kill "-$1" "$pid" 2>/dev/null || true
+  i=0
+  while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+case $cmd in
+start)
+  mkdir -p "$dir"
+  # --force: skip install-db's check that the host name resolves, which
+  # fails on a minimal system without /etc/hosts; we use a socket only
+  mariadb-install-db --no-defaults --datadir="$dir/data" $as_user \
+    --auth-root-authentication-method=normal --skip-test-db \
+    --skip-name-resolve --force >"$dir/install.log" 2>&1 || {
+    echo "server.sh: mariadb-install-db failed:" >&2
+    tail -n 30 "$dir/install.log" >&2
+    exit 1
+  }
+  run_server
+  ;;
+restart)
+  if [ "${3:-}" = --crash ]; then stop_server KILL; else stop_server TERM; fi
+  run_server
   ;;
 stop)
-  if [ -f "$dir/mariadbd.pid" ]; then
-    pid=$(cat "$dir/mariadbd.pid")
-    kill "$pid" 2>/dev/null || true
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do
-      sleep 0.1
-      i=$((i + 1))
-    done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
+  stop_server TERM
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: server.sh start|stop DIR" >&2
+  echo "usage: server.sh start|stop|restart DIR [--crash]" >&2
   exit 64
   ;;
 esac

@@ -1,0 +1,100 @@
+#!/bin/sh
+# mq pop --wait: blocks until a job can be claimed or the time passes; a
+# push wakes it by KILL QUERY (not an error), waking no more waiters than
+# jobs pushed; without the right to see the waiters, a push is still
+# found by the once-a-second check.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+kills() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2; }
+parked() { # parked QUEUE: how many waiters sit in their SLEEP
+  sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`mq_jobs\` $1 */%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'"
+}
+until_parked() { # until_parked QUEUE N
+  i=0
+  while [ "$(parked "$1")" -lt "$2" ] && [ $i -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+}
+elapsed_ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# nothing comes: exit 1 after the wait
+t0=$(date +%s%N)
+expect_status 1 "--wait 2s on an empty queue exits 1" "$MQ" pop --queue none --wait 2s
+ms=$(elapsed_ms "$t0")
+check "it waited the 2 s ($ms ms)" test "$ms" -ge 1900 -a "$ms" -lt 10000
+is "$OUT$ERR" "" "and printed nothing"
+
+# a job already due: no wait at all
+"$MQ" push --queue now x >/dev/null
+expect_status 0 "--wait with a job due returns it" "$MQ" pop --queue now --wait 30s
+
+# a push wakes a waiting pop by KILL QUERY; the killed SLEEP is no error
+for claim in skip-locked update; do
+  "$MQ" pop --claim $claim --queue w1 --wait 30s >"$T_TMP/got" 2>"$T_TMP/err" &
+  pid=$!
+  until_parked w1 1
+  k0=$(kills)
+  "$MQ" push --queue w1 "hello $claim" >/dev/null
+  wait $pid
+  is "$?:$(cat "$T_TMP/got")" "0:hello $claim" "$claim: the waiter gets the pushed job"
+  like "$(cat "$T_TMP/err")" "[0-9]*.????????????????????????????????" "$claim: its receipt, no error"
+  is "$(($(kills) - k0))" 1 "$claim: the push woke it with one KILL QUERY"
+done
+
+# no more waiters woken than jobs pushed
+for i in 1 2 3; do
+  "$MQ" pop --queue w3 --wait 30s -o "$T_TMP/w3.$i" >"$T_TMP/r3.$i" 2>&1 &
+  eval "p$i=\$!"
+done
+until_parked w3 3
+k0=$(kills)
+"$MQ" push --queue w3 one >/dev/null
+sleep 0.5
+is "$(($(kills) - k0))" 1 "one job pushed: one waiter woken"
+is "$(parked w3)" 2 "two still wait"
+printf 'two\nthree\n' | "$MQ" push --queue w3 --lines >/dev/null
+wait $p1 $p2 $p3
+is "$(($(kills) - k0))" 3 "two more jobs: two more woken"
+is "$(for f in "$T_TMP"/w3.*; do cat "$f"; echo; done | sort | tr '\n' ' ')" \
+  "one three two " "each waiter got one job"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'w3' AND state = 'leased'")" 3 "all three claimed once"
+
+# a pusher that may not see the waiters: no kill, still delivered
+sql_root "DROP USER IF EXISTS 'mq_t150'@'localhost'; CREATE USER 'mq_t150'@'localhost'; GRANT SELECT, INSERT ON \`$T_DB\`.* TO 'mq_t150'@'localhost'"
+"$MQ" pop --queue w4 --wait 30s >"$T_TMP/got4" 2>/dev/null &
+pid=$!
+until_parked w4 1
+k0=$(kills)
+expect_status 0 "a pusher without PROCESS can push" env MQ_USER=mq_t150 "$MQ" push --queue w4 quiet
+wait $pid
+is "$?:$(cat "$T_TMP/got4")" "0:quiet" "the waiter still gets it (its once-a-second check)"
+is "$(($(kills) - k0))" 0 "without a kill"
+sql_root "DROP USER 'mq_t150'@'localhost'"
+
+# a paused queue: waits, then says paused
+"$MQ" pause w5 >/dev/null
+"$MQ" push --queue w5 x >/dev/null
+expect_status 1 "--wait on a paused queue exits 1" "$MQ" pop --queue w5 --wait 1500ms
+is "$ERR" "mq pop: queue 'w5' is paused" "and says paused"
+"$MQ" pop --queue w5 --wait 30s -o /dev/null >/dev/null 2>&1 &
+pid=$!
+until_parked w5 1
+"$MQ" resume w5 >/dev/null
+wait $pid
+is "$?" 0 "resume wakes a waiter of the paused queue"
+
+# an idle waiter is quiet: about one statement a second
+questions() { sql_root "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
+q0=$(questions)
+"$MQ" pop --queue quiet >/dev/null 2>&1
+q1=$(questions)
+"$MQ" pop --queue quiet --wait 5s >/dev/null 2>&1
+q2=$(questions)
+extra=$((q2 - q1 - (q1 - q0)))
+check "5 s of waiting cost $extra statements (at most 7)" test "$extra" -le 7
+
+expect_status 64 "bad --wait" "$MQ" pop --wait soon
+expect_status 64 "negative --wait" "$MQ" pop --wait -1s
+done_testing

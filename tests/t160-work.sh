@@ -1,0 +1,169 @@
+#!/bin/sh
+# mq work -- CMD: exit 0 acks, anything else fails (stderr's tail kept);
+# the payload on stdin and MQ_* in the environment; heartbeats; a lost
+# lease stops CMD; timeouts; limits; both signals; wakeups; and a server
+# restart under a running worker.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+SRV_DIR=$(dirname "$MQ_TEST_SOCKET")
+
+row() { sql "SELECT CONCAT_WS(',', $2) FROM mq_jobs WHERE id = $1"; }
+kills() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2; }
+until_sql() { # until_sql QUERY VALUE: waits (up to 20 s) until QUERY gives VALUE
+  i=0
+  while [ "$(sql "$1")" != "$2" ] && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+}
+cat >"$T_TMP/job.sh" <<'SH'
+#!/bin/sh
+# the test's CMD: what the payload says
+p=$(cat)
+echo "$MQ_ID $MQ_RECEIPT $MQ_QUEUE $MQ_ATTEMPT" >>"$LOG"
+case $p in
+ok) exit 0 ;;
+fail) echo "something broke in job $MQ_ID" >&2; exit 3 ;;
+sleep*) echo $$ >"$LOG.pid.$MQ_ID"; sleep "${p#sleep }"; exit 0 ;;
+*) exit 0 ;;
+esac
+SH
+chmod +x "$T_TMP/job.sh"
+export LOG="$T_TMP/log"
+
+# exit status: 0 acks, non-zero fails with the stderr's tail
+ok=$("$MQ" push --queue a ok)
+fail=$("$MQ" push --queue a fail)
+expect_status 0 "work --exit-when-empty drains the queue" \
+  "$MQ" work --queue a --exit-when-empty -- "$T_TMP/job.sh"
+is "$(row "$ok" "state, attempts")" "done,1" "exit 0: acked"
+is "$(row "$fail" "state, attempts, last_error")" \
+  "ready,1,exit status 3; something broke in job $fail\\n" "exit 3: failed, stderr's tail kept"
+like "$ERR" "*something broke in job $fail
+mq work: job $fail: failed (non-zero exit); due again in *s" "stderr passed on, the failure reported"
+like "$(grep "^$ok " "$LOG")" "$ok $ok.* a 1" "MQ_ID, MQ_RECEIPT, MQ_QUEUE, MQ_ATTEMPT set"
+r=$(grep "^$ok " "$LOG" | cut -d' ' -f2)
+is "$(row "$ok" "CONCAT(id, '.', lease_token)")" "$r" "MQ_RECEIPT is the job's receipt"
+
+# the payload on stdin, byte for byte
+printf 'a\000b\377c' >"$T_TMP/bin"
+id=$("$MQ" push --queue bin <"$T_TMP/bin")
+"$MQ" work --queue bin --exit-when-empty -- sh -c 'cat >"$0/payload.$MQ_ID"' "$T_TMP"
+check "binary payload on stdin byte for byte" cmp -s "$T_TMP/bin" "$T_TMP/payload.$id"
+
+# concurrency and max-jobs
+seq 1 10 | "$MQ" push --lines --queue m >/dev/null
+expect_status 0 "--max-jobs 3 --concurrency 2" "$MQ" work --queue m --max-jobs 3 --concurrency 2 -- true
+is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(state = 'ready'), SUM(attempts)) FROM mq_jobs WHERE queue = 'm'")" \
+  "3,7,3" "3 done, 7 untouched (nothing claimed beyond --max-jobs)"
+expect_status 0 "--concurrency 4 drains 7" "$MQ" work --queue m --concurrency 4 --exit-when-empty -- true
+is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(attempts = 1)) FROM mq_jobs WHERE queue = 'm'")" \
+  "10,10" "all 10 done, each once"
+
+# --wait D: exits when nothing came for D
+t0=$(date +%s)
+expect_status 0 "--wait 2s exits when idle" "$MQ" work --queue nothing --wait 2s -- true
+check "after about 2 s" test $(($(date +%s) - t0)) -ge 1
+
+# heartbeat: a job longer than its lease is extended, not redelivered
+id=$("$MQ" push --queue hb "sleep 7")
+expect_status 0 "a 7 s job with a 3 s lease" "$MQ" work --queue hb --lease 3s --exit-when-empty -- "$T_TMP/job.sh"
+is "$(row "$id" "state, attempts")" "done,1" "acked once: the lease was extended"
+
+# a lost lease: the worker stops CMD and does not ack
+id=$("$MQ" push --queue lost "sleep 60")
+"$MQ" work --queue lost --lease 3s --exit-when-empty -- "$T_TMP/job.sh" 2>"$T_TMP/lost.err" &
+wpid=$!
+until_sql "SELECT state FROM mq_jobs WHERE id = $id" leased
+until_sql "SELECT COUNT(*) FROM mq_jobs WHERE id = $id AND leased_by IS NOT NULL" 1
+i=0; while [ ! -s "$LOG.pid.$id" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+child=$(cat "$LOG.pid.$id")
+# another consumer takes it over (as after requeue-stale and a new claim)
+sql "UPDATE mq_jobs SET lease_token = REPEAT('f', 32) WHERE id = $id"
+wait $wpid
+is "$?" 0 "the worker carries on and exits when empty"
+check "CMD was stopped" sh -c '! kill -0 "$0" 2>/dev/null' "$child"
+is "$(row "$id" "state, lease_token")" "leased,ffffffffffffffffffffffffffffffff" "the new holder's lease untouched"
+like "$(cat "$T_TMP/lost.err")" "*mq work: job $id: lease lost*stopping it*" "the worker says so"
+
+# --timeout: killed and failed
+id=$("$MQ" push --queue to "sleep 60")
+expect_status 0 "--timeout 1s" "$MQ" work --queue to --timeout 1s --exit-when-empty -- "$T_TMP/job.sh"
+like "$(row "$id" "state, attempts, last_error")" "ready,1,timed out after 1.0s; *" "failed as timed out"
+child=$(cat "$LOG.pid.$id")
+check "CMD was killed" sh -c '! kill -0 "$0" 2>/dev/null' "$child"
+
+# CMD that cannot run: nothing is claimed
+"$MQ" push --queue nocmd x >/dev/null
+expect_status 127 "a command not found: status 127" "$MQ" work --queue nocmd -- /nonexistent/cmd
+is "$(sql "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'nocmd'")" "ready0" "and nothing claimed"
+
+# first signal: no more claims, running jobs finish and are acked, the
+# prefetched ones go back at once; exit 0
+a=$("$MQ" push --queue sig "sleep 2")
+seq 1 3 | "$MQ" push --lines --queue sig >/dev/null
+"$MQ" work --queue sig --concurrency 1 -- "$T_TMP/job.sh" 2>/dev/null &
+wpid=$!
+i=0; while [ ! -s "$LOG.pid.$a" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM $wpid
+wait $wpid
+is "$?" 0 "SIGTERM: exit 0"
+is "$(row "$a" "state")" done "the running job finished and was acked"
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'ready'), SUM(attempts = 0)) FROM mq_jobs WHERE queue = 'sig' AND id <> $a")" \
+  "3,3,3" "the others wait, unclaimed (prefetched ones given back, no attempt counted)"
+
+# second signal: running jobs are killed and given back at once
+b=$("$MQ" push --queue sig2 "sleep 60")
+"$MQ" work --queue sig2 -- "$T_TMP/job.sh" 2>/dev/null &
+wpid=$!
+i=0; while [ ! -s "$LOG.pid.$b" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+child=$(cat "$LOG.pid.$b")
+kill -INT $wpid
+sleep 0.3
+kill -INT $wpid
+wait $wpid
+is "$?" 0 "second signal: exit 0"
+check "CMD was killed" sh -c '! kill -0 "$0" 2>/dev/null' "$child"
+is "$(row "$b" "state, attempts, leased_until IS NULL")" "ready,0,1" "its job is back at once, no attempt counted"
+
+# a waiting worker is woken by a push
+"$MQ" work --queue wake --exit-when-empty -- true >/dev/null 2>&1   # (empty: exits)
+"$MQ" work --queue wake -- "$T_TMP/job.sh" 2>/dev/null &
+wpid=$!
+i=0
+while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%wake */%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'")" -lt 1 ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+k0=$(kills)
+id=$("$MQ" push --queue wake ok)
+until_sql "SELECT state FROM mq_jobs WHERE id = $id" done
+is "$(row "$id" state)" done "an idle worker got the pushed job"
+is "$(($(kills) - k0))" 1 "woken by the push's KILL QUERY"
+
+# the server restarts under the running worker: it reconnects, carries on
+sh "$TESTS_DIR/server.sh" restart "$SRV_DIR" --crash
+id=$("$MQ" push --queue wake ok)
+until_sql "SELECT state FROM mq_jobs WHERE id = $id" done
+is "$(row "$id" state)" done "after a server crash and restart the worker did the next job"
+kill -TERM $wpid
+wait $wpid
+is "$?" 0 "and stops cleanly"
+
+# a job that ends while the server is down is acked once it is back
+id=$("$MQ" push --queue down "sleep 3")
+"$MQ" work --queue down --exit-when-empty -- "$T_TMP/job.sh" 2>"$T_TMP/down.err" &
+wpid=$!
+i=0; while [ ! -s "$LOG.pid.$id" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+sh "$TESTS_DIR/server.sh" restart "$SRV_DIR" --crash &
+spid=$!
+wait $spid
+wait $wpid
+is "$?" 0 "the worker exits when empty after the server came back"
+is "$(row "$id" "state, attempts")" "done,1" "the job that ended meanwhile was acked"
+
+expect_status 64 "no command" "$MQ" work --queue a
+expect_status 64 "bad --concurrency" "$MQ" work --concurrency 0 -- true
+expect_status 64 "bad --lease" "$MQ" work --lease 1s -- true
+expect_status 64 "bad --timeout" "$MQ" work --timeout 0s -- true
+expect_status 64 "--exit-when-empty with --wait" "$MQ" work --exit-when-empty --wait 1s -- true
+done_testing
