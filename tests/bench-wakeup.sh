@@ -29,9 +29,8 @@ med=$(sed -n "$(((n + 1) / 2))p" "$T_TMP/lat")
 p90=$(sed -n "$(((n * 9 + 9) / 10))p" "$T_TMP/lat")
 max=$(tail -n 1 "$T_TMP/lat")
 printf 'push commit -> claim by a waiting mq pop --wait (%d rounds):\n' "$n"
-printf '  median %.2f ms, p90 %.2f ms, max %.2f ms\n' \
-  "$(echo "$med / 1000" | bc -l)" "$(echo "$p90 / 1000" | bc -l)" \
-  "$(echo "$max / 1000" | bc -l)"
+awk -v m="$med" -v p="$p90" -v x="$max" 'BEGIN {
+  printf "  median %.2f ms, p90 %.2f ms, max %.2f ms\n", m / 1000, p / 1000, x / 1000 }'
 
 # an idle waiter: statements per second it sends, beyond what a single
 # non-waiting pop sends (connecting, checking the table, one claim)
@@ -45,4 +44,4 @@ q2=$(questions)
 once=$((q1 - q0 - 1))
 waited=$((q2 - q1 - 1))
 printf 'an idle mq pop --wait 10s: %d statements, %d more than a pop that does not wait: %.1f per second of waiting\n' \
-  "$waited" "$((waited - once))" "$(echo "($waited - $once) / 10" | bc -l)"
+  "$waited" "$((waited - once))" "$(awk -v a="$waited" -v b="$once" 'BEGIN { print (a - b) / 10 }')"

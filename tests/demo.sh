@@ -54,4 +54,14 @@ mariadb --no-defaults --socket="$srv/sock" --user=root demo -t -e "
   FROM mq_jobs GROUP BY queue, state"
 awk -v s="$start" -v e="$end" 'BEGIN {
   printf "== 1,000 jobs pushed and drained in %.1f s (%.0f jobs/s, one process per pop and per ack)\n", e - s, 1000 / (e - s) }'
+
+echo "== the same with mq work: 1,000 more jobs, one worker running 4 at a time"
+seq 1 1000 | sed 's/^/resize image-/' | mq push --lines --queue images >/dev/null
+start=$(date +%s.%N)
+mq work --queue images --concurrency 4 --exit-when-empty -- sh -c 'wc -c >/dev/null'
+end=$(date +%s.%N)
+mariadb --no-defaults --socket="$srv/sock" --user=root demo -t -e "
+  SELECT queue, state, COUNT(*) AS jobs FROM mq_jobs GROUP BY queue, state"
+awk -v s="$start" -v e="$end" 'BEGIN {
+  printf "== 1,000 jobs drained by mq work in %.1f s (%.0f jobs/s)\n", e - s, 1000 / (e - s) }'
 echo "== stopping the private MariaDB"

@@ -14,7 +14,7 @@ synopsis_of_help() { # the usage lines of -h output
 }
 
 for cmd in mq ack archive extend fail init pause pop purge push \
-  requeue-stale resume stats; do
+  requeue-stale resume stats work; do
   page=$MAN/mq-$cmd.1.scd
   want=$(synopsis_of_page "$page" 2>/dev/null)
   case $cmd in

@@ -48,6 +48,12 @@ like "$OUT" "*job *, attempt 1: to: ops@example.com*\"payload\":\"to: dev@exampl
 is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE queue = 'mail'")" \
   "ready,done,leased" "mail: the retry waits, first acked, second leased"
 
+run_example work
+is "$RC" 0 "work example runs"
+is "$(printf '%s\n' "$OUT" | grep -c '^resized img-')" 20 "the script ran once per image"
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'images'")" \
+  "20,20" "all 20 done"
+
 # cron: every entry's command, run as cron would (with sh), the textfile
 # directory moved somewhere writable
 mkdir -p "$T_TMP/textfile"
@@ -64,7 +70,7 @@ while read -r _ _ _ _ _ user cmd; do
   is "$RC:$ERR" "0:" "cron entry $i runs: $(printf '%s' "$cmd" | cut -c1-40)"
 done <"$T_TMP/cron"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'leased'")" 0 "cron's requeue-stale took the expired leases back"
-is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 103 "cron's archive moved the week-old done jobs"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 123 "cron's archive moved the week-old done jobs"
 PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
 check "cron's textfile is complete metrics (promtool)" \
   sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/textfile/mq.prom"
