@@ -53,6 +53,7 @@ struct worker {
 	struct mq_conn *c, *cw;		/* work; waiting (non-blocking) */
 	struct mq_async wait;
 	int waiting, wait_broken;
+	unsigned idle_waits;		/* waits in a row that found nothing */
 	int64_t next_claim, idle_since, reconnect_at, backoff_us;
 	int stopping, cannot_run;
 };
@@ -270,6 +271,7 @@ claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
 		return -1;
 	}
 	w->idle_since = 0;
+	w->idle_waits = 0;
 	for (i = 0; i < n; i++) {
 		while (w->slot[k].state != FREE)
 			k++;
@@ -435,7 +437,8 @@ park(struct worker *w)
 			return;		/* claim each second instead */
 		}
 	}
-	if (mq_wait_begin(w->cw, w->pop.queue, 1000000, &w->wait) != MQ_OK) {
+	if (mq_wait_begin(w->cw, w->pop.queue,
+	    mq_wait_backoff_us(w->idle_waits++), &w->wait) != MQ_OK) {
 		w->wait_broken = 1;	/* no non-blocking waits: poll */
 		return;
 	}

@@ -245,6 +245,12 @@ void mq_jobs_free(struct mq_job *jobs, size_t n);
  */
 enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
 
+/**
+ * How long the idle_waits-th wait in a row should park: 100 ms, doubling,
+ * at most a second (the polling fallback, when no pusher can wake us).
+ */
+int64_t mq_wait_backoff_us(unsigned idle_waits);
+
 /** As mq_pop, but waits up to wait_us for a job (mq_wait in between). */
 enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
     int64_t wait_us, struct mq_job **jobs, size_t *n);

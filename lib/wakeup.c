@@ -11,8 +11,10 @@
  * pusher, scanning after its commit, sees the sleeper and wakes it): no
  * push is missed. n is at most a second, so jobs that become due by
  * themselves (scheduled, requeued) or pushes by a user who may not see
- * or kill the waiter are still found within a second: about one query
- * per second when idle.
+ * or kill the waiter are still found within a second. It backs off:
+ * 100 ms after the last claim, doubling up to the second, so that this
+ * polling fallback is quick during bursts and about one query per second
+ * when idle.
  */
 #include <mysqld_error.h>
 #include <poll.h>
@@ -36,8 +38,15 @@ static const char sql_waiters[] =
     " WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
     " AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?";
 
-/* Longest park in one statement. */
+/* Longest park in one statement, and the first one after a claim. */
 #define WAIT_MAX_US 1000000
+#define WAIT_FIRST_US 100000
+
+int64_t
+mq_wait_backoff_us(unsigned idle_waits)
+{
+	return idle_waits >= 4 ? WAIT_MAX_US : WAIT_FIRST_US << idle_waits;
+}
 
 static char *
 wait_sql(struct mq_conn *c, const char *queue, int64_t us)
@@ -113,6 +122,7 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 	enum mq_status rc;
 
 	enum mq_status why;
+	unsigned idle;
 
 	/* claim again only when the wait says a job is due or a pusher
 	 * woke us: an idle waiter sends one statement a second */
@@ -121,9 +131,13 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
 			return rc;
 		why = rc;
+		idle = 0;
 		do {
 			if ((left = deadline - now_us()) <= 0)
 				return why;
+			if (left > mq_wait_backoff_us(idle))
+				left = mq_wait_backoff_us(idle);
+			idle++;
 			rc = mq_wait(c, o->queue, left);
 		} while (rc == MQ_EMPTY);
 		if (rc != MQ_OK)

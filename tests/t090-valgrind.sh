@@ -37,4 +37,11 @@ vg 69 "server down" pop --socket "$T_TMP/none"
 vg 78 "missing table" pop --table nosuch
 vg 0 "init --print" init --print
 vg 1 "pop on an empty queue" pop --queue empty
+vg 1 "pop --wait on an empty queue" pop --queue empty --wait 1500ms
+seq 1 20 | "$MQ" push --lines --queue work >/dev/null
+"$MQ" push --queue work fail >/dev/null
+vg 0 "work (acks, a failure, prefetch, an idle wait)" work --queue work \
+  --concurrency 3 --wait 1500ms -- sh -c '[ "$(cat)" != fail ]'
+is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(state = 'ready')) FROM mq_jobs WHERE queue = 'work'")" \
+  "20,1" "work under valgrind did the jobs"
 done_testing
