@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,6 +29,21 @@ now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* An executable regular file? */
+static int
+runnable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EACCES;
+		return -1;
+	}
+	return access(path, X_OK);
+}
+
 int
 find_command(const char *cmd, char *path, size_t size)
 {
@@ -36,14 +52,14 @@ find_command(const char *cmd, char *path, size_t size)
 
 	if (strchr(cmd, '/')) {
 		snprintf(path, size, "%s", cmd);
-		return access(path, X_OK);
+		return runnable(path);
 	}
 	for (p = dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; ; p = end + 1) {
 		end = strchr(p, ':');
 		n = end ? (size_t)(end - p) : strlen(p);
 		snprintf(path, size, "%.*s%s%s", (int)n, p, n ? "/" : "",
 		    cmd);
-		if (access(path, X_OK) == 0)
+		if (runnable(path) == 0)
 			return 0;
 		if (!end)
 			return -1;
@@ -102,6 +118,7 @@ spawn_job(struct slot *s, const char *path, char **argv)
 		goto out;
 	}
 	fcntl(errp[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fileno(in), F_SETFD, FD_CLOEXEC);	/* its dup as stdin stays */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
@@ -176,24 +193,41 @@ kill_job(const struct slot *s, int sig)
 		kill(-s->pid, sig);
 }
 
+const char *
+how_it_ended(const struct slot *s)
+{
+	if (s->end == TIMED_OUT)
+		return "timed out";
+	if (WIFSIGNALED(s->status))
+		return "killed by a signal";
+	return "non-zero exit";
+}
+
 size_t
 error_text(const struct slot *s, int64_t timeout_us, char *buf)
 {
-	size_t start = (s->tail_pos + TAIL - s->tail_len) % TAIL, i;
+	size_t keep = s->tail_len, start, i;
 	int n;
 
 	if (s->end == TIMED_OUT)
-		n = snprintf(buf, 128, "timed out after %.1fs; ",
+		n = snprintf(buf, 128, "timed out after %.1fs",
 		    (double)timeout_us / 1e6);
 	else if (WIFSIGNALED(s->status))
-		n = snprintf(buf, 128, "killed by signal %d; ",
+		n = snprintf(buf, 128, "killed by signal %d",
 		    WTERMSIG(s->status));
 	else
-		n = snprintf(buf, 128, "exit status %d; ",
+		n = snprintf(buf, 128, "exit status %d",
 		    WEXITSTATUS(s->status));
-	for (i = 0; i < s->tail_len; i++)
+	if (keep == 0)
+		return (size_t)n;
+	/* the store keeps TAIL bytes: drop the oldest output, not the end */
+	n += snprintf(buf + n, 8, "; ");
+	if (keep > TAIL - (size_t)n)
+		keep = TAIL - (size_t)n;
+	start = (s->tail_pos + TAIL - keep) % TAIL;
+	for (i = 0; i < keep; i++)
 		buf[(size_t)n + i] = s->tail[(start + i) % TAIL];
-	return (size_t)n + s->tail_len;
+	return (size_t)n + keep;
 }
 
 int

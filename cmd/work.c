@@ -55,7 +55,9 @@ struct worker {
 	int waiting, wait_broken;
 	unsigned idle_waits;		/* waits in a row that found nothing */
 	int64_t next_claim, idle_since, reconnect_at, backoff_us;
-	int stopping, cannot_run;
+	int stopping;			/* claim no more */
+	int signals;			/* stop signals received */
+	int cannot_run;			/* CMD failed to start for good */
 };
 
 static int sigpipe_fd[2] = { -1, -1 };
@@ -95,6 +97,20 @@ free_slot(struct slot *s)
 	s->state = FREE;
 }
 
+/* An error no retry mends, mid-run: the running jobs are stopped rather
+ * than left unsupervised (their leases expire; requeue-stale returns
+ * them), then the worker exits with the error's status. */
+static void
+fatal(struct worker *w, const struct mq_error *e)
+{
+	int i;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slot[i].state == RUNNING)
+			kill_job(&w->slot[i], SIGTERM);
+	die("work", e);
+}
+
 /* Drops the connections after a failure that may mean the server is
  * gone; they are made again, with backoff, before the next use. */
 static void
@@ -123,7 +139,7 @@ conn(struct worker *w)
 		return w->c;
 	if ((w->c = mq_connect(&w->g->conn, &e)) == NULL) {
 		if (e.status != MQ_EUNAVAIL)
-			die("work", &e);
+			fatal(w, &e);
 		lost_server(w, &e);
 		return NULL;
 	}
@@ -132,7 +148,7 @@ conn(struct worker *w)
 		mq_close(w->c);
 		w->c = NULL;
 		if (e.status != MQ_EUNAVAIL)
-			die("work", &e);
+			fatal(w, &e);
 		lost_server(w, &e);
 		return NULL;
 	}
@@ -151,7 +167,7 @@ db_failure(struct worker *w, enum mq_status st)
 
 	if (st == MQ_EACCESS || st == MQ_ESCHEMA || st == MQ_ECONFIG ||
 	    st == MQ_EINVAL || st == MQ_ENOMEM)
-		die("work", &e);
+		fatal(w, &e);
 	lost_server(w, &e);
 }
 
@@ -180,13 +196,11 @@ report_job(struct worker *w, struct slot *s)
 			fprintf(stderr, "mq work: job %llu: failed (%s); dead "
 			    "after %u attempt%s\n",
 			    (unsigned long long)s->job.id,
-			    s->end == TIMED_OUT ? "timed out" : "non-zero exit",
-			    res.attempts, PLURAL(res.attempts));
+			    how_it_ended(s), res.attempts, PLURAL(res.attempts));
 		else if (st == MQ_OK)
 			fprintf(stderr, "mq work: job %llu: failed (%s); due "
 			    "again in %.1fs\n", (unsigned long long)s->job.id,
-			    s->end == TIMED_OUT ? "timed out" : "non-zero exit",
-			    (double)res.retry_in_us / 1e6);
+			    how_it_ended(s), (double)res.retry_in_us / 1e6);
 	}
 	if (st == MQ_ELEASE)
 		warn_job(s, MQ_LEASE_LOST);
@@ -213,7 +227,13 @@ reap(struct worker *w)
 			s->ended_at = now_us();
 			if (!s->stopping)
 				s->end = EXITED;
+			/* what is written now is read; a background process
+			 * that still holds the pipe is not waited for */
 			drain(s);
+			if (s->err_fd >= 0) {
+				close(s->err_fd);
+				s->err_fd = -1;
+			}
 		}
 }
 
@@ -235,7 +255,14 @@ start_queued(struct worker *w)
 			if (conn(w))
 				(void)mq_release(w->c, &s->job.receipt);
 			free_slot(s);
-			w->cannot_run = w->stopping = 1;
+			if (e == ENOENT || e == EACCES || e == ENOEXEC ||
+			    e == ENOTDIR) {
+				w->cannot_run = w->stopping = 1;
+			} else {
+				/* out of something (files, memory, /tmp):
+				 * claim again in a second */
+				w->next_claim = now_us() + 1000000;
+			}
 			continue;
 		}
 		s->state = RUNNING;
@@ -247,7 +274,7 @@ start_queued(struct worker *w)
 }
 
 /* Claims up to room jobs into free slots, acking r in the same
- * transaction. Returns 0, or -1 if the server failed (the acks are then
+ * transaction. Returns whether the acks were committed (else they are
  * still to do). */
 static int
 claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
@@ -256,19 +283,19 @@ claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
 	struct mq_job *jobs;
 	enum mq_status st;
 	size_t n, i;
-	int k = 0;
+	int k = 0, acked;
 
 	w->pop.count = room;
-	st = mq_ack_pop(w->c, r, nr, lost, &w->pop, &jobs, &n);
+	st = mq_ack_pop(w->c, r, nr, lost, &acked, &w->pop, &jobs, &n);
 	if (st == MQ_EMPTY || st == MQ_PAUSED) {
 		w->next_claim = INT64_MAX;	/* until the wait says so */
 		if (!w->idle_since)
 			w->idle_since = now_us();
-		return 0;
+		return 1;
 	}
 	if (st != MQ_OK) {
 		db_failure(w, st);
-		return -1;
+		return acked;
 	}
 	w->idle_since = 0;
 	w->idle_waits = 0;
@@ -282,7 +309,7 @@ claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
 		w->claimed++;
 	}
 	mq_jobs_free(jobs, n);
-	return 0;
+	return 1;
 }
 
 /* Reports the jobs that ended, and claims when it may: the acks of jobs
@@ -321,7 +348,7 @@ finish(struct worker *w)
 	if (may_claim && conn(w)) {
 		for (i = 0; i < nr; i++)	/* their slots take new jobs */
 			which[i]->state = FREE;
-		acked = claim(w, r, lost, nr, (unsigned)room) == 0;
+		acked = claim(w, r, lost, nr, (unsigned)room);
 		for (i = 0; !acked && i < nr; i++)
 			which[i]->state = ENDED;	/* still to ack */
 	} else if (nr && (w->stopping || w->next_claim == INT64_MAX ||
@@ -389,7 +416,8 @@ on_stop(struct worker *w)
 {
 	int i;
 
-	if (w->stopping++)
+	w->stopping = 1;
+	if (w->signals++)
 		for (i = 0; i < w->nslots; i++)
 			if (w->slot[i].state == RUNNING &&
 			    !w->slot[i].stopping) {
@@ -556,7 +584,8 @@ loop(struct worker *w)
 		}
 		if (r > 0 && (fds[0].revents & POLLIN))
 			while (read(sigpipe_fd[0], &sig, 1) == 1)
-				if (sig == SIGTERM || sig == SIGINT)
+				if (sig == SIGTERM || sig == SIGINT ||
+				    sig == SIGHUP)
 					on_stop(w);
 		for (i = 1; r > 0 && i < nfds; i++)
 			if (i != wait_idx && fds[i].revents)
@@ -587,6 +616,7 @@ set_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);	/* a closed terminal: stop cleanly */
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -53,8 +53,11 @@ void drain(struct slot *s);
 void kill_job(const struct slot *s, int sig);
 
 /* The error text of a failed job into buf (TAIL + 128 bytes): how it
- * ended, then its stderr's tail. */
+ * ended, then as much of its stderr's end as fits in TAIL bytes. */
 size_t error_text(const struct slot *s, int64_t timeout_us, char *buf);
+
+/* "timed out", "killed by a signal" or "non-zero exit". */
+const char *how_it_ended(const struct slot *s);
 
 /* Whether the job exited 0. */
 int succeeded(const struct slot *s);

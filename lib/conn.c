@@ -3,6 +3,7 @@
  * the caller's settings), and what every session needs set up front.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
 	struct mq_conn *c;
-	unsigned timeout = 10;
+	unsigned timeout = 10, io_timeout = 300;
 	char host[200];
 
 	memset(err, 0, sizeof *err);
@@ -63,6 +64,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	mysql_options(c->db, MYSQL_READ_DEFAULT_GROUP, "mq");
 	mysql_options(c->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(c->db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	/* a server that stops answering (not one that closes) must not
+	 * hang a worker for ever; statements here take far less */
+	mysql_options(c->db, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+	mysql_options(c->db, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_tz);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_iso);
 #if defined(MARIADB_PACKAGE_VERSION)
@@ -82,6 +87,8 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		free(c);
 		return NULL;
 	}
+	/* programs a command starts (mq work's jobs) must not hold it */
+	fcntl((int)mysql_get_socket(c->db), F_SETFD, FD_CLOEXEC);
 	/* jitter for deadlock retries: peers must not draw the same */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);

@@ -227,10 +227,12 @@ enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
 /**
  * Acks r[0..nr) (lost[i] as with mq_ack) and claims as mq_pop, in one
  * transaction where the server has SKIP LOCKED: one commit per job for a
- * consumer loop. The acks stand even when the claim finds nothing.
+ * consumer loop. The acks stand even when the claim finds nothing; *acked
+ * (if not NULL) says whether they were committed, also when the claim
+ * then failed (with the UPDATE strategy, they commit first).
  */
 enum mq_status mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r,
-    size_t nr, unsigned char *lost, const struct mq_pop_opts *o,
+    size_t nr, unsigned char *lost, int *acked, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 
 /** Frees what mq_pop returned. */

@@ -212,7 +212,9 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		return c->err.status;
 	mq__bind_str(&in[0], cl->o->queue, &qlen);
 	mq__bind_str(&in[1], cl->token, &tlen);
-	rc = mq__execute(c, st, in, "cannot read claimed jobs");
+	/* a read, and the claim is committed: retried if a late wakeup's
+	 * KILL QUERY (or a deadlock victim's rollback) hits it */
+	rc = mq__execute_retry(c, st, in, "cannot read claimed jobs");
 	if (rc == MQ_OK)
 		rc = fetch_jobs(c, st, cl);
 	mq__release(c, st);
@@ -257,8 +259,8 @@ acks_tx(struct mq_conn *c, void *ctx)
 
 enum mq_status
 mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
-    unsigned char *lost, const struct mq_pop_opts *o, struct mq_job **jobs,
-    size_t *n)
+    unsigned char *lost, int *acked, const struct mq_pop_opts *o,
+    struct mq_job **jobs, size_t *n)
 {
 	struct claim cl;
 	enum mq_claim how = o->claim;
@@ -266,6 +268,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 
 	*jobs = NULL;
 	*n = 0;
+	if (acked)
+		*acked = 0;
 	if (nr)
 		memset(lost, 0, nr);
 	if (!mq_valid_queue(o->queue) || o->count == 0 || o->lease_us <= 0)
@@ -282,9 +286,13 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (how == MQ_CLAIM_SKIP_LOCKED) {
 		/* an empty claim commits too: the acks are kept */
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
+		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
+			*acked = 1;
 	} else {
 		if (nr && (rc = mq__in_tx(c, acks_tx, &cl)) != MQ_OK)
 			return rc;
+		if (acked)
+			*acked = 1;
 		cl.nacks = 0;
 		rc = claim_update(c, &cl);
 	}
@@ -301,5 +309,5 @@ enum mq_status
 mq_pop(struct mq_conn *c, const struct mq_pop_opts *o, struct mq_job **jobs,
     size_t *n)
 {
-	return mq_ack_pop(c, NULL, 0, NULL, o, jobs, n);
+	return mq_ack_pop(c, NULL, 0, NULL, NULL, o, jobs, n);
 }

@@ -129,6 +129,14 @@ bind_row(struct shared *v, MYSQL_BIND *r)
 		mq__bind_i64(&r[3], &v->due_num);
 }
 
+/* Due later: no waiter could claim it now (a past --at is found by the
+ * waiters' own check within a second). */
+static int
+scheduled(const struct mq_push_opts *o)
+{
+	return o->delay_us > 0 || o->at != NULL;
+}
+
 /* The jobs are committed: a failed wakeup must not fail the push (the
  * waiters find the jobs within a second anyway). */
 static void
@@ -200,7 +208,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		*existed = o->dedup && mysql_stmt_affected_rows(st) != 1;
 	}
 	mq__release(c, st);
-	if (rc == MQ_OK && !*existed)
+	if (rc == MQ_OK && !*existed && !scheduled(o))
 		wake_after_push(c, o->queue, 1);
 	return rc;
 }
@@ -253,7 +261,7 @@ flush(struct mq_batch *b)
 		rc = mq__fail(c, MQ_EIO, "cannot report pushed ids");
 	if (st != b->full)
 		mq__release(c, st);
-	if (rc == MQ_OK)
+	if (rc == MQ_OK && !scheduled(&b->v.o))
 		wake_after_push(c, b->v.o.queue, b->rows);
 	b->rows = 0;
 	b->used = 0;

@@ -89,7 +89,7 @@ like "$(cat "$T_TMP/lost.err")" "*mq work: job $id: lease lost*stopping it*" "th
 # --timeout: killed and failed
 id=$("$MQ" push --queue to "sleep 60")
 expect_status 0 "--timeout 1s" "$MQ" work --queue to --timeout 1s --exit-when-empty -- "$T_TMP/job.sh"
-like "$(row "$id" "state, attempts, last_error")" "ready,1,timed out after 1.0s; *" "failed as timed out"
+like "$(row "$id" "state, attempts, last_error")" "ready,1,timed out after 1.0s*" "failed as timed out"
 child=$(cat "$LOG.pid.$id")
 check "CMD was killed" sh -c '! kill -0 "$0" 2>/dev/null' "$child"
 
