@@ -1,0 +1,129 @@
+#!/bin/sh
+# The bad-input catalogue: each entry is refused with one line on stderr
+# and its documented status, and no row of any mq table changes (checksums
+# before and after). Values a user types that are valid (payloads, dedup
+# keys, error texts) are stored byte for byte: nothing becomes SQL.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+"$MQ" push --queue q keep >/dev/null
+a=$("$MQ" push --queue q job-a)
+b=$("$MQ" push --queue q job-b)
+ra=$("$MQ" pop --queue q -o /dev/null)   # leases "keep"
+ra=$("$MQ" pop --queue q -o /dev/null)   # job-a
+rb=$("$MQ" pop --queue q -o /dev/null)   # job-b
+"$MQ" pause paused-q >/dev/null
+
+db_sum() {
+  sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues EXTENDED" | cut -f2 | tr '\n' ' '
+}
+BEFORE=$(db_sum)
+N=0
+refuse() { # refuse STATUS WHAT CMD...: refused, one line, nothing changed
+  want=$1 what=$2
+  shift 2
+  N=$((N + 1))
+  expect_status "$want" "$what: status $want, one line" "$@"
+  now=$(db_sum)
+  if [ "$now" = "$BEFORE" ]; then
+    ok "$what: no row changed"
+  else
+    not_ok "$what: no row changed" "checksums before: $BEFORE, after: $now"
+    BEFORE=$now
+  fi
+}
+
+# names: quotes, backticks, semicolons, spaces, non-ASCII, empty, too long
+long64=$(printf '%065d' 0 | tr 0 q)
+for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
+  "mq_jobs\`; DROP TABLE mq_jobs; --" "x' OR '1'='1" "$(printf 'a\nb')"; do
+  shown=$(printf '%s' "$name" | tr '\n' '?' | cut -c1-20)
+  refuse 64 "table '$shown' (push)" "$MQ" push --table "$name" x
+  refuse 64 "table '$shown' (MQ_TABLE, pop)" env MQ_TABLE="${name:-x y}" "$MQ" pop
+  refuse 64 "queue '$shown' (push)" "$MQ" push --queue "$name" x
+  refuse 64 "queue '$shown' (pop)" "$MQ" pop --queue "$name"
+  refuse 64 "queue '$shown' (stats)" "$MQ" stats --queue "$name"
+  refuse 64 "queue '$shown' (pause)" "$MQ" pause "$name"
+  refuse 64 "queue '$shown' (purge)" "$MQ" purge --queue "$name" --yes
+  refuse 64 "queue '$shown' (work)" "$MQ" work --queue "$name" -- true
+done
+refuse 64 "table of 57 characters (its archive's would not fit)" \
+  "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
+
+# durations: negative, overflowing, garbage
+for d in -1s -5 99999999999999999999s 36601d 1e9 soon 1h30 '' '5 s' 0x10; do
+  refuse 64 "duration '$d' (push --delay)" "$MQ" push --delay "$d" x
+  refuse 64 "duration '$d' (pop --lease)" "$MQ" pop --lease "$d"
+  refuse 64 "duration '$d' (pop --wait)" "$MQ" pop --wait "$d"
+  refuse 64 "duration '$d' (extend --lease)" "$MQ" extend --lease "$d" "$rb"
+  refuse 64 "duration '$d' (fail --retry-in)" "$MQ" fail --retry-in "$d" "$rb"
+  refuse 64 "duration '$d' (archive --older-than)" "$MQ" archive --older-than "$d"
+  refuse 64 "duration '$d' (work --timeout)" "$MQ" work --timeout "$d" -- true
+done
+for t in '2026-13-01 00:00' "2026-01-01 00:00'; DROP TABLE mq_jobs; --" now @-1; do
+  refuse 64 "time '$(printf '%s' "$t" | cut -c1-20)' (push --at)" "$MQ" push --at "$t" x
+done
+for v in -1 0 abc 99999999999999999999 1.5; do
+  refuse 64 "count '$v' (pop --count)" "$MQ" pop --count "$v"
+done
+refuse 64 "priority 40000" "$MQ" push --priority 40000 x
+refuse 64 "a receipt that looks like an option" "$MQ" ack "-1.$(printf '%032d' 0)"
+
+# receipts: malformed, forged, another job's
+for r in x 1. "$a." "$a.ZZZZ" "$a.$(printf '%032d' 0)X" "1' OR '1'='1" "-1.$(printf '%032d' 0)"; do
+  # after --: a receipt that starts with '-' is a receipt, not an option
+  refuse 65 "malformed receipt '$(printf '%s' "$r" | cut -c1-20)' (ack)" "$MQ" ack -- "$r"
+  refuse 65 "malformed receipt '$(printf '%s' "$r" | cut -c1-20)' (fail)" "$MQ" fail -- "$r"
+  refuse 65 "malformed receipt '$(printf '%s' "$r" | cut -c1-20)' (extend)" "$MQ" extend --lease 1m -- "$r"
+done
+forged="$a.0123456789abcdef0123456789abcdef"
+other="$b.${ra#*.}"      # job b's id with job a's token
+for r in "$forged" "$other" "999999.${ra#*.}"; do
+  refuse 2 "forged receipt $r (ack)" "$MQ" ack "$r"
+  refuse 2 "forged receipt $r (fail)" "$MQ" fail "$r"
+  refuse 2 "forged receipt $r (extend)" "$MQ" extend --lease 1m "$r"
+done
+
+# payload over max_allowed_packet
+head -c $((16 * 1024 * 1024 + 1)) /dev/zero >"$T_TMP/huge"
+refuse 65 "payload over max_allowed_packet" sh -c '"$0" push <"$1"' "$MQ" "$T_TMP/huge"
+refuse 65 "a line over max_allowed_packet (push --lines)" sh -c '"$0" push --lines <"$1"' "$MQ" "$T_TMP/huge"
+
+# surroundings: option file, password, server, tables
+refuse 78 "option file that does not exist" "$MQ" --defaults-file "$T_TMP/none.cnf" pop
+if [ "$(id -u)" -ne 0 ]; then
+  printf '[client]\n' >"$T_TMP/locked.cnf"
+  chmod 000 "$T_TMP/locked.cnf"
+  refuse 78 "option file that cannot be read" "$MQ" --defaults-file "$T_TMP/locked.cnf" pop
+else
+  ok "# SKIP an unreadable option file: root reads every file"
+  ok "# SKIP (its no-change check)"
+fi
+sql_root "DROP USER IF EXISTS 'mq_t210'@'localhost'; CREATE USER 'mq_t210'@'localhost' IDENTIFIED BY 'right'"
+printf '[mq]\nuser=mq_t210\npassword=wrong\n' >"$T_TMP/wrong.cnf"
+refuse 77 "wrong password" env -u MQ_USER "$MQ" --defaults-file "$T_TMP/wrong.cnf" push x
+sql_root "DROP USER 'mq_t210'@'localhost'"
+refuse 69 "server down" "$MQ" push --socket "$T_TMP/nothing.sock" x
+refuse 78 "table missing" "$MQ" push --table missing x
+sql "CREATE TABLE other_shape (id INT PRIMARY KEY, payload BLOB)"
+refuse 78 "a table of another shape" "$MQ" push --table other_shape x
+sql "CREATE TABLE future LIKE mq_jobs; ALTER TABLE future COMMENT 'mq schema 99'"
+refuse 78 "schema newer than this mq" "$MQ" pop --table future
+refuse 64 "unknown option" "$MQ" push --drop-table x
+refuse 64 "unknown command" "$MQ" "drop"
+ok "catalogue: $N refusals, each one line, its status, nothing changed"
+
+# what is valid is stored verbatim: nothing a user types becomes SQL
+evil="'); DROP TABLE mq_jobs; -- \`x\` \"y\" \\ $(printf '\001\377')"
+id=$("$MQ" push --queue q --dedup "$evil" "$evil")
+is "$(sql "SELECT HEX(payload) = HEX(dedup_key) AND payload = '$(printf '%s' "$evil" | sed "s/'/''/g; s/\\\\/\\\\\\\\/g")' FROM mq_jobs WHERE id = $id")" 1 \
+  "a payload and dedup key full of SQL are stored byte for byte"
+is "$("$MQ" push --queue q --dedup "$evil" again)" "$id" "and the key matches itself, as a value"
+r=$("$MQ" pop --queue q --json | sed 's/.*"receipt":"\([^"]*\)".*/\1/')
+"$MQ" fail --error "$evil" "$r" >/dev/null
+is "$(sql "SELECT HEX(last_error) = HEX(dedup_key) FROM mq_jobs WHERE id = $id")" 1 \
+  "so is an error text"
+is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'mq_jobs'")" 1 \
+  "and mq_jobs is still there"
+printf 'ok\377' | "$MQ" push --queue utf >/dev/null
+like "$("$MQ" pop --queue utf --json)" '*"payload_base64":"b2v/"*' "invalid UTF-8 comes base64-encoded in --json"
+done_testing
