@@ -30,6 +30,8 @@ enum {
 	OPT_COMMON = 256,
 	OPT_DEFAULTS_FILE = OPT_COMMON, OPT_HOST, OPT_PORT, OPT_SOCKET,
 	OPT_USER, OPT_DATABASE, OPT_TABLE, OPT_QUEUE,
+	OPT_SSL_CA, OPT_SSL_CAPATH, OPT_SSL_CERT, OPT_SSL_KEY, OPT_SSL_CIPHER,
+	OPT_SSL_VERIFY_SERVER_CERT,
 	OPT_CMD = 300	/* first value free for a command's own options */
 };
 
@@ -41,6 +43,13 @@ enum {
 	{"user", required_argument, NULL, OPT_USER}, \
 	{"database", required_argument, NULL, OPT_DATABASE}, \
 	{"table", required_argument, NULL, OPT_TABLE}, \
+	{"ssl-ca", required_argument, NULL, OPT_SSL_CA}, \
+	{"ssl-capath", required_argument, NULL, OPT_SSL_CAPATH}, \
+	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT}, \
+	{"ssl-key", required_argument, NULL, OPT_SSL_KEY}, \
+	{"ssl-cipher", required_argument, NULL, OPT_SSL_CIPHER}, \
+	{"ssl-verify-server-cert", no_argument, NULL, \
+	    OPT_SSL_VERIFY_SERVER_CERT}, \
 	{"help", no_argument, NULL, 'h'}
 
 #define QUEUE_LONGOPT {"queue", required_argument, NULL, OPT_QUEUE}

@@ -15,6 +15,9 @@ const char connection_help[] =
     "  --defaults-file F   read only this MySQL option file\n"
     "  --host H, --port N, --socket S, --user U, --database DB\n"
     "                      connection settings (see mq(1))\n"
+    "  --ssl-ca F, --ssl-capath D, --ssl-cert F, --ssl-key F, --ssl-cipher L,\n"
+    "  --ssl-verify-server-cert\n"
+    "                      TLS, as for the mysql client (see mq(1))\n"
     "  -h, --help          show this help\n";
 
 const char *
@@ -117,6 +120,20 @@ common_option(const char *cmd, int opt, const char *arg, struct mq_global *g)
 	case OPT_USER:	g->conn.user = value(cmd, "--user", arg); break;
 	case OPT_DATABASE:
 		g->conn.database = value(cmd, "--database", arg);
+		break;
+	case OPT_SSL_CA: g->conn.ssl_ca = value(cmd, "--ssl-ca", arg); break;
+	case OPT_SSL_CAPATH:
+		g->conn.ssl_capath = value(cmd, "--ssl-capath", arg);
+		break;
+	case OPT_SSL_CERT:
+		g->conn.ssl_cert = value(cmd, "--ssl-cert", arg);
+		break;
+	case OPT_SSL_KEY: g->conn.ssl_key = value(cmd, "--ssl-key", arg); break;
+	case OPT_SSL_CIPHER:
+		g->conn.ssl_cipher = value(cmd, "--ssl-cipher", arg);
+		break;
+	case OPT_SSL_VERIFY_SERVER_CERT:
+		g->conn.ssl_verify_server_cert = 1;
 		break;
 	case OPT_TABLE:
 		check_table(cmd, "--table", arg);

@@ -37,6 +37,36 @@ server_has_skip_locked(MYSQL *db)
 	return v >= 80001;
 }
 
+/* The TLS settings the caller gave; any of them makes the library ask the
+ * server for TLS. It reads the option files as it connects, after these:
+ * a file's ssl-* setting wins (mq(1) says so). */
+static void
+set_tls(MYSQL *db, const struct mq_connopts *o)
+{
+	if (o->ssl_ca)
+		mysql_options(db, MYSQL_OPT_SSL_CA, o->ssl_ca);
+	if (o->ssl_capath)
+		mysql_options(db, MYSQL_OPT_SSL_CAPATH, o->ssl_capath);
+	if (o->ssl_cert)
+		mysql_options(db, MYSQL_OPT_SSL_CERT, o->ssl_cert);
+	if (o->ssl_key)
+		mysql_options(db, MYSQL_OPT_SSL_KEY, o->ssl_key);
+	if (o->ssl_cipher)
+		mysql_options(db, MYSQL_OPT_SSL_CIPHER, o->ssl_cipher);
+	if (o->ssl_verify_server_cert) {
+#if defined(MARIADB_PACKAGE_VERSION)
+		my_bool on = 1;
+
+		mysql_options(db, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+#else
+		/* MySQL 8.0's client: the option became an SSL mode */
+		unsigned mode = SSL_MODE_VERIFY_IDENTITY;
+
+		mysql_options(db, MYSQL_OPT_SSL_MODE, &mode);
+#endif
+	}
+}
+
 struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
@@ -70,6 +100,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	mysql_options(c->db, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_tz);
 	mysql_options(c->db, MYSQL_INIT_COMMAND, init_iso);
+	set_tls(c->db, o);
 #if defined(MARIADB_PACKAGE_VERSION)
 	if (o->nonblock)
 		mysql_options(c->db, MYSQL_OPT_NONBLOCK, 0);

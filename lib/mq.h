@@ -96,6 +96,10 @@ struct mq_connopts {
 	unsigned port;
 	const char *env_host, *env_socket, *env_user, *env_database;
 	unsigned env_port;
+	/* TLS, as the mysql client's --ssl-*, passed on when set; unlike
+	 * the settings above, an option file's ssl-* wins over them */
+	const char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher;
+	int ssl_verify_server_cert;	/* check the server's certificate */
 	int no_skip_locked;	/* act as on a server without SKIP LOCKED */
 	int nonblock;		/* for mq_wait_begin (libmariadb only) */
 };

@@ -19,8 +19,11 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2,
 };
 
-/* the tables next to the job table, by suffix */
-static const char *const companions[] = { "_archive", "_queues" };
+/* the tables next to the job table, by suffix. information_schema shows
+ * a user only the tables it has some privilege on: a producer need not
+ * see the archive, so commands require only _queues (every claim reads
+ * it); mq init makes any that is missing. */
+static const char *const companions[] = { "_queues", "_archive" };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
 /* One round trip tells everything a command needs before it starts. */
@@ -30,10 +33,12 @@ static const char sql_probe[] =
     " (SELECT TABLE_COMMENT FROM information_schema.TABLES"
     "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),"
     " (SELECT COUNT(*) FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (?, ?))";
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),"
+    " (SELECT COUNT(*) FROM information_schema.TABLES"
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?)";
 
 struct probe {
-	uint64_t max_packet, autoinc_step, companions;
+	uint64_t max_packet, autoinc_step, companion[NCOMP];
 	char binlog[32], database[65];
 	char comment[2049];	/* the job table's; "" if missing */
 	int exists;
@@ -42,9 +47,9 @@ struct probe {
 static enum mq_status
 probe(struct mq_conn *c, const char *table, struct probe *p)
 {
-	MYSQL_BIND in[1 + NCOMP], out[6];
-	unsigned long inlen[1 + NCOMP], outlen[6];
-	my_bool isnull[6];
+	MYSQL_BIND in[1 + NCOMP], out[5 + NCOMP];
+	unsigned long inlen[1 + NCOMP], outlen[5 + NCOMP];
+	my_bool isnull[5 + NCOMP];
 	char names[NCOMP][MQ_TABLE_MAX + 16];
 	enum mq_status st;
 	MYSQL_STMT *stmt;
@@ -76,8 +81,9 @@ probe(struct mq_conn *c, const char *table, struct probe *p)
 	out[4].buffer_type = MYSQL_TYPE_STRING;
 	out[4].buffer = p->comment;
 	out[4].buffer_length = sizeof p->comment - 1;
-	mq__bind_u64(&out[5], &p->companions);
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < NCOMP; i++)
+		mq__bind_u64(&out[5 + i], &p->companion[i]);
+	for (i = 0; i < 5 + NCOMP; i++) {
 		out[i].length = &outlen[i];
 		out[i].is_null = &isnull[i];
 	}
@@ -138,10 +144,10 @@ check_version(struct mq_conn *c, const char *table, const struct probe *p)
 		return mq__fail(c, MQ_ESCHEMA, "table '%s.%s' has schema "
 		    "version %d: run 'mq init' to upgrade it", p->database,
 		    table, v);
-	if (p->companions != NCOMP)
-		return mq__fail(c, MQ_ESCHEMA, "tables next to '%s.%s' are "
-		    "missing: run 'mq init' to create them", p->database,
-		    table);
+	if (!p->companion[0])
+		return mq__fail(c, MQ_ESCHEMA, "table '%s.%s%s' is missing "
+		    "(or not readable): run 'mq init' to create it",
+		    p->database, table, companions[0]);
 	return MQ_OK;
 }
 
@@ -229,7 +235,8 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		if ((st = run_script(c, upgrades[v + 1],
 		    "cannot upgrade table")) != MQ_OK)
 			return st;
-	if (rep->from_version == MQ_SCHEMA_VERSION && p.companions != NCOMP) {
+	if (rep->from_version == MQ_SCHEMA_VERSION &&
+	    (!p.companion[0] || !p.companion[1])) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
 		rep->companions_created = 1;
 		if ((st = run_script(c, mq_sql_schema,

@@ -7,7 +7,7 @@
 set -eu
 
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev scdoc
-mariadb-server-core mariadb-client python3 valgrind"
+mariadb-server-core mariadb-client python3 valgrind openssl"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |

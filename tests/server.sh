@@ -6,6 +6,9 @@
 #   server.sh restart DIR [--crash] stop it (kill -9 with --crash) and
 #                                  start it again on the same data
 # Works as root (mariadbd then needs --user=root) and as an ordinary user.
+# MQ_SERVER_ARGS, if set, holds more mariadbd options, split at blanks
+# (so none may contain one), e.g. for TLS. With --port=N among them the
+# server also listens on TCP: add --bind-address=127.0.0.1 to keep it local.
 set -eu
 
 PATH=$PATH:/usr/sbin:/usr/local/sbin
@@ -21,11 +24,14 @@ ping_server() {
 }
 
 run_server() {
+  net=--skip-networking
+  case " ${MQ_SERVER_ARGS:-}" in *" --port="*) net= ;; esac
   # small and quick: tests need correctness, not throughput
+  # shellcheck disable=SC2086
   mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
-    --skip-networking --pid-file="$dir/pid" --log-error="$dir/error.log" \
+    $net --pid-file="$dir/pid" --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-log-file-size=64M \
-    --max-connections=500 $as_user >/dev/null 2>&1 &
+    --max-connections=500 $as_user ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 &
   echo $! >"$dir/mariadbd.pid"
   i=0
   until ping_server; do

@@ -76,9 +76,13 @@ expect_status 0 "init after the upgrade" "$MQ" init --table v1_jobs
 is "$OUT" "table v1_jobs is up to date (schema 2)" "and changes nothing more"
 sql "DROP TABLE v1_jobs_queues"
 expect_status 78 "a missing companion table is refused" "$MQ" pop --table v1_jobs
-like "$ERR" "*tables next to '*.v1_jobs' are missing: run 'mq init'*" "and named"
+like "$ERR" "*table '*.v1_jobs_queues' is missing (or not readable): run 'mq init'*" "and named"
 expect_status 0 "init recreates it" "$MQ" init --table v1_jobs
 like "$OUT" "table v1_jobs is at schema 2; created the missing tables next to it" "and says so"
+sql "DROP TABLE v1_jobs_archive"
+expect_status 0 "init also remakes a missing archive" "$MQ" init --table v1_jobs
+is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v1_jobs_archive'")" \
+  1 "the archive is back"
 
 expect_status 64 "init refuses an invalid table name" "$MQ" init --table 'x;drop'
 expect_status 64 "init refuses an operand" "$MQ" init extra
