@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "internal.h"
 
 static const char sql_insert_head[] =
@@ -17,9 +19,12 @@ static const char sql_insert_head[] =
 static const char sql_due_delay[] = "NOW(6) + INTERVAL ? MICROSECOND";
 static const char sql_due_epoch[] = "FROM_UNIXTIME(?)";
 static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
-/* a live job with the same key: hand back its id, insert nothing */
-static const char sql_dedup_tail[] =
-    " ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)";
+/* a live job with the same key: its id. A plain INSERT that fails on the
+ * dedup index, then this read, needs only INSERT and SELECT (id, queue,
+ * dedup_live): ON DUPLICATE KEY UPDATE would need UPDATE on every column,
+ * and so let a producer rewrite any job. */
+static const char sql_live_key[] =
+    "SELECT id FROM `{{TABLE}}` WHERE queue = ? AND dedup_live = ?";
 
 /* Rows per multi-row INSERT, and bytes of payload per batch. */
 #define BATCH_ROWS 1000
@@ -84,7 +89,7 @@ insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 	    due_sql(o, &due_num, &due_str), dedup ? ", ?" : "");
 	hl = strlen(head);
 	rl = strlen(row);
-	sql = malloc(hl + n * (rl + 2) + sizeof sql_dedup_tail);
+	sql = malloc(hl + n * (rl + 2) + 1);
 	if (sql == NULL)
 		return NULL;
 	memcpy(sql, head, hl);
@@ -96,7 +101,7 @@ insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 		memcpy(p, row, rl);
 		p += rl;
 	}
-	strcpy(p, dedup ? sql_dedup_tail : "");
+	*p = '\0';
 	return sql;
 }
 
@@ -178,6 +183,36 @@ init_shared(struct shared *v, const struct mq_push_opts *o)
 	due_sql(&v->o, &v->due_num, &v->due_str);
 }
 
+/* The id of the live job with o->dedup: MQ_OK, or MQ_EMPTY if none. */
+static enum mq_status
+live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
+{
+	MYSQL_BIND in[2], out[1];
+	unsigned long qlen, klen = (unsigned long)strlen(o->dedup);
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int r;
+
+	if ((st = mq__prepare(c, sql_live_key)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], o->queue, &qlen);
+	mq__bind_blob(&in[1], o->dedup, &klen);
+	rc = mq__execute(c, st, in, "cannot read the live job's id");
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], id);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read the live job's id");
+	if (rc == MQ_OK) {
+		r = mysql_stmt_fetch(st);
+		if (r == MYSQL_NO_DATA)
+			rc = MQ_EMPTY;
+		else if (r == 1)
+			rc = mq__dberr(c, st, "cannot read the live job's id");
+	}
+	mq__release(c, st);
+	return rc;
+}
+
 enum mq_status
 mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
@@ -187,6 +222,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	unsigned long plen = (unsigned long)len, klen;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int tries;
 
 	*existed = 0;
 	if (len > mq_max_payload(c))
@@ -202,10 +238,20 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		klen = (unsigned long)strlen(o->dedup);
 		mq__bind_blob(&bind[5], o->dedup, &klen);
 	}
-	rc = mq__execute_retry(c, st, bind, "cannot push");
-	if (rc == MQ_OK) {
-		*id = mysql_stmt_insert_id(st);
-		*existed = o->dedup && mysql_stmt_affected_rows(st) != 1;
+	/* a duplicate key: the live job's id, unless it finished in the
+	 * meantime (then the key is free: insert again) */
+	for (tries = 0; tries < 3; tries++) {
+		rc = mq__execute_retry(c, st, bind, "cannot push");
+		if (rc == MQ_OK) {
+			*id = mysql_stmt_insert_id(st);
+			break;
+		}
+		if (!o->dedup || c->err.db_errno != ER_DUP_ENTRY)
+			break;
+		if ((rc = live_key(c, o, id)) != MQ_EMPTY) {
+			*existed = rc == MQ_OK;
+			break;
+		}
 	}
 	mq__release(c, st);
 	if (rc == MQ_OK && !*existed && !scheduled(o))

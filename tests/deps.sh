@@ -1,13 +1,15 @@
 #!/bin/sh
 # deps.sh: installs, from Debian's packages, what building, testing and
 # the demo need and this machine lacks. As root, or through sudo.
+# clang and libclang-rt-dev: the libFuzzer run of the parsers (t220).
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
 # a private server of their own and leave no server behind.
 set -eu
 
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev scdoc
-mariadb-server-core mariadb-client python3 valgrind openssl"
+mariadb-server-core mariadb-client python3 valgrind openssl clang
+libclang-rt-dev"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |

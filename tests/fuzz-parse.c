@@ -1,0 +1,599 @@
+/*
+ * fuzz-parse.c: a libFuzzer target for what mq reads from its users and
+ * what it writes for them: the parsers of lib/parse.c (durations,
+ * receipts, table and queue names, times) and the encoders of
+ * cmd/output.c (UTF-8 check, JSON strings, base64, shell quotes).
+ *
+ * Each one is checked against a property, not only for crashes: a
+ * reference written here from the documented rules must agree with what
+ * the parser accepts (and with the value it finds), and every encoding
+ * must decode back to the input byte for byte. A failed property aborts,
+ * which libFuzzer reports as a crash and keeps the input.
+ *
+ * Built and run by tests/t220-fuzz.sh:
+ *   clang -fsanitize=fuzzer,address,undefined -Ilib -Icmd \
+ *     tests/fuzz-parse.c lib/parse.c cmd/output.c
+ *
+ * The encoders print to stdout. To read what they print, stdout is
+ * pointed for each call at a memory stream (open_memstream): glibc keeps
+ * stdout in a plain variable that a program may assign ("In the GNU C
+ * Library, stdin, stdout, and stderr are normal variables which you can
+ * set just like any others", glibc manual, Standard Streams).
+ */
+#define _DEFAULT_SOURCE		/* timegm */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mq.h"
+#include "cmds.h"
+
+#ifndef __GLIBC__
+#error "fuzz-parse.c assigns stdout, which needs glibc"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A broken property: says which, shows the input, aborts (a "crash"). */
+#define CHECK(cond, what) do { \
+	if (!(cond)) \
+		fail(__LINE__, (what), (#cond)); \
+} while (0)
+
+static const unsigned char *cur_data;
+static size_t cur_size;
+
+static void
+fail(int line, const char *what, const char *cond)
+{
+	size_t i;
+
+	fprintf(stderr, "fuzz-parse.c:%d: property broken: %s (%s)\n"
+	    "input (%zu bytes): \"", line, what, cond, cur_size);
+	for (i = 0; i < cur_size && i < 200; i++)
+		if (cur_data[i] < 0x20 || cur_data[i] >= 0x7f ||
+		    cur_data[i] == '"' || cur_data[i] == '\\')
+			fprintf(stderr, "\\x%02x", cur_data[i]);
+		else
+			fputc(cur_data[i], stderr);
+	fputs(i < cur_size ? "\"...\n" : "\"\n", stderr);
+	abort();
+}
+
+static int
+all_of(const char *s, const char *set)
+{
+	return s[strspn(s, set)] == '\0';
+}
+
+#define DIGITS "0123456789"
+#define ALNUM_ "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+	DIGITS "_"
+
+/* ---- durations ---- */
+
+/* mq.h's limit: 100 years of 366 days. */
+#define MAX_US ((uint64_t)100 * 366 * 86400 * 1000000)
+
+/* a * b, or MAX_US + 1 if that is larger than MAX_US */
+static uint64_t
+sat_mul(uint64_t a, uint64_t b)
+{
+	return a > (MAX_US + 1) / b ? MAX_US + 1 : a * b;
+}
+
+/*
+ * The duration grammar, from mq.h and mq(1): terms of digits and a unit
+ * (ms, s, m, h, d); one bare number alone is seconds. Accepted when the
+ * sum is at most MAX_US. Values are kept saturated at MAX_US + 1, so the
+ * order of the overflow checks cannot matter.
+ */
+static int
+ref_duration(const char *s, uint64_t *out)
+{
+	uint64_t total = 0;
+	int terms = 0;
+
+	if (*s == '\0')
+		return 0;
+	while (*s) {
+		uint64_t n = 0, mult;
+
+		if (*s < '0' || *s > '9')
+			return 0;
+		for (; *s >= '0' && *s <= '9'; s++)
+			n = sat_mul(n, 10) + (uint64_t)(*s - '0');
+		if (n > MAX_US)
+			n = MAX_US + 1;
+		if (s[0] == 'm' && s[1] == 's')
+			mult = 1000, s += 2;
+		else if (*s == 's')
+			mult = 1000000, s++;
+		else if (*s == 'm')
+			mult = 60 * (uint64_t)1000000, s++;
+		else if (*s == 'h')
+			mult = 3600 * (uint64_t)1000000, s++;
+		else if (*s == 'd')
+			mult = 86400 * (uint64_t)1000000, s++;
+		else if (*s == '\0' && terms == 0)
+			mult = 1000000;
+		else
+			return 0;
+		terms++;
+		total += sat_mul(n, mult);
+		if (total > MAX_US)
+			total = MAX_US + 1;
+	}
+	*out = total;
+	return total <= MAX_US;
+}
+
+static void
+fuzz_duration(const char *s)
+{
+	int64_t us = -12345, again = -1;
+	uint64_t want = 0;
+	int ok = mq_parse_duration(s, &us) == MQ_OK;
+	char canon[64];
+
+	CHECK(ok == ref_duration(s, &want), "duration: accepted as the rules say");
+	if (!ok) {
+		CHECK(us == -12345, "duration: a refused one stores nothing");
+		return;
+	}
+	CHECK(us >= 0 && (uint64_t)us <= MAX_US, "duration: in 0..100 years");
+	CHECK((uint64_t)us == want, "duration: the value the rules give");
+	CHECK(all_of(s, DIGITS "mshd"), "duration: only digits and units");
+	/* every unit is whole milliseconds: "<N>ms" is a canonical form */
+	CHECK(us % 1000 == 0, "duration: whole milliseconds");
+	snprintf(canon, sizeof canon, "%lldms", (long long)(us / 1000));
+	CHECK(mq_parse_duration(canon, &again) == MQ_OK && again == us,
+	    "duration: its canonical form parses to the same value");
+}
+
+/* ---- receipts ---- */
+
+/* "<id>.<32 lowercase hex>": id 1..2^64-1 in decimal, no leading zero */
+static int
+ref_receipt(const char *s)
+{
+	size_t nd = strspn(s, DIGITS);
+	const char *t = s + nd + 1;
+
+	if (nd == 0 || s[0] == '0' || s[nd] != '.')
+		return 0;
+	if (nd > 20 || (nd == 20 && strncmp(s, "18446744073709551615", 20) > 0))
+		return 0;
+	return strspn(t, DIGITS "abcdef") == MQ_TOKEN_LEN &&
+	    t[MQ_TOKEN_LEN] == '\0';
+}
+
+static void
+fuzz_receipt(const char *s)
+{
+	struct mq_receipt r;
+	char buf[MQ_RECEIPT_SIZE];
+	int ok;
+
+	memset(&r, 0xa5, sizeof r);
+	ok = mq_parse_receipt(s, &r) == MQ_OK;
+	CHECK(ok == ref_receipt(s), "receipt: accepted as the rules say");
+	if (!ok)
+		return;
+	CHECK(r.id == strtoull(s, NULL, 10), "receipt: the id");
+	CHECK(strlen(r.token) == MQ_TOKEN_LEN &&
+	    strcmp(r.token, strchr(s, '.') + 1) == 0, "receipt: the token");
+	memset(buf, 0xa5, sizeof buf);
+	mq_format_receipt(&r, buf);
+	CHECK(strcmp(buf, s) == 0, "receipt: formats back to the input");
+}
+
+/* ---- names ---- */
+
+static void
+fuzz_names(const char *s)
+{
+	size_t n = strlen(s);
+	int table = mq_valid_table(s) != 0, queue = mq_valid_queue(s) != 0;
+
+	CHECK(table == (n >= 1 && n <= MQ_TABLE_MAX && all_of(s, ALNUM_) &&
+	    !all_of(s, DIGITS)), "table name: accepted as the rules say");
+	CHECK(queue == (n >= 1 && n <= MQ_QUEUE_MAX && all_of(s, ALNUM_ ".-")),
+	    "queue name: accepted as the rules say");
+	/* what the rules are for: nothing that ends a backticked or
+	 * quoted name, or escapes in it (implied by the above, stated for
+	 * the reader) */
+	if (table || queue)
+		CHECK(strpbrk(s, "`'\"\\") == NULL && all_of(s, ALNUM_ ".-"),
+		    "name: nothing that leaves its quotes");
+	if (table)
+		CHECK(queue, "name: a valid table name is a valid queue name");
+}
+
+/* ---- times ---- */
+
+/* n digits at *p as a number, *p moved past them; -1 if not digits */
+static int
+digits(const char **p, int n)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	return v;
+}
+
+/* a real day of the Gregorian calendar, by the C library's own timegm */
+static int
+real_date(int y, int m, int d)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = m - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = 12;
+	if (m < 1 || m > 12 || d < 1 || d > 31 || timegm(&tm) == (time_t)-1)
+		return 0;
+	/* timegm normalizes: April 31 comes back as May 1 */
+	return tm.tm_year == y - 1900 && tm.tm_mon == m - 1 && tm.tm_mday == d;
+}
+
+/*
+ * mq.h: "@EPOCH" (at most 2^31 - 1), or "YYYY-MM-DD[ T]HH:MM[:SS[.frac]]"
+ * and an optional "Z"; years 1000..9999, fractions of 1 to 6 digits,
+ * seconds 0..59.
+ */
+static int
+ref_time(const char *s)
+{
+	const char *p = s;
+	int y, mo, d, h, mi, sec, nf;
+
+	if (*p == '@') {
+		p++;
+		if (*p == '\0' || !all_of(p, DIGITS))
+			return 0;
+		p += strspn(p, "0");	/* leading zeros are fine */
+		return strlen(p) < 10 ||
+		    (strlen(p) == 10 && strcmp(p, "2147483647") <= 0);
+	}
+	y = digits(&p, 4);
+	if (y < 1000 || *p++ != '-' || (mo = digits(&p, 2)) < 0 ||
+	    *p++ != '-' || (d = digits(&p, 2)) < 0 || !real_date(y, mo, d))
+		return 0;
+	if (*p != ' ' && *p != 'T')
+		return 0;
+	p++;
+	h = digits(&p, 2);
+	if (h < 0 || h > 23 || *p++ != ':' || (mi = digits(&p, 2)) < 0 ||
+	    mi > 59)
+		return 0;
+	if (*p == ':') {
+		p++;
+		sec = digits(&p, 2);
+		if (sec < 0 || sec > 59)
+			return 0;
+		if (*p == '.') {
+			p++;
+			nf = (int)strspn(p, DIGITS);
+			if (nf < 1 || nf > 6)
+				return 0;
+			p += nf;
+		}
+	}
+	if (*p == 'Z')
+		p++;
+	return *p == '\0';
+}
+
+static void
+fuzz_time(const char *s)
+{
+	int ok = mq_check_time(s) == MQ_OK;
+
+	CHECK(ok == ref_time(s), "time: accepted as the rules say");
+	if (ok)
+		CHECK(all_of(s, DIGITS "-: T.Z@"), "time: only time characters");
+}
+
+/* ---- output encodings ---- */
+
+/* Well-formed UTF-8 as the Unicode Standard's table 3-7 lists it: for
+ * each lead byte, the range its second byte must lie in. */
+static int
+ref_utf8(const unsigned char *p, size_t n)
+{
+	size_t i = 0, len, k;
+
+	while (i < n) {
+		unsigned char c = p[i], lo = 0x80, hi = 0xbf;
+
+		if (c <= 0x7f) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4;
+		else
+			return 0;
+		if (c == 0xe0)
+			lo = 0xa0;	/* no overlong 3-byte forms */
+		else if (c == 0xed)
+			hi = 0x9f;	/* no surrogates */
+		else if (c == 0xf0)
+			lo = 0x90;	/* no overlong 4-byte forms */
+		else if (c == 0xf4)
+			hi = 0x8f;	/* nothing beyond U+10FFFF */
+		if (n - i < len || p[i + 1] < lo || p[i + 1] > hi)
+			return 0;
+		for (k = 2; k < len; k++)
+			if (p[i + k] < 0x80 || p[i + k] > 0xbf)
+				return 0;
+		i += len;
+	}
+	return 1;
+}
+
+/* What fn(p, n) prints on stdout, malloc'ed, its length in *len. */
+static char *
+captured(void (*fn)(const unsigned char *, size_t), const unsigned char *p,
+    size_t n, size_t *len)
+{
+	FILE *saved = stdout, *mem;
+	char *buf = NULL;
+
+	fflush(stdout);
+	mem = open_memstream(&buf, len);
+	if (mem == NULL) {
+		perror("open_memstream");
+		abort();
+	}
+	stdout = mem;
+	fn(p, n);
+	stdout = saved;
+	if (ferror(mem) || fclose(mem) != 0 || buf == NULL) {
+		perror("fuzz-parse: writing to memory");
+		abort();
+	}
+	return buf;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decodes a JSON string (RFC 8259, section 7) that must fill s[0..n)
+ * into out (room for n bytes); the decoded length, or -1 if s is not
+ * one. \u escapes of surrogates are refused: the encoder writes none.
+ */
+static long
+json_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i = 1, o = 0;
+
+	if (n < 2 || s[0] != '"' || s[n - 1] != '"')
+		return -1;
+	while (i < n - 1) {
+		unsigned char c = (unsigned char)s[i++];
+		unsigned cp;
+		int k, h;
+
+		if (c == '"' || c < 0x20)
+			return -1;	/* must be escaped */
+		if (c != '\\') {
+			out[o++] = c;
+			continue;
+		}
+		if (i >= n - 1)
+			return -1;
+		switch (s[i++]) {
+		case '"':	out[o++] = '"'; break;
+		case '\\':	out[o++] = '\\'; break;
+		case '/':	out[o++] = '/'; break;
+		case 'b':	out[o++] = '\b'; break;
+		case 'f':	out[o++] = '\f'; break;
+		case 'n':	out[o++] = '\n'; break;
+		case 'r':	out[o++] = '\r'; break;
+		case 't':	out[o++] = '\t'; break;
+		case 'u':
+			if (n - 1 - i < 4)
+				return -1;
+			for (cp = 0, k = 0; k < 4; k++) {
+				if ((h = hexval((unsigned char)s[i++])) < 0)
+					return -1;
+				cp = cp << 4 | (unsigned)h;
+			}
+			if (cp >= 0xd800 && cp <= 0xdfff)
+				return -1;
+			if (cp < 0x80) {
+				out[o++] = (unsigned char)cp;
+			} else if (cp < 0x800) {
+				out[o++] = (unsigned char)(0xc0 | cp >> 6);
+				out[o++] = (unsigned char)(0x80 | (cp & 0x3f));
+			} else {
+				out[o++] = (unsigned char)(0xe0 | cp >> 12);
+				out[o++] = (unsigned char)(0x80 |
+				    (cp >> 6 & 0x3f));
+				out[o++] = (unsigned char)(0x80 | (cp & 0x3f));
+			}
+			break;
+		default:
+			return -1;
+		}
+	}
+	return (long)o;
+}
+
+/*
+ * Decodes base64 (RFC 4648, section 4, with padding) strictly: length a
+ * multiple of 4, '=' only at the end, unused bits zero. The decoded
+ * length, or -1.
+ */
+static long
+base64_decode(const char *s, size_t n, unsigned char *out)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i, o = 0, pad = 0;
+
+	if (n % 4 != 0)
+		return -1;
+	if (n >= 1 && s[n - 1] == '=')
+		pad++;
+	if (n >= 2 && s[n - 2] == '=')
+		pad++;
+	for (i = 0; i < n; i += 4) {
+		unsigned long v = 0;
+		int k, used = i + 4 == n ? 4 - (int)pad : 4;
+
+		for (k = 0; k < 4; k++) {
+			const char *c = s[i + k] ? strchr(tab, s[i + k]) : NULL;
+
+			if (k >= used) {
+				if (s[i + k] != '=')
+					return -1;
+				v <<= 6;
+			} else if (c == NULL) {
+				return -1;
+			} else {
+				v = v << 6 | (unsigned long)(c - tab);
+			}
+		}
+		if ((used == 2 && (v & 0xffff)) || (used == 3 && (v & 0xff)))
+			return -1;	/* non-zero bits after the data */
+		out[o++] = (unsigned char)(v >> 16);
+		if (used >= 3)
+			out[o++] = (unsigned char)(v >> 8 & 0xff);
+		if (used == 4)
+			out[o++] = (unsigned char)(v & 0xff);
+	}
+	return (long)o;
+}
+
+/*
+ * Decodes one POSIX shell word made only of '...' strings and \'
+ * (XCU 2.2.2, 2.2.1): as a shell reads it, with nothing it would split,
+ * expand or end a command at. The decoded length, or -1.
+ */
+static long
+shell_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i = 0, o = 0;
+
+	if (n == 0)
+		return -1;
+	while (i < n) {
+		if (s[i] == '\'') {
+			for (i++; i < n && s[i] != '\''; i++)
+				out[o++] = (unsigned char)s[i];
+			if (i == n)
+				return -1;	/* unterminated */
+			i++;
+		} else if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\'') {
+			out[o++] = '\'';
+			i += 2;
+		} else {
+			return -1;	/* anything unquoted */
+		}
+	}
+	return (long)o;
+}
+
+/* Decodes out[0..len) with fn into a buffer (a decoding is never longer
+ * than its text) and compares with p[0..n); -1 if it does not decode. */
+static int
+decodes_to(long (*fn)(const char *, size_t, unsigned char *),
+    const char *out, size_t len, const unsigned char *p, size_t n)
+{
+	unsigned char *dec = malloc(len + 1);
+	long dl;
+	int same;
+
+	if (dec == NULL)
+		abort();
+	dl = fn(out, len, dec);
+	same = dl >= 0 && (size_t)dl == n && memcmp(dec, p, n) == 0;
+	free(dec);
+	return dl < 0 ? -1 : same;
+}
+
+static void
+fuzz_output(const unsigned char *p, size_t n)
+{
+	char *out;
+	size_t len;
+	int valid = utf8_valid(p, n) != 0, r;
+
+	CHECK(valid == ref_utf8(p, n), "utf8_valid: agrees with table 3-7");
+
+	out = captured(put_json_string, p, n, &len);
+	r = decodes_to(json_decode, out, len, p, n);
+	CHECK(r >= 0, "json: a JSON string");
+	CHECK(r == 1, "json: decodes to the input");
+	if (valid)
+		CHECK(utf8_valid((unsigned char *)out, len),
+		    "json: UTF-8 when the input is");
+	free(out);
+
+	out = captured(put_base64, p, n, &len);
+	CHECK(len == (n + 2) / 3 * 4, "base64: 4 characters per 3 bytes");
+	r = decodes_to(base64_decode, out, len, p, n);
+	CHECK(r >= 0, "base64: strict RFC 4648");
+	CHECK(r == 1, "base64: decodes to the input");
+	free(out);
+
+	out = captured(put_shell_quoted, p, n, &len);
+	r = decodes_to(shell_decode, out, len, p, n);
+	CHECK(r >= 0, "shell: one quoted word");
+	CHECK(r == 1, "shell: decodes to the input");
+	free(out);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *nul = memchr(data, '\0', size);
+	size_t len = nul ? (size_t)(nul - data) : size;
+	/* exactly len + 1 bytes: ASan sees any read past the NUL */
+	char *s = malloc(len + 1);
+
+	if (s == NULL)
+		return 0;
+	memcpy(s, data, len);
+	s[len] = '\0';
+	cur_data = data;
+	cur_size = size;
+
+	/* the parsers take C strings: the input up to its first NUL */
+	fuzz_duration(s);
+	fuzz_receipt(s);
+	fuzz_names(s);
+	fuzz_time(s);
+
+	/* the encoders take bytes: all of them, NULs too */
+	fuzz_output(data, size);
+
+	free(s);
+	return 0;
+}
