@@ -1,0 +1,32 @@
+-- mq: least-privilege roles for one job table. Fill in the placeholders
+-- and run it as an administrator, e.g.
+--   sed -e 's/{{DATABASE}}/jobs/g' -e 's/{{TABLE}}/mq_jobs/g' grants.sql | mariadb
+-- then give each account its role:
+--   GRANT mq_jobs_producer TO 'web'@'%';
+--   SET DEFAULT ROLE mq_jobs_producer FOR 'web'@'%';      -- MariaDB
+--   SET DEFAULT ROLE mq_jobs_producer TO 'web'@'%';       -- MySQL 8
+-- `mq init` itself needs CREATE, ALTER, INDEX and SELECT on the database:
+-- run it as the schema's owner, not as one of these roles.
+
+-- producer: mq push (with --dedup it reads the live job's id, nothing else)
+CREATE ROLE IF NOT EXISTS {{TABLE}}_producer;
+GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
+GRANT SELECT (id, queue, dedup_live) ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
+GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
+-- Optional, for fast wakeups of consumers logged in as other users (see
+-- mq-pop(1), WAKEUPS): seeing and killing their waiting statements takes
+--   GRANT PROCESS, CONNECTION ADMIN ON *.* TO ...;   -- MariaDB 10.5+
+--   GRANT PROCESS, CONNECTION_ADMIN ON *.* TO ...;   -- MySQL 8 (or SUPER)
+-- Without them consumers still find new jobs within a second.
+
+-- consumer: mq pop, ack, fail, extend, work
+CREATE ROLE IF NOT EXISTS {{TABLE}}_consumer;
+GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_consumer;
+GRANT SELECT ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_consumer;
+
+-- operator: mq stats, requeue-stale, archive, pause, resume, purge (and
+-- all the above)
+CREATE ROLE IF NOT EXISTS {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_operator;

@@ -1,0 +1,70 @@
+#!/bin/sh
+# sql/grants.sql: producer, consumer and operator roles. Accounts with only
+# their role can do their part and nothing else: a producer can push but
+# not pop or archive, a consumer can pop and ack but not push or purge,
+# an operator can reap, archive, pause and purge.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+GRANTS=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/sql/grants.sql
+
+sed -e "s/{{DATABASE}}/$T_DB/g" -e "s/{{TABLE}}/mq_jobs/g" "$GRANTS" >"$T_TMP/grants.sql"
+sql_root "$(cat "$T_TMP/grants.sql")"
+is "$?" 0 "grants.sql runs"
+for role in producer consumer operator; do
+  sql_root "DROP USER IF EXISTS 'mq_$role'@'localhost';
+    CREATE USER 'mq_$role'@'localhost';
+    GRANT mq_jobs_$role TO 'mq_$role'@'localhost';
+    SET DEFAULT ROLE mq_jobs_$role FOR 'mq_$role'@'localhost'"
+done
+as() { # as ROLE ARGS...: mq as that role's account
+  as_role=$1
+  shift
+  MQ_USER=mq_$as_role "$MQ" "$@"
+}
+
+sum() { sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues EXTENDED" | cut -f2 | tr '\n' ' '; }
+
+# producer
+expect_status 0 "producer: push" as producer push --queue g hello
+expect_status 0 "producer: push --lines" sh -c 'printf "a\nb\n" | MQ_USER=mq_producer "$0" push --lines --queue g' "$MQ"
+id=$(as producer push --queue g --dedup k1 first)
+is "$(as producer push --queue g --dedup k1 second)" "$id" "producer: push --dedup finds the live job"
+s=$(sum)
+expect_status 77 "producer: pop is denied" as producer pop --queue g
+like "$ERR" "mq pop: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "with the server's reason"
+expect_status 77 "producer: archive is denied" as producer archive --older-than 0s
+expect_status 77 "producer: purge is denied" as producer purge --queue g --yes
+expect_status 77 "producer: pause is denied" as producer pause g
+expect_status 77 "producer: stats is denied" as producer stats
+expect_status 77 "producer: init is denied" as producer init --table other
+is "$(sum)" "$s" "the producer's refused commands changed nothing"
+
+# consumer
+r=$(as consumer pop --queue g -o "$T_TMP/p")
+is "$?:$(cat "$T_TMP/p")" "0:hello" "consumer: pop"
+expect_status 0 "consumer: extend" as consumer extend --lease 1m "$r"
+expect_status 0 "consumer: ack" as consumer ack "$r"
+r=$(as consumer pop --queue g -o /dev/null)
+expect_status 0 "consumer: fail" as consumer fail --error nope "$r"
+expect_status 0 "consumer: work" as consumer work --queue g --max-jobs 1 -- true
+s=$(sum)
+expect_status 77 "consumer: push is denied" as consumer push --queue g x
+expect_status 77 "consumer: purge is denied" as consumer purge --queue g --yes
+expect_status 77 "consumer: archive is denied" as consumer archive --older-than 0s
+expect_status 77 "consumer: pause is denied" as consumer pause g
+is "$(sum)" "$s" "the consumer's refused commands changed nothing"
+
+# operator
+sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
+expect_status 0 "operator: stats" as operator stats
+expect_status 0 "operator: requeue-stale" as operator requeue-stale
+expect_status 0 "operator: archive" as operator archive --older-than 0s --dead
+like "$OUT" "archived [1-9]* job*" "operator: archive moved the finished jobs"
+expect_status 0 "operator: pause" as operator pause g
+expect_status 0 "operator: resume" as operator resume g
+expect_status 0 "operator: purge" as operator purge --queue g --yes
+expect_status 77 "operator: init is denied (that is the owner's)" as operator init --table other2
+for role in producer consumer operator; do
+  sql_root "DROP USER 'mq_$role'@'localhost'; DROP ROLE mq_jobs_$role"
+done
+done_testing
