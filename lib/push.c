@@ -254,8 +254,8 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		}
 	}
 	if (rc == MQ_EMPTY)	/* the key's job finished and came back, 3x */
-		rc = mq__fail(c, MQ_ERETRY, "dedup key '%s' is taken and "
-		    "freed too fast: try again", o->dedup);
+		rc = mq__fail(c, MQ_ERETRY, "the dedup key is taken and freed "
+		    "too fast: try again");
 	mq__release(c, st);
 	if (rc == MQ_OK && !*existed && !scheduled(o))
 		wake_after_push(c, o->queue, 1);
