@@ -8,7 +8,7 @@
 #include "internal.h"
 
 static const char sql_ack[] =
-    "UPDATE `{{TABLE}}` SET state = 'done', finished_at = NOW(6),"
+    "UPDATE `{{TABLE}}` SET state = 'done', finished_at = UTC_TIMESTAMP(6),"
     " leased_until = NULL"
     " WHERE id = ? AND lease_token = ? AND state = 'leased'";
 

@@ -12,7 +12,7 @@
 
 const char mq__sql_archive_pick[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
-    " WHERE state = ? AND finished_at < NOW(6) - INTERVAL ? MICROSECOND"
+    " WHERE state = ? AND finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND"
     " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
 
 static const char sql_copy[] =
@@ -22,7 +22,7 @@ static const char sql_copy[] =
     " archived_at)"
     " SELECT id, queue, state, priority, payload, attempts, max_attempts,"
     " available_at, leased_until, lease_token, leased_by, created_at,"
-    " finished_at, last_error, dedup_key, NOW(6)"
+    " finished_at, last_error, dedup_key, UTC_TIMESTAMP(6)"
     " FROM `{{TABLE}}` WHERE id IN (";
 
 static const char sql_delete[] =
@@ -86,6 +86,8 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	*moved = 0;
 	if (o->older_than_us < 0)
 		return mq__fail(c, MQ_EINVAL, "negative age");
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
 	memset(&b, 0, sizeof b);
 	b.o = o;
 	b.want = batch;

@@ -12,11 +12,24 @@
 
 #include "internal.h"
 
-/* UTC everywhere: stored DATETIMEs mean the same to every session.
- * READ COMMITTED: claims take no gap locks. */
-static const char init_tz[] = "SET time_zone = '+00:00'";
-static const char init_iso[] =
+/* READ COMMITTED: claims and batch reads take no gap locks. Set before
+ * the first transaction that locks, not at connect: most commands never
+ * need it, and a round trip is most of what a one-shot command costs.
+ * (Times need no session setting: every statement uses UTC_TIMESTAMP.) */
+static const char sql_read_committed[] =
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+enum mq_status
+mq__read_committed(struct mq_conn *c)
+{
+	if (c->read_committed)
+		return MQ_OK;
+	if (mysql_real_query(c->db, sql_read_committed,
+	    sizeof sql_read_committed - 1) != 0)
+		return mq__dberr(c, NULL, "cannot set the isolation level");
+	c->read_committed = 1;
+	return MQ_OK;
+}
 
 /* The explicit setting, else the environment's; NULL leaves it to the
  * option files. */
@@ -98,8 +111,6 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	 * hang a worker for ever; statements here take far less */
 	mysql_options(c->db, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
 	mysql_options(c->db, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
-	mysql_options(c->db, MYSQL_INIT_COMMAND, init_tz);
-	mysql_options(c->db, MYSQL_INIT_COMMAND, init_iso);
 	set_tls(c->db, o);
 #if defined(MARIADB_PACKAGE_VERSION)
 	if (o->nonblock)

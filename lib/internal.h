@@ -27,6 +27,7 @@ struct mq_conn {
 	unsigned long max_packet;	/* server's max_allowed_packet */
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
+	int read_committed;		/* the session's isolation is set */
 	char leased_by[256];		/* host:pid written on claims */
 };
 
@@ -93,6 +94,10 @@ void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
 void mq__bind_null(MYSQL_BIND *b);
+
+/* Sets the session to READ COMMITTED (once): call before a transaction
+ * that takes locks (claims, batch moves). */
+enum mq_status mq__read_committed(struct mq_conn *c);
 
 /* A transaction body; called again from the start after a deadlock. */
 typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);

@@ -15,24 +15,24 @@ static const char sql_lock_lease[] =
 
 static const char sql_retry[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = NOW(6) + INTERVAL ? MICROSECOND,"
+    " available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " last_error = COALESCE(?, last_error)"
     " WHERE id = ?";
 
 static const char sql_bury[] =
     "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = NOW(6), last_error = COALESCE(?, last_error)"
+    " finished_at = UTC_TIMESTAMP(6), last_error = COALESCE(?, last_error)"
     " WHERE id = ?";
 
 /* the delivery was cut short by the worker, not failed by the job: it
  * does not count as an attempt */
 static const char sql_release[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = NOW(6), attempts = IF(attempts > 0, attempts - 1, 0)"
+    " available_at = UTC_TIMESTAMP(6), attempts = IF(attempts > 0, attempts - 1, 0)"
     " WHERE id = ? AND lease_token = ? AND state = 'leased'";
 
 static const char sql_extend[] =
-    "UPDATE `{{TABLE}}` SET leased_until = NOW(6) + INTERVAL ? MICROSECOND"
+    "UPDATE `{{TABLE}}` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
     " WHERE id = ?";
 
 /* Bytes of error text kept: enough for a stack trace's head, and far

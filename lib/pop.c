@@ -15,7 +15,7 @@
 const char mq__sql_claim_select[] =
     "SELECT id, queue, priority, attempts, payload"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?"
@@ -23,15 +23,15 @@ const char mq__sql_claim_select[] =
 
 static const char sql_lease_ids[] =
     "UPDATE `{{TABLE}}` SET state = 'leased', attempts = attempts + 1,"
-    " lease_token = ?, leased_until = NOW(6) + INTERVAL ? MICROSECOND,"
+    " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ? WHERE id IN (";
 
 static const char sql_claim_update[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (claim)"
     " SET state = 'leased', attempts = attempts + 1,"
-    " lease_token = ?, leased_until = NOW(6) + INTERVAL ? MICROSECOND,"
+    " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ?"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= NOW(6)"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?";
@@ -279,7 +279,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	cl.acks = r;
 	cl.nacks = nr;
 	cl.lost = lost;
-	if ((rc = mq__token(c, cl.token)) != MQ_OK)
+	if ((rc = mq__token(c, cl.token)) != MQ_OK ||
+	    (rc = mq__read_committed(c)) != MQ_OK)
 		return rc;
 	if (how == MQ_CLAIM_AUTO)
 		how = mq_server_claim(c);

@@ -16,8 +16,10 @@ static const char sql_insert_head[] =
     " (queue, priority, max_attempts, available_at, created_at, payload%s)"
     " VALUES ";
 /* the due time: one parameter, in one of three forms */
-static const char sql_due_delay[] = "NOW(6) + INTERVAL ? MICROSECOND";
-static const char sql_due_epoch[] = "FROM_UNIXTIME(?)";
+static const char sql_due_delay[] = "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND";
+/* seconds since the epoch, as a UTC DATETIME whatever the session's zone */
+static const char sql_due_epoch[] =
+    "TIMESTAMPADD(SECOND, ?, '1970-01-01 00:00:00')";
 static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
 /* a live job with the same key: its id. A plain INSERT that fails on the
  * dedup index, then this read, needs only INSERT and SELECT (id, queue,
@@ -85,7 +87,7 @@ insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 	char *sql, *p;
 
 	snprintf(head, sizeof head, sql_insert_head, dedup ? ", dedup_key" : "");
-	snprintf(row, sizeof row, "(?, ?, ?, %s, NOW(6), ?%s)",
+	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s)",
 	    due_sql(o, &due_num, &due_str), dedup ? ", ?" : "");
 	hl = strlen(head);
 	rl = strlen(row);

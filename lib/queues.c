@@ -11,8 +11,8 @@
 /* paused_at keeps the first pause's time (read before paused is set) */
 static const char sql_pause[] =
     "INSERT INTO `{{TABLE}}_queues` (queue, paused, paused_at)"
-    " VALUES (?, 1, NOW(6)) ON DUPLICATE KEY UPDATE"
-    " paused_at = IF(paused, paused_at, NOW(6)), paused = 1";
+    " VALUES (?, 1, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE"
+    " paused_at = IF(paused, paused_at, UTC_TIMESTAMP(6)), paused = 1";
 
 static const char sql_resume[] =
     "UPDATE `{{TABLE}}_queues` SET paused = 0, paused_at = NULL"
@@ -101,6 +101,8 @@ mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
 	*deleted = 0;
 	if (!mq_valid_queue(queue))
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	p->queue = queue;

@@ -12,7 +12,7 @@
 
 const char mq__sql_requeue_pick[] =
     "SELECT id, attempts >= max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = 'leased' AND leased_until < NOW(6)"
+    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
     " AND (? IS NULL OR queue = ?)"
     " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
 
@@ -20,20 +20,20 @@ static const char sql_count[] =
     "SELECT CAST(COALESCE(SUM(attempts < max_attempts), 0) AS UNSIGNED),"
     " CAST(COALESCE(SUM(attempts >= max_attempts), 0) AS UNSIGNED) FROM"
     " (SELECT attempts, max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    "  WHERE state = 'leased' AND leased_until < NOW(6)"
+    "  WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
     "  AND (? IS NULL OR queue = ?)"
     "  ORDER BY leased_until, id LIMIT ?) s";
 
 /* the conditions again: a row is moved once, whoever read it first */
 static const char sql_requeue[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = NOW(6)"
-    " WHERE state = 'leased' AND leased_until < NOW(6) AND id IN (";
+    " available_at = UTC_TIMESTAMP(6)"
+    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6) AND id IN (";
 
 static const char sql_bury[] =
     "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = NOW(6), last_error = 'lease expired; attempts used up'"
-    " WHERE state = 'leased' AND leased_until < NOW(6) AND id IN (";
+    " finished_at = UTC_TIMESTAMP(6), last_error = 'lease expired; attempts used up'"
+    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6) AND id IN (";
 
 struct reap {
 	const struct mq_requeue_opts *o;
@@ -129,6 +129,8 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
 	if (o->dry_run)
 		return dry_run(c, o, rep);
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
 	memset(&r, 0, sizeof r);
 	r.o = o;
 	r.ids = calloc(batch, sizeof *r.ids);

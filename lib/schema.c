@@ -19,23 +19,25 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2,
 };
 
-/* the tables next to the job table, by suffix. information_schema shows
- * a user only the tables it has some privilege on: a producer need not
- * see the archive, so commands require only _queues (every claim reads
- * it); mq init makes any that is missing. */
-static const char *const companions[] = { "_queues", "_archive" };
-#define NCOMP (sizeof companions / sizeof companions[0])
-
-/* One round trip tells everything a command needs before it starts. */
+/* One round trip tells everything a command needs before it starts. A
+ * text query, not a prepared one (that would be two round trips): its
+ * only inputs are the table's validated name and fixed suffixes. */
 static const char sql_probe[] =
     "SELECT @@max_allowed_packet, @@auto_increment_increment,"
     " @@SESSION.binlog_format, DATABASE(),"
     " (SELECT TABLE_COMMENT FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),"
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}'),"
     " (SELECT COUNT(*) FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),"
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}_queues'),"
     " (SELECT COUNT(*) FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?)";
+    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}_archive')";
+
+/* the tables next to the job table, by suffix (in the probe's order).
+ * information_schema shows a user only the tables it has some privilege
+ * on: a producer need not see the archive, so commands require only
+ * _queues (every claim reads it); mq init makes any that is missing. */
+static const char *const companions[] = { "_queues", "_archive" };
+#define NCOMP (sizeof companions / sizeof companions[0])
 
 struct probe {
 	uint64_t max_packet, autoinc_step, companion[NCOMP];
@@ -44,71 +46,47 @@ struct probe {
 	int exists;
 };
 
+static void
+copy_cell(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
 static enum mq_status
 probe(struct mq_conn *c, const char *table, struct probe *p)
 {
-	MYSQL_BIND in[1 + NCOMP], out[5 + NCOMP];
-	unsigned long inlen[1 + NCOMP], outlen[5 + NCOMP];
-	my_bool isnull[5 + NCOMP];
-	char names[NCOMP][MQ_TABLE_MAX + 16];
-	enum mq_status st;
-	MYSQL_STMT *stmt;
+	char *sql = mq__expand(sql_probe, table, NULL);
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum mq_status st = MQ_OK;
 	size_t i;
-	int r;
 
 	memset(p, 0, sizeof *p);
-	stmt = mq__prepare(c, sql_probe);
-	if (stmt == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], table, &inlen[0]);
-	for (i = 0; i < NCOMP; i++) {
-		snprintf(names[i], sizeof names[i], "%s%s", table,
-		    companions[i]);
-		mq__bind_str(&in[1 + i], names[i], &inlen[1 + i]);
+	if (sql == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL) {
+		free(sql);
+		return mq__dberr(c, NULL, "cannot read table status");
 	}
-	st = mq__execute(c, stmt, in, "cannot read table status");
-	if (st != MQ_OK)
-		goto out;
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], &p->max_packet);
-	mq__bind_u64(&out[1], &p->autoinc_step);
-	out[2].buffer_type = MYSQL_TYPE_STRING;
-	out[2].buffer = p->binlog;
-	out[2].buffer_length = sizeof p->binlog - 1;
-	out[3].buffer_type = MYSQL_TYPE_STRING;
-	out[3].buffer = p->database;
-	out[3].buffer_length = sizeof p->database - 1;
-	out[4].buffer_type = MYSQL_TYPE_STRING;
-	out[4].buffer = p->comment;
-	out[4].buffer_length = sizeof p->comment - 1;
+	free(sql);
+	if ((row = mysql_fetch_row(res)) == NULL) {
+		mysql_free_result(res);
+		return mq__dberr(c, NULL, "cannot read table status");
+	}
+	p->max_packet = row[0] ? strtoull(row[0], NULL, 10) : 0;
+	p->autoinc_step = row[1] ? strtoull(row[1], NULL, 10) : 1;
+	copy_cell(p->binlog, sizeof p->binlog, row[2]);
+	copy_cell(p->database, sizeof p->database, row[3]);
+	copy_cell(p->comment, sizeof p->comment, row[4]);
+	p->exists = row[4] != NULL;
 	for (i = 0; i < NCOMP; i++)
-		mq__bind_u64(&out[5 + i], &p->companion[i]);
-	for (i = 0; i < 5 + NCOMP; i++) {
-		out[i].length = &outlen[i];
-		out[i].is_null = &isnull[i];
-	}
-	if (mysql_stmt_bind_result(stmt, out) != 0) {
-		st = mq__dberr(c, stmt, "cannot read table status");
-		goto out;
-	}
-	r = mysql_stmt_fetch(stmt);
-	if (r != 0 && r != MYSQL_DATA_TRUNCATED) {
-		st = mq__dberr(c, stmt, "cannot read table status");
-		goto out;
-	}
-	for (i = 2; i < 5; i++) {
-		char *buf = out[i].buffer;
-		size_t n = outlen[i] < out[i].buffer_length ?
-		    outlen[i] : out[i].buffer_length;
-		buf[isnull[i] ? 0 : n] = '\0';
-	}
-	p->exists = !isnull[4];
-	if (isnull[3])
+		p->companion[i] = row[5 + i] && strcmp(row[5 + i], "0") != 0;
+	if (row[3] == NULL)
 		st = mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
-out:
-	mq__release(c, stmt);
+	mysql_free_result(res);
 	return st;
 }
 

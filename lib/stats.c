@@ -11,15 +11,15 @@
 
 const char mq__sql_stats_by_state[] =
     "SELECT queue, CAST(state AS CHAR), COUNT(*),"
-    " CAST(SUM(available_at <= NOW(6)) AS UNSIGNED),"
+    " CAST(SUM(available_at <= UTC_TIMESTAMP(6)) AS UNSIGNED),"
     " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
-    "   MIN(IF(available_at <= NOW(6), available_at, NULL)), NOW(6)), 0)"
+    "   MIN(IF(available_at <= UTC_TIMESTAMP(6), available_at, NULL)), UTC_TIMESTAMP(6)), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE (? IS NULL OR queue = ?) GROUP BY queue, state";
 
 static const char sql_stale[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = 'leased' AND leased_until < NOW(6)"
+    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
     " AND (? IS NULL OR queue = ?) GROUP BY queue";
 
 static const char sql_paused[] =

@@ -30,13 +30,16 @@
 static const char sql_wait[] =
     "SELECT /* mq-wait `%s` %s */ IF(EXISTS(SELECT 1 FROM `%s`"
     " FORCE INDEX (claim) WHERE queue = '%s' AND state = 'ready'"
-    " AND available_at <= NOW(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
+    " AND available_at <= UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
     " WHERE queue = '%s' AND paused), 2, SLEEP(%.3f))";
 
+/* A text query (one round trip, after every push): the pattern is made
+ * of the validated table and queue names, '%' and '!'; the limit is a
+ * number. */
 static const char sql_waiters[] =
     "SELECT ID FROM information_schema.PROCESSLIST"
     " WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
-    " AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?";
+    " AND INFO LIKE '%s' ESCAPE '!' ORDER BY TIME DESC, ID LIMIT %llu";
 
 /* Longest park in one statement, and the first one after a claim. */
 #define WAIT_MAX_US 1000000
@@ -169,24 +172,26 @@ enum mq_status
 mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 {
 	char pattern[4 * (MQ_TABLE_MAX + MQ_QUEUE_MAX) + 64], kill[48];
+	char sql[sizeof sql_waiters + sizeof pattern + 24];
 	uint64_t ids[64];
-	MYSQL_BIND in[2];
-	unsigned long plen;
-	uint64_t limit = n < 64 ? n : 64;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	size_t got, i;
+	unsigned long long limit = n < 64 ? n : 64;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum mq_status rc = MQ_OK;
+	size_t got = 0, i;
 
 	*woken = 0;
 	if (n == 0 || !mq_valid_queue(queue))
 		return MQ_OK;
 	marker_pattern(c, queue, pattern, sizeof pattern);
-	if ((st = mq__prepare(c, sql_waiters)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], pattern, &plen);
-	mq__bind_u64(&in[1], &limit);
-	rc = mq__select_ids(c, st, in, ids, NULL, (size_t)limit, &got);
-	mq__release(c, st);
+	snprintf(sql, sizeof sql, sql_waiters, pattern, limit);
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL)
+		return mq__dberr(c, NULL, "cannot look for waiting consumers");
+	while (got < limit && (row = mysql_fetch_row(res)) != NULL)
+		if (row[0])
+			ids[got++] = strtoull(row[0], NULL, 10);
+	mysql_free_result(res);
 	for (i = 0; rc == MQ_OK && i < got; i++) {
 		/* the id is the server's number, not anybody's input */
 		snprintf(kill, sizeof kill, "KILL QUERY %llu",

@@ -3,7 +3,7 @@
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
--- Times are UTC: mq sets time_zone = '+00:00' on every connection.
+-- Times are UTC: mq writes and compares them with UTC_TIMESTAMP(6).
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   id            BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,

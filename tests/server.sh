@@ -31,7 +31,7 @@ run_server() {
   mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
     $net --pid-file="$dir/pid" --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-log-file-size=64M \
-    --max-connections=500 $as_user ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 &
+    --max-connections=500 --default-time-zone=+00:00 $as_user ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 &
   echo $! >"$dir/mariadbd.pid"
   i=0
   until ping_server; do
