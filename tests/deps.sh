@@ -7,9 +7,11 @@
 # a private server of their own and leave no server behind.
 set -eu
 
+# usage: deps.sh [bench]   (bench: also what tests/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
 libclang-rt-dev"
+[ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |

@@ -1,0 +1,224 @@
+#!/bin/sh
+# bench.sh: mq against its yardsticks, side by side, in one run on one
+# private server: every row is a ratio of two things measured here and
+# now (absolute times are noisy on a shared machine). Prints a table;
+# asserts nothing (CI runs it at a small size to see that it runs).
+#
+# usage: sh tests/bench.sh [full|small]     (default: full, ~10 minutes)
+set -u
+SIZE=${1:-${MQ_BENCH_SIZE:-full}}
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${MQ_BENCH_NO_SETUP:-}" ]; then
+  sh "$top/tests/deps.sh" bench >&2 || exit 1
+  [ -f "$top/build/build.ninja" ] || meson setup "$top/build" >/dev/null
+  ninja -C "$top/build" >/dev/null || exit 1
+fi
+. "$top/tests/lib.sh"
+FLOOR=$top/build/tests/bench-floor
+"$MQ" init >/dev/null
+
+if [ "$SIZE" = small ]; then
+  CALLS=20 BULK=20000 WORKJOBS=400 SHELLJOBS=100 BIG_DONE=20000
+  BIG_SCHED=2000 STALE=1000 ROUNDS=5
+else
+  CALLS=300 BULK=1000000 WORKJOBS=4000 SHELLJOBS=800 BIG_DONE=1000000
+  BIG_SCHED=100000 STALE=10000 ROUNDS=30
+fi
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
+ROWS=$T_TMP/rows
+: >"$ROWS"
+row() { # row NAME MEASURED GOAL MET(yes/no) DETAIL
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$ROWS"
+  printf '# %s: %s (goal %s): %s\n' "$1" "$2" "$3" "$4" >&2
+}
+meets() { awk -v v="$1" -v g="$2" -v op="$3" 'BEGIN {
+  print ((op == ">=" && v >= g) || (op == "<=" && v <= g)) ? "yes" : "NO" }'; }
+mysqlc() { mariadb --no-defaults --skip-ssl --socket="$MQ_TEST_SOCKET" --user=root -N -B "$T_DB" "$@"; }
+
+# ---- per call: mq pop + mq ack vs the same SQL through the mariadb client
+seq 1 "$CALLS" | "$MQ" push --lines --queue pc1 >/dev/null
+seq 1 "$CALLS" | "$MQ" push --lines --queue pc2 >/dev/null
+t0=$(now_ms)
+while r=$("$MQ" pop --queue pc1 -o /dev/null); do "$MQ" ack "$r"; done
+mq_ms=$(($(now_ms) - t0))
+t0=$(now_ms)
+while :; do
+  tok=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  id=$(mysqlc -e "START TRANSACTION;
+    SELECT id INTO @id FROM mq_jobs FORCE INDEX (claim) WHERE queue = 'pc2'
+      AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+      ORDER BY priority, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+    UPDATE mq_jobs SET state = 'leased', attempts = attempts + 1,
+      lease_token = '$tok', leased_until = UTC_TIMESTAMP(6) + INTERVAL 5 MINUTE
+      WHERE id = @id;
+    SELECT id, payload FROM mq_jobs WHERE id = @id; COMMIT;" | cut -f1)
+  [ -n "$id" ] || break
+  mysqlc -e "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6)
+    WHERE id = $id AND lease_token = '$tok' AND state = 'leased'"
+done
+cli_ms=$(($(now_ms) - t0))
+r=$(ratio "$cli_ms" "$mq_ms")
+row "per call: mq pop+ack vs mariadb client, per job" "${r}x faster" ">= 2.5x" \
+  "$(meets "$r" 2.5 '>=')" "$CALLS jobs: mq $mq_ms ms, mariadb $cli_ms ms"
+
+# ---- floor: mq push vs a program that only connects and inserts
+t0=$(now_ms)
+i=0; while [ $i -lt "$CALLS" ]; do "$MQ" push --queue fl x >/dev/null; i=$((i + 1)); done
+mq_ms=$(($(now_ms) - t0))
+t0=$(now_ms)
+i=0; while [ $i -lt "$CALLS" ]; do "$FLOOR" "$MQ_TEST_SOCKET" "$T_DB" mq_jobs >/dev/null; i=$((i + 1)); done
+fl_ms=$(($(now_ms) - t0))
+r=$(ratio "$mq_ms" "$fl_ms")
+row "floor: mq push vs connect+INSERT program" "${r}x its time" "<= 1.25x" \
+  "$(meets "$r" 1.25 '<=')" "$CALLS calls: mq $mq_ms ms, floor $fl_ms ms"
+
+# ---- bulk: push --lines vs the server loading multi-row INSERTs
+seq 1 "$BULK" | sed 's/^/job payload /' >"$T_TMP/bulk"
+awk 'BEGIN { n = 0 } {
+  if (n % 1000 == 0) { if (n) print ";"; printf "INSERT INTO mq_jobs (queue, payload) VALUES " }
+  else printf ","
+  printf "(\"bulk2\", \"%s\")", $0; n++ } END { print ";" }' "$T_TMP/bulk" >"$T_TMP/bulk.sql"
+t0=$(now_ms)
+rss=$(python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[2]) as f:
+    subprocess.run([sys.argv[1], "push", "--lines", "--queue", "bulk1"], stdin=f,
+                   stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$MQ" "$T_TMP/bulk")
+mq_ms=$(($(now_ms) - t0))
+t0=$(now_ms)
+mysqlc <"$T_TMP/bulk.sql"
+sv_ms=$(($(now_ms) - t0))
+r=$(ratio "$sv_ms" "$mq_ms")
+row "bulk: push --lines vs multi-row INSERT stream, rate" "${r}x its rate, RSS ${rss} MiB" \
+  ">= 0.5x, <= 16 MiB" "$(meets "$r" 0.5 '>=')$([ "$rss" -le 16 ] || echo ' (RSS NO)')" \
+  "$BULK jobs: mq $mq_ms ms, server $sv_ms ms"
+
+# ---- workers: mq work --concurrency 4 vs 4 pop/ack loops
+seq 1 "$SHELLJOBS" | "$MQ" push --lines --queue sh4 >/dev/null
+t0=$(now_ms)
+for i in 1 2 3 4; do
+  (while r=$("$MQ" pop --queue sh4 -o /dev/null); do "$MQ" ack "$r"; done) &
+done
+wait
+sh_ms=$(($(now_ms) - t0))
+seq 1 "$WORKJOBS" | "$MQ" push --lines --queue wk4 >/dev/null
+t0=$(now_ms)
+"$MQ" work --queue wk4 --concurrency 4 --exit-when-empty -- true
+wk_ms=$(($(now_ms) - t0))
+r=$(awk -v a="$WORKJOBS" -v b="$wk_ms" -v c="$SHELLJOBS" -v d="$sh_ms" \
+  'BEGIN { printf "%.2f", (a / b) / (c / d) }')
+row "workers: mq work -c 4 -- true vs 4 pop/ack loops" "${r}x the jobs/s" ">= 5x" \
+  "$(meets "$r" 5 '>=')" "work $WORKJOBS in $wk_ms ms; loops $SHELLJOBS in $sh_ms ms"
+
+# ---- flat claim: a big table (done + scheduled rows) vs an empty one
+"$MQ" init --table big >/dev/null
+mysqlc -e "INSERT INTO big (queue, state, payload, attempts, finished_at)
+  SELECT 'q', 'done', REPEAT('x', 100), 1, UTC_TIMESTAMP(6) - INTERVAL seq SECOND
+  FROM seq_1_to_$BIG_DONE;
+  INSERT INTO big (queue, state, payload, available_at)
+  SELECT 'q', 'ready', REPEAT('x', 100), UTC_TIMESTAMP(6) + INTERVAL seq SECOND
+  FROM seq_1_to_$BIG_SCHED; ANALYZE TABLE big" >/dev/null
+"$MQ" init --table small >/dev/null
+seq 1 "$CALLS" | "$MQ" push --lines --queue q --table big >/dev/null
+seq 1 "$CALLS" | "$MQ" push --lines --queue q --table small >/dev/null
+reads() { mysqlc -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_read_first', 'Handler_read_rnd_next')" | awk '{ s += $2 } END { print s }'; }
+claim_loop() { # claim_loop TABLE: ms for CALLS pop + ack
+  t0=$(now_ms)
+  while r=$("$MQ" pop --table "$1" --queue q -o /dev/null); do "$MQ" ack --table "$1" "$r"; done
+  echo $(($(now_ms) - t0))
+}
+# rows read by one claim beyond the empty table's, from the server's counters
+seq 1 2 | "$MQ" push --lines --queue probe --table big >/dev/null
+seq 1 2 | "$MQ" push --lines --queue probe --table small >/dev/null
+h0=$(reads); "$MQ" pop --table big --queue probe -o /dev/null >/dev/null; h1=$(reads)
+"$MQ" pop --table small --queue probe -o /dev/null >/dev/null; h2=$(reads)
+extra=$(( (h1 - h0) - (h2 - h1) ))
+big_ms=$(claim_loop big)
+small_ms=$(claim_loop small)
+r=$(ratio "$big_ms" "$small_ms")
+plan=$(mysqlc -e "EXPLAIN SELECT id FROM big FORCE INDEX (claim) WHERE queue = 'q'
+  AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+  ORDER BY priority, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED" | cut -f6,10 | tr '\t' ' ')
+row "flat claim: $BIG_DONE done + $BIG_SCHED scheduled vs empty" "${r}x its time; $extra rows read more" \
+  "<= 1.2x, claim index, 0 extra rows" \
+  "$(meets "$r" 1.2 '<=')$([ "$extra" -le 0 ] || echo ' (rows NO)')" \
+  "$CALLS pop+ack: big $big_ms ms, empty $small_ms ms; plan: $plan"
+
+# ---- ops on the big table
+t0=$(now_ms); "$MQ" stats --table big >/dev/null; st_ms=$(($(now_ms) - t0))
+t0=$(now_ms); "$MQ" requeue-stale --table big >/dev/null; rq0_ms=$(($(now_ms) - t0))
+mysqlc -e "INSERT INTO big (queue, state, payload, attempts, leased_until, lease_token)
+  SELECT 'q', 'leased', 'x', 1, UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE, REPEAT('a', 32)
+  FROM seq_1_to_$STALE"
+t0=$(now_ms); "$MQ" requeue-stale --table big --batch 500 >/dev/null; rq_ms=$(($(now_ms) - t0))
+row "ops: stats, requeue-stale (0 / $STALE stale) on the big table" \
+  "$st_ms ms, $rq0_ms ms / $rq_ms ms" "index ranges only" "see plans" \
+  "stats reads the claim index (covering), requeue-stale the lease index (test-explain)"
+# archive vs pt-archiver: the same done rows (a copy for pt-archiver, made
+# first), the same batch size
+COLS="id, queue, state, priority, payload, attempts, max_attempts, available_at, leased_until, lease_token, leased_by, created_at, finished_at, last_error, dedup_key"
+mysqlc -e "CREATE TABLE big2 LIKE big_archive; ALTER TABLE big2 ADD KEY (state);
+  INSERT INTO big2 ($COLS) SELECT $COLS FROM big WHERE state = 'done'"
+n_arch=$(mysqlc -e "SELECT COUNT(*) FROM big WHERE state = 'done'")
+# consumers' rate alone, then with the archive running
+seq 1 "$WORKJOBS" | "$MQ" push --lines --queue wa --table small >/dev/null
+t0=$(now_ms); "$MQ" work --table small --queue wa --concurrency 4 --exit-when-empty -- true
+alone_ms=$(($(now_ms) - t0))
+seq 1 "$WORKJOBS" | "$MQ" push --lines --queue wb --table big >/dev/null
+t0=$(now_ms)
+"$MQ" archive --table big --older-than 0s --batch 500 >/dev/null &
+apid=$!
+w0=$(now_ms); "$MQ" work --table big --queue wb --concurrency 4 --exit-when-empty -- true
+during_ms=$(($(now_ms) - w0))
+wait $apid
+ar_ms=$(($(now_ms) - t0))
+if command -v pt-archiver >/dev/null 2>&1; then
+  mysqlc -e "CREATE TABLE pt_dest LIKE big_archive"
+  t0=$(now_ms)
+  pt-archiver --source "S=$MQ_TEST_SOCKET,u=root,D=$T_DB,t=big2" \
+    --dest "S=$MQ_TEST_SOCKET,u=root,D=$T_DB,t=pt_dest" --where "state = 'done'" \
+    --limit 500 --txn-size 500 --no-check-charset \
+    --columns "$(printf '%s' "$COLS" | tr -d ' ')" \
+    >/dev/null 2>"$T_TMP/pt.err"
+  pt_ms=$(($(now_ms) - t0))
+  pt_rows=$(mysqlc -e "SELECT COUNT(*) FROM pt_dest")
+  r=$(awk -v a="$n_arch" -v b="$ar_ms" -v c="$pt_rows" -v d="$pt_ms" \
+    'BEGIN { if (c == 0) { print "n/a"; exit } printf "%.2f", (a / b) / (c / d) }')
+  arch_met=$(meets "$r" 2 '>=')
+else
+  r=n/a pt_ms=0 pt_rows=0 arch_met="NO (no pt-archiver)"
+fi
+row "ops: mq archive vs pt-archiver, rows/s, batch 500" "${r}x" ">= 2x" "$arch_met" \
+  "mq $n_arch rows in $ar_ms ms; pt-archiver $pt_rows rows in $pt_ms ms"
+loss=$(awk -v a="$alone_ms" -v d="$during_ms" 'BEGIN { printf "%.0f", (1 - a / d) * 100 }')
+row "ops: consumers' loss while archive runs" "${loss}% slower" "<= 20%" \
+  "$(meets "$loss" 20 '<=')" "$WORKJOBS jobs by mq work -c 4: alone $alone_ms ms, during $during_ms ms"
+
+# ---- wakeup: push -> claim by a waiting pop --wait
+parked() {
+  [ "$(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'")" -ge 1 ]
+}
+i=0
+while [ $i -lt "$ROUNDS" ]; do
+  i=$((i + 1))
+  "$MQ" pop --queue wake --wait 30s --lease 60s -o /dev/null >/dev/null 2>&1 &
+  w=$!
+  until parked; do sleep 0.01; done
+  sleep 0.05
+  "$MQ" push --queue wake "job $i" >/dev/null
+  wait $w
+done
+med=$(mysqlc -e "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, leased_until - INTERVAL 60 SECOND)
+  FROM mq_jobs WHERE queue = 'wake' ORDER BY 1" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] / 1000 }')
+row "wakeup: push commit -> claim by pop --wait, median" "$med ms" "<= 10 ms" \
+  "$(meets "$med" 10 '<=')" "$ROUNDS rounds"
+
+# ---- the table
+printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \
+  "$("$MQ" --version | cut -d' ' -f2)" "$(date -u +%Y-%m-%d)" "$(uname -m)" \
+  "$(nproc)" "$(mysqlc -e 'SELECT VERSION()')" "$SIZE"
+printf '| row | measured | goal | met | detail |\n|---|---|---|---|---|\n'
+awk -F '\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$ROWS"
