@@ -61,7 +61,17 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	size_t i;
 
 	memset(lost, 0, n);
-	rc = mq__in_tx(c, ack_tx, &a);
+	if (n == 1) {
+		/* one UPDATE commits by itself: no START/COMMIT round trips */
+		for (i = 0;; i++) {
+			rc = mq__ack_in_tx(c, r, 1, lost);
+			if (rc != MQ_ERETRY || i + 1 >= MQ_RETRIES)
+				break;
+			mq__backoff((unsigned)i);
+		}
+	} else {
+		rc = mq__in_tx(c, ack_tx, &a);
+	}
 	if (rc != MQ_OK)
 		return rc;
 	for (i = 0; i < n; i++)
