@@ -2,13 +2,14 @@
 # deps.sh: installs, from Debian's packages, what building, testing and
 # the demo need and this machine lacks. As root, or through sudo.
 # clang and libclang-rt-dev: the libFuzzer run of the parsers (t220).
+# libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
 # a private server of their own and leave no server behind.
 set -eu
 
 # usage: deps.sh [bench]   (bench: also what tests/bench.sh compares with)
-pkgs="build-essential meson ninja-build pkg-config libmariadb-dev scdoc
+pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
 libclang-rt-dev"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
