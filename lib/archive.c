@@ -119,10 +119,10 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
-			/* leave the server to the consumers a quarter of the
+			/* leave the server to the consumers half of the
 			 * time: archiving is never urgent, claims are */
 			if (rc == MQ_OK && b.got == b.want)
-				sleep_us((now_us() - t0) / 4);
+				sleep_us(now_us() - t0);
 		} while (rc == MQ_OK && b.got == b.want);
 	}
 	free(b.ids);
