@@ -74,15 +74,6 @@ batch_tx(struct mq_conn *c, void *ctx)
 	return rc;
 }
 
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 sleep_us(int64_t us)
 {
@@ -115,14 +106,14 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	for (i = 0; i < (o->dead ? 2u : 1u) && rc == MQ_OK; i++) {
 		b.state = states[i];
 		do {
-			int64_t t0 = now_us();
+			int64_t t0 = mq__now_us();
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
 			/* leave the server to the consumers half of the
 			 * time: archiving is never urgent, claims are */
 			if (rc == MQ_OK && b.got == b.want)
-				sleep_us(now_us() - t0);
+				sleep_us(mq__now_us() - t0);
 		} while (rc == MQ_OK && b.got == b.want);
 	}
 	free(b.ids);

@@ -121,6 +121,9 @@ enum mq_status mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx);
 enum mq_status mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, unsigned char *lost);
 
+/* A monotonic clock, in microseconds. */
+int64_t mq__now_us(void);
+
 /* Sleeps before retry number attempt (0-based), with jitter. */
 void mq__backoff(unsigned attempt);
 

@@ -288,6 +288,15 @@ mq__bind_null(MYSQL_BIND *b)
 	b->buffer_type = MYSQL_TYPE_NULL;
 }
 
+int64_t
+mq__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 void
 mq__backoff(unsigned attempt)
 {

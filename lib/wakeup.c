@@ -108,20 +108,11 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 	return wait_result(c, res, failed);
 }
 
-static int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 enum mq_status
 mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
     struct mq_job **jobs, size_t *n)
 {
-	int64_t deadline = now_us() + (wait_us > 0 ? wait_us : 0), left;
+	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
 	enum mq_status rc;
 
 	enum mq_status why;
@@ -136,7 +127,7 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		why = rc;
 		idle = 0;
 		do {
-			if ((left = deadline - now_us()) <= 0)
+			if ((left = deadline - mq__now_us()) <= 0)
 				return why;
 			if (left > mq_wait_backoff_us(idle))
 				left = mq_wait_backoff_us(idle);
