@@ -19,19 +19,9 @@ struct mq_cached {
 	MYSQL_STMT *st;
 };
 
-/* A statement whose prepare waits for its first execute: on a MariaDB
- * server both then go in one round trip (mariadb_stmt_execute_direct). */
-#define MQ_DEFERRED 8
-struct mq_deferred {
-	MYSQL_STMT *st;
-	char *sql;
-	unsigned params;
-};
-
 struct mq_conn {
 	MYSQL *db;
 	struct mq_cached cache[MQ_STMT_CACHE];
-	struct mq_deferred deferred[MQ_DEFERRED];
 	struct mq_error err;
 	char table[MQ_TABLE_MAX + 1];
 	unsigned long max_packet;	/* server's max_allowed_packet */

@@ -42,65 +42,6 @@ mq__expand(const char *tmpl, const char *table, const char *lock)
 	return out;
 }
 
-/* Keeps st's preparation for its first execute, if the server can take
- * both in one round trip; returns 0 if it did. */
-static int
-defer(struct mq_conn *c, MYSQL_STMT *st, char *sql)
-{
-#if defined(MARIADB_PACKAGE_VERSION)
-	const char *p;
-	size_t i;
-
-	if (!mariadb_connection(c->db))
-		return -1;
-	for (i = 0; i < MQ_DEFERRED; i++)
-		if (c->deferred[i].st == NULL) {
-			c->deferred[i].st = st;
-			c->deferred[i].sql = sql;
-			c->deferred[i].params = 0;
-			/* our statements have no '?' inside literals */
-			for (p = sql; (p = strchr(p, '?')) != NULL; p++)
-				c->deferred[i].params++;
-			return 0;
-		}
-#else
-	(void)c;
-	(void)st;
-	(void)sql;
-#endif
-	return -1;
-}
-
-static struct mq_deferred *
-deferred(struct mq_conn *c, const MYSQL_STMT *st)
-{
-	size_t i;
-
-	for (i = 0; i < MQ_DEFERRED; i++)
-		if (c->deferred[i].st == st)
-			return &c->deferred[i];
-	return NULL;
-}
-
-/* Forgets st in the cache (mq__release then closes it). */
-static void
-uncache(struct mq_conn *c, const MYSQL_STMT *st)
-{
-	size_t i;
-
-	for (i = 0; i < MQ_STMT_CACHE; i++)
-		if (c->cache[i].st == st)
-			c->cache[i].st = NULL;
-}
-
-static void
-undefer(struct mq_deferred *d)
-{
-	free(d->sql);
-	d->sql = NULL;
-	d->st = NULL;
-}
-
 MYSQL_STMT *
 mq__prepare_once(struct mq_conn *c, const char *tmpl)
 {
@@ -118,8 +59,6 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		free(sql);
 		return NULL;
 	}
-	if (defer(c, st, sql) == 0)
-		return st;
 	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
 		mq__dberr(c, st, "cannot prepare statement");
 		mysql_stmt_close(st);
@@ -162,11 +101,8 @@ mq__prepare(struct mq_conn *c, const char *tmpl)
 void
 mq__release(struct mq_conn *c, MYSQL_STMT *st)
 {
-	struct mq_deferred *d = deferred(c, st);
 	size_t i;
 
-	if (d)		/* never executed: nothing on the server */
-		undefer(d);
 	for (i = 0; i < MQ_STMT_CACHE; i++)
 		if (c->cache[i].st == st) {
 			/* unread rows go; the plan stays, and the next
@@ -188,38 +124,12 @@ mq__forget_statements(struct mq_conn *c)
 			mysql_stmt_close(c->cache[i].st);
 			c->cache[i].st = NULL;
 		}
-	for (i = 0; i < MQ_DEFERRED; i++)
-		if (c->deferred[i].st)
-			undefer(&c->deferred[i]);
 }
 
 enum mq_status
 mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
     const char *what)
 {
-#if defined(MARIADB_PACKAGE_VERSION)
-	struct mq_deferred *d = deferred(c, st);
-	int failed;
-
-	if (d) {
-		/* prepare and execute in one round trip */
-		mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &d->params);
-		if (params && d->params &&
-		    mysql_stmt_bind_param(st, params) != 0)
-			return mq__dberr(c, st, what);
-		failed = mariadb_stmt_execute_direct(st, d->sql,
-		    strlen(d->sql)) != 0;
-		undefer(d);
-		if (!failed)
-			return MQ_OK;
-		/* a deadlock or a wakeup hit the execute: the statement is
-		 * prepared, and runs again as it is. Anything else may have
-		 * hit the prepare: the cache must not keep it */
-		if (mq__classify(mysql_stmt_errno(st)) != MQ_ERETRY)
-			uncache(c, st);
-		return mq__dberr(c, st, what);
-	}
-#endif
 	if (params && mysql_stmt_bind_param(st, params) != 0)
 		return mq__dberr(c, st, what);
 	if (mysql_stmt_execute(st) != 0)
