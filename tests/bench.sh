@@ -223,8 +223,15 @@ while [ $i -lt "$ROUNDS" ]; do
 done
 med=$(mysqlc -e "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, leased_until - INTERVAL 60 SECOND)
   FROM mq_jobs WHERE queue = 'wake' ORDER BY 1" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] / 1000 }')
-row "wakeup: push commit -> claim by pop --wait, median" "$med ms" "<= 10 ms" \
-  "$(meets "$med" 10 '<=')" "$ROUNDS rounds"
+# an idle waiter: statements a second beyond those of a pop that does
+# not wait (connecting, the table check, one claim)
+questions() { mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
+q0=$(questions); "$MQ" pop --queue idle >/dev/null 2>&1
+q1=$(questions); "$MQ" pop --queue idle --wait 10s >/dev/null 2>&1
+q2=$(questions)
+idle=$(awk -v a="$((q2 - q1 - 1))" -v b="$((q1 - q0 - 1))" 'BEGIN { printf "%.1f", (a - b) / 10 }')
+row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle statements/s" \
+  "<= 10 ms; about 1/s" "$(meets "$med" 10 '<=')" "$ROUNDS rounds; idle: 10 s of pop --wait"
 
 # ---- the table
 printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \

@@ -9,6 +9,7 @@ for r in "per call" floor bulk workers "flat claim" "ops: stats" "ops: mq archiv
   "ops: consumers" wakeup; do
   like "$out" "*| $r*|*|*|*|*" "it prints the '$r' row"
 done
+like "$out" "*| wakeup*idle * statements/s*" "the wakeup row has the idle rate"
 like "$out" "*mq 0.*, *, * cores, MariaDB *" "and the machine it ran on"
 is "$(grep -c '^| [a-z]' "$T_TMP/err" 2>/dev/null)" 0 "nothing but progress on stderr"
 done_testing
