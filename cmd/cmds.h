@@ -23,6 +23,7 @@ struct mq_global {
 	const char *table, *table_env;	/* table_env: MQ_TABLE, unchecked */
 	const char *queue, *queue_env;	/* queue_env: MQ_QUEUE, unchecked */
 	const char *port_env;		/* MQ_PORT, unchecked */
+	int queue_list;		/* --queue may be a preference list */
 };
 
 /* Long options every command takes; their values start at OPT_COMMON. */

@@ -43,8 +43,20 @@ check_table(const char *cmd, const char *what, const char *name)
 }
 
 static void
-check_queue(const char *cmd, const char *what, const char *name)
+check_queue(const char *cmd, const struct mq_global *g, const char *what,
+    const char *name)
 {
+	if (g->queue_list) {
+		if (!mq_valid_queue_list(name))
+			usage_error(cmd, "invalid queue list in %s: 1 to %d "
+			    "queue names (1 to %d of A-Z a-z 0-9 _ . -), "
+			    "separated by commas, none twice", what,
+			    MQ_QUEUES_MAX, MQ_QUEUE_MAX);
+		return;
+	}
+	if (strchr(name, ',') && mq_valid_queue_list(name))
+		usage_error(cmd, "%s takes one queue here (a list of queues "
+		    "only for pop and work)", what);
 	if (!mq_valid_queue(name))
 		usage_error(cmd, "invalid queue name in %s: use 1 to %d of "
 		    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
@@ -91,7 +103,7 @@ settle(const char *cmd, struct mq_global *g, int uses_queue)
 		g->table = g->table_env;
 	}
 	if (uses_queue && g->queue_env) {
-		check_queue(cmd, "MQ_QUEUE", g->queue_env);
+		check_queue(cmd, g, "MQ_QUEUE", g->queue_env);
 		g->queue = g->queue_env;
 	}
 	if (g->port_env && !g->conn.port)
@@ -141,7 +153,7 @@ common_option(const char *cmd, int opt, const char *arg, struct mq_global *g)
 		g->table_env = NULL;	/* the option wins */
 		break;
 	case OPT_QUEUE:
-		check_queue(cmd, "--queue", arg);
+		check_queue(cmd, g, "--queue", arg);
 		g->queue = arg;
 		g->queue_env = NULL;
 		break;

@@ -9,13 +9,14 @@
 #include "cmds.h"
 
 static const char usage[] =
-    "usage: mq pop [--queue Q] [--count N] [--lease D] [--wait D]"
+    "usage: mq pop [--queue Q[,Q...]] [--count N] [--lease D] [--wait D]"
     " [--claim skip-locked|update] [-o FILE | --shell | --json]"
     " [--receipt-file FILE] [--table T] [CONNECTION-OPTIONS]";
 
 static const char options[] =
     "\noptions:\n"
-    "  --queue Q           queue to claim from (default: default; MQ_QUEUE)\n"
+    "  --queue Q[,Q...]    queue to claim from, or queues in order of\n"
+    "                      preference (default: default; MQ_QUEUE)\n"
     "  --count N           claim up to N jobs (default 1)\n"
     "  --lease D           lease length (default 5m)\n"
     "  --wait D            wait up to D for a job (default: do not wait)\n"
@@ -144,6 +145,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	enum mq_status st;
 	size_t n, i;
 
+	g->queue_list = 1;
 	while ((opt = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
 		if (common_option("pop", opt, optarg, g))
 			continue;
@@ -204,7 +206,9 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	}
 	mq_close(c);
 	if (st == MQ_PAUSED)
-		fprintf(stderr, "mq pop: queue '%s' is paused\n", o.queue);
+		fprintf(stderr, strchr(o.queue, ',') ? "mq pop: queues '%s' "
+		    "are all paused\n" : "mq pop: queue '%s' is paused\n",
+		    o.queue);
 	if (st != MQ_OK)
 		return EXIT_EMPTY;
 	if (form == SHELL && count_given)

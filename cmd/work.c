@@ -24,13 +24,14 @@
 #include "work.h"
 
 static const char usage[] =
-    "usage: mq work [--queue Q] [--concurrency N] [--lease D] [--timeout D]"
+    "usage: mq work [--queue Q[,Q...]] [--concurrency N] [--lease D] [--timeout D]"
     " [--max-jobs N] [--exit-when-empty | --wait D] [--table T]"
     " [CONNECTION-OPTIONS] -- CMD [ARG...]";
 
 static const char options[] =
     "\noptions:\n"
-    "  --queue Q           queue to work on (default: default; MQ_QUEUE)\n"
+    "  --queue Q[,Q...]    queue to work on, or queues in order of\n"
+    "                      preference (default: default; MQ_QUEUE)\n"
     "  --concurrency N     run up to N jobs at once, 1..128 (default 1)\n"
     "  --lease D           lease per job, extended while held (default 1m)\n"
     "  --timeout D         kill and fail a job running longer than D\n"
@@ -644,6 +645,7 @@ cmd_work(int argc, char **argv, struct mq_global *g)
 	w.concurrency = 1;
 	w.lease_us = 60000000;
 	w.wait_us = -1;
+	g->queue_list = 1;
 	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (common_option("work", opt, optarg, g))
 			continue;

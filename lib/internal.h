@@ -99,6 +99,10 @@ void mq__bind_null(MYSQL_BIND *b);
  * that takes locks (claims, batch moves). */
 enum mq_status mq__read_committed(struct mq_conn *c);
 
+/* Splits a preference list (mq_valid_queue_list) into names; returns
+ * how many, 0 if it is not valid. */
+size_t mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1]);
+
 /* A transaction body; called again from the start after a deadlock. */
 typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);
 

@@ -52,6 +52,15 @@ int mq_valid_table(const char *s);
 /** Nonzero if s is a valid queue name: [A-Za-z0-9_.-], 1..64. */
 int mq_valid_queue(const char *s);
 
+/** Most queues in a preference list. */
+#define MQ_QUEUES_MAX 16
+
+/**
+ * Nonzero if s is a preference list: 1 to MQ_QUEUES_MAX valid queue
+ * names, separated by single commas, none twice ("high,default,low").
+ */
+int mq_valid_queue_list(const char *s);
+
 /**
  * Parses a duration: an integer with an optional unit (ms, s, m, h, d),
  * or several such terms ("1h30m"); a bare integer is seconds.
@@ -214,15 +223,17 @@ struct mq_job {
 
 /** How jobs are claimed. */
 struct mq_pop_opts {
-	const char *queue;
+	const char *queue;	/* one queue, or a preference list */
 	unsigned count;		/* at most this many, >= 1 */
 	int64_t lease_us;	/* lease length, > 0 */
 	enum mq_claim claim;
 };
 
 /**
- * Claims up to o->count due jobs in priority, due time, id order.
- * MQ_EMPTY when none is due, MQ_PAUSED when the queue is paused.
+ * Claims up to o->count due jobs in priority, due time, id order; with a
+ * preference list, from the first queue that has due jobs, then the next
+ * (one claim may span queues, in list order). MQ_EMPTY when none is due,
+ * MQ_PAUSED when every listed queue is paused.
  * Free *jobs with mq_jobs_free.
  */
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
@@ -245,7 +256,8 @@ void mq_jobs_free(struct mq_job *jobs, size_t n);
 /* ---- waiting and waking ---- */
 
 /**
- * Parks the connection until a job of queue is due, a pusher wakes it, or
+ * Parks the connection until a job of queue (or of any queue of a
+ * preference list) is due, a pusher wakes it, or
  * max_us (at most a second) passes: MQ_OK for the first two (claim now),
  * MQ_EMPTY for the third.
  */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mq.h"
+#include "internal.h"
 
 static int
 is_digit(int ch)
@@ -59,6 +59,40 @@ mq_valid_queue(const char *s)
 			return 0;
 	}
 	return n >= 1 && n <= MQ_QUEUE_MAX;
+}
+
+size_t
+mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1])
+{
+	size_t n = 0, len, i;
+	const char *end;
+
+	if (s == NULL)
+		return 0;
+	for (;; s = end + 1) {
+		end = strchr(s, ',');
+		len = end ? (size_t)(end - s) : strlen(s);
+		if (n == MQ_QUEUES_MAX || len < 1 || len > MQ_QUEUE_MAX)
+			return 0;
+		memcpy(names[n], s, len);
+		names[n][len] = '\0';
+		if (!mq_valid_queue(names[n]))
+			return 0;
+		for (i = 0; i < n; i++)	/* a queue listed twice is a typo */
+			if (strcmp(names[i], names[n]) == 0)
+				return 0;
+		n++;
+		if (end == NULL)
+			return n;
+	}
+}
+
+int
+mq_valid_queue_list(const char *s)
+{
+	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+
+	return mq__queue_list(s, names) > 0;
 }
 
 /* Parses an unsigned decimal prefix; NULL on overflow or no digits. */

@@ -4,6 +4,10 @@
  * consumers hold, and leases them by primary key. Elsewhere (seed 002)
  * one UPDATE ... ORDER BY ... LIMIT writes a fresh token on the head of
  * the queue, and a SELECT by that token reads what it got.
+ *
+ * A preference list ("high,default,low", seed 003) is claimed queue by
+ * queue, in its order, each with its own index range read: a queue with
+ * nothing due costs one probe of the claim index.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +54,8 @@ struct claim {
 	size_t nacks;
 	unsigned char *lost;
 	const struct mq_pop_opts *o;
+	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	size_t nqueues;
 	char token[MQ_TOKEN_LEN + 1];
 	struct mq_job *jobs;
 	size_t n;
@@ -67,7 +73,7 @@ mq_jobs_free(struct mq_job *jobs, size_t n)
 	free(jobs);
 }
 
-/* Reads the rows of an executed claim SELECT into cl->jobs. */
+/* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
 static enum mq_status
 fetch_jobs(struct mq_conn *c, MYSQL_STMT *st, struct claim *cl)
 {
@@ -91,8 +97,8 @@ fetch_jobs(struct mq_conn *c, MYSQL_STMT *st, struct claim *cl)
 	out[4].length = &plen;	/* fetched below, once its size is known */
 	if (mysql_stmt_bind_result(st, out) != 0)
 		return mq__dberr(c, st, "cannot claim");
-	cl->jobs = calloc(cl->o->count, sizeof *cl->jobs);
-	if (cl->jobs == NULL)
+	if (cl->jobs == NULL &&
+	    (cl->jobs = calloc(cl->o->count, sizeof *cl->jobs)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
 		struct mq_job *j = &cl->jobs[cl->n];
@@ -142,12 +148,12 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	struct claim *cl = ctx;
 	MYSQL_BIND in[3];
 	unsigned long qlen, len[2];
-	uint32_t limit = cl->o->count;
+	uint32_t limit;
 	uint64_t *ids, affected;
 	int64_t lease;
 	MYSQL_STMT *sel;
-	enum mq_status rc;
-	size_t i;
+	enum mq_status rc = MQ_OK;
+	size_t i, q;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -158,12 +164,18 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		return rc;
 	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
 		return c->err.status;
-	mq__bind_str(&in[0], cl->o->queue, &qlen);
-	mq__bind_str(&in[1], cl->o->queue, &qlen);
-	mq__bind_u32(&in[2], &limit);
-	rc = mq__execute(c, sel, in, "cannot claim");
-	if (rc == MQ_OK)
-		rc = fetch_jobs(c, sel, cl);
+	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
+	    q++) {
+		limit = cl->o->count - (uint32_t)cl->n;
+		mq__bind_str(&in[0], cl->queues[q], &qlen);
+		mq__bind_str(&in[1], cl->queues[q], &qlen);
+		mq__bind_u32(&in[2], &limit);
+		rc = mq__execute(c, sel, in, "cannot claim");
+		if (rc == MQ_OK)
+			rc = fetch_jobs(c, sel, cl);
+		if (rc == MQ_OK)
+			mysql_stmt_free_result(sel);
+	}
 	mq__release(c, sel);
 	if (rc != MQ_OK)
 		return rc;
@@ -185,32 +197,19 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	return rc;
 }
 
+/* Reads the jobs of queue leased with cl->token (the claim committed:
+ * they are ours until the lease ends). */
 static enum mq_status
-claim_update(struct mq_conn *c, struct claim *cl)
+read_claimed(struct mq_conn *c, struct claim *cl, const char *queue)
 {
-	MYSQL_BIND in[6];
-	unsigned long len[2], qlen, tlen;
-	uint32_t limit = cl->o->count;
-	int64_t lease;
+	MYSQL_BIND in[2];
+	unsigned long qlen, tlen;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, sql_claim_update)) == NULL)
-		return c->err.status;
-	bind_lease(c, cl, in, len, &lease);
-	mq__bind_str(&in[3], cl->o->queue, &qlen);
-	mq__bind_str(&in[4], cl->o->queue, &qlen);
-	mq__bind_u32(&in[5], &limit);
-	rc = mq__execute_retry(c, st, in, "cannot claim");
-	if (rc == MQ_OK && mysql_stmt_affected_rows(st) == 0)
-		rc = MQ_EMPTY;
-	mq__release(c, st);
-	if (rc != MQ_OK)
-		return rc;
-	/* committed: the jobs are ours until the lease ends, read them */
 	if ((st = mq__prepare(c, sql_select_token)) == NULL)
 		return c->err.status;
-	mq__bind_str(&in[0], cl->o->queue, &qlen);
+	mq__bind_str(&in[0], queue, &qlen);
 	mq__bind_str(&in[1], cl->token, &tlen);
 	/* a read, and the claim is committed: retried if a late wakeup's
 	 * KILL QUERY (or a deadlock victim's rollback) hits it */
@@ -221,26 +220,66 @@ claim_update(struct mq_conn *c, struct claim *cl)
 	return rc;
 }
 
-/* MQ_PAUSED if the queue is paused, else MQ_EMPTY (asked only when a
- * claim found nothing: the claim itself skips paused queues). */
 static enum mq_status
-why_empty(struct mq_conn *c, const char *queue)
+claim_update(struct mq_conn *c, struct claim *cl)
+{
+	MYSQL_BIND in[6];
+	unsigned long len[2], qlen;
+	uint64_t got = 0, k;
+	uint32_t limit;
+	int64_t lease;
+	MYSQL_STMT *st;
+	enum mq_status rc = MQ_OK;
+	size_t q;
+
+	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
+	    q++) {
+		if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+			return c->err.status;
+		limit = cl->o->count - (uint32_t)got;
+		bind_lease(c, cl, in, len, &lease);
+		mq__bind_str(&in[3], cl->queues[q], &qlen);
+		mq__bind_str(&in[4], cl->queues[q], &qlen);
+		mq__bind_u32(&in[5], &limit);
+		rc = mq__execute_retry(c, st, in, "cannot claim");
+		k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
+		mq__release(c, st);
+		if (k > 0) {
+			got += k;
+			rc = read_claimed(c, cl, cl->queues[q]);
+		}
+	}
+	if (rc == MQ_OK && got == 0)
+		rc = MQ_EMPTY;
+	return rc;
+}
+
+/* MQ_PAUSED if every queue of the claim is paused, else MQ_EMPTY (asked
+ * only when a claim found nothing: the claim itself skips paused
+ * queues). */
+static enum mq_status
+why_empty(struct mq_conn *c, const struct claim *cl)
 {
 	MYSQL_BIND in[1], out[1];
 	unsigned long qlen;
-	uint64_t paused = 0;
+	uint64_t paused = 1;
 	MYSQL_STMT *st;
-	enum mq_status rc;
+	enum mq_status rc = MQ_OK;
+	size_t q;
 
 	if ((st = mq__prepare(c, sql_paused)) == NULL)
 		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	rc = mq__execute(c, st, in, "cannot read queue settings");
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &paused);
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
-		rc = mq__dberr(c, st, "cannot read queue settings");
+	for (q = 0; q < cl->nqueues && paused && rc == MQ_OK; q++) {
+		mq__bind_str(&in[0], cl->queues[q], &qlen);
+		rc = mq__execute(c, st, in, "cannot read queue settings");
+		if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+		    mysql_stmt_fetch(st) != 0))
+			rc = mq__dberr(c, st, "cannot read queue settings");
+		if (rc == MQ_OK)
+			mysql_stmt_free_result(st);
+	}
 	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
@@ -272,9 +311,10 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		*acked = 0;
 	if (nr)
 		memset(lost, 0, nr);
-	if (!mq_valid_queue(o->queue) || o->count == 0 || o->lease_us <= 0)
-		return mq__fail(c, MQ_EINVAL, "invalid claim options");
 	memset(&cl, 0, sizeof cl);
+	cl.nqueues = mq__queue_list(o->queue, cl.queues);
+	if (cl.nqueues == 0 || o->count == 0 || o->lease_us <= 0)
+		return mq__fail(c, MQ_EINVAL, "invalid claim options");
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;
@@ -299,7 +339,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
-		return rc == MQ_EMPTY ? why_empty(c, o->queue) : rc;
+		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;
 	}
 	*jobs = cl.jobs;
 	*n = cl.n;

@@ -26,12 +26,15 @@
 #include "internal.h"
 
 /* Table and queue are validated names ([A-Za-z0-9_.-]): they can break
- * neither the comment nor the quotes. The marker is what pushers match. */
-static const char sql_wait[] =
-    "SELECT /* mq-wait `%s` %s */ IF(EXISTS(SELECT 1 FROM `%s`"
+ * neither the comment nor the quotes. The marker is what pushers match:
+ * a waiter on a preference list carries one per queue, and checks each
+ * queue with its own probe of the claim index. */
+static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
+static const char sql_wait_due[] =
+    "(EXISTS(SELECT 1 FROM `%s`"
     " FORCE INDEX (claim) WHERE queue = '%s' AND state = 'ready'"
     " AND available_at <= UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
-    " WHERE queue = '%s' AND paused), 2, SLEEP(%.3f))";
+    " WHERE queue = '%s' AND paused))";
 
 /* A text query (one round trip, after every push): the pattern is made
  * of the validated table and queue names, '%' and '!'; the limit is a
@@ -51,18 +54,38 @@ mq_wait_backoff_us(unsigned idle_waits)
 	return idle_waits >= 4 ? WAIT_MAX_US : WAIT_FIRST_US << idle_waits;
 }
 
+/* The wait statement for a queue or preference list; NULL if the list is
+ * not valid or memory ran out (c->err says which). */
 static char *
-wait_sql(struct mq_conn *c, const char *queue, int64_t us)
+wait_sql(struct mq_conn *c, const char *list, int64_t us)
 {
-	size_t n = sizeof sql_wait + 3 * strlen(c->table) + 3 * strlen(queue) +
-	    32;
-	char *sql = malloc(n);
+	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	size_t nq = mq__queue_list(list, queues), per, n, q;
+	char *sql, *p;
 
+	if (nq == 0) {
+		mq__fail(c, MQ_EINVAL, "invalid queue name");
+		return NULL;
+	}
+	per = sizeof sql_wait_marker + sizeof sql_wait_due + 6 +
+	    3 * (MQ_TABLE_MAX + MQ_QUEUE_MAX);
+	n = 64 + nq * per;
+	if ((sql = p = malloc(n)) == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
 	if (us > WAIT_MAX_US)
 		us = WAIT_MAX_US;
-	if (sql)
-		snprintf(sql, n, sql_wait, c->table, queue, c->table, queue,
-		    c->table, queue, (double)(us < 0 ? 0 : us) / 1e6);
+	p += sprintf(p, "SELECT ");
+	for (q = 0; q < nq; q++)
+		p += sprintf(p, sql_wait_marker, c->table, queues[q]);
+	p += sprintf(p, "IF(");
+	for (q = 0; q < nq; q++) {
+		p += sprintf(p, "%s", q ? " OR " : "");
+		p += sprintf(p, sql_wait_due, c->table, queues[q], c->table,
+		    queues[q]);
+	}
+	sprintf(p, ", 2, SLEEP(%.3f))", (double)(us < 0 ? 0 : us) / 1e6);
 	return sql;
 }
 
@@ -94,10 +117,8 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 	MYSQL_RES *res;
 	int failed;
 
-	if (!mq_valid_queue(queue))
-		return mq__fail(c, MQ_EINVAL, "invalid queue name");
 	if ((sql = wait_sql(c, queue, max_us)) == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
+		return c->err.status;
 	failed = mysql_real_query(c->db, sql, strlen(sql)) != 0;
 	free(sql);
 	res = NULL;
@@ -241,10 +262,8 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 	int status;
 
 	memset(a, 0, sizeof *a);
-	if (!mq_valid_queue(queue))
-		return mq__fail(c, MQ_EINVAL, "invalid queue name");
 	if ((sql = wait_sql(c, queue, max_us)) == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
+		return c->err.status;
 	/* the statement is sent before _start returns: the text can go */
 	status = mysql_real_query_start(&a->err, c->db, sql, strlen(sql));
 	free(sql);
