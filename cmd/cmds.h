@@ -142,6 +142,7 @@ int cmd_pop(int argc, char **argv, struct mq_global *g);
 int cmd_purge(int argc, char **argv, struct mq_global *g);
 int cmd_push(int argc, char **argv, struct mq_global *g);
 int cmd_requeue_stale(int argc, char **argv, struct mq_global *g);
+int cmd_cancel(int argc, char **argv, struct mq_global *g);
 int cmd_resume(int argc, char **argv, struct mq_global *g);
 int cmd_stats(int argc, char **argv, struct mq_global *g);
 int cmd_work(int argc, char **argv, struct mq_global *g);

@@ -19,6 +19,7 @@ static const struct cmd {
 } cmds[] = {
 	{"ack", cmd_ack, "mark claimed jobs done"},
 	{"archive", cmd_archive, "move finished jobs to the archive table"},
+	{"cancel", cmd_cancel, "stop jobs that have not run (recurring too)"},
 	{"extend", cmd_extend, "extend a claimed job's lease"},
 	{"fail", cmd_fail, "give a claimed job back, to retry or bury"},
 	{"init", cmd_init, "create or upgrade the job table"},

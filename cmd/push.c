@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "usage: mq push [--queue Q] [--priority N] [--max-attempts N]"
-    " [--delay D | --at TIME] [--dedup KEY] [--table T]"
+    " [--delay D | --at TIME] [--every D] [--dedup KEY] [--table T]"
     " [CONNECTION-OPTIONS] [PAYLOAD]\n"
     "       mq push --lines | -0 [--queue Q] [--priority N]"
     " [--max-attempts N] [--delay D | --at TIME] [--table T]"
@@ -25,6 +25,8 @@ static const char options[] =
     "  --max-attempts N    deliveries before the job is dead (default 10)\n"
     "  --delay D           due D from now (30s, 5m, 1h30m, ...)\n"
     "  --at TIME           due at TIME, UTC: 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH\n"
+    "  --every D           recurring: each ack makes it due again D after\n"
+    "                      its due time (at least 1s)\n"
     "  --dedup KEY         if a live job has KEY, print its id instead\n";
 
 static int
@@ -115,7 +117,7 @@ int
 cmd_push(int argc, char **argv, struct mq_global *g)
 {
 	enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
-	    OPT_AT, OPT_DEDUP };
+	    OPT_AT, OPT_DEDUP, OPT_EVERY };
 	static const struct option longopts[] = {
 		{"lines", no_argument, NULL, OPT_LINES},
 		{"null", no_argument, NULL, '0'},
@@ -124,6 +126,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		{"delay", required_argument, NULL, OPT_DELAY},
 		{"at", required_argument, NULL, OPT_AT},
 		{"dedup", required_argument, NULL, OPT_DEDUP},
+		{"every", required_argument, NULL, OPT_EVERY},
 		QUEUE_LONGOPT,
 		CONNECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
@@ -166,6 +169,12 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 				    "1 to 255 bytes");
 			o.dedup = optarg;
 			break;
+		case OPT_EVERY:
+			o.every_us = duration_arg("push", "--every", optarg);
+			if (o.every_us < 1000000)
+				usage_error("push", "--every must be at least "
+				    "1s");
+			break;
 		case 'h':
 			help_exit(usage, options);
 			break;
@@ -178,6 +187,9 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		usage_error("push", "--delay and --at exclude each other");
 	if (delim != -1 && o.dedup)
 		usage_error("push", "--dedup takes a single job, not --lines "
+		    "or -0");
+	if (delim != -1 && o.every_us)
+		usage_error("push", "--every takes a single job, not --lines "
 		    "or -0");
 	if (delim != -1 && optind < argc)
 		usage_error("push", "--lines and -0 read standard input; "

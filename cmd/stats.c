@@ -23,18 +23,19 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
 	size_t i;
 
-	printf("%-20s %9s %9s %9s %9s %9s %9s %6s %12s\n", "QUEUE", "READY",
-	    "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD", "PAUSED",
-	    "OLDEST_READY");
+	printf("%-20s %9s %9s %9s %9s %9s %9s %9s %6s %12s\n", "QUEUE",
+	    "READY", "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD",
+	    "RECURRING", "PAUSED", "OLDEST_READY");
 	for (i = 0; i < n; i++)
-		printf("%-20s %9llu %9llu %9llu %9llu %9llu %9llu %6s %11.1fs\n",
-		    q[i].queue, (unsigned long long)q[i].ready,
+		printf("%-20s %9llu %9llu %9llu %9llu %9llu %9llu %9llu %6s "
+		    "%11.1fs\n", q[i].queue, (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].leased,
 		    (unsigned long long)q[i].stale,
 		    (unsigned long long)q[i].done,
-		    (unsigned long long)q[i].dead, q[i].paused ? "yes" : "no",
-		    q[i].oldest_ready_s);
+		    (unsigned long long)q[i].dead,
+		    (unsigned long long)q[i].recurring,
+		    q[i].paused ? "yes" : "no", q[i].oldest_ready_s);
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
 }
@@ -49,13 +50,15 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++)
 		printf("%s{\"queue\":\"%s\",\"ready\":%llu,\"scheduled\":%llu,"
 		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
-		    "\"dead\":%llu,\"paused\":%s,\"oldest_ready_seconds\":%.3f}",
+		    "\"dead\":%llu,\"recurring\":%llu,\"paused\":%s,"
+		    "\"oldest_ready_seconds\":%.3f}",
 		    i ? "," : "", q[i].queue, (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].leased,
 		    (unsigned long long)q[i].stale,
 		    (unsigned long long)q[i].done,
 		    (unsigned long long)q[i].dead,
+		    (unsigned long long)q[i].recurring,
 		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
 	printf("],\"archive\":%llu}\n", (unsigned long long)archived);
 }
@@ -84,6 +87,12 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++)
 		printf("mq_stale_leases{table=\"%s\",queue=\"%s\"} %llu\n", table,
 		    q[i].queue, (unsigned long long)q[i].stale);
+	printf("# HELP mq_recurring_jobs Recurring jobs (ready, scheduled "
+	    "or leased; also counted in mq_jobs).\n"
+	    "# TYPE mq_recurring_jobs gauge\n");
+	for (i = 0; i < n; i++)
+		printf("mq_recurring_jobs{table=\"%s\",queue=\"%s\"} %llu\n",
+		    table, q[i].queue, (unsigned long long)q[i].recurring);
 	printf("# HELP mq_queue_paused Whether the queue is paused.\n"
 	    "# TYPE mq_queue_paused gauge\n");
 	for (i = 0; i < n; i++)

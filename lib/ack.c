@@ -1,5 +1,5 @@
 /*
- * ack.c: finishing jobs. Every write after a claim is fenced by the
+ * ack.c: finishing jobs (or, for a recurring job, scheduling its next run). Every write after a claim is fenced by the
  * lease token: a consumer whose lease was lost (expired and requeued,
  * claimed again, or already acked) cannot finish someone else's delivery.
  */
@@ -7,8 +7,20 @@
 
 #include "internal.h"
 
+/* A recurring job is not done but due again: at the first slot
+ * every_anchor + k * every_us after now. Slots count from the anchor, not
+ * from the ack, so the schedule does not drift; a job that fell behind
+ * by several periods runs once, at the next slot, not once per missed
+ * one. Each run starts with fresh attempts. (MySQL assigns left to
+ * right: every IF reads every_us, which no assignment changes.) */
 static const char sql_ack[] =
-    "UPDATE `{{TABLE}}` SET state = 'done', finished_at = UTC_TIMESTAMP(6),"
+    "UPDATE `{{TABLE}}` SET"
+    " state = IF(every_us IS NULL, 'done', 'ready'),"
+    " finished_at = IF(every_us IS NULL, UTC_TIMESTAMP(6), NULL),"
+    " available_at = IF(every_us IS NULL, available_at,"
+    "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND,"
+    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us MICROSECOND),"
+    " attempts = IF(every_us IS NULL, attempts, 0),"
     " leased_until = NULL"
     " WHERE id = ? AND lease_token = ? AND state = 'leased'";
 

@@ -138,7 +138,7 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 2
+#define MQ_SCHEMA_VERSION 3
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -175,6 +175,9 @@ struct mq_push_opts {
 	int64_t delay_us;	/* due this long after now */
 	const char *at;		/* or due at this time (mq_check_time) */
 	const char *dedup;	/* optional dedup key (single push only) */
+	int64_t every_us;	/* > 0: recurring (single push only): an ack
+				 * makes it due again this long after its
+				 * due time, not done */
 };
 
 /** Defaults for struct mq_push_opts. */
@@ -355,6 +358,24 @@ enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
     int64_t lease_us);
 
+/* ---- cancel ---- */
+
+/** What a job was when mq_cancel looked at it. */
+struct mq_cancel_result {
+	char state[8];		/* ready, leased, done, dead; "" if no such job */
+	int recurring;
+};
+
+/**
+ * Cancels a job that waits (ready or scheduled, recurring ones too): it
+ * becomes dead, its last error "cancelled" (followed by the earlier
+ * text, if any). MQ_ELEASE if it is leased and not force (forced, its
+ * consumer finds its lease lost); MQ_EMPTY if it is finished already or
+ * not in the table. res says what it was.
+ */
+enum mq_status mq_cancel(struct mq_conn *c, uint64_t id, int force,
+    struct mq_cancel_result *res);
+
 /* ---- requeue-stale ---- */
 
 /** Which expired leases to reap, and how. */
@@ -389,6 +410,7 @@ struct mq_queue_stats {
 	uint64_t leased;	/* claimed, stale ones included */
 	uint64_t stale;		/* claimed, lease expired */
 	uint64_t done, dead;
+	uint64_t recurring;	/* recurring jobs, ready or leased */
 	int paused;
 	double oldest_ready_s;	/* age of the oldest due job, 0 if none */
 };

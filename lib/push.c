@@ -76,19 +76,23 @@ due_sql(const struct mq_push_opts *o, int64_t *num, const char **str)
 	return sql_due_delay;
 }
 
-/* "INSERT ... VALUES (row), (row), ..." for n rows, malloc'ed. */
+/* "INSERT ... VALUES (row), (row), ..." for n rows, malloc'ed; a single
+ * push may add the dedup key and the recurrence (whose anchor is the
+ * first due time: the available_at set just before it in the row). */
 static char *
 insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 {
-	char head[sizeof sql_insert_head + 16], row[128];
+	char head[sizeof sql_insert_head + 48], row[160];
 	const char *due_str;
 	int64_t due_num;
 	size_t i, hl, rl;
 	char *sql, *p;
 
-	snprintf(head, sizeof head, sql_insert_head, dedup ? ", dedup_key" : "");
+	snprintf(head, sizeof head, sql_insert_head, dedup ? (o->every_us > 0 ?
+	    ", dedup_key, every_us, every_anchor" : ", dedup_key") : "");
 	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s)",
-	    due_sql(o, &due_num, &due_str), dedup ? ", ?" : "");
+	    due_sql(o, &due_num, &due_str), dedup ? (o->every_us > 0 ?
+	    ", ?, ?, available_at" : ", ?") : "");
 	hl = strlen(head);
 	rl = strlen(row);
 	sql = malloc(hl + n * (rl + 2) + 1);
@@ -220,18 +224,23 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
 {
 	struct shared v;
-	MYSQL_BIND bind[ROW_PARAMS + 1];
-	unsigned long plen = (unsigned long)len, klen;
+	MYSQL_BIND bind[ROW_PARAMS + 2];
+	unsigned long plen = (unsigned long)len, klen = 0;
+	int64_t every = o->every_us;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int tries;
 
 	*existed = 0;
+	if (o->every_us < 0)
+		return mq__fail(c, MQ_EINVAL, "negative recurrence");
 	if (len > mq_max_payload(c))
 		return too_big(c, len);
 	memset(&v, 0, sizeof v);
 	init_shared(&v, o);
-	st = prepare_insert(c, &v.o, 1, o->dedup != NULL);
+	/* the key and recurrence columns go together: a NULL key when
+	 * recurring without one */
+	st = prepare_insert(c, &v.o, 1, o->dedup != NULL || every > 0);
 	if (st == NULL)
 		return c->err.status;
 	bind_row(&v, bind);
@@ -239,7 +248,11 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	if (o->dedup) {
 		klen = (unsigned long)strlen(o->dedup);
 		mq__bind_blob(&bind[5], o->dedup, &klen);
+	} else {
+		mq__bind_null(&bind[5]);
 	}
+	if (every > 0)
+		mq__bind_i64(&bind[6], &every);
 	/* a duplicate key: the live job's id, unless it finished in the
 	 * meantime (then the key is free: insert again) */
 	for (tries = 0; tries < 3; tries++) {
@@ -268,9 +281,14 @@ struct mq_batch *
 mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
     mq_ids_fn on_ids, void *ctx)
 {
-	struct mq_batch *b = calloc(1, sizeof *b);
+	struct mq_batch *b;
 
-	if (b == NULL) {
+	if (o->dedup || o->every_us) {
+		mq__fail(c, MQ_EINVAL, "a dedup key or a recurrence is for "
+		    "one job at a time");
+		return NULL;
+	}
+	if ((b = calloc(1, sizeof *b)) == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}

@@ -2,7 +2,8 @@
  * stats.c: queue health from indexes alone. The claim index (queue,
  * state, priority, available_at, id) covers the counts by state, the
  * ready/scheduled split and the oldest due job; the lease index finds
- * the stale leases; the queues table says which queues are paused.
+ * the stale leases; the recurring index the recurring jobs; the queues
+ * table says which queues are paused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,11 @@ const char mq__sql_stats_by_state[] =
 static const char sql_stale[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (lease)"
     " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
+    " AND (? IS NULL OR queue = ?) GROUP BY queue";
+
+static const char sql_recurring[] =
+    "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (recurring)"
+    " WHERE every_us IS NOT NULL AND state IN ('ready', 'leased')"
     " AND (? IS NULL OR queue = ?) GROUP BY queue";
 
 static const char sql_paused[] =
@@ -57,7 +63,7 @@ entry(struct acc *a, const char *queue)
 	return q;
 }
 
-enum part { BY_STATE, STALE, PAUSED };
+enum part { BY_STATE, STALE, RECURRING, PAUSED };
 
 /* Runs one of the queries above (rows: queue, state, n, due, age_us). */
 static enum mq_status
@@ -109,6 +115,8 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		}
 		if (part == STALE) {
 			e->stale = n;
+		} else if (part == RECURRING) {
+			e->recurring = n;
 		} else if (part == PAUSED) {
 			e->paused = n != 0;
 		} else if (strcmp(state, "ready") == 0) {
@@ -170,6 +178,8 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	rc = gather(c, mq__sql_stats_by_state, BY_STATE, queue, &a);
 	if (rc == MQ_OK)
 		rc = gather(c, sql_stale, STALE, queue, &a);
+	if (rc == MQ_OK)
+		rc = gather(c, sql_recurring, RECURRING, queue, &a);
 	if (rc == MQ_OK)
 		rc = gather(c, sql_paused, PAUSED, queue, &a);
 	if (rc == MQ_OK)

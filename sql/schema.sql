@@ -1,4 +1,4 @@
--- mq schema, version 2: the job table, its archive, and the queues'
+-- mq schema, version 3: the job table, its archive, and the queues'
 -- settings (pause). Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   dedup_key     VARBINARY(255) NULL,
   -- the key while the job is live, NULL once finished: frees the key
   dedup_live    VARBINARY(255) AS (IF(state IN ('ready', 'leased'), dedup_key, NULL)) STORED,
+  -- recurring jobs: an ack makes the job due again at the first
+  -- every_anchor + k * every_us after now instead of done; NULL: once
+  every_us      BIGINT NULL,
+  every_anchor  DATETIME(6) NULL,
   PRIMARY KEY (id),
   -- the claim: equalities first, then exactly the claim's ORDER BY
   KEY claim (queue, state, priority, available_at, id),
@@ -35,8 +39,10 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   KEY lease (state, leased_until),
   -- finished jobs by age, for archive
   KEY finished (state, finished_at),
-  UNIQUE KEY dedup (queue, dedup_live)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 2';
+  UNIQUE KEY dedup (queue, dedup_live),
+  -- the recurring jobs alone, for stats
+  KEY recurring (every_us, queue, state)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 3';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,

@@ -1,0 +1,107 @@
+/*
+ * cancel.c: mq cancel: stop jobs that have not run yet (ready, scheduled
+ * or recurring): each becomes dead with a "cancelled" note. A job being
+ * run is left alone unless --force.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static const char usage[] =
+    "usage: mq cancel [--force] [--table T] [CONNECTION-OPTIONS] ID...";
+
+static const char options[] =
+    "\noptions:\n"
+    "  --force             cancel leased jobs too (their consumer's ack\n"
+    "                      then fails: lease lost)\n";
+
+/* A job id: decimal digits only, 1 to 2^64 - 1. */
+static int
+parse_id(const char *s, uint64_t *id)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoull(s, &end, 10);
+	return *end || errno || *id == 0 ? -1 : 0;
+}
+
+int
+cmd_cancel(int argc, char **argv, struct mq_global *g)
+{
+	enum { OPT_FORCE = OPT_CMD };
+	static const struct option longopts[] = {
+		{"force", no_argument, NULL, OPT_FORCE},
+		CONNECTION_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	struct mq_cancel_result res;
+	struct mq_conn *c;
+	struct mq_error e;
+	enum mq_status st;
+	uint64_t *ids;
+	int opt, force = 0, i, n, rc = 0;
+
+	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		if (common_option("cancel", opt, optarg, g))
+			continue;
+		if (opt == OPT_FORCE)
+			force = 1;
+		else if (opt == 'h')
+			help_exit(usage, options);
+		else
+			bad_option("cancel", opt, argv);
+	}
+	settle("cancel", g, 0);
+	n = argc - optind;
+	if (n == 0)
+		usage_error("cancel", "no job id given");
+	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL) {
+		fprintf(stderr, "mq cancel: out of memory\n");
+		return EX_OSERR;
+	}
+	/* all ids are checked before any job is touched */
+	for (i = 0; i < n; i++)
+		if (parse_id(argv[optind + i], &ids[i]) != 0) {
+			free(ids);
+			usage_error("cancel", "invalid job id '%s': a "
+			    "positive number, as push prints it",
+			    shown(argv[optind + i]));
+		}
+
+	c = open_queue_table("cancel", g);
+	for (i = 0; i < n; i++) {
+		st = mq_cancel(c, ids[i], force, &res);
+		if (st == MQ_ELEASE) {
+			fprintf(stderr, "mq cancel: job %llu is leased (being "
+			    "run): not cancelled; --force cancels it anyway\n",
+			    (unsigned long long)ids[i]);
+			rc = EXIT_LEASE;
+		} else if (st == MQ_EMPTY) {
+			if (res.state[0])
+				fprintf(stderr, "mq cancel: job %llu is %s "
+				    "already: nothing to cancel\n",
+				    (unsigned long long)ids[i], res.state);
+			else
+				fprintf(stderr, "mq cancel: no job %llu in "
+				    "table %s (archived, purged or never "
+				    "pushed)\n", (unsigned long long)ids[i],
+				    g->table);
+			if (rc == 0)
+				rc = EXIT_EMPTY;
+		} else if (st != MQ_OK) {
+			e = *mq_conn_error(c);
+			mq_close(c);
+			free(ids);
+			die("cancel", &e);
+		}
+	}
+	mq_close(c);
+	free(ids);
+	return rc;
+}

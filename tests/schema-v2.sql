@@ -1,0 +1,68 @@
+-- mq schema, version 2: the job table, its archive, and the queues'
+-- settings (pause). Upgrades from older versions are sql/upgrade-N.sql.
+-- `mq init` puts the --table name (default mq_jobs) in place of the
+-- placeholder and runs each statement; `mq init --print` shows the result. The version is
+-- the number in the job table's COMMENT, which every command checks.
+-- Times are UTC: mq writes and compares them with UTC_TIMESTAMP(6).
+
+CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
+  id            BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- 'ready' rows whose available_at is in the future are "scheduled"
+  state         ENUM('ready', 'leased', 'done', 'dead') NOT NULL DEFAULT 'ready',
+  -- lower runs first
+  priority      SMALLINT NOT NULL DEFAULT 0,
+  payload       LONGBLOB NOT NULL,
+  attempts      INT UNSIGNED NOT NULL DEFAULT 0,
+  max_attempts  INT UNSIGNED NOT NULL DEFAULT 10,
+  available_at  DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  leased_until  DATETIME(6) NULL,
+  -- written fresh by every claim; ack, fail and extend must present it
+  lease_token   CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  -- host:pid of the claiming process
+  leased_by     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  created_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  finished_at   DATETIME(6) NULL,
+  -- bytes, truncated by mq: recording a failure must never fail
+  last_error    BLOB NULL,
+  dedup_key     VARBINARY(255) NULL,
+  -- the key while the job is live, NULL once finished: frees the key
+  dedup_live    VARBINARY(255) AS (IF(state IN ('ready', 'leased'), dedup_key, NULL)) STORED,
+  PRIMARY KEY (id),
+  -- the claim: equalities first, then exactly the claim's ORDER BY
+  KEY claim (queue, state, priority, available_at, id),
+  -- expired leases, for requeue-stale over all queues
+  KEY lease (state, leased_until),
+  -- finished jobs by age, for archive
+  KEY finished (state, finished_at),
+  UNIQUE KEY dedup (queue, dedup_live)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 2';
+
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
+  id            BIGINT UNSIGNED NOT NULL,
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  state         ENUM('ready', 'leased', 'done', 'dead') NOT NULL,
+  priority      SMALLINT NOT NULL,
+  payload       LONGBLOB NOT NULL,
+  attempts      INT UNSIGNED NOT NULL,
+  max_attempts  INT UNSIGNED NOT NULL,
+  available_at  DATETIME(6) NOT NULL,
+  leased_until  DATETIME(6) NULL,
+  lease_token   CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  leased_by     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  created_at    DATETIME(6) NOT NULL,
+  finished_at   DATETIME(6) NULL,
+  last_error    BLOB NULL,
+  dedup_key     VARBINARY(255) NULL,
+  archived_at   DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  PRIMARY KEY (id),
+  KEY finished (finished_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq archive 1';
+
+-- one row per queue that has settings; no row: defaults (not paused)
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  paused        TINYINT NOT NULL DEFAULT 0,
+  paused_at     DATETIME(6) NULL,
+  PRIMARY KEY (queue)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 2';
