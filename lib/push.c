@@ -77,22 +77,25 @@ due_sql(const struct mq_push_opts *o, int64_t *num, const char **str)
 }
 
 /* "INSERT ... VALUES (row), (row), ..." for n rows, malloc'ed; a single
- * push may add the dedup key and the recurrence (whose anchor is the
- * first due time: the available_at set just before it in the row). */
+ * push may add the dedup key and the recurrence, whose anchor is the
+ * first due time: the same expression again (UTC_TIMESTAMP is the
+ * statement's start, so both agree), not a reference to available_at,
+ * which would need SELECT on it and a producer has none. */
 static char *
 insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 {
-	char head[sizeof sql_insert_head + 48], row[160];
-	const char *due_str;
+	char head[sizeof sql_insert_head + 48], row[224];
+	const char *due_str, *due;
 	int64_t due_num;
+	int every = dedup && o->every_us > 0;
 	size_t i, hl, rl;
 	char *sql, *p;
 
-	snprintf(head, sizeof head, sql_insert_head, dedup ? (o->every_us > 0 ?
-	    ", dedup_key, every_us, every_anchor" : ", dedup_key") : "");
-	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s)",
-	    due_sql(o, &due_num, &due_str), dedup ? (o->every_us > 0 ?
-	    ", ?, ?, available_at" : ", ?") : "");
+	due = due_sql(o, &due_num, &due_str);
+	snprintf(head, sizeof head, sql_insert_head, every ?
+	    ", dedup_key, every_us, every_anchor" : dedup ? ", dedup_key" : "");
+	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s%s%s)",
+	    due, dedup ? ", ?" : "", every ? ", ?, " : "", every ? due : "");
 	hl = strlen(head);
 	rl = strlen(row);
 	sql = malloc(hl + n * (rl + 2) + 1);
@@ -224,7 +227,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
 {
 	struct shared v;
-	MYSQL_BIND bind[ROW_PARAMS + 2];
+	MYSQL_BIND bind[ROW_PARAMS + 3];
 	unsigned long plen = (unsigned long)len, klen = 0;
 	int64_t every = o->every_us;
 	MYSQL_STMT *st;
@@ -251,8 +254,10 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	} else {
 		mq__bind_null(&bind[5]);
 	}
-	if (every > 0)
+	if (every > 0) {
 		mq__bind_i64(&bind[6], &every);
+		bind[7] = bind[3];	/* the anchor: the due time again */
+	}
 	/* a duplicate key: the live job's id, unless it finished in the
 	 * meantime (then the key is free: insert again) */
 	for (tries = 0; tries < 3; tries++) {
