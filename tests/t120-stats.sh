@@ -19,34 +19,41 @@ sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE queue = 
 "$MQ" push --queue b x >/dev/null
 "$MQ" pause b >/dev/null
 "$MQ" pause c >/dev/null
+# queue r: 2 recurring (one due, one later), one cancelled, one ordinary
+"$MQ" push --queue r --every 1h x >/dev/null
+"$MQ" push --queue r --every 1h --delay 1h y >/dev/null
+"$MQ" cancel "$("$MQ" push --queue r --every 1h z)"
+"$MQ" push --queue r w >/dev/null
 # archive: 2 rows
 sql "INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (1000001, 'a', 'done', 0, '', 1, 1, NOW(), NOW()), (1000002, 'a', 'done', 0, '', 1, 1, NOW(), NOW())"
 
 expect_status 0 "stats" "$MQ" stats
-is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $1 != "archive:" { print $1, $2, $3, $4, $5, $6, $7, $8 }')" \
-  "a 3 2 2 1 4 1 no
-b 1 0 0 0 0 0 yes
-c 0 0 0 0 0 0 yes" "counts per queue: ready scheduled leased stale done dead paused"
-like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $9 }')" "10[0-9].*s" "oldest ready job of a is ~100 s old"
+is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $1 != "archive:" { print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')" \
+  "a 3 2 2 1 4 1 0 no
+b 1 0 0 0 0 0 0 yes
+c 0 0 0 0 0 0 0 yes
+r 2 1 0 0 0 1 2 no" "counts per queue: ready scheduled leased stale done dead recurring paused"
+like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $10 }')" "10[0-9].*s" "oldest ready job of a is ~100 s old"
 like "$OUT" "*archive: 2 jobs" "archive row count"
 is "$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
-  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD PAUSED OLDEST_READY" "header"
+  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY" "header"
 
 expect_status 0 "stats --json" "$MQ" stats --json
 is "$(printf '%s' "$OUT" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 a = [q for q in d["queues"] if q["queue"] == "a"][0]
+r = [q for q in d["queues"] if q["queue"] == "r"][0]
 print(d["table"], d["archive"], [q["queue"] for q in d["queues"]],
       a["ready"], a["scheduled"], a["leased"], a["stale"], a["done"], a["dead"],
-      a["paused"], 99 < a["oldest_ready_seconds"] < 130)')" \
-  "mq_jobs 2 ['a', 'b', 'c'] 3 2 2 1 4 1 False True" "--json has the same numbers"
+      a["recurring"], a["paused"], 99 < a["oldest_ready_seconds"] < 130, r["recurring"])')" \
+  "mq_jobs 2 ['a', 'b', 'c', 'r'] 3 2 2 1 4 1 0 False True 2" "--json has the same numbers"
 
 expect_status 0 "stats --queue b" "$MQ" stats --queue b --json
 like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"b","ready":1,*"paused":true,*}\],"archive":2}' \
   "--queue b shows b only"
 expect_status 0 "stats of an unknown queue" "$MQ" stats --queue nobody --json
-like "$OUT" '*"queue":"nobody","ready":0,"scheduled":0,"leased":0,"stale":0,"done":0,"dead":0,"paused":false*' \
+like "$OUT" '*"queue":"nobody","ready":0,"scheduled":0,"leased":0,"stale":0,"done":0,"dead":0,"recurring":0,"paused":false*' \
   "an unknown queue shows zeros"
 
 expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
@@ -55,6 +62,8 @@ like "$OUT" '*mq_jobs{table="mq_jobs",queue="a",state="ready"} 3
 *' "ready gauge"
 like "$OUT" '*mq_stale_leases{table="mq_jobs",queue="a"} 1
 *' "stale gauge"
+like "$OUT" '*mq_recurring_jobs{table="mq_jobs",queue="r"} 2
+*' "recurring gauge"
 like "$OUT" '*mq_queue_paused{table="mq_jobs",queue="b"} 1
 *' "paused gauge"
 like "$OUT" '*mq_archive_jobs{table="mq_jobs"} 2' "archive gauge"
@@ -75,5 +84,7 @@ printf '%s\n' "$OUT" >"$T_TMP/empty.prom"
 
 expect_status 64 "--json with --prometheus" "$MQ" stats --json --prometheus
 expect_status 64 "bad --queue" "$MQ" stats --queue ''
+expect_status 64 "a list of queues" "$MQ" stats --queue a,b
+like "$ERR" "mq stats: --queue takes one queue here (a list of queues only for pop and work)" "says stats takes one"
 expect_status 64 "an operand" "$MQ" stats a
 done_testing

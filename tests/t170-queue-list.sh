@@ -1,0 +1,135 @@
+#!/bin/sh
+# --queue high,default,low on pop and work: claims follow the list's
+# order, one claim may span queues, an empty queue in front costs one
+# index probe, waits and wakeups cover every listed queue.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+fill() { # three jobs in each queue, pushed low first, priorities mixed
+  for q in low default high; do
+    "$MQ" push --queue "$q" --priority 5 "$q-b" >/dev/null
+    "$MQ" push --queue "$q" --priority 1 "$q-a" >/dev/null
+    "$MQ" push --queue "$q" --priority 9 "$q-c" >/dev/null
+  done
+}
+drain() { # drain OPTS...: payloads in the order pop hands them out
+  while p=$("$MQ" pop "$@" -o "$T_TMP/p" 2>/dev/null); do
+    cat "$T_TMP/p"; echo
+    "$MQ" ack "$p"
+  done
+}
+ORDER="high-a high-b high-c default-a default-b default-c low-a low-b low-c"
+
+for how in skip-locked update; do
+  fill
+  is "$(drain --queue high,default,low --claim "$how" | tr '\n' ' ')" "$ORDER " \
+    "$how: one at a time, the list's order (priority order within a queue)"
+  fill
+  run "$MQ" pop --queue high,default,low --claim "$how" --count 5 --json
+  is "$RC" 0 "$how: --count 5 over the list"
+  is "$(printf '%s\n' "$OUT" | sed 's/.*"queue":"\([^"]*\)".*"payload":"\([^"]*\)".*/\1:\2/' | tr '\n' ' ')" \
+    "high:high-a high:high-b high:high-c default:default-a default:default-b " \
+    "$how: one claim spans queues, in order, each job names its queue"
+  printf '%s\n' "$OUT" | sed 's/.*"receipt":"\([^"]*\)".*/\1/' | xargs "$MQ" ack
+  run "$MQ" pop --queue low,high,default --claim "$how" --count 9 --shell
+  is "$(printf '%s\n' "$OUT" | grep -c '^MQ_QUEUE_[0-9]*=low$'):$(printf '%s\n' "$OUT" | grep -c '^MQ_QUEUE_[0-9]*=default$')" \
+    "3:1" "$how: the rest, low first as that list says"
+  is "$(printf '%s\n' "$OUT" | sed -n 's/^MQ_QUEUE_\([0-9]*\)=.*/\1/p' | tr '\n' ' ')" \
+    "1 2 3 4 " "$how: numbered in claim order"
+  sql "UPDATE mq_jobs SET state = 'done' WHERE state = 'leased'"
+done
+
+# a queue with nothing due in front (none at all, or only finished jobs)
+# costs one probe of the claim index (and one of the queue settings),
+# whichever strategy; rows read counted by the server. (Scheduled jobs
+# are another matter: they share the 'ready' range of the claim index,
+# after the due ones of their priority, and a claim on a queue with
+# nothing due walks them: see mq-queue(7), INDEXES.)
+reads() {
+  sql_root "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_read_first', 'Handler_read_rnd_next', 'Handler_read_prev')" |
+    awk '{ s += $2 } END { print s }'
+}
+seq 1 200 | "$MQ" push --lines --queue finished >/dev/null
+sql "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6) WHERE queue = 'finished'"
+seq 1 200 | "$MQ" push --lines --queue full >/dev/null
+for how in skip-locked update; do
+  r0=$(reads); "$MQ" pop --queue full --claim "$how" -o /dev/null >/dev/null; r1=$(reads)
+  "$MQ" pop --queue nothing,finished,full --claim "$how" -o /dev/null >/dev/null; r2=$(reads)
+  extra=$(( (r2 - r1) - (r1 - r0) ))
+  # 2 queues in front x (claim probe + settings probe + 1 to spare):
+  # a handful, whatever is in the queues
+  if [ "$extra" -le 6 ]; then
+    ok "$how: two empty queues in front cost $extra reads more (<= 6)"
+  else
+    not_ok "$how: two empty queues in front cost $extra reads more (<= 6)" \
+      "alone: $((r1 - r0)), behind two empty queues: $((r2 - r1))"
+  fi
+done
+sql "DELETE FROM mq_jobs WHERE queue IN ('finished', 'full')"
+
+# paused queues are passed over; all paused: exit 1, said once
+"$MQ" push --queue high h >/dev/null
+"$MQ" push --queue low l >/dev/null
+"$MQ" pause high >/dev/null
+run "$MQ" pop --queue high,low
+is "$RC:$(cat "$T_TMP/out" | head -c 1)" "0:l" "a paused queue in the list is passed over"
+"$MQ" pause low >/dev/null
+sum=$(table_sum)
+expect_status 1 "every listed queue paused: exit 1" "$MQ" pop --queue high,low
+is "$ERR" "mq pop: queues 'high,low' are all paused" "and says so"
+"$MQ" resume low >/dev/null
+expect_status 1 "one paused, one empty: exit 1" "$MQ" pop --queue high,low
+is "$ERR" "" "quietly: nothing is due"
+is "$(table_sum)" "$sum" "nothing changed"
+"$MQ" resume high >/dev/null
+sql "UPDATE mq_jobs SET state = 'done' WHERE state <> 'done'"
+
+# mq work takes the list too: one job at a time, in the list's order
+fill
+run "$MQ" work --queue high,default,low --exit-when-empty -- \
+  sh -c 'printf "%s:%s " "$MQ_QUEUE" "$(cat)"'
+is "$RC" 0 "work over a list runs until all are empty"
+is "$OUT" "high:high-a high:high-b high:high-c default:default-a default:default-b default:default-c low:low-a low:low-b low:low-c " \
+  "work took the jobs in the list's order, MQ_QUEUE naming each job's queue"
+
+# MQ_QUEUE may hold a list for pop and work, not for the others
+"$MQ" push --queue b bee >/dev/null
+run env MQ_QUEUE=a,b "$MQ" pop -o /dev/null
+is "$RC" 0 "MQ_QUEUE=a,b works for pop"
+sql "UPDATE mq_jobs SET state = 'done' WHERE state <> 'done'"
+sum=$(table_sum)
+expect_status 64 "MQ_QUEUE=a,b is refused by push" env MQ_QUEUE=a,b "$MQ" push x
+is "$ERR" "mq push: MQ_QUEUE takes one queue here (a list of queues only for pop and work)" \
+  "which says why"
+for cmd in "push x" "stats" "purge --yes" "pause" "requeue-stale"; do
+  # shellcheck disable=SC2086
+  expect_status 64 "mq $cmd refuses a list" "$MQ" $cmd --queue a,b
+done
+like "$ERR" "mq requeue-stale: --queue takes one queue here*" "naming the option"
+
+# lists that are not lists
+many=$(seq 1 17 | sed 's/^/q/' | tr '\n' , | sed 's/,$//')
+for bad in 'a,,b' 'a,a' ',a' 'a,' ',' 'a, b' 'a,b;c' "a,$(printf 'x%.0s' $(seq 65))" "$many"; do
+  expect_status 64 "pop refuses the list '$bad'" "$MQ" pop --queue "$bad"
+  expect_status 64 "work refuses the list '$bad'" "$MQ" work --queue "$bad" -- true
+done
+like "$ERR" "mq work: invalid queue list in --queue: 1 to 16 queue names*none twice" "message says what a list is"
+expect_status 1 "16 queues are fine (none has a job)" "$MQ" pop --queue "$(seq 1 16 | sed 's/^/q/' | tr '\n' , | sed 's/,$//')" --wait 0
+is "$(table_sum)" "$sum" "refusals changed nothing"
+
+# a waiter on a list wakes for a push to any of its queues
+"$MQ" pop --queue x,y,z --wait 60s --json >"$T_TMP/waited" 2>&1 &
+pid=$!
+i=0
+until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%' AND DB = '$T_DB'")" -ge 1 ] || [ $i -gt 100 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+like "$(sql_root "SELECT INFO FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%' AND DB = '$T_DB'")" \
+  '*mq-wait `mq_jobs` x */*mq-wait `mq_jobs` y */*mq-wait `mq_jobs` z */*' "the waiter is marked for each queue"
+kills=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
+"$MQ" push --queue z zed >/dev/null
+wait $pid
+is "$?" 0 "the waiter got a job"
+like "$(cat "$T_TMP/waited")" '*"queue":"z"*"payload":"zed"*' "the one pushed to its third queue"
+is "$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)" "$((kills + 1))" "woken by the pusher (one KILL QUERY)"
+done_testing
