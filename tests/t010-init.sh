@@ -84,7 +84,7 @@ expect_status 0 "init also remakes a missing archive" "$MQ" init --table v1_jobs
 is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v1_jobs_archive'")" \
   1 "the archive is back"
 
-# upgrade: a version 2 table (as mq 0.2 made it) with a waiting job and a
+# upgrade: a version 2 table (as mq made it before recurring jobs) with a waiting job and a
 # live dedup key
 sed 's/{{TABLE}}/v2_jobs/g' "$TESTS_DIR/schema-v2.sql" | sql "$(cat)"
 sql "INSERT INTO v2_jobs (queue, payload, dedup_key) VALUES ('default', 'v2 job', 'k')"

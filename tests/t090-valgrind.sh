@@ -1,6 +1,7 @@
 #!/bin/sh
 # valgrind finds no error and no leak on the main paths: init, push (one,
-# stream), pop (both strategies, every form), ack, and the error exits.
+# stream, --every), pop (both strategies, every form, a queue list), ack
+# (recurring too), cancel, stats, and the error exits.
 . "$(dirname "$0")/lib.sh"
 if [ -n "${MQ_SANITIZED:-}" ]; then
   ok "# SKIP valgrind does not run sanitized binaries"
@@ -38,6 +39,16 @@ vg 78 "missing table" pop --table nosuch
 vg 0 "init --print" init --print
 vg 1 "pop on an empty queue" pop --queue empty
 vg 1 "pop --wait on an empty queue" pop --queue empty --wait 1500ms
+vg 0 "push --every --dedup" push --queue cron --every 1h --dedup c x
+rid=$OUT
+"$MQ" push --queue low l >/dev/null
+vg 0 "pop from a preference list, --count spanning queues" \
+  pop --queue nothing,cron,low --count 2 --json
+vg 0 "ack of a recurring job" ack "$(printf '%s\n' "$OUT" | head -1 | sed 's/.*"receipt":"\([^"]*\)".*/\1/')"
+vg 1 "pop --wait on a list" pop --queue empty1,empty2 --wait 1200ms
+vg 0 "cancel" cancel "$rid"
+vg 1 "cancel of a dead job" cancel "$rid"
+vg 0 "stats" stats
 seq 1 20 | "$MQ" push --lines --queue work >/dev/null
 "$MQ" push --queue work fail >/dev/null
 vg 0 "work (acks, a failure, prefetch, an idle wait)" work --queue work \

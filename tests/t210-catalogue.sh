@@ -45,6 +45,10 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
   refuse 64 "queue '$shown' (pause)" "$MQ" pause "$name"
   refuse 64 "queue '$shown' (purge)" "$MQ" purge --queue "$name" --yes
   refuse 64 "queue '$shown' (work)" "$MQ" work --queue "$name" -- true
+  refuse 64 "queue list 'a,$shown' (pop)" "$MQ" pop --queue "a,$name"
+  refuse 64 "queue list '$shown,a' (work)" "$MQ" work --queue "$name,a" -- true
+  refuse 64 "table '$shown' (cancel)" "$MQ" cancel --table "$name" 1
+  refuse 64 "job id '$shown' (cancel)" "$MQ" cancel "$name"
 done
 refuse 64 "table of 57 characters (its archive's would not fit)" \
   "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
@@ -58,6 +62,7 @@ for d in -1s -5 99999999999999999999s 36601d 1e9 soon 1h30 '' '5 s' 0x10; do
   refuse 64 "duration '$d' (fail --retry-in)" "$MQ" fail --retry-in "$d" "$rb"
   refuse 64 "duration '$d' (archive --older-than)" "$MQ" archive --older-than "$d"
   refuse 64 "duration '$d' (work --timeout)" "$MQ" work --timeout "$d" -- true
+  refuse 64 "duration '$d' (push --every)" "$MQ" push --every "$d" x
 done
 for t in '2026-13-01 00:00' "2026-01-01 00:00'; DROP TABLE mq_jobs; --" now @-1; do
   refuse 64 "time '$(printf '%s' "$t" | cut -c1-20)' (push --at)" "$MQ" push --at "$t" x

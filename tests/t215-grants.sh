@@ -29,6 +29,9 @@ expect_status 0 "producer: push" as producer push --queue g hello
 expect_status 0 "producer: push --lines" sh -c 'printf "a\nb\n" | MQ_USER=mq_producer "$0" push --lines --queue g' "$MQ"
 id=$(as producer push --queue g --dedup k1 first)
 is "$(as producer push --queue g --dedup k1 second)" "$id" "producer: push --dedup finds the live job"
+rid=$(as producer push --queue r --every 1h --dedup nightly cron)
+is "$?" 0 "producer: push --every --dedup"
+is "$(as producer push --queue r --every 1h --dedup nightly cron)" "$rid" "declared again: the same job"
 s=$(sum)
 expect_status 77 "producer: pop is denied" as producer pop --queue g
 like "$ERR" "mq pop: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "with the server's reason"
@@ -37,6 +40,7 @@ expect_status 77 "producer: purge is denied" as producer purge --queue g --yes
 expect_status 77 "producer: pause is denied" as producer pause g
 expect_status 77 "producer: stats is denied" as producer stats
 expect_status 77 "producer: init is denied" as producer init --table other
+expect_status 77 "producer: cancel is denied" as producer cancel "$rid"
 is "$(sum)" "$s" "the producer's refused commands changed nothing"
 
 # consumer
@@ -57,6 +61,8 @@ is "$(sum)" "$s" "the consumer's refused commands changed nothing"
 # operator
 sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
 expect_status 0 "operator: stats" as operator stats
+expect_status 0 "operator: cancel" as operator cancel "$rid"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = $rid")" dead "the recurring job is cancelled"
 expect_status 0 "operator: requeue-stale" as operator requeue-stale
 expect_status 0 "operator: archive" as operator archive --older-than 0s --dead
 like "$OUT" "archived [1-9]* job*" "operator: archive moved the finished jobs"
