@@ -6,20 +6,41 @@
  * the queue, and a SELECT by that token reads what it got.
  *
  * A preference list ("high,default,low", seed 003) is claimed queue by
- * queue, in its order, each with its own index range read: a queue with
- * nothing due costs one probe of the claim index.
+ * queue, in its order.
+ *
+ * The claim index orders a queue's ready jobs by priority, then due time:
+ * the scheduled ones (due later) of one priority lie between its due ones
+ * and those of the next priority. A claim scanning the queue's range
+ * would walk over them, all of them when nothing is due. So a claim
+ * first asks which priorities have due jobs (a loose index scan: one
+ * dive per state and priority), then reads only the ranges (queue,
+ * 'ready', p, up to now) of those priorities: scheduled and finished
+ * jobs are never read, and a queue with nothing due costs the dives.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* Grouped by the whole head of the index and with no condition on
+ * state: that is what the server answers with a loose index scan (a
+ * condition on state makes it read every entry instead). */
+const char mq__sql_due_priorities[] =
+    "SELECT priority, state = 'ready' AND MIN(available_at) <= UTC_TIMESTAMP(6)"
+    " FROM `{{TABLE}}` FORCE INDEX (claim) WHERE queue = ?"
+    " GROUP BY queue, state, priority";
+
+/* Priorities one claim reads (the most urgent ones, if more are due). */
+#define MAX_PRIOS 64
+
 /* The index's tail is exactly this ORDER BY: no filesort, and the
- * locking read touches only the rows it returns or skips. */
+ * locking read touches only the rows it returns or skips. "%s" is one
+ * "?" per priority (mq__claim_sql). */
 const char mq__sql_claim_select[] =
     "SELECT id, queue, priority, attempts, payload"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
+    " WHERE queue = ? AND state = 'ready' AND priority IN (%s)"
+    " AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?"
@@ -35,7 +56,8 @@ static const char sql_claim_update[] =
     " SET state = 'leased', attempts = attempts + 1,"
     " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ?"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
+    " WHERE queue = ? AND state = 'ready' AND priority IN (%s)"
+    " AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?";
@@ -48,6 +70,74 @@ static const char sql_select_token[] =
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'leased' AND lease_token = ?"
     " ORDER BY priority, available_at, id";
+
+char *
+mq__claim_sql(const char *tmpl, size_t k)
+{
+	const char *at = strstr(tmpl, "%s");
+	char *sql = malloc(strlen(tmpl) + 3 * k + 1), *p;
+	size_t i;
+
+	if (sql == NULL || at == NULL) {
+		free(sql);
+		return NULL;
+	}
+	memcpy(sql, tmpl, (size_t)(at - tmpl));
+	p = sql + (at - tmpl);
+	for (i = 0; i < k; i++)
+		p = stpcpy(p, i ? ", ?" : "?");
+	strcpy(p, at + 2);
+	return sql;
+}
+
+/* The claim statement tmpl for k priorities, from the cache. */
+static MYSQL_STMT *
+prepare_claim(struct mq_conn *c, const char *tmpl, size_t k)
+{
+	char *sql = mq__claim_sql(tmpl, k);
+	MYSQL_STMT *st;
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	st = mq__prepare_keyed(c, tmpl, k, sql);
+	free(sql);
+	return st;
+}
+
+/* The priorities of queue that have due jobs, most urgent first, at most
+ * MAX_PRIOS of them: prio[0..*k). */
+static enum mq_status
+due_priorities(struct mq_conn *c, const char *queue, int32_t *prio,
+    size_t *k)
+{
+	MYSQL_BIND in[1], out[2];
+	unsigned long qlen;
+	int32_t p, due;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int r;
+
+	*k = 0;
+	if ((st = mq__prepare(c, mq__sql_due_priorities)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	rc = mq__execute(c, st, in, "cannot claim");
+	memset(out, 0, sizeof out);
+	mq__bind_i32(&out[0], &p);
+	mq__bind_i32(&out[1], &due);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot claim");
+	/* rows come in index order: by state, then priority */
+	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) == 0)
+		if (due && *k < MAX_PRIOS)
+			prio[(*k)++] = p;
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot claim");
+	mq__release(c, st);
+	return rc;
+}
 
 struct claim {
 	const struct mq_receipt *acks;	/* acked in the claim's transaction */
@@ -146,14 +236,15 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[3];
+	MYSQL_BIND in[MAX_PRIOS + 3];
 	unsigned long qlen, len[2];
+	int32_t prio[MAX_PRIOS];
 	uint32_t limit;
 	uint64_t *ids, affected;
 	int64_t lease;
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
-	size_t i, q;
+	size_t i, k, q;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -162,21 +253,25 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
-	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
-		return c->err.status;
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
 	    q++) {
+		if ((rc = due_priorities(c, cl->queues[q], prio, &k)) != MQ_OK)
+			return rc;
+		if (k == 0)
+			continue;
+		if ((sel = prepare_claim(c, mq__sql_claim_select, k)) == NULL)
+			return c->err.status;
 		limit = cl->o->count - (uint32_t)cl->n;
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
-		mq__bind_str(&in[1], cl->queues[q], &qlen);
-		mq__bind_u32(&in[2], &limit);
+		for (i = 0; i < k; i++)
+			mq__bind_i32(&in[1 + i], &prio[i]);
+		mq__bind_str(&in[1 + k], cl->queues[q], &qlen);
+		mq__bind_u32(&in[2 + k], &limit);
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = fetch_jobs(c, sel, cl);
-		if (rc == MQ_OK)
-			mysql_stmt_free_result(sel);
+		mq__release(c, sel);
 	}
-	mq__release(c, sel);
 	if (rc != MQ_OK)
 		return rc;
 	if (cl->n == 0)
@@ -223,29 +318,36 @@ read_claimed(struct mq_conn *c, struct claim *cl, const char *queue)
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	MYSQL_BIND in[6];
+	MYSQL_BIND in[MAX_PRIOS + 6];
 	unsigned long len[2], qlen;
-	uint64_t got = 0, k;
+	int32_t prio[MAX_PRIOS];
+	uint64_t got = 0, claimed;
 	uint32_t limit;
 	int64_t lease;
 	MYSQL_STMT *st;
 	enum mq_status rc = MQ_OK;
-	size_t q;
+	size_t i, k, q;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
-		if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+		if ((rc = due_priorities(c, cl->queues[q], prio, &k)) != MQ_OK)
+			return rc;
+		if (k == 0)
+			continue;
+		if ((st = prepare_claim(c, sql_claim_update, k)) == NULL)
 			return c->err.status;
 		limit = cl->o->count - (uint32_t)got;
 		bind_lease(c, cl, in, len, &lease);
 		mq__bind_str(&in[3], cl->queues[q], &qlen);
-		mq__bind_str(&in[4], cl->queues[q], &qlen);
-		mq__bind_u32(&in[5], &limit);
+		for (i = 0; i < k; i++)
+			mq__bind_i32(&in[4 + i], &prio[i]);
+		mq__bind_str(&in[4 + k], cl->queues[q], &qlen);
+		mq__bind_u32(&in[5 + k], &limit);
 		rc = mq__execute_retry(c, st, in, "cannot claim");
-		k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
+		claimed = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 		mq__release(c, st);
-		if (k > 0) {
-			got += k;
+		if (claimed > 0) {
+			got += claimed;
 			rc = read_claimed(c, cl, cl->queues[q]);
 		}
 	}

@@ -8,7 +8,9 @@
 -- `mq init` itself needs CREATE, ALTER, INDEX and SELECT on the database:
 -- run it as the schema's owner, not as one of these roles.
 
--- producer: mq push (with --dedup it reads the live job's id, nothing else)
+-- producer: mq push (with --dedup it reads the live job's id, nothing else;
+-- push --every writes every_us and every_anchor in the same INSERT, which
+-- needs nothing more)
 CREATE ROLE IF NOT EXISTS {{TABLE}}_producer;
 GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
 GRANT SELECT (id, queue, dedup_live) ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
@@ -19,13 +21,15 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 --   GRANT PROCESS, CONNECTION_ADMIN ON *.* TO ...;   -- MySQL 8 (or SUPER)
 -- Without them consumers still find new jobs within a second.
 
--- consumer: mq pop, ack, fail, extend, work
+-- consumer: mq pop, ack, fail, extend, work (an ack of a recurring job
+-- reschedules it: the same UPDATE)
 CREATE ROLE IF NOT EXISTS {{TABLE}}_consumer;
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_consumer;
 GRANT SELECT ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_consumer;
 
--- operator: mq stats, requeue-stale, archive, pause, resume, purge (and
--- all the above)
+-- operator: mq stats, requeue-stale, archive, pause, resume, purge,
+-- cancel (and all the above). cancel needs only SELECT and UPDATE on the
+-- job table, so the consumer role's grants allow it too.
 CREATE ROLE IF NOT EXISTS {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_operator;
