@@ -24,10 +24,13 @@
 
 /* Grouped by the whole head of the index and with no condition on
  * state: that is what the server answers with a loose index scan (a
- * condition on state makes it read every entry instead). */
+ * condition on state makes it read every entry instead). A text query,
+ * one round trip where a prepared one would take two in a new process:
+ * its one input, the queue, is a validated name ([A-Za-z0-9_.-]) that
+ * cannot leave the quotes; '%s' becomes it. */
 const char mq__sql_due_priorities[] =
     "SELECT priority, state = 'ready' AND MIN(available_at) <= UTC_TIMESTAMP(6)"
-    " FROM `{{TABLE}}` FORCE INDEX (claim) WHERE queue = ?"
+    " FROM `{{TABLE}}` FORCE INDEX (claim) WHERE queue = '%s'"
     " GROUP BY queue, state, priority";
 
 /* Priorities one claim reads (the most urgent ones, if more are due). */
@@ -71,22 +74,35 @@ static const char sql_select_token[] =
     " WHERE queue = ? AND state = 'leased' AND lease_token = ?"
     " ORDER BY priority, available_at, id";
 
-char *
-mq__claim_sql(const char *tmpl, size_t k)
+/* tmpl with its "%s" replaced by text, malloc'ed; NULL if out of memory. */
+static char *
+splice(const char *tmpl, const char *text)
 {
 	const char *at = strstr(tmpl, "%s");
-	char *sql = malloc(strlen(tmpl) + 3 * k + 1), *p;
-	size_t i;
+	char *sql = malloc(strlen(tmpl) + strlen(text) + 1);
 
 	if (sql == NULL || at == NULL) {
 		free(sql);
 		return NULL;
 	}
 	memcpy(sql, tmpl, (size_t)(at - tmpl));
-	p = sql + (at - tmpl);
+	strcpy(stpcpy(sql + (at - tmpl), text), at + 2);
+	return sql;
+}
+
+char *
+mq__claim_sql(const char *tmpl, size_t k)
+{
+	char *marks = malloc(3 * k + 1), *p = marks, *sql;
+	size_t i;
+
+	if (marks == NULL)
+		return NULL;
+	*p = '\0';
 	for (i = 0; i < k; i++)
 		p = stpcpy(p, i ? ", ?" : "?");
-	strcpy(p, at + 2);
+	sql = splice(tmpl, marks);
+	free(marks);
 	return sql;
 }
 
@@ -112,31 +128,31 @@ static enum mq_status
 due_priorities(struct mq_conn *c, const char *queue, int32_t *prio,
     size_t *k)
 {
-	MYSQL_BIND in[1], out[2];
-	unsigned long qlen;
-	int32_t p, due;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	int r;
+	char *tmpl, *sql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int failed;
 
 	*k = 0;
-	if ((st = mq__prepare(c, mq__sql_due_priorities)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	rc = mq__execute(c, st, in, "cannot claim");
-	memset(out, 0, sizeof out);
-	mq__bind_i32(&out[0], &p);
-	mq__bind_i32(&out[1], &due);
-	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
-		rc = mq__dberr(c, st, "cannot claim");
+	if (!mq_valid_queue(queue))
+		return mq__fail(c, MQ_EINVAL, "invalid queue name");
+	tmpl = splice(mq__sql_due_priorities, queue);
+	sql = tmpl ? mq__expand(tmpl, c->table, NULL) : NULL;
+	free(tmpl);
+	if (sql == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	failed = mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL;
+	free(sql);
+	if (failed)
+		return mq__dberr(c, NULL, "cannot claim");
 	/* rows come in index order: by state, then priority */
-	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) == 0)
-		if (due && *k < MAX_PRIOS)
-			prio[(*k)++] = p;
-	if (rc == MQ_OK && r == 1)
-		rc = mq__dberr(c, st, "cannot claim");
-	mq__release(c, st);
-	return rc;
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] && row[1] && strcmp(row[1], "1") == 0 &&
+		    *k < MAX_PRIOS)
+			prio[(*k)++] = (int32_t)strtol(row[0], NULL, 10);
+	mysql_free_result(res);
+	return MQ_OK;
 }
 
 struct claim {
@@ -330,7 +346,12 @@ claim_update(struct mq_conn *c, struct claim *cl)
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
-		if ((rc = due_priorities(c, cl->queues[q], prio, &k)) != MQ_OK)
+		/* no transaction to retry: a late wakeup's KILL QUERY (1317)
+		 * hitting the read is retried here */
+		for (i = 0; (rc = due_priorities(c, cl->queues[q], prio,
+		    &k)) == MQ_ERETRY && i + 1 < MQ_RETRIES; i++)
+			mq__backoff((unsigned)i);
+		if (rc != MQ_OK)
 			return rc;
 		if (k == 0)
 			continue;

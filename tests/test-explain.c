@@ -92,7 +92,7 @@ main(void)
 	struct mq_init_report rep;
 	struct mq_error e;
 	struct mq_conn *c;
-	char *claim;
+	char *claim, *due, *mark;
 
 	memset(&o, 0, sizeof o);
 	o.defaults_file = getenv("MQ_DEFAULTS_FILE");
@@ -125,9 +125,14 @@ main(void)
 	claim = mq__claim_sql(mq__sql_claim_select, 2);
 	check(c->db, "claim", claim, "@q, @p0, @p1, @q, @n", "claim", NULL);
 	free(claim);
-	/* which priorities have due jobs: a dive per group, not a scan */
-	check(c->db, "due priorities", mq__sql_due_priorities, "@q", "claim",
+	/* which priorities have due jobs: a dive per group, not a scan (a
+	 * text query with the queue in quotes: the quotes become a marker) */
+	due = strdup(mq__sql_due_priorities);
+	if ((mark = strstr(due, "'%s'")) != NULL)
+		memcpy(mark, " ?  ", 4);
+	check(c->db, "due priorities", due, "@q", "claim",
 	    "Using index for group-by");
+	free(due);
 	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
 	    "@null, @null, @n", "lease", NULL);
 	check(c->db, "requeue-stale (one queue)", mq__sql_requeue_pick,
