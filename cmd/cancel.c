@@ -76,6 +76,12 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 
 	c = open_queue_table("cancel", g);
 	for (i = 0; i < n; i++) {
+		int seen = 0, j;
+
+		for (j = 0; j < i && !seen; j++)	/* once per job */
+			seen = ids[j] == ids[i];
+		if (seen)
+			continue;
 		st = mq_cancel(c, ids[i], force, &res);
 		if (st == MQ_ELEASE) {
 			fprintf(stderr, "mq cancel: job %llu is leased (being "

@@ -143,10 +143,6 @@ enum mq_status mq__exec_ids(struct mq_conn *c, const char *head,
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
 extern const char mq__sql_claim_select[];
-extern const char mq__sql_due_priorities[];
-/* A claim template with "%s" made into k "?" for the priorities,
- * malloc'ed (NULL if out of memory). */
-char *mq__claim_sql(const char *tmpl, size_t k);
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_stats_by_state[];

@@ -306,7 +306,7 @@ enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,
 
 /** How a lost lease is reported, after "job N: ". */
 #define MQ_LEASE_LOST "lease lost or unknown receipt (acked, failed, " \
-	"requeued, purged or claimed again)"
+	"requeued, cancelled, purged or claimed again)"
 
 /**
  * Marks jobs done, in one transaction. lost[i] is set for each receipt

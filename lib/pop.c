@@ -6,44 +6,20 @@
  * the queue, and a SELECT by that token reads what it got.
  *
  * A preference list ("high,default,low", seed 003) is claimed queue by
- * queue, in its order.
- *
- * The claim index orders a queue's ready jobs by priority, then due time:
- * the scheduled ones (due later) of one priority lie between its due ones
- * and those of the next priority. A claim scanning the queue's range
- * would walk over them, all of them when nothing is due. So a claim
- * first asks which priorities have due jobs (a loose index scan: one
- * dive per state and priority), then reads only the ranges (queue,
- * 'ready', p, up to now) of those priorities: scheduled and finished
- * jobs are never read, and a queue with nothing due costs the dives.
+ * queue, in its order, each with its own index range read: a queue with
+ * nothing due costs one probe of the claim index.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* Grouped by the whole head of the index and with no condition on
- * state: that is what the server answers with a loose index scan (a
- * condition on state makes it read every entry instead). A text query,
- * one round trip where a prepared one would take two in a new process:
- * its one input, the queue, is a validated name ([A-Za-z0-9_.-]) that
- * cannot leave the quotes; '%s' becomes it. */
-const char mq__sql_due_priorities[] =
-    "SELECT priority, state = 'ready' AND MIN(available_at) <= UTC_TIMESTAMP(6)"
-    " FROM `{{TABLE}}` FORCE INDEX (claim) WHERE queue = '%s'"
-    " GROUP BY queue, state, priority";
-
-/* Priorities one claim reads (the most urgent ones, if more are due). */
-#define MAX_PRIOS 64
-
 /* The index's tail is exactly this ORDER BY: no filesort, and the
- * locking read touches only the rows it returns or skips. "%s" is one
- * "?" per priority (mq__claim_sql). */
+ * locking read touches only the rows it returns or skips. */
 const char mq__sql_claim_select[] =
     "SELECT id, queue, priority, attempts, payload"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = 'ready' AND priority IN (%s)"
-    " AND available_at <= UTC_TIMESTAMP(6)"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?"
@@ -59,8 +35,7 @@ static const char sql_claim_update[] =
     " SET state = 'leased', attempts = attempts + 1,"
     " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ?"
-    " WHERE queue = ? AND state = 'ready' AND priority IN (%s)"
-    " AND available_at <= UTC_TIMESTAMP(6)"
+    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?";
@@ -73,87 +48,6 @@ static const char sql_select_token[] =
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'leased' AND lease_token = ?"
     " ORDER BY priority, available_at, id";
-
-/* tmpl with its "%s" replaced by text, malloc'ed; NULL if out of memory. */
-static char *
-splice(const char *tmpl, const char *text)
-{
-	const char *at = strstr(tmpl, "%s");
-	char *sql = malloc(strlen(tmpl) + strlen(text) + 1);
-
-	if (sql == NULL || at == NULL) {
-		free(sql);
-		return NULL;
-	}
-	memcpy(sql, tmpl, (size_t)(at - tmpl));
-	strcpy(stpcpy(sql + (at - tmpl), text), at + 2);
-	return sql;
-}
-
-char *
-mq__claim_sql(const char *tmpl, size_t k)
-{
-	char *marks = malloc(3 * k + 1), *p = marks, *sql;
-	size_t i;
-
-	if (marks == NULL)
-		return NULL;
-	*p = '\0';
-	for (i = 0; i < k; i++)
-		p = stpcpy(p, i ? ", ?" : "?");
-	sql = splice(tmpl, marks);
-	free(marks);
-	return sql;
-}
-
-/* The claim statement tmpl for k priorities, from the cache. */
-static MYSQL_STMT *
-prepare_claim(struct mq_conn *c, const char *tmpl, size_t k)
-{
-	char *sql = mq__claim_sql(tmpl, k);
-	MYSQL_STMT *st;
-
-	if (sql == NULL) {
-		mq__fail(c, MQ_ENOMEM, "out of memory");
-		return NULL;
-	}
-	st = mq__prepare_keyed(c, tmpl, k, sql);
-	free(sql);
-	return st;
-}
-
-/* The priorities of queue that have due jobs, most urgent first, at most
- * MAX_PRIOS of them: prio[0..*k). */
-static enum mq_status
-due_priorities(struct mq_conn *c, const char *queue, int32_t *prio,
-    size_t *k)
-{
-	char *tmpl, *sql;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int failed;
-
-	*k = 0;
-	if (!mq_valid_queue(queue))
-		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	tmpl = splice(mq__sql_due_priorities, queue);
-	sql = tmpl ? mq__expand(tmpl, c->table, NULL) : NULL;
-	free(tmpl);
-	if (sql == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	failed = mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
-	    (res = mysql_store_result(c->db)) == NULL;
-	free(sql);
-	if (failed)
-		return mq__dberr(c, NULL, "cannot claim");
-	/* rows come in index order: by state, then priority */
-	while ((row = mysql_fetch_row(res)) != NULL)
-		if (row[0] && row[1] && strcmp(row[1], "1") == 0 &&
-		    *k < MAX_PRIOS)
-			prio[(*k)++] = (int32_t)strtol(row[0], NULL, 10);
-	mysql_free_result(res);
-	return MQ_OK;
-}
 
 struct claim {
 	const struct mq_receipt *acks;	/* acked in the claim's transaction */
@@ -252,15 +146,14 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[MAX_PRIOS + 3];
+	MYSQL_BIND in[3];
 	unsigned long qlen, len[2];
-	int32_t prio[MAX_PRIOS];
 	uint32_t limit;
 	uint64_t *ids, affected;
 	int64_t lease;
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
-	size_t i, k, q;
+	size_t i, q;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -269,25 +162,21 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
+	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
+		return c->err.status;
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
 	    q++) {
-		if ((rc = due_priorities(c, cl->queues[q], prio, &k)) != MQ_OK)
-			return rc;
-		if (k == 0)
-			continue;
-		if ((sel = prepare_claim(c, mq__sql_claim_select, k)) == NULL)
-			return c->err.status;
 		limit = cl->o->count - (uint32_t)cl->n;
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
-		for (i = 0; i < k; i++)
-			mq__bind_i32(&in[1 + i], &prio[i]);
-		mq__bind_str(&in[1 + k], cl->queues[q], &qlen);
-		mq__bind_u32(&in[2 + k], &limit);
+		mq__bind_str(&in[1], cl->queues[q], &qlen);
+		mq__bind_u32(&in[2], &limit);
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = fetch_jobs(c, sel, cl);
-		mq__release(c, sel);
+		if (rc == MQ_OK)
+			mysql_stmt_free_result(sel);
 	}
+	mq__release(c, sel);
 	if (rc != MQ_OK)
 		return rc;
 	if (cl->n == 0)
@@ -334,41 +223,29 @@ read_claimed(struct mq_conn *c, struct claim *cl, const char *queue)
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	MYSQL_BIND in[MAX_PRIOS + 6];
+	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
-	int32_t prio[MAX_PRIOS];
-	uint64_t got = 0, claimed;
+	uint64_t got = 0, k;
 	uint32_t limit;
 	int64_t lease;
 	MYSQL_STMT *st;
 	enum mq_status rc = MQ_OK;
-	size_t i, k, q;
+	size_t q;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
-		/* no transaction to retry: a late wakeup's KILL QUERY (1317)
-		 * hitting the read is retried here */
-		for (i = 0; (rc = due_priorities(c, cl->queues[q], prio,
-		    &k)) == MQ_ERETRY && i + 1 < MQ_RETRIES; i++)
-			mq__backoff((unsigned)i);
-		if (rc != MQ_OK)
-			return rc;
-		if (k == 0)
-			continue;
-		if ((st = prepare_claim(c, sql_claim_update, k)) == NULL)
+		if ((st = mq__prepare(c, sql_claim_update)) == NULL)
 			return c->err.status;
 		limit = cl->o->count - (uint32_t)got;
 		bind_lease(c, cl, in, len, &lease);
 		mq__bind_str(&in[3], cl->queues[q], &qlen);
-		for (i = 0; i < k; i++)
-			mq__bind_i32(&in[4 + i], &prio[i]);
-		mq__bind_str(&in[4 + k], cl->queues[q], &qlen);
-		mq__bind_u32(&in[5 + k], &limit);
+		mq__bind_str(&in[4], cl->queues[q], &qlen);
+		mq__bind_u32(&in[5], &limit);
 		rc = mq__execute_retry(c, st, in, "cannot claim");
-		claimed = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
+		k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 		mq__release(c, st);
-		if (claimed > 0) {
-			got += claimed;
+		if (k > 0) {
+			got += k;
 			rc = read_claimed(c, cl, cl->queues[q]);
 		}
 	}

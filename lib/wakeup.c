@@ -30,13 +30,10 @@
  * a waiter on a preference list carries one per queue, and checks each
  * queue with its own probe of the claim index. */
 static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
-/* "a job is due": as the claim asks it (pop.c), with one dive of the
- * claim index per state and priority, whatever the scheduled jobs */
 static const char sql_wait_due[] =
-    "(EXISTS(SELECT 1 FROM (SELECT state = 'ready'"
-    " AND MIN(available_at) <= UTC_TIMESTAMP(6) AS due FROM `%s`"
-    " FORCE INDEX (claim) WHERE queue = '%s' GROUP BY queue, state, priority) g"
-    " WHERE g.due) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
+    "(EXISTS(SELECT 1 FROM `%s`"
+    " FORCE INDEX (claim) WHERE queue = '%s' AND state = 'ready'"
+    " AND available_at <= UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
     " WHERE queue = '%s' AND paused))";
 
 /* A text query (one round trip, after every push): the pattern is made

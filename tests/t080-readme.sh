@@ -76,6 +76,15 @@ check "cron's textfile is complete metrics (promtool)" \
   sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/textfile/mq.prom"
 check "and no temporary file is left" test ! -e "$T_TMP/textfile/mq.prom.tmp"
 
+run_example recurring
+is "$RC" 0 "recurring example runs"
+is "$(printf '%s\n' "$OUT" | sed -n 1p)" "$(printf '%s\n' "$OUT" | sed -n 2p)" \
+  "the deploy script declared the job twice: the same id"
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_key), MIN(every_anchor = available_at)) FROM mq_jobs WHERE queue = 'maintenance'")" \
+  "1,ready,3600000000,cleanup-tmp,1" "one recurring job, hourly, anchored at its first due time"
+like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
+  "stats shows it ready and recurring"
+
 # systemd: each service's ExecStart runs; each timer has a schedule
 example systemd >"$T_TMP/units"
 is "$(grep -c '^ExecStart=' "$T_TMP/units")" 2 "two services"

@@ -186,6 +186,8 @@ is "$(printf '%s\n' "$ERR" | wc -l | tr -d ' ')" 2 "a line for each one not canc
 is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE id IN ($ja, $jb, $jc)")" \
   "leased,dead,dead" "the others cancelled"
 "$MQ" ack "$rb"
+jd=$("$MQ" push --queue m twice)
+expect_status 0 "an id given twice is cancelled once" "$MQ" cancel "$jd" "$jd"
 
 # bad input: nothing touched
 sum=$(table_sum)
@@ -206,5 +208,5 @@ is "$(table_sum)" "$sum" "refusals changed nothing"
 # cancelled jobs are dead: archive --dead moves them
 "$MQ" archive --dead --older-than 0s >/dev/null
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE last_error LIKE 'cancelled%'"):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE last_error LIKE 'cancelled%'")" \
-  "6:0" "archive --dead took the cancelled jobs"
+  "7:0" "archive --dead took the cancelled jobs"
 done_testing
