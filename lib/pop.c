@@ -7,7 +7,9 @@
  *
  * A preference list ("high,default,low", seed 003) is claimed queue by
  * queue, in its order, each with its own index range read: a queue with
- * nothing due costs one probe of the claim index.
+ * no ready job costs one probe of the claim index. (One whose ready jobs
+ * are all scheduled for later costs a walk over their index entries: the
+ * index orders by priority before due time; see mq-queue(7).)
  */
 #include <stdlib.h>
 #include <string.h>
