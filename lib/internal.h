@@ -9,6 +9,7 @@
 #include <mysql.h>
 
 #include "mq.h"
+#include "parse.h"
 
 /* Prepared statements kept for the connection's life: a hot path (claim,
  * ack, extend) then costs one round trip per statement, not three. */
@@ -98,10 +99,6 @@ void mq__bind_null(MYSQL_BIND *b);
 /* Sets the session to READ COMMITTED (once): call before a transaction
  * that takes locks (claims, batch moves). */
 enum mq_status mq__read_committed(struct mq_conn *c);
-
-/* Splits a preference list (mq_valid_queue_list) into names; returns
- * how many, 0 if it is not valid. */
-size_t mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1]);
 
 /* A transaction body; called again from the start after a deadlock. */
 typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);

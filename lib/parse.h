@@ -1,0 +1,14 @@
+/*
+ * parse.h: the parsers' internal helpers, apart from internal.h so that
+ * parse.c builds without the client library (tests/t220-fuzz.sh).
+ */
+#ifndef MQ_PARSE_H
+#define MQ_PARSE_H
+
+#include "mq.h"
+
+/* Splits a preference list (mq_valid_queue_list) into names; returns
+ * how many, 0 if it is not valid. */
+size_t mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1]);
+
+#endif
