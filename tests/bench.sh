@@ -151,8 +151,12 @@ done
 r=$(ratio "$big_ms" "$small_ms")
 # and a claim that finds nothing due (the big queue has only its scheduled
 # jobs left): a known limit, shown, not part of the goal
-h0=$(reads); "$MQ" pop --table big --queue q -o /dev/null >/dev/null 2>&1; h1=$(reads)
-idle=$((h1 - h0))
+# (timed: the handler counters miss the entries InnoDB skips by itself)
+t0=$(now_ms)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$MQ" pop --table big --queue q >/dev/null 2>&1; done
+idle_big=$(($(now_ms) - t0)); t0=$(now_ms)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$MQ" pop --table small --queue q >/dev/null 2>&1; done
+idle_small=$(($(now_ms) - t0))
 plan=$(mysqlc -e "EXPLAIN SELECT id FROM big FORCE INDEX (claim) WHERE queue = 'q'
   AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
   ORDER BY priority, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED" | cut -f6,10 | tr '\t' ' ')
@@ -160,7 +164,7 @@ row "flat claim: $BIG_DONE done + $BIG_SCHED scheduled vs empty" \
   "${r}x its time; $extra rows read more" \
   "<= 1.2x, claim index, 0 extra rows" \
   "$(meets "$r" 1.2 '<=')$([ "$extra" -le 0 ] || echo ' (rows NO)')" \
-  "5 x $CALLS claims (mq pop), in turns: big $big_ms ms, empty $small_ms ms; plan: $plan; a claim with nothing due walks the scheduled jobs: $idle rows read"
+  "5 x $CALLS claims (mq pop), in turns: big $big_ms ms, empty $small_ms ms; plan: $plan; 10 claims with nothing due (they walk the scheduled jobs): big $idle_big ms, empty $idle_small ms"
 
 # ---- ops on the big table
 t0=$(now_ms); "$MQ" stats --table big >/dev/null; st_ms=$(($(now_ms) - t0))
