@@ -10,7 +10,7 @@
 #include "internal.h"
 
 static const char sql_job_state[] =
-    "SELECT CAST(state AS CHAR), every_us IS NOT NULL FROM `{{TABLE}}`"
+    "SELECT CAST(state AS CHAR) FROM `{{TABLE}}`"
     " WHERE id = ? FOR UPDATE";
 
 static const char sql_cancel[] =
@@ -29,9 +29,8 @@ static enum mq_status
 cancel_tx(struct mq_conn *c, void *ctx)
 {
 	struct cancel *x = ctx;
-	MYSQL_BIND in[1], out[2];
+	MYSQL_BIND in[1], out[1];
 	unsigned long slen = 0;
-	int32_t recurring = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int r;
@@ -46,7 +45,6 @@ cancel_tx(struct mq_conn *c, void *ctx)
 	out[0].buffer = x->res->state;
 	out[0].buffer_length = sizeof x->res->state;
 	out[0].length = &slen;
-	mq__bind_i32(&out[1], &recurring);
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot read the job");
 	if (rc == MQ_OK && (r = mysql_stmt_fetch(st)) != 0 &&
@@ -57,7 +55,6 @@ cancel_tx(struct mq_conn *c, void *ctx)
 		return rc;
 	x->res->state[slen < sizeof x->res->state ? slen :
 	    sizeof x->res->state - 1] = '\0';
-	x->res->recurring = recurring != 0;
 	if (strcmp(x->res->state, "leased") == 0 && !x->force)
 		return MQ_ELEASE;
 	if (strcmp(x->res->state, "ready") != 0 &&

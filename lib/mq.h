@@ -363,7 +363,6 @@ enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
 /** What a job was when mq_cancel looked at it. */
 struct mq_cancel_result {
 	char state[8];		/* ready, leased, done, dead; "" if no such job */
-	int recurring;
 };
 
 /**

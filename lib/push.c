@@ -82,20 +82,20 @@ due_sql(const struct mq_push_opts *o, int64_t *num, const char **str)
  * statement's start, so both agree), not a reference to available_at,
  * which would need SELECT on it and a producer has none. */
 static char *
-insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
+insert_sql(const struct mq_push_opts *o, size_t n, int single)
 {
 	char head[sizeof sql_insert_head + 48], row[224];
 	const char *due_str, *due;
 	int64_t due_num;
-	int every = dedup && o->every_us > 0;
+	int every = single && o->every_us > 0;
 	size_t i, hl, rl;
 	char *sql, *p;
 
 	due = due_sql(o, &due_num, &due_str);
 	snprintf(head, sizeof head, sql_insert_head, every ?
-	    ", dedup_key, every_us, every_anchor" : dedup ? ", dedup_key" : "");
+	    ", dedup_key, every_us, every_anchor" : single ? ", dedup_key" : "");
 	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s%s%s)",
-	    due, dedup ? ", ?" : "", every ? ", ?, " : "", every ? due : "");
+	    due, single ? ", ?" : "", every ? ", ?, " : "", every ? due : "");
 	hl = strlen(head);
 	rl = strlen(row);
 	sql = malloc(hl + n * (rl + 2) + 1);
@@ -116,9 +116,9 @@ insert_sql(const struct mq_push_opts *o, size_t n, int dedup)
 
 static MYSQL_STMT *
 prepare_insert(struct mq_conn *c, const struct mq_push_opts *o, size_t n,
-    int dedup)
+    int single)
 {
-	char *sql = insert_sql(o, n, dedup);
+	char *sql = insert_sql(o, n, single);
 	MYSQL_STMT *st;
 
 	if (sql == NULL) {
