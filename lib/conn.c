@@ -12,10 +12,10 @@
 
 #include "internal.h"
 
-/* READ COMMITTED: claims and batch reads take no gap locks. Set before
- * the first transaction that locks, not at connect: most commands never
- * need it, and a round trip is most of what a one-shot command costs.
- * (Times need no session setting: every statement uses UTC_TIMESTAMP.) */
+/* READ COMMITTED: claims and batch reads take no gap locks. The schema
+ * probe sets it in the round trip it makes anyway (schema.c); this is for
+ * a session that has not been through it. (Times need no session
+ * setting: every statement uses UTC_TIMESTAMP.) */
 static const char sql_read_committed[] =
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
@@ -95,6 +95,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		    strerror(errno));
 		return NULL;
 	}
+	mq__client_init(o);
 	c = calloc(1, sizeof *c);
 	if (c == NULL || (c->db = mysql_init(NULL)) == NULL) {
 		free(c);
@@ -117,11 +118,14 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		mysql_options(c->db, MYSQL_OPT_NONBLOCK, 0);
 #endif
 
+	/* several statements in one text query: the schema probe sends its
+	 * reads (and the isolation level) in one round trip. Text queries
+	 * here are fixed, with validated names only, never values. */
 	if (!mysql_real_connect(c->db, pick(o->host, o->env_host),
 	    pick(o->user, o->env_user), NULL,
 	    pick(o->database, o->env_database),
 	    o->port ? o->port : o->env_port,
-	    pick(o->socket, o->env_socket), 0)) {
+	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS)) {
 		mq__error_from_db(err, c->db, "cannot connect");
 		if (err->status == MQ_EDB)
 			err->status = MQ_EUNAVAIL;
@@ -135,6 +139,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
+	c->direct = 1;		/* prepare with the first execution */
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';

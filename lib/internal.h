@@ -20,15 +20,25 @@ struct mq_cached {
 	MYSQL_STMT *st;
 };
 
+/* A statement not yet prepared: its first execution sends the text along
+ * (mariadb_stmt_execute_direct), one round trip instead of two. */
+#define MQ_UNPREPARED 8
+struct mq_unprepared {
+	MYSQL_STMT *st;
+	char *sql;		/* expanded text, malloc'ed */
+};
+
 struct mq_conn {
 	MYSQL *db;
 	struct mq_cached cache[MQ_STMT_CACHE];
+	struct mq_unprepared unprepared[MQ_UNPREPARED];
 	struct mq_error err;
 	char table[MQ_TABLE_MAX + 1];
 	unsigned long max_packet;	/* server's max_allowed_packet */
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int read_committed;		/* the session's isolation is set */
+	int direct;			/* prepare on first execute */
 	char leased_by[256];		/* host:pid written on claims */
 };
 
@@ -95,6 +105,22 @@ void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
 void mq__bind_null(MYSQL_BIND *b);
+
+/* mq starts OpenSSL itself, lighter when nothing asks for TLS, where it
+ * links the client library in and that library (Connector/C before 3.4)
+ * uses TLS only when asked. */
+#if defined(MQ_STATIC_CLIENT) && defined(MARIADB_PACKAGE_VERSION_ID) && \
+    MARIADB_PACKAGE_VERSION_ID < 30400
+#define MQ_LIGHT_CLIENT_INIT 1
+#endif
+
+/* Starts the client library, once per process: lighter when nothing
+ * asks for TLS (client_init.c says what and why). */
+void mq__client_init(const struct mq_connopts *o);
+
+/* Whether o or an option file the library will read asks for TLS: any
+ * ssl/tls setting. Always 1 without MQ_LIGHT_CLIENT_INIT. */
+int mq__tls_asked(const struct mq_connopts *o);
 
 /* Sets the session to READ COMMITTED (once): call before a transaction
  * that takes locks (claims, batch moves). */

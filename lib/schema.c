@@ -20,23 +20,27 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3,
 };
 
-/* One round trip tells everything a command needs before it starts. A
- * text query, not a prepared one (that would be two round trips): its
- * only inputs are the table's validated name and fixed suffixes. */
-static const char sql_probe[] =
-    "SELECT @@max_allowed_packet, @@auto_increment_increment,"
-    " @@SESSION.binlog_format, DATABASE(),"
-    " (SELECT TABLE_COMMENT FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}'),"
-    " (SELECT COUNT(*) FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}_queues'),"
-    " (SELECT COUNT(*) FROM information_schema.TABLES"
-    "   WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{{TABLE}}_archive')";
+/* One round trip tells everything a command needs before it starts, and
+ * sets the session's isolation: READ COMMITTED, so claims and batch
+ * reads take no gap locks (a command that only reads or inserts does not
+ * mind it). A text query, not a prepared one (that would be two round
+ * trips): its only inputs are the table's validated name and fixed
+ * suffixes. The table's comment comes from SHOW CREATE TABLE, which
+ * opens the table alone: information_schema costs a new session three
+ * times as much. The statements run in turn until one fails: which one
+ * tells what is missing. mq init reads the archive's too (a producer
+ * need not be able to). */
+#define SQL_PROBE \
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;" \
+    "SELECT @@max_allowed_packet, @@auto_increment_increment," \
+    " @@SESSION.binlog_format, DATABASE();" \
+    "SHOW CREATE TABLE `{{TABLE}}`;" \
+    "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
+static const char sql_probe[] = SQL_PROBE;
+static const char sql_probe_init[] = SQL_PROBE
+    ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0";
 
-/* the tables next to the job table, by suffix (in the probe's order).
- * information_schema shows a user only the tables it has some privilege
- * on: a producer need not see the archive, so commands require only
- * _queues (every claim reads it); mq init makes any that is missing. */
+/* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = { "_queues", "_archive" };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
@@ -53,42 +57,99 @@ copy_cell(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
-static enum mq_status
-probe(struct mq_conn *c, const char *table, struct probe *p)
+/* The table's COMMENT in SHOW CREATE TABLE's text: among the options
+ * after the column list (a line that starts with ')'), quoted, a quote
+ * doubled and a backslash escaping. "" if there is none. */
+static void
+table_comment(const char *ddl, char *out, size_t size)
 {
-	char *sql = mq__expand(sql_probe, table, NULL);
+	const char *opts = ddl ? strstr(ddl, "\n) ") : NULL, *end, *p;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (opts == NULL || (p = strstr(opts, " COMMENT='")) == NULL)
+		return;
+	end = strchr(opts + 1, '\n');	/* partitions may follow */
+	if (end && p > end)
+		return;
+	for (p += 10; *p && n + 1 < size; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		else if (*p == '\'' && p[1] == '\'')
+			p++;
+		else if (*p == '\'')
+			break;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
+/* What statement k of the probe (0: the SET) returned. */
+static void
+take_result(struct probe *p, unsigned k, MYSQL_RES *res)
+{
+	MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+
+	switch (k) {
+	case 0:		/* the SET */
+		break;
+	case 1:
+		if (row == NULL)
+			break;
+		p->max_packet = row[0] ? strtoull(row[0], NULL, 10) : 0;
+		p->autoinc_step = row[1] ? strtoull(row[1], NULL, 10) : 1;
+		copy_cell(p->binlog, sizeof p->binlog, row[2]);
+		copy_cell(p->database, sizeof p->database, row[3]);
+		break;
+	case 2:
+		p->exists = 1;
+		if (row && mysql_num_fields(res) >= 2)
+			table_comment(row[1], p->comment, sizeof p->comment);
+		break;
+	default:
+		if (k - 3 < NCOMP)
+			p->companion[k - 3] = 1;
+		break;
+	}
+}
+
+static enum mq_status
+probe(struct mq_conn *c, const char *table, struct probe *p, int init)
+{
+	char *sql = mq__expand(init ? sql_probe_init : sql_probe, table, NULL);
 	MYSQL_RES *res;
-	MYSQL_ROW row;
-	enum mq_status st = MQ_OK;
-	size_t i;
+	unsigned k, err;
+	int more;
 
 	memset(p, 0, sizeof *p);
 	if (sql == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
-	    (res = mysql_store_result(c->db)) == NULL) {
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0) {
 		free(sql);
 		return mq__dberr(c, NULL, "cannot read table status");
 	}
 	free(sql);
-	if ((row = mysql_fetch_row(res)) == NULL) {
+	for (k = 0;; k++) {
+		res = mysql_store_result(c->db);
+		if (res == NULL && mysql_field_count(c->db) != 0)
+			return mq__dberr(c, NULL, "cannot read table status");
+		take_result(p, k, res);
 		mysql_free_result(res);
-		return mq__dberr(c, NULL, "cannot read table status");
+		if ((more = mysql_next_result(c->db)) != 0)
+			break;
 	}
-	p->max_packet = row[0] ? strtoull(row[0], NULL, 10) : 0;
-	p->autoinc_step = row[1] ? strtoull(row[1], NULL, 10) : 1;
-	copy_cell(p->binlog, sizeof p->binlog, row[2]);
-	copy_cell(p->database, sizeof p->database, row[3]);
-	copy_cell(p->comment, sizeof p->comment, row[4]);
-	p->exists = row[4] != NULL;
-	for (i = 0; i < NCOMP; i++)
-		p->companion[i] = row[5 + i] && strcmp(row[5 + i], "0") != 0;
-	if (row[3] == NULL)
-		st = mq__fail(c, MQ_ECONFIG, "no database selected: give "
+	/* statement k + 1 failed: no job table, or a companion missing (or
+	 * not readable); anything else is the server's to tell */
+	err = more > 0 ? mysql_errno(c->db) : 0;
+	if (k + 1 >= 2 && p->database[0] == '\0')
+		return mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
-	mysql_free_result(res);
-	return st;
+	if (err && !(k + 1 == 2 && err == 1146) &&
+	    !(k + 1 >= 3 && (err == 1146 || err == 1142)))
+		return mq__dberr(c, NULL, "cannot read table status");
+	c->read_committed = 1;
+	return MQ_OK;
 }
 
 /* The version in a job table's comment, 0 if it is not an mq table. */
@@ -149,7 +210,7 @@ mq_use_table(struct mq_conn *c, const char *table)
 
 	if ((st = set_table(c, table)) != MQ_OK)
 		return st;
-	if ((st = probe(c, table, &p)) != MQ_OK)
+	if ((st = probe(c, table, &p, 0)) != MQ_OK)
 		return st;
 	if ((st = check_version(c, table, &p)) != MQ_OK)
 		return st;
@@ -195,7 +256,7 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	memset(rep, 0, sizeof *rep);
 	if ((st = set_table(c, table)) != MQ_OK)
 		return st;
-	if ((st = probe(c, table, &p)) != MQ_OK)
+	if ((st = probe(c, table, &p, 1)) != MQ_OK)
 		return st;
 	rep->binlog_statement = strcmp(p.binlog, "STATEMENT") == 0;
 	if (!p.exists) {

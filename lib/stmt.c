@@ -42,6 +42,53 @@ mq__expand(const char *tmpl, const char *table, const char *lock)
 	return out;
 }
 
+/* libmariadb can send a statement's text with its first execution and
+ * read both answers after one round trip. Servers without it (MySQL,
+ * MariaDB < 10.2) get the two commands from the library itself. */
+#if defined(MARIADB_PACKAGE_VERSION_ID) && MARIADB_PACKAGE_VERSION_ID >= 30000
+#define HAVE_EXECUTE_DIRECT 1
+
+static struct mq_unprepared *
+unprepared(struct mq_conn *c, MYSQL_STMT *st)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_UNPREPARED; i++)
+		if (c->unprepared[i].st == st)
+			return &c->unprepared[i];
+	return NULL;
+}
+
+static void
+forget_text(struct mq_unprepared *u)
+{
+	free(u->sql);
+	u->sql = NULL;
+	u->st = NULL;
+}
+
+/* Keeps sql for st's first execution; 0 if there is no room left. */
+static int
+defer(struct mq_conn *c, MYSQL_STMT *st, char *sql)
+{
+	struct mq_unprepared *u = unprepared(c, NULL);
+	unsigned int params = 0;
+	const char *p;
+
+	if (u == NULL)
+		return 0;
+	/* the library must know how many values to bind before the
+	 * server has counted them; the templates hold no '?' but those */
+	for (p = sql; (p = strchr(p, '?')) != NULL; p++)
+		params++;
+	if (mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &params) != 0)
+		return 0;
+	u->st = st;
+	u->sql = sql;
+	return 1;
+}
+#endif
+
 MYSQL_STMT *
 mq__prepare_once(struct mq_conn *c, const char *tmpl)
 {
@@ -59,6 +106,10 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		free(sql);
 		return NULL;
 	}
+#if defined(HAVE_EXECUTE_DIRECT)
+	if (c->direct && defer(c, st, sql))
+		return st;
+#endif
 	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
 		mq__dberr(c, st, "cannot prepare statement");
 		mysql_stmt_close(st);
@@ -67,6 +118,21 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 	}
 	free(sql);
 	return st;
+}
+
+/* Closes st, and forgets its text if it never ran. */
+static void
+close_statement(struct mq_conn *c, MYSQL_STMT *st)
+{
+#if defined(HAVE_EXECUTE_DIRECT)
+	struct mq_unprepared *u = unprepared(c, st);
+
+	if (u)
+		forget_text(u);
+#else
+	(void)c;
+#endif
+	mysql_stmt_close(st);
 }
 
 MYSQL_STMT *
@@ -111,7 +177,7 @@ mq__release(struct mq_conn *c, MYSQL_STMT *st)
 			mysql_stmt_free_result(st);
 			return;
 		}
-	mysql_stmt_close(st);
+	close_statement(c, st);
 }
 
 void
@@ -121,7 +187,7 @@ mq__forget_statements(struct mq_conn *c)
 
 	for (i = 0; i < MQ_STMT_CACHE; i++)
 		if (c->cache[i].st) {
-			mysql_stmt_close(c->cache[i].st);
+			close_statement(c, c->cache[i].st);
 			c->cache[i].st = NULL;
 		}
 }
@@ -130,8 +196,26 @@ enum mq_status
 mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
     const char *what)
 {
+#if defined(HAVE_EXECUTE_DIRECT)
+	struct mq_unprepared *u = unprepared(c, st);
+#endif
+
 	if (params && mysql_stmt_bind_param(st, params) != 0)
 		return mq__dberr(c, st, what);
+#if defined(HAVE_EXECUTE_DIRECT)
+	if (u) {
+		enum mysql_stmt_state state = MYSQL_STMT_INITTED;
+		int failed = mariadb_stmt_execute_direct(st, u->sql,
+		    strlen(u->sql)) != 0;
+
+		/* prepared even if the execution failed (a deadlock): the
+		 * next run is a plain execute; else the text is sent again */
+		if (!failed || (mysql_stmt_attr_get(st, STMT_ATTR_STATE,
+		    &state) == 0 && state >= MYSQL_STMT_PREPARED))
+			forget_text(u);
+		return failed ? mq__dberr(c, st, what) : MQ_OK;
+	}
+#endif
 	if (mysql_stmt_execute(st) != 0)
 		return mq__dberr(c, st, what);
 	return MQ_OK;

@@ -226,6 +226,17 @@ printf '[client]\npassword = tls-secret\nssl-ca = %s\nssl-verify-server-cert\n' 
   expect_status 69 "a file's ssl-ca wins over --ssl-ca" \
     "$MQ" push $TCP --defaults-file "$T_TMP/bad.cnf" --ssl-ca "$C/ca.pem" x
   is "$(sum_tls)" "$sum" "and nothing changed"
+  # the file asks for TLS, so mq starts OpenSSL in full (lib/client_init.c):
+  # its error texts are there for the library's message
+  printf '[client]\npassword = tls-secret\n[mq]\nssl-ca = %s\n' \
+    "$C/no-such.pem" >"$T_TMP/nofile.cnf"
+  expect_status 69 "an option file's CA file that is not there: status 69" \
+    "$MQ" pop $TCP --defaults-file "$T_TMP/nofile.cnf"
+  case $ERR in
+  *"SSL errno="*) not_ok "OpenSSL's text names the failure" "$ERR" ;;
+  "mq pop: cannot connect: TLS/SSL error: "?*" (error 2026, "*) ok "OpenSSL's text names the failure" ;;
+  *) not_ok "OpenSSL's text names the failure" "$ERR" ;;
+  esac
 }
 
 # ---- a certificate for another name: only the flag checks the name ----

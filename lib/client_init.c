@@ -1,0 +1,201 @@
+/*
+ * client_init.c: starting the client library once per process, at the
+ * cost a one-shot command can afford. Most of an `mq ack` is start-up:
+ * libmariadb's initialisation starts OpenSSL in full (every error text,
+ * every legacy cipher and digest name: ~0.35 ms) even for a Unix socket,
+ * and looks the "mysql" service up in the services database (~0.1 ms,
+ * more where nsswitch.conf names a missing "db" module).
+ *
+ * When the client library is linked in (the default build), mq starts
+ * OpenSSL first itself: with its configuration (openssl.cnf, the
+ * system's TLS policy) but without those tables, unless TLS is asked
+ * for, on the command line or in an option file the library will read.
+ * OpenSSL's init steps run once, so the library's own call then finds
+ * them done. Should TLS be used after all (a setting this reading
+ * missed), it runs under the system's policy still, but may refuse the
+ * server's certificate (without the digest names, "CA signature digest
+ * algorithm too weak", seen in a test) and tells failures by number: it
+ * fails, it is never weaker. The default port is taken from
+ * MYSQL_TCP_PORT or 3306, as the library would after the lookup.
+ * OpenSSL is not torn down at exit either: the process is ending.
+ *
+ * Linked dynamically, libmariadb's symbols and OpenSSL's are not ours to
+ * reach before it starts: this does nothing.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* (Connector/C 3.4 turns TLS on by itself for TCP: there, nothing may
+ * start OpenSSL short of what the library expects; internal.h) */
+#if defined(MQ_LIGHT_CLIENT_INIT)
+#include <openssl/ssl.h>
+
+/* the groups the library reads (ma_default.c), mq's own last */
+static const char *const groups[] = {
+	"client", "client-server", "client-mariadb", "mq",
+};
+
+static int file_asks_tls(const char *path, unsigned depth);
+
+static int
+reading_group(const char *line)
+{
+	const char *end = strchr(line, ']');
+	size_t i, n;
+
+	if (end == NULL)
+		return 0;
+	for (n = (size_t)(end - line); n && isspace((unsigned char)line[n - 1]);)
+		n--;
+	for (i = 0; i < sizeof groups / sizeof groups[0]; i++)
+		if (strlen(groups[i]) == n && strncmp(line, groups[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* A key that names TLS: any with "ssl" or "tls" in it (ssl-ca, loose_ssl,
+ * tls-version...). Broader than the library's list on purpose: a false
+ * alarm costs a full OpenSSL start, nothing else. */
+static int
+tls_key(const char *p)
+{
+	char key[64];
+	size_t n = 0;
+
+	while (*p && *p != '=' && !isspace((unsigned char)*p) &&
+	    n + 1 < sizeof key)
+		key[n++] = (char)tolower((unsigned char)*p++);
+	key[n] = '\0';
+	return strstr(key, "ssl") != NULL || strstr(key, "tls") != NULL;
+}
+
+static int
+dir_asks_tls(const char *dir, unsigned depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+	size_t n;
+	int asks = 0;
+
+	if (d == NULL)
+		return 0;
+	while (!asks && (e = readdir(d)) != NULL) {
+		n = strlen(e->d_name);
+		if (n > 4 && strcmp(e->d_name + n - 4, ".cnf") == 0 &&
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
+		    (int)sizeof path)
+			asks = file_asks_tls(path, depth + 1);
+	}
+	closedir(d);
+	return asks;
+}
+
+static int
+file_asks_tls(const char *path, unsigned depth)
+{
+	FILE *f;
+	char line[4096], *p, *arg;
+	int reading = 0, asks = 0;
+
+	if (depth > 16 || (f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!asks && fgets(line, sizeof line, f) != NULL) {
+		for (p = line; isspace((unsigned char)*p); p++)
+			;
+		p[strcspn(p, "\r\n")] = '\0';
+		if (*p == '!') {
+			if ((arg = strchr(p, ' ')) == NULL)
+				continue;
+			*arg++ = '\0';
+			while (isspace((unsigned char)*arg))
+				arg++;
+			for (char *e = arg + strlen(arg);
+			    e > arg && isspace((unsigned char)e[-1]);)
+				*--e = '\0';
+			if (strcmp(p, "!include") == 0)
+				asks = file_asks_tls(arg, depth + 1);
+			else if (strcmp(p, "!includedir") == 0)
+				asks = dir_asks_tls(arg, depth);
+		} else if (*p == '[') {
+			reading = reading_group(p + 1);
+		} else if (reading && *p != '#' && *p != ';' && *p) {
+			asks = tls_key(p);
+		}
+	}
+	fclose(f);
+	return asks;
+}
+
+/* The files the library reads, in its order (ma_default.c). */
+static int
+option_files_ask_tls(const char *defaults_file)
+{
+	const char *home = getenv("MARIADB_HOME");
+	char path[4096];
+
+	if (defaults_file)
+		return file_asks_tls(defaults_file, 0);
+	if (file_asks_tls("/etc/my.cnf", 0) ||
+	    file_asks_tls("/etc/mysql/my.cnf", 0))
+		return 1;
+	if (home == NULL)
+		home = getenv("MYSQL_HOME");
+	if (home && snprintf(path, sizeof path, "%s/my.cnf", home) <
+	    (int)sizeof path && file_asks_tls(path, 0))
+		return 1;
+	home = getenv("HOME");
+	return home && snprintf(path, sizeof path, "%s/.my.cnf", home) <
+	    (int)sizeof path && file_asks_tls(path, 0);
+}
+
+int
+mq__tls_asked(const struct mq_connopts *o)
+{
+	return o->ssl_ca || o->ssl_capath || o->ssl_cert || o->ssl_key ||
+	    o->ssl_cipher || o->ssl_verify_server_cert ||
+	    option_files_ask_tls(o->defaults_file);
+}
+
+void
+mq__client_init(const struct mq_connopts *o)
+{
+	static int done;
+	const char *port;
+
+	if (done++)
+		return;
+	if (!mq__tls_asked(o))
+		OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
+		    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
+		    OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+		    OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
+		    OPENSSL_INIT_NO_ATEXIT, NULL);
+	if (mysql_port == 0) {
+		port = getenv("MYSQL_TCP_PORT");
+		mysql_port = port ? (unsigned)atoi(port) : MYSQL_PORT;
+	}
+	mysql_library_init(0, NULL, NULL);
+}
+
+#else
+
+int
+mq__tls_asked(const struct mq_connopts *o)
+{
+	(void)o;
+	return 1;
+}
+
+void
+mq__client_init(const struct mq_connopts *o)
+{
+	(void)o;
+}
+
+#endif
