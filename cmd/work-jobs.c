@@ -4,6 +4,7 @@
  * buffers starts a job as cheaply as a shell), keeping the tail of its
  * stderr, stopping it.
  */
+#define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -99,6 +101,25 @@ job_env(const struct mq_job *j, char vars[4][96])
 	return env;
 }
 
+/* An unnamed file for the payload: in memory where the kernel has
+ * memfd_create (a file system's temporary file costs more per job), else
+ * tmpfile()'s. Either is a regular file: CMD may seek in it. */
+static FILE *
+payload_file(void)
+{
+#if defined(MFD_CLOEXEC)
+	int fd = memfd_create("mq-payload", MFD_CLOEXEC);
+	FILE *f;
+
+	if (fd >= 0) {
+		if ((f = fdopen(fd, "w+")) != NULL)
+			return f;
+		close(fd);
+	}
+#endif
+	return tmpfile();
+}
+
 int
 spawn_job(struct slot *s, const char *path, char **argv)
 {
@@ -107,7 +128,7 @@ spawn_job(struct slot *s, const char *path, char **argv)
 	sigset_t none, dfl;
 	char vars[4][96], **env = NULL;
 	int errp[2] = { -1, -1 }, e = 0;
-	FILE *in = tmpfile();
+	FILE *in = payload_file();
 
 	/* the payload from a file, not a pipe: any size, no deadlock */
 	if (in == NULL || fwrite(s->job.payload, 1, s->job.len, in) !=

@@ -6,10 +6,12 @@
  * one poll() loop: children's stderr, signals (through a self-pipe) and
  * the waiting connection.
  *
- * Throughput: a claim takes up to twice --concurrency jobs (the extra
- * ones wait, leased, in a local buffer), and the acks of jobs that ended
- * ride in the next claim's transaction (after at most ACK_DELAY_US), so
- * short jobs cost a fraction of a transaction each.
+ * Throughput: a claim takes more jobs than --concurrency (the extra ones
+ * wait, leased, in a local buffer): as many again, and up to 8 times as
+ * many when jobs are short (PREFETCH_US of work by their recent average),
+ * and the acks of jobs that ended ride in the next claim's transaction
+ * (after at most ACK_DELAY_US), so short jobs cost a fraction of a
+ * transaction each while long ones are not held from other workers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,8 @@ static const char options[] =
 
 #define GRACE_US 5000000	/* from SIGTERM to SIGKILL */
 #define ACK_DELAY_US 50000	/* longest an ack waits for a claim to join */
+#define PREFETCH_US 100000	/* work to hold waiting, per process slot */
+#define PREFETCH_MAX 7		/* waiting jobs per process slot, at most */
 
 struct worker {
 	struct mq_global *g;
@@ -48,6 +52,7 @@ struct worker {
 	int64_t lease_us, timeout_us, wait_us;
 	long long max_jobs, claimed;
 	int exit_when_empty, concurrency, nslots;
+	int64_t avg_run_us;		/* of recent jobs; 0: none yet */
 	char **cmd;
 	char path[4096];		/* cmd[0], found in PATH once */
 	struct slot slot[MAX_SLOTS];
@@ -228,6 +233,9 @@ reap(struct worker *w)
 			s->ended_at = now_us();
 			if (!s->stopping)
 				s->end = EXITED;
+			w->avg_run_us = w->avg_run_us ? (7 * w->avg_run_us +
+			    (s->ended_at - s->started_at)) / 8 :
+			    s->ended_at - s->started_at + 1;
 			/* what is written now is read; a background process
 			 * that still holds the pipe is not waited for */
 			drain(s);
@@ -269,7 +277,8 @@ start_queued(struct worker *w)
 		s->state = RUNNING;
 		s->stopping = 0;
 		s->kill_at = 0;
-		s->deadline = w->timeout_us ? now_us() + w->timeout_us : 0;
+		s->started_at = now_us();
+		s->deadline = w->timeout_us ? s->started_at + w->timeout_us : 0;
 		running++;
 	}
 }
@@ -313,6 +322,15 @@ claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
 	return 1;
 }
 
+/* Jobs to hold waiting per process slot: one, more for short jobs. */
+static long long
+prefetch(const struct worker *w)
+{
+	long long k = w->avg_run_us ? PREFETCH_US / w->avg_run_us : 1;
+
+	return k < 1 ? 1 : k > PREFETCH_MAX ? PREFETCH_MAX : k;
+}
+
 /* Reports the jobs that ended, and claims when it may: the acks of jobs
  * that exited 0 go in the claim's transaction, or alone when no claim
  * comes within ACK_DELAY_US. */
@@ -339,9 +357,12 @@ finish(struct worker *w)
 				oldest = s->ended_at;
 		}
 	}
-	/* room: free slots (as many again as processes: the prefetch),
-	 * with those of the jobs about to be acked */
-	room = count(w, FREE) + (long long)nr;
+	/* room: what the prefetch allows (see the top), less the slots
+	 * held by jobs not about to be acked */
+	room = (long long)w->concurrency * (1 + prefetch(w)) -
+	    (w->nslots - count(w, FREE) - (long long)nr);
+	if (room > count(w, FREE) + (long long)nr)
+		room = count(w, FREE) + (long long)nr;
 	if (w->max_jobs && room > w->max_jobs - w->claimed)
 		room = w->max_jobs - w->claimed;
 	may_claim = !w->stopping && room > 0 && count(w, QUEUED) == 0 &&
@@ -687,7 +708,8 @@ cmd_work(int argc, char **argv, struct mq_global *g)
 		usage_error("work", "no command given (mq work [options] -- CMD)");
 	w.g = g;
 	w.cmd = argv + optind;
-	w.nslots = 2 * w.concurrency;
+	w.nslots = (1 + PREFETCH_MAX) * w.concurrency < MAX_SLOTS ?
+	    (1 + PREFETCH_MAX) * w.concurrency : MAX_SLOTS;
 	w.pop.queue = g->queue;
 	w.pop.lease_us = w.lease_us;
 	if (find_command(w.cmd[0], w.path, sizeof w.path) != 0) {

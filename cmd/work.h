@@ -12,7 +12,7 @@
 
 #define TAIL 4096		/* bytes of a job's stderr kept as its error */
 #define MAX_CONCURRENCY 128
-#define MAX_SLOTS (2 * MAX_CONCURRENCY)	/* running + prefetched */
+#define MAX_SLOTS (2 * MAX_CONCURRENCY)	/* running + prefetched, at most */
 
 enum slot_state {
 	FREE,
@@ -31,7 +31,7 @@ struct slot {
 	int err_fd;			/* the child's stderr, or -1 */
 	char tail[TAIL];		/* ring of its last stderr bytes */
 	size_t tail_len, tail_pos;
-	int64_t next_beat, deadline, kill_at, ended_at;
+	int64_t next_beat, deadline, kill_at, started_at, ended_at;
 	enum end end;
 	int stopping;			/* SIGTERM sent; end says why */
 	int status;			/* from waitpid */

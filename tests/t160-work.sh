@@ -60,6 +60,25 @@ expect_status 0 "--concurrency 4 drains 7" "$MQ" work --queue m --concurrency 4 
 is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(attempts = 1)) FROM mq_jobs WHERE queue = 'm'")" \
   "10,10" "all 10 done, each once"
 
+# prefetch: each job writes how many jobs of its queue the worker holds
+# (leased). Jobs of 300 ms: one runs, one waits. Short jobs: more wait,
+# up to 7 per process.
+cat >"$T_TMP/held.sh" <<EOF
+#!/bin/sh
+"$MQ" stats --queue "\$MQ_QUEUE" --json |
+  sed -n 's/.*"leased":\([0-9]*\).*/\1/p' >>"$T_TMP/held.\$MQ_QUEUE"
+[ "\$MQ_QUEUE" = short ] || sleep 0.3
+EOF
+chmod +x "$T_TMP/held.sh"
+seq 1 4 | "$MQ" push --lines --queue long >/dev/null
+expect_status 0 "long jobs, --concurrency 1" "$MQ" work --queue long --exit-when-empty -- "$T_TMP/held.sh"
+is "$(sort -n "$T_TMP/held.long" | tail -n 1)" 2 "long jobs: one runs, one waits, no more"
+seq 1 60 | "$MQ" push --lines --queue short >/dev/null
+expect_status 0 "short jobs, --concurrency 1" "$MQ" work --queue short --exit-when-empty -- "$T_TMP/held.sh"
+held=$(sort -n "$T_TMP/held.short" | tail -n 1)
+like "$(wc -l <"$T_TMP/held.short" | tr -d ' '):$([ "$held" -ge 4 ] && [ "$held" -le 8 ] && echo in-range)" \
+  "60:in-range" "short jobs: more wait (up to 8 held), each job ran once"
+
 # --wait D: exits when nothing came for D
 t0=$(date +%s)
 expect_status 0 "--wait 2s exits when idle" "$MQ" work --queue nothing --wait 2s -- true
