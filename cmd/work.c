@@ -7,7 +7,7 @@
  * the waiting connection.
  *
  * Throughput: a claim takes more jobs than --concurrency (the extra ones
- * wait, leased, in a local buffer): as many again, and up to 8 times as
+ * wait, leased, in a local buffer): as many again, and up to 16 times as
  * many when jobs are short (PREFETCH_US of work by their recent average),
  * and the acks of jobs that ended ride in the next claim's transaction
  * (after at most ACK_DELAY_US), so short jobs cost a fraction of a
@@ -44,7 +44,7 @@ static const char options[] =
 #define GRACE_US 5000000	/* from SIGTERM to SIGKILL */
 #define ACK_DELAY_US 50000	/* longest an ack waits for a claim to join */
 #define PREFETCH_US 100000	/* work to hold waiting, per process slot */
-#define PREFETCH_MAX 7		/* waiting jobs per process slot, at most */
+#define PREFETCH_MAX 15		/* waiting jobs per process slot, at most */
 
 struct worker {
 	struct mq_global *g;

@@ -12,7 +12,7 @@
 
 #define TAIL 4096		/* bytes of a job's stderr kept as its error */
 #define MAX_CONCURRENCY 128
-#define MAX_SLOTS (2 * MAX_CONCURRENCY)	/* running + prefetched, at most */
+#define MAX_SLOTS (4 * MAX_CONCURRENCY)	/* running + prefetched, at most */
 
 enum slot_state {
 	FREE,
