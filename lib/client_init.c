@@ -168,8 +168,9 @@ mq__client_init(const struct mq_connopts *o)
 	static int done;
 	const char *port;
 
-	if (done++)
+	if (done)
 		return;
+	done = 1;
 	if (!mq__tls_asked(o))
 		OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
 		    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |

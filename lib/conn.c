@@ -139,7 +139,6 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
-	c->direct = 1;		/* prepare with the first execution */
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';

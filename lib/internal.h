@@ -38,7 +38,6 @@ struct mq_conn {
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int read_committed;		/* the session's isolation is set */
-	int direct;			/* prepare on first execute */
 	char leased_by[256];		/* host:pid written on claims */
 };
 

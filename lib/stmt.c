@@ -107,7 +107,7 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		return NULL;
 	}
 #if defined(HAVE_EXECUTE_DIRECT)
-	if (c->direct && defer(c, st, sql))
+	if (defer(c, st, sql))
 		return st;
 #endif
 	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
