@@ -54,11 +54,11 @@ loop() { # loop LOG: pop + ack until empty; a lost server is waited out
       sleep 0.5
       continue
     fi
-    if "$MQ" ack "$r" 2>>"$1.err"; then
-      cat "$1.payload" >>"$1"
-    else
-      echo "ack $?" >>"$1.status"
-    fi
+    # the job ran once the pop returned it: log it before the ack, whose
+    # answer a crash may lose after its commit (then it is done, and
+    # logged here, though the ack says 69)
+    cat "$1.payload" >>"$1"
+    "$MQ" ack "$r" 2>>"$1.err" || echo "ack $?" >>"$1.status"
   done
 }
 pids=
