@@ -7,9 +7,15 @@
  *
  * A preference list ("high,default,low", seed 003) is claimed queue by
  * queue, in its order, each with its own index range read: a queue with
- * no ready job costs one probe of the claim index. (One whose ready jobs
- * are all scheduled for later costs a walk over their index entries: the
- * index orders by priority before due time; see mq-queue(7).)
+ * no ready job costs one probe of the claim index.
+ *
+ * The claim index orders by priority before due time, so the entries of
+ * jobs scheduled for later sit among the due ones, and a read that finds
+ * nothing due would walk (and lock) them all. Each claim therefore first
+ * asks the due index (queue, state, available_at) whether anything is due:
+ * a constant subquery, evaluated once, which ends the claim at one probe
+ * when nothing is (a statement of its own before an UPDATE claim). (Scheduled jobs of a more urgent priority than every
+ * due one are still walked over; see mq-queue(7).)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +30,9 @@ const char mq__sql_claim_select[] =
     " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
+    " AND EXISTS (SELECT 1 FROM `{{TABLE}}` d FORCE INDEX (due)"
+    "   WHERE d.queue = ? AND d.state = 'ready'"
+    "   AND d.available_at <= UTC_TIMESTAMP(6))"
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
@@ -41,6 +50,13 @@ static const char sql_claim_update[] =
     " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
     "   WHERE p.queue = ? AND p.paused)"
     " ORDER BY priority, available_at, id LIMIT ?";
+
+/* The update claim's guard, a statement of its own: MySQL (and MariaDB
+ * before 10.3.2) refuse a subquery on the table an UPDATE writes. */
+static const char sql_any_due[] =
+    "SELECT EXISTS (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE queue = ? AND state = 'ready'"
+    " AND available_at <= UTC_TIMESTAMP(6))";
 
 static const char sql_paused[] =
     "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE queue = ? AND paused";
@@ -148,7 +164,7 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[3];
+	MYSQL_BIND in[4];
 	unsigned long qlen, len[2];
 	uint32_t limit;
 	uint64_t *ids, affected;
@@ -171,7 +187,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		limit = cl->o->count - (uint32_t)cl->n;
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
 		mq__bind_str(&in[1], cl->queues[q], &qlen);
-		mq__bind_u32(&in[2], &limit);
+		mq__bind_str(&in[2], cl->queues[q], &qlen);
+		mq__bind_u32(&in[3], &limit);
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = fetch_jobs(c, sel, cl);
@@ -222,6 +239,29 @@ read_claimed(struct mq_conn *c, struct claim *cl, const char *queue)
 	return rc;
 }
 
+/* MQ_OK if queue has a due job (paused or not), else MQ_EMPTY. */
+static enum mq_status
+any_due(struct mq_conn *c, const char *queue)
+{
+	MYSQL_BIND in[1], out[1];
+	unsigned long qlen;
+	uint64_t due = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_any_due)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &due);
+	rc = mq__execute_retry(c, st, in, "cannot claim");
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot claim");
+	mq__release(c, st);
+	return rc == MQ_OK && !due ? MQ_EMPTY : rc;
+}
+
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
@@ -236,8 +276,12 @@ claim_update(struct mq_conn *c, struct claim *cl)
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
-		if ((st = mq__prepare(c, sql_claim_update)) == NULL)
-			return c->err.status;
+		if ((rc = any_due(c, cl->queues[q])) == MQ_EMPTY) {
+			rc = MQ_OK;
+			continue;
+		}
+		if (rc != MQ_OK || (st = mq__prepare(c, sql_claim_update)) == NULL)
+			return rc != MQ_OK ? rc : c->err.status;
 		limit = cl->o->count - (uint32_t)got;
 		bind_lease(c, cl, in, len, &lease);
 		mq__bind_str(&in[3], cl->queues[q], &qlen);

@@ -14,10 +14,11 @@
 extern const char mq_sql_schema[];
 extern const char mq_sql_upgrade_2[];
 extern const char mq_sql_upgrade_3[];
+extern const char mq_sql_upgrade_4[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
-	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3,
+	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
 };
 
 /* One round trip tells everything a command needs before it starts, and

@@ -28,11 +28,12 @@
 /* Table and queue are validated names ([A-Za-z0-9_.-]): they can break
  * neither the comment nor the quotes. The marker is what pushers match:
  * a waiter on a preference list carries one per queue, and checks each
- * queue with its own probe of the claim index. */
+ * queue with its own probe of the due index (queue, state, available_at):
+ * one index dive, however many jobs are scheduled for later. */
 static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
 static const char sql_wait_due[] =
     "(EXISTS(SELECT 1 FROM `%s`"
-    " FORCE INDEX (claim) WHERE queue = '%s' AND state = 'ready'"
+    " FORCE INDEX (due) WHERE queue = '%s' AND state = 'ready'"
     " AND available_at <= UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
     " WHERE queue = '%s' AND paused))";
 

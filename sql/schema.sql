@@ -1,4 +1,4 @@
--- mq schema, version 3: the job table, its archive, and the queues'
+-- mq schema, version 4: the job table, its archive, and the queues'
 -- settings (pause). Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   PRIMARY KEY (id),
   -- the claim: equalities first, then exactly the claim's ORDER BY
   KEY claim (queue, state, priority, available_at, id),
+  -- is anything due? One probe, however many jobs are scheduled for later
+  -- (in the claim index they sit among the due ones: priority comes first)
+  KEY due (queue, state, available_at),
   -- expired leases, for requeue-stale over all queues
   KEY lease (state, leased_until),
   -- finished jobs by age, for archive
@@ -42,7 +45,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   UNIQUE KEY dedup (queue, dedup_live),
   -- the recurring jobs alone, for stats
   KEY recurring (every_us, queue, state)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 3';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 4';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,

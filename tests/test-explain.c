@@ -116,11 +116,20 @@ main(void)
 	    mysql_query(c->db, "ANALYZE TABLE explain_jobs") == 0,
 	    "fill the table", mysql_error(c->db));
 	mysql_free_result(mysql_store_result(c->db));
-	ok(mysql_query(c->db, "SET @q = 'a', @n = 5, @null = NULL, "
+	ok(mysql_query(c->db, "INSERT INTO explain_jobs (queue, payload, "
+	    "available_at) SELECT 's', 'x', UTC_TIMESTAMP(6) + INTERVAL seq MINUTE "
+	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
+	    mysql_error(c->db));
+	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
 	    "@done = 'done', @age = 1000000") == 0, "set parameters",
 	    mysql_error(c->db));
 
-	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @n", "claim", NULL);
+	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
+	    NULL);
+	/* a queue of jobs scheduled for later: the due index says so at
+	 * once, and the claim index is not read (it would walk them all) */
+	check(c->db, "claim with nothing due", mq__sql_claim_select,
+	    "@s, @s, @s, @n", "due", "Impossible WHERE");
 	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
 	    "@null, @null, @n", "lease", NULL);
 	check(c->db, "requeue-stale (one queue)", mq__sql_requeue_pick,
