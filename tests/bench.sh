@@ -152,7 +152,9 @@ for turn in 1 2 3 4 5; do
 done
 r=$(ratio "$big_ms" "$small_ms")
 # and claims that find nothing due (the big queue has only its scheduled
-# jobs left): the due index answers them in one probe
+# jobs left): the due index answers them in one probe, which looks at the
+# first scheduled entry to see that it is not due (2 counts: a key read
+# and the pushed-down condition), where the empty table has none
 h0=$(reads); "$MQ" pop --table big --queue q >/dev/null 2>&1; h1=$(reads)
 "$MQ" pop --table small --queue q >/dev/null 2>&1; h2=$(reads)
 idle_extra=$(( (h1 - h0) - (h2 - h1) ))
@@ -167,7 +169,7 @@ plan=$(mysqlc -e "EXPLAIN SELECT id FROM big FORCE INDEX (claim) WHERE queue = '
 row "flat claim: $BIG_DONE done + $BIG_SCHED scheduled vs empty" \
   "${r}x its time; $extra rows read more" \
   "<= 1.2x, claim index, 0 extra rows" \
-  "$(meets "$r" 1.2 '<=')$([ "$extra" -le 0 ] || echo ' (rows NO)')$([ "$idle_extra" -le 0 ] || echo ' (nothing due: rows NO)')" \
+  "$(meets "$r" 1.2 '<=')$([ "$extra" -le 0 ] || echo ' (rows NO)')$([ "$idle_extra" -le 2 ] || echo ' (nothing due: rows NO)')" \
   "5 x $CALLS claims (mq pop), in turns: big $big_ms ms, empty $small_ms ms; plan: $plan; 10 claims with nothing due: big $idle_big ms, empty $idle_small ms, $idle_extra rows read more"
 
 # ---- ops on the big table
