@@ -7,15 +7,16 @@
  *
  * A preference list ("high,default,low", seed 003) is claimed queue by
  * queue, in its order, each with its own index range read: a queue with
- * no ready job costs one probe of the claim index.
+ * nothing due costs a probe of the due index.
  *
  * The claim index orders by priority before due time, so the entries of
  * jobs scheduled for later sit among the due ones, and a read that finds
  * nothing due would walk (and lock) them all. Each claim therefore first
  * asks the due index (queue, state, available_at) whether anything is due:
  * a constant subquery, evaluated once, which ends the claim at one probe
- * when nothing is (a statement of its own before an UPDATE claim). (Scheduled jobs of a more urgent priority than every
- * due one are still walked over; see mq-queue(7).)
+ * when nothing is (a statement of its own before an UPDATE claim).
+ * Scheduled jobs of a more urgent priority than every due one are still
+ * walked over; see mq-queue(7).
  */
 #include <stdlib.h>
 #include <string.h>
