@@ -60,11 +60,14 @@ expect_status 0 "--concurrency 4 drains 7" "$MQ" work --queue m --concurrency 4 
 is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(attempts = 1)) FROM mq_jobs WHERE queue = 'm'")" \
   "10,10" "all 10 done, each once"
 
-# prefetch: each job writes how many jobs of its queue the worker holds
+# prefetch: a job writes how many jobs of its queue the worker holds
 # (leased). Jobs of 300 ms: one runs, one waits. Short jobs: more wait,
-# up to 15 per process.
+# up to 15 per process. Only every sixth short job asks (an mq stats
+# process under ASan can take 50 ms, which would make the jobs long).
 cat >"$T_TMP/held.sh" <<EOF
 #!/bin/sh
+echo "\$MQ_ID" >>"$T_TMP/ran.\$MQ_QUEUE"
+[ "\$MQ_QUEUE" = short ] && [ \$((MQ_ID % 6)) -ne 0 ] && exit 0
 "$MQ" stats --queue "\$MQ_QUEUE" --json |
   sed -n 's/.*"leased":\([0-9]*\).*/\1/p' >>"$T_TMP/held.\$MQ_QUEUE"
 [ "\$MQ_QUEUE" = short ] || sleep 0.3
@@ -75,9 +78,11 @@ expect_status 0 "long jobs, --concurrency 1" "$MQ" work --queue long --exit-when
 is "$(sort -n "$T_TMP/held.long" | tail -n 1)" 2 "long jobs: one runs, one waits, no more"
 seq 1 60 | "$MQ" push --lines --queue short >/dev/null
 expect_status 0 "short jobs, --concurrency 1" "$MQ" work --queue short --exit-when-empty -- "$T_TMP/held.sh"
+is "$(sort -u "$T_TMP/ran.short" | wc -l | tr -d ' '):$(wc -l <"$T_TMP/ran.short" | tr -d ' ')" \
+  "60:60" "short jobs: each of the 60 ran once"
 held=$(sort -n "$T_TMP/held.short" | tail -n 1)
-like "$(wc -l <"$T_TMP/held.short" | tr -d ' '):$([ "$held" -ge 4 ] && [ "$held" -le 16 ] && echo in-range)" \
-  "60:in-range" "short jobs: more wait (up to 16 held), each job ran once"
+like "$held:$([ "$held" -ge 4 ] && [ "$held" -le 16 ] && echo in-range)" \
+  "*:in-range" "short jobs: more wait (4 to 16 held)"
 
 # --wait D: exits when nothing came for D
 t0=$(date +%s)
@@ -145,19 +150,30 @@ is "$?" 0 "second signal: exit 0"
 check "CMD was killed" sh -c '! kill -0 "$0" 2>/dev/null' "$child"
 is "$(row "$b" "state, attempts, leased_until IS NULL")" "ready,0,1" "its job is back at once, no attempt counted"
 
-# a waiting worker is woken by a push
+# a waiting worker is woken by a push. A push finds only a waiter that
+# is inside its wait statement, not one between two (that one sees the
+# job by itself): push while a one-second wait has just begun, and try
+# again (up to 5 jobs) if a loaded machine made the push miss it anyway.
 "$MQ" work --queue wake --exit-when-empty -- true >/dev/null 2>&1   # (empty: exits)
 "$MQ" work --queue wake -- "$T_TMP/job.sh" 2>/dev/null &
 wpid=$!
-i=0
-while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%wake */%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'")" -lt 1 ] && [ $i -lt 100 ]; do
-  sleep 0.05; i=$((i + 1))
+fresh_waiter() {
+  i=0
+  while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%wake */%SLEEP(1.000)%' AND TIME_MS < 300 AND INFO NOT LIKE '%PROCESSLIST%'")" -lt 1 ] && [ $i -lt 400 ]; do
+    sleep 0.02; i=$((i + 1))
+  done
+}
+woken=0 all_done=1 try=0
+while [ "$woken" -lt 1 ] && [ $try -lt 5 ]; do
+  fresh_waiter
+  k0=$(kills)
+  id=$("$MQ" push --queue wake ok)
+  until_sql "SELECT state FROM mq_jobs WHERE id = $id" done
+  [ "$(row "$id" state)" = done ] || all_done=0
+  woken=$(($(kills) - k0)) try=$((try + 1))
 done
-k0=$(kills)
-id=$("$MQ" push --queue wake ok)
-until_sql "SELECT state FROM mq_jobs WHERE id = $id" done
-is "$(row "$id" state)" done "an idle worker got the pushed job"
-is "$(($(kills) - k0))" 1 "woken by the push's KILL QUERY"
+is "$all_done" 1 "an idle worker got the pushed job"
+check "woken by the push's KILL QUERY" test "$woken" -ge 1
 
 # the server restarts under the running worker: it reconnects, carries on
 sh "$TESTS_DIR/server.sh" restart "$SRV_DIR" --crash
