@@ -33,6 +33,25 @@ like "$ERR" "mq ack: job $b: lease lost*" "only the lost one is named"
 is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE id IN ($a, $b, $c)")" \
   "done,done,done" "the valid ones are acked"
 
+# a long list (over the 64 acked per statement), with a recurring job,
+# a receipt acked before, a forged token and a receipt given twice
+seq 1 100 | "$MQ" push --lines --queue many >/dev/null
+rec=$("$MQ" push --queue many --every 1h recurring)
+"$MQ" pop --queue many --count 101 --shell | sed -n 's/^MQ_RECEIPT_[0-9]*=//p' >"$T_TMP/many"
+is "$(wc -l <"$T_TMP/many" | tr -d ' ')" 101 "101 receipts claimed"
+first=$(sed -n 1p "$T_TMP/many") last=$(sed -n 101p "$T_TMP/many")
+"$MQ" ack "$first"
+forged=$(sed -n 50p "$T_TMP/many" | cut -d. -f1).0123456789abcdef0123456789abcdef
+run "$MQ" ack $(cat "$T_TMP/many") "$forged" "$last"
+is "$RC" 2 "ack of 103 receipts, 3 of them lost, exits 2"
+is "$(printf '%s\n' "$ERR" | grep -c 'lease lost')" 3 "three named as lost"
+like "$ERR" "*job ${first%%.*}: lease lost*job ${forged%%.*}: lease lost*job ${last%%.*}: lease lost*" \
+  "the one acked before, the forged one, the repeated one"
+is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(finished_at IS NOT NULL), SUM(leased_until IS NULL)) FROM mq_jobs WHERE queue = 'many' AND id <> $rec")" \
+  "100,100,100" "the 100 are done"
+is "$(sql "SELECT CONCAT_WS(',', state, attempts, finished_at IS NULL, available_at > UTC_TIMESTAMP(6)) FROM mq_jobs WHERE id = $rec")" \
+  "ready,0,1,1" "the recurring one is due again later"
+
 # forged and malformed receipts
 id=$("$MQ" push forged)
 r=$("$MQ" pop -o /dev/null)
