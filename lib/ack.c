@@ -32,10 +32,10 @@ static const char sql_ack[] =
  * cannot deadlock on each other's rows. Lists are padded to a power of
  * two by repeating their last id (harmless in IN) so that a few
  * prepared statements serve every size. */
-static const char sql_ack_lock[] =
+const char mq__sql_ack_lock[] =
     "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND id IN (";
-static const char sql_ack_lock_tail[] = ") FOR UPDATE";
+const char mq__sql_ack_lock_tail[] = ") FOR UPDATE";
 #define ACK_BATCH 64
 
 static const char sql_ack_ids[] =
@@ -77,22 +77,22 @@ padded(size_t n)
 static MYSQL_STMT *
 lock_statement(struct mq_conn *c, size_t n)
 {
-	size_t hl = strlen(sql_ack_lock), i;
-	char *sql = malloc(hl + 2 * n + sizeof sql_ack_lock_tail), *p;
+	size_t hl = strlen(mq__sql_ack_lock), i;
+	char *sql = malloc(hl + 2 * n + sizeof mq__sql_ack_lock_tail), *p;
 	MYSQL_STMT *st;
 
 	if (sql == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
-	p = (char *)memcpy(sql, sql_ack_lock, hl) + hl;
+	p = (char *)memcpy(sql, mq__sql_ack_lock, hl) + hl;
 	for (i = 0; i < n; i++) {
 		if (i)
 			*p++ = ',';
 		*p++ = '?';
 	}
-	strcpy(p, sql_ack_lock_tail);
-	st = mq__prepare_keyed(c, sql_ack_lock, n, sql);
+	strcpy(p, mq__sql_ack_lock_tail);
+	st = mq__prepare_keyed(c, mq__sql_ack_lock, n, sql);
 	free(sql);
 	return st;
 }

@@ -168,5 +168,7 @@ extern const char mq__sql_claim_select[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_stats_by_state[];
+/* The ack's locking read: head, "?,?,...", tail. */
+extern const char mq__sql_ack_lock[], mq__sql_ack_lock_tail[];
 
 #endif

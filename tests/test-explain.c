@@ -121,7 +121,7 @@ main(void)
 	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
 	    mysql_error(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
-	    "@done = 'done', @age = 1000000") == 0, "set parameters",
+	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5") == 0, "set parameters",
 	    mysql_error(c->db));
 
 	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
@@ -138,6 +138,14 @@ main(void)
 	    "finished", NULL);
 	check(c->db, "stats", mq__sql_stats_by_state, "@null, @null", "claim",
 	    "Using index");
+	{
+		/* several acks: by primary key, not the lease index */
+		char ack[512];
+		snprintf(ack, sizeof ack, "%s?, ?%s", mq__sql_ack_lock,
+		    mq__sql_ack_lock_tail);
+		check(c->db, "ack of several", ack, "@id1, @id2", "PRIMARY",
+		    "|range|");
+	}
 	mq_close(c);
 	printf("1..%d\n", n);
 	return failed != 0;
