@@ -28,13 +28,16 @@ static const char sql_ack[] =
 /* Several receipts: one locking read by primary key says which of them
  * still hold their lease, and one UPDATE finishes those, instead of a
  * round trip per receipt (mq work acks up to 64 jobs in each claim's
- * transaction). The read locks in primary key order, so two batches
- * cannot deadlock on each other's rows. Lists are padded to a power of
- * two by repeating their last id (harmless in IN) so that a few
- * prepared statements serve every size. */
+ * transaction). The read is a range of the primary key (the id list)
+ * filtered by the (id, token) pairs in the server, so that under READ
+ * COMMITTED a row another consumer now holds is let go at once, as the
+ * fenced UPDATE would. Lists are padded to a power of two by repeating
+ * their last receipt (harmless in IN) so that a few prepared statements
+ * serve every size. */
 const char mq__sql_ack_lock[] =
     "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND id IN (";
+const char mq__sql_ack_lock_pairs[] = ") AND (id, lease_token) IN (";
 const char mq__sql_ack_lock_tail[] = ") FOR UPDATE";
 #define ACK_BATCH 64
 
@@ -73,24 +76,25 @@ padded(size_t n)
 	return p;
 }
 
-/* The locking read for ids[0..n) (n a power of two). */
+/* The locking read for n receipts (n a power of two). */
 static MYSQL_STMT *
 lock_statement(struct mq_conn *c, size_t n)
 {
 	size_t hl = strlen(mq__sql_ack_lock), i;
-	char *sql = malloc(hl + 2 * n + sizeof mq__sql_ack_lock_tail), *p;
+	char *sql = malloc(hl + 8 * n + sizeof mq__sql_ack_lock_pairs +
+	    sizeof mq__sql_ack_lock_tail), *p;
 	MYSQL_STMT *st;
 
 	if (sql == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
-	p = (char *)memcpy(sql, mq__sql_ack_lock, hl) + hl;
-	for (i = 0; i < n; i++) {
-		if (i)
-			*p++ = ',';
-		*p++ = '?';
-	}
+	p = stpcpy(sql, mq__sql_ack_lock);
+	for (i = 0; i < n; i++)
+		p = stpcpy(p, i ? ",?" : "?");
+	p = stpcpy(p, mq__sql_ack_lock_pairs);
+	for (i = 0; i < n; i++)
+		p = stpcpy(p, i ? ",(?,?)" : "(?,?)");
 	strcpy(p, mq__sql_ack_lock_tail);
 	st = mq__prepare_keyed(c, mq__sql_ack_lock, n, sql);
 	free(sql);
@@ -103,18 +107,22 @@ static enum mq_status
 ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	MYSQL_BIND in[ACK_BATCH], out[2];
+	MYSQL_BIND in[3 * ACK_BATCH], out[2];
 	uint64_t ids[ACK_BATCH], held[ACK_BATCH], id, affected;
 	char tok[MQ_TOKEN_LEN + 2];
-	unsigned long tlen;
+	unsigned long tlen, toklen[ACK_BATCH];
+	my_bool tnull = 0;
 	size_t np = padded(n), nh = 0, i, k;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int f;
 
 	for (i = 0; i < np; i++) {
-		ids[i] = r[i < n ? i : n - 1].id;
+		k = i < n ? i : n - 1;
+		ids[i] = r[k].id;
 		mq__bind_u64(&in[i], &ids[i]);
+		mq__bind_u64(&in[np + 2 * i], &ids[i]);
+		mq__bind_str(&in[np + 2 * i + 1], r[k].token, &toklen[i]);
 	}
 	if ((st = lock_statement(c, np)) == NULL)
 		return c->err.status;
@@ -125,13 +133,16 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	out[1].buffer = tok;
 	out[1].buffer_length = sizeof tok;
 	out[1].length = &tlen;
+	out[1].is_null = &tnull;
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot ack");
 	memset(lost, 1, n);
 	while (rc == MQ_OK && ((f = mysql_stmt_fetch(st)) == 0 ||
 	    f == MYSQL_DATA_TRUNCATED)) {
-		/* the first receipt of this id with the current token */
-		for (k = 0; f == 0 && tlen == MQ_TOKEN_LEN && k < n; k++)
+		/* the first receipt of this id with this token (the server
+		 * matched the pair; receipts may repeat) */
+		for (k = 0; f == 0 && !tnull && tlen == MQ_TOKEN_LEN && k < n;
+		    k++)
 			if (r[k].id == id && lost[k] &&
 			    memcmp(r[k].token, tok, MQ_TOKEN_LEN) == 0) {
 				lost[k] = 0;
@@ -147,7 +158,11 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	for (np = padded(nh), i = nh; i < np; i++)
 		held[i] = held[nh - 1];
 	/* the rows are locked and leased: the UPDATE finishes them all */
-	return mq__exec_ids(c, sql_ack_ids, NULL, 0, held, np, &affected);
+	rc = mq__exec_ids(c, sql_ack_ids, NULL, 0, held, np, &affected);
+	if (rc == MQ_OK && affected != nh)
+		rc = mq__fail(c, MQ_EDB, "ack: %llu of %zu locked jobs "
+		    "changed", (unsigned long long)affected, nh);
+	return rc;
 }
 
 enum mq_status

@@ -13,7 +13,7 @@
 
 /* Prepared statements kept for the connection's life: a hot path (claim,
  * ack, extend) then costs one round trip per statement, not three. */
-#define MQ_STMT_CACHE 32
+#define MQ_STMT_CACHE 64
 struct mq_cached {
 	const void *key;	/* the template (static storage) */
 	size_t n;		/* and its variant: ids in an IN list */
@@ -168,7 +168,8 @@ extern const char mq__sql_claim_select[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_stats_by_state[];
-/* The ack's locking read: head, "?,?,...", tail. */
-extern const char mq__sql_ack_lock[], mq__sql_ack_lock_tail[];
+/* The ack's locking read: head, "?,?,...", pairs, "(?,?),...", tail. */
+extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
+    mq__sql_ack_lock_tail[];
 
 #endif

@@ -34,7 +34,8 @@ is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE id IN ($a, 
   "done,done,done" "the valid ones are acked"
 
 # a long list (over the 64 acked per statement), with a recurring job,
-# a receipt acked before, a forged token and a receipt given twice
+# a receipt acked before, a forged token (first: its job is leased, under
+# another token) and a receipt given twice
 seq 1 100 | "$MQ" push --lines --queue many >/dev/null
 rec=$("$MQ" push --queue many --every 1h recurring)
 "$MQ" pop --queue many --count 101 --shell | sed -n 's/^MQ_RECEIPT_[0-9]*=//p' >"$T_TMP/many"
@@ -42,15 +43,31 @@ is "$(wc -l <"$T_TMP/many" | tr -d ' ')" 101 "101 receipts claimed"
 first=$(sed -n 1p "$T_TMP/many") last=$(sed -n 101p "$T_TMP/many")
 "$MQ" ack "$first"
 forged=$(sed -n 50p "$T_TMP/many" | cut -d. -f1).0123456789abcdef0123456789abcdef
-run "$MQ" ack $(cat "$T_TMP/many") "$forged" "$last"
+run "$MQ" ack "$forged" $(cat "$T_TMP/many") "$last"
 is "$RC" 2 "ack of 103 receipts, 3 of them lost, exits 2"
 is "$(printf '%s\n' "$ERR" | grep -c 'lease lost')" 3 "three named as lost"
-like "$ERR" "*job ${first%%.*}: lease lost*job ${forged%%.*}: lease lost*job ${last%%.*}: lease lost*" \
-  "the one acked before, the forged one, the repeated one"
+like "$ERR" "*job ${forged%%.*}: lease lost*job ${first%%.*}: lease lost*job ${last%%.*}: lease lost*" \
+  "the forged one, the one acked before, the repeated one"
 is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(finished_at IS NOT NULL), SUM(leased_until IS NULL)) FROM mq_jobs WHERE queue = 'many' AND id <> $rec")" \
   "100,100,100" "the 100 are done"
 is "$(sql "SELECT CONCAT_WS(',', state, attempts, finished_at IS NULL, available_at > UTC_TIMESTAMP(6)) FROM mq_jobs WHERE id = $rec")" \
   "ready,0,1,1" "the recurring one is due again later"
+
+# several receipts where one job was claimed again by another consumer:
+# that consumer's lease is left alone, and its own ack still works
+seq 1 3 | "$MQ" push --lines --queue again >/dev/null
+"$MQ" pop --queue again --count 3 --shell | sed -n 's/^MQ_RECEIPT_[0-9]*=//p' >"$T_TMP/again"
+x=$(sed -n 2p "$T_TMP/again")
+sql "UPDATE mq_jobs SET state = 'ready' WHERE id = ${x%%.*}"   # as requeue-stale does
+x2=$("$MQ" pop --queue again -o /dev/null)
+run "$MQ" ack $(cat "$T_TMP/again")
+is "$RC:$ERR" "2:mq ack: job ${x%%.*}: lease lost or unknown receipt (acked, failed, requeued, cancelled, purged or claimed again)" \
+  "the old receipt of the job claimed again is lost"
+is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE queue = 'again'")" \
+  "done,leased,done" "the other two are done, the new holder's job still leased"
+expect_status 0 "the new holder acks it" "$MQ" ack "$x2"
+run "$MQ" ack $(cat "$T_TMP/again")
+is "$RC:$(printf '%s\n' "$ERR" | grep -c 'lease lost')" "2:3" "all lost: status 2, each named"
 
 # forged and malformed receipts
 id=$("$MQ" push forged)

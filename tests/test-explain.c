@@ -121,7 +121,8 @@ main(void)
 	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
 	    mysql_error(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
-	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5") == 0, "set parameters",
+	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, "
+	    "@tok = '0123456789abcdef0123456789abcdef'") == 0, "set parameters",
 	    mysql_error(c->db));
 
 	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
@@ -141,10 +142,11 @@ main(void)
 	{
 		/* several acks: by primary key, not the lease index */
 		char ack[512];
-		snprintf(ack, sizeof ack, "%s?, ?%s", mq__sql_ack_lock,
+		snprintf(ack, sizeof ack, "%s?, ?%s(?, ?), (?, ?)%s",
+		    mq__sql_ack_lock, mq__sql_ack_lock_pairs,
 		    mq__sql_ack_lock_tail);
-		check(c->db, "ack of several", ack, "@id1, @id2", "PRIMARY",
-		    "|range|");
+		check(c->db, "ack of several", ack,
+		    "@id1, @id2, @id1, @tok, @id2, @tok", "PRIMARY", "|range|");
 	}
 	mq_close(c);
 	printf("1..%d\n", n);
