@@ -14,15 +14,17 @@
  * by several periods runs once, at the next slot, not once per missed
  * one. Each run starts with fresh attempts. (MySQL assigns left to
  * right: every IF reads every_us, which no assignment changes.) */
-static const char sql_ack[] =
-    "UPDATE `{{TABLE}}` SET"
-    " state = IF(every_us IS NULL, 'done', 'ready'),"
-    " finished_at = IF(every_us IS NULL, UTC_TIMESTAMP(6), NULL),"
-    " available_at = IF(every_us IS NULL, available_at,"
-    "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND,"
-    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us MICROSECOND),"
-    " attempts = IF(every_us IS NULL, attempts, 0),"
+#define ACK_UPDATE \
+    "UPDATE `{{TABLE}}` SET" \
+    " state = IF(every_us IS NULL, 'done', 'ready')," \
+    " finished_at = IF(every_us IS NULL, UTC_TIMESTAMP(6), NULL)," \
+    " available_at = IF(every_us IS NULL, available_at," \
+    "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND," \
+    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us MICROSECOND)," \
+    " attempts = IF(every_us IS NULL, attempts, 0)," \
     " leased_until = NULL"
+
+static const char sql_ack[] = ACK_UPDATE
     " WHERE id = ? AND lease_token = ? AND state = 'leased'";
 
 /* Several receipts: one locking read by primary key says which of them
@@ -41,15 +43,7 @@ const char mq__sql_ack_lock_pairs[] = ") AND (id, lease_token) IN (";
 const char mq__sql_ack_lock_tail[] = ") FOR UPDATE";
 #define ACK_BATCH 64
 
-static const char sql_ack_ids[] =
-    "UPDATE `{{TABLE}}` SET"
-    " state = IF(every_us IS NULL, 'done', 'ready'),"
-    " finished_at = IF(every_us IS NULL, UTC_TIMESTAMP(6), NULL),"
-    " available_at = IF(every_us IS NULL, available_at,"
-    "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND,"
-    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us MICROSECOND),"
-    " attempts = IF(every_us IS NULL, attempts, 0),"
-    " leased_until = NULL"
+static const char sql_ack_ids[] = ACK_UPDATE
     " WHERE state = 'leased' AND id IN (";
 
 struct ack {
