@@ -1,7 +1,8 @@
 /*
  * ack.c: finishing jobs (or, for a recurring job, scheduling its next
- * run). Every write after a claim is fenced by the lease token: a consumer whose lease was lost (expired and requeued,
- * claimed again, or already acked) cannot finish someone else's delivery.
+ * run). Every write after a claim is fenced by the lease token: a
+ * consumer whose lease was lost (expired and requeued, claimed again, or
+ * already acked) cannot finish someone else's delivery.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,7 @@ static const char sql_ack[] = ACK_UPDATE
  * transaction). The read is a range of the primary key (the id list)
  * filtered by the (id, token) pairs in the server, so that under READ
  * COMMITTED a row another consumer now holds is let go at once, as the
- * fenced UPDATE would. Lists are padded to a power of two by repeating
- * their last receipt (harmless in IN) so that a few prepared statements
- * serve every size. */
+ * fenced UPDATE would. Lists are padded as mq__exec_ids pads its own. */
 const char mq__sql_ack_lock[] =
     "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND id IN (";
@@ -58,16 +57,6 @@ ack_tx(struct mq_conn *c, void *ctx)
 	struct ack *a = ctx;
 
 	return mq__ack_in_tx(c, a->r, a->n, a->lost);
-}
-
-static size_t
-padded(size_t n)
-{
-	size_t p = 2;
-
-	while (p < n)
-		p *= 2;
-	return p;
 }
 
 /* The locking read for n receipts (n a power of two). */
@@ -106,7 +95,7 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	char tok[MQ_TOKEN_LEN + 2];
 	unsigned long tlen, toklen[ACK_BATCH];
 	my_bool tnull = 0;
-	size_t np = padded(n), nh = 0, i, k;
+	size_t np = mq__padded(n), nh = 0, i, k;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int f;
@@ -149,10 +138,8 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	mq__release(c, st);
 	if (rc != MQ_OK || nh == 0)
 		return rc;
-	for (np = padded(nh), i = nh; i < np; i++)
-		held[i] = held[nh - 1];
 	/* the rows are locked and leased: the UPDATE finishes them all */
-	rc = mq__exec_ids(c, sql_ack_ids, NULL, 0, held, np, &affected);
+	rc = mq__exec_ids(c, sql_ack_ids, NULL, 0, held, nh, &affected);
 	if (rc == MQ_OK && affected != nh)
 		rc = mq__fail(c, MQ_EDB, "ack: %llu of %zu locked jobs "
 		    "changed", (unsigned long long)affected, nh);

@@ -39,14 +39,29 @@ mq__select_ids(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 	return MQ_OK;
 }
 
+size_t
+mq__padded(size_t n)
+{
+	size_t p = 2;
+
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
 enum mq_status
 mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
     size_t npre, const uint64_t *ids, size_t n, uint64_t *affected)
 {
+	/* short lists (claims, acks) recur: padded to a power of two by
+	 * repeating the last id (harmless in IN), a few statements kept
+	 * serve them all; long ones (archive batches) would only crowd the
+	 * cache */
+	size_t np = n <= MQ_IDS_KEPT ? mq__padded(n) : n;
 	size_t hl = strlen(head), i;
-	char *sql = malloc(hl + 2 * n + 2), *p;
-	MYSQL_BIND *b = calloc(npre + n, sizeof *b);
-	uint64_t *copy = malloc(n * sizeof *copy);
+	char *sql = malloc(hl + 2 * np + 2), *p;
+	MYSQL_BIND *b = calloc(npre + np, sizeof *b);
+	uint64_t *copy = malloc(np * sizeof *copy);
 	MYSQL_STMT *st = NULL;
 	enum mq_status rc;
 
@@ -56,7 +71,7 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 		goto out;
 	}
 	memcpy(sql, head, hl);
-	for (p = sql + hl, i = 0; i < n; i++) {
+	for (p = sql + hl, i = 0; i < np; i++) {
 		*p++ = i ? ',' : '?';
 		if (i)
 			*p++ = '?';
@@ -64,13 +79,11 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 	strcpy(p, ")");
 	if (npre)
 		memcpy(b, pre, npre * sizeof *b);
-	for (i = 0; i < n; i++) {
-		copy[i] = ids[i];
+	for (i = 0; i < np; i++) {
+		copy[i] = ids[i < n ? i : n - 1];
 		mq__bind_u64(&b[npre + i], &copy[i]);
 	}
-	/* short lists (claims, acks) recur: keep them; long ones (archive
-	 * batches) would only crowd the cache */
-	st = n <= 16 ? mq__prepare_keyed(c, head, n, sql) :
+	st = np <= MQ_IDS_KEPT ? mq__prepare_keyed(c, head, np, sql) :
 	    mq__prepare_once(c, sql);
 	if (st == NULL) {
 		rc = c->err.status;

@@ -155,9 +155,13 @@ enum mq_status mq__select_ids(struct mq_conn *c, MYSQL_STMT *st,
     MYSQL_BIND *params, uint64_t *ids, unsigned char *flags, size_t max,
     size_t *n);
 
-/* Executes head followed by "?,?,...?)" for the n ids, with the npre
- * parameters of head bound first; *affected gets the rows changed. head
- * is a template ({{TABLE}}) ending in "id IN (". */
+/* Executes head followed by "?,?,...?)" for the n ids (n >= 1), with
+ * the npre parameters of head bound first; *affected gets the rows
+ * changed. head is a template ({{TABLE}}) ending in "id IN (". Lists of
+ * up to MQ_IDS_KEPT ids are padded to a power of two (mq__padded) and
+ * their statements kept. */
+#define MQ_IDS_KEPT 64
+size_t mq__padded(size_t n);
 enum mq_status mq__exec_ids(struct mq_conn *c, const char *head,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
     uint64_t *affected);

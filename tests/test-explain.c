@@ -2,9 +2,10 @@
  * test-explain.c: the reads that must stay cheap as the table grows use
  * their index, in order, with no filesort: the claim (a locking read
  * locks what it scans; a filesort over a big table has exhausted lock
- * memory in the field), the requeue-stale and archive picks, the
- * stats counts and the locking read of an ack of several receipts. Runs the statements lib really uses, on a table with rows
- * of every state, against the private server (MQ_SOCKET, MQ_DATABASE).
+ * memory in the field), the requeue-stale and archive picks, the stats
+ * counts and the locking read of an ack of several receipts. Runs the
+ * statements lib really uses, on a table with rows of every state,
+ * against the private server (MQ_SOCKET, MQ_DATABASE).
  */
 #include <stdio.h>
 #include <stdlib.h>
