@@ -1,6 +1,6 @@
 /*
  * work.c: mq work -- CMD: a consumer loop for shell users. Claims jobs,
- * runs CMD once per job (work-jobs.c), acks on exit 0 and fails
+ * runs CMD once per job (work_jobs.c), acks on exit 0 and fails
  * otherwise; extends leases while jobs wait or run; waits for pushes on a
  * second, non-blocking connection parked in a marked SLEEP. One process,
  * one poll() loop: children's stderr, signals (through a self-pipe) and

@@ -1,7 +1,7 @@
 /*
  * work.h: what mq work's two files share: a slot per job the worker
  * holds (claimed and waiting, or running as a child process), and the
- * child-process side (work-jobs.c).
+ * child-process side (work_jobs.c).
  */
 #ifndef MQ_WORK_H
 #define MQ_WORK_H

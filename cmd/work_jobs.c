@@ -1,8 +1,9 @@
 /*
- * work-jobs.c: the child-process side of mq work: finding CMD, starting
- * it per job with posix_spawn (not fork: a worker with connections and
- * buffers starts a job as cheaply as a shell), keeping the tail of its
- * stderr, stopping it.
+ * work_jobs.c: part of mq work, not a command of its own (its page is
+ * mq-work(1)): the child-process side: finding CMD, starting it per job
+ * with posix_spawn (not fork: a worker with connections and buffers
+ * starts a job as cheaply as a shell), keeping the tail of its stderr,
+ * stopping it.
  */
 #define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
