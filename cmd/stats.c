@@ -9,14 +9,16 @@
 #include "cmds.h"
 
 static const char usage[] =
-    "usage: mq stats [--queue Q] [--json | --prometheus] [--table T]"
-    " [CONNECTION-OPTIONS]";
+    "usage: mq stats [--queue Q] [--json | --prometheus] [--recount]"
+    " [--table T] [CONNECTION-OPTIONS]";
 
 static const char options[] =
     "\noptions:\n"
     "  --queue Q           only this queue (default: every queue)\n"
     "  --json              one JSON object\n"
-    "  --prometheus        Prometheus text exposition format\n";
+    "  --prometheus        Prometheus text exposition format\n"
+    "  --recount           count done, dead and archived jobs from the\n"
+    "                      tables first (after rows were changed by hand)\n";
 
 static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
@@ -104,7 +106,8 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++)
 		printf("mq_oldest_ready_age_seconds{table=\"%s\",queue=\"%s\"} "
 		    "%.3f\n", table, q[i].queue, q[i].oldest_ready_s);
-	printf("# HELP mq_archive_jobs Jobs in the archive table.\n"
+	printf("# HELP mq_archive_jobs Jobs moved to the archive table and "
+	    "still there.\n"
 	    "# TYPE mq_archive_jobs gauge\n"
 	    "mq_archive_jobs{table=\"%s\"} %llu\n", table,
 	    (unsigned long long)archived);
@@ -113,15 +116,16 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 int
 cmd_stats(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS };
+	enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS, OPT_RECOUNT };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
+		{"recount", no_argument, NULL, OPT_RECOUNT},
 		QUEUE_LONGOPT,
 		CONNECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
-	int opt, json = 0, prom = 0, one = 0;
+	int opt, json = 0, prom = 0, one = 0, recount = 0;
 	struct mq_queue_stats *q;
 	uint64_t archived;
 	struct mq_conn *c;
@@ -137,6 +141,7 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 		switch (opt) {
 		case OPT_JSON:		json = 1; break;
 		case OPT_PROMETHEUS:	prom = 1; break;
+		case OPT_RECOUNT:	recount = 1; break;
 		case 'h':
 			help_exit(usage, options);
 			break;
@@ -152,7 +157,9 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 		    shown(argv[optind]));
 
 	c = open_queue_table("stats", g);
-	st = mq_stats(c, one ? g->queue : NULL, &q, &n, &archived);
+	st = recount ? mq_recount(c) : MQ_OK;
+	if (st == MQ_OK)
+		st = mq_stats(c, one ? g->queue : NULL, &q, &n, &archived);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)

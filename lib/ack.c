@@ -2,7 +2,8 @@
  * ack.c: finishing jobs (or, for a recurring job, scheduling its next
  * run). Every write after a claim is fenced by the lease token: a
  * consumer whose lease was lost (expired and requeued, claimed again, or
- * already acked) cannot finish someone else's delivery.
+ * already acked) cannot finish someone else's delivery. The jobs
+ * finished are counted (counts.c) in the same transaction.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,8 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	if (rc == MQ_OK && affected != nh)
 		rc = mq__fail(c, MQ_EDB, "ack: %llu of %zu locked jobs "
 		    "changed", (unsigned long long)affected, nh);
+	if (rc == MQ_OK)
+		rc = mq__count(c, 0, 1, held, nh, NULL);
 	return rc;
 }
 
@@ -175,6 +178,8 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	rc = mq__execute(c, st, in, "cannot ack");
 	lost[0] = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
 	mq__release(c, st);
+	if (rc == MQ_OK && !lost[0])
+		rc = mq__count(c, 0, 1, &id, 1, NULL);
 	return rc;
 }
 
@@ -187,17 +192,8 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	size_t i;
 
 	memset(lost, 0, n);
-	if (n == 1) {
-		/* one UPDATE commits by itself: no START/COMMIT round trips */
-		for (i = 0;; i++) {
-			rc = mq__ack_in_tx(c, r, 1, lost);
-			if (rc != MQ_ERETRY || i + 1 >= MQ_RETRIES)
-				break;
-			mq__backoff((unsigned)i);
-		}
-	} else {
-		rc = mq__in_tx(c, ack_tx, &a);
-	}
+	/* a transaction even for one receipt: the job and its count */
+	rc = mq__in_tx(c, ack_tx, &a);
 	if (rc != MQ_OK)
 		return rc;
 	for (i = 0; i < n; i++)

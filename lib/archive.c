@@ -1,10 +1,11 @@
 /*
  * archive.c: moving finished jobs out of the job table, so that it stays
  * small. One short transaction per batch: pick the oldest finished rows
- * by the finished index, copy them into <table>_archive, delete them by
- * primary key, commit. Killed anywhere, a batch is all moved or not at
- * all; a rerun carries on. Between batches it pauses while other sessions
- * write (the server's row counters tell), and not when nobody does.
+ * by the finished index, copy them into <table>_archive, count them
+ * (counts.c), delete them by primary key, commit. Killed anywhere, a
+ * batch is all moved or not at all; a rerun carries on. Between batches
+ * it pauses while other sessions write (the server's row counters tell),
+ * and not when nobody does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ struct batch {
 	uint64_t *ids;
 	size_t got;
 	uint64_t moved;
+	uint64_t counted;	/* the count rows' changes */
 };
 
 static enum mq_status
@@ -56,7 +58,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	b->moved = 0;
+	b->moved = b->counted = 0;
 	if ((st = mq__prepare(c, mq__sql_archive_pick)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], b->state, &slen);
@@ -72,6 +74,12 @@ batch_tx(struct mq_conn *c, void *ctx)
 			return mq__fail(c, MQ_EDB, "archive copied %llu of %zu "
 			    "jobs", (unsigned long long)copied, b->got);
 	}
+	/* counted while the rows are still here to be grouped (they are
+	 * locked: nobody else changes them) */
+	if (rc == MQ_OK)
+		rc = mq__count(c, 0, -1, b->ids, b->got, &b->counted);
+	if (rc == MQ_OK && !b->o->purge)
+		rc = mq__count(c, 1, 1, b->ids, b->got, &b->counted);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
 		    &b->moved);
@@ -159,7 +167,7 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 			now = mq__now_us();
 			w = rows_written(c);
 			if (w == 0 || w - written > (o->purge ? 1 : 2) *
-			    (uint64_t)b.moved + OTHERS_ROWS)
+			    (uint64_t)b.moved + b.counted + OTHERS_ROWS)
 				busy_at = now;
 			written = w;
 			if (now - busy_at < BUSY_MEMORY_US)

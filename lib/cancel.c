@@ -64,6 +64,8 @@ cancel_tx(struct mq_conn *c, void *ctx)
 		return c->err.status;
 	rc = mq__execute(c, st, in, "cannot cancel the job");
 	mq__release(c, st);
+	if (rc == MQ_OK)
+		rc = mq__count(c, 0, 1, &x->id, 1, NULL);
 	return rc;
 }
 

@@ -53,13 +53,21 @@ enum mq_status
 mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
     size_t npre, const uint64_t *ids, size_t n, uint64_t *affected)
 {
+	return mq__exec_ids_tail(c, head, ")", pre, npre, ids, n, affected);
+}
+
+enum mq_status
+mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *affected)
+{
 	/* short lists (claims, acks) recur: padded to a power of two by
 	 * repeating the last id (harmless in IN), a few statements kept
 	 * serve them all; long ones (archive batches) would only crowd the
 	 * cache */
 	size_t np = n <= MQ_IDS_KEPT ? mq__padded(n) : n;
 	size_t hl = strlen(head), i;
-	char *sql = malloc(hl + 2 * np + 2), *p;
+	char *sql = malloc(hl + 2 * np + strlen(tail) + 1), *p;
 	MYSQL_BIND *b = calloc(npre + np, sizeof *b);
 	uint64_t *copy = malloc(np * sizeof *copy);
 	MYSQL_STMT *st = NULL;
@@ -76,7 +84,7 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 		if (i)
 			*p++ = '?';
 	}
-	strcpy(p, ")");
+	strcpy(p, tail);
 	if (npre)
 		memcpy(b, pre, npre * sizeof *b);
 	for (i = 0; i < np; i++) {

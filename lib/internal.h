@@ -165,13 +165,28 @@ size_t mq__padded(size_t n);
 enum mq_status mq__exec_ids(struct mq_conn *c, const char *head,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
     uint64_t *affected);
+/* As mq__exec_ids, with tail (fixed for head) after the list instead of
+ * ")": tail closes the list itself. */
+enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
+    const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, uint64_t *affected);
+
+/* Adds sign times the jobs among ids[0..n) that are now done or dead to
+ * the counts of their queues (as "done" and "dead", or all as "archived"
+ * if archived): call it in the transaction that finished (sign 1) or
+ * removes (sign -1) them, after its writes, so that the count rows are
+ * the transaction's last locks, taken in key order. *written (if not
+ * NULL) gets the count rows' changes, as the server's handlers count. */
+enum mq_status mq__count(struct mq_conn *c, int archived, int64_t sign,
+    const uint64_t *ids, size_t n, uint64_t *written);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
-extern const char mq__sql_stats_by_state[];
+extern const char mq__sql_stats_queues[];
+extern const char mq__sql_stats_live[];
 /* The ack's locking read: head, "?,?,...", pairs, "(?,?),...", tail. */
 extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
     mq__sql_ack_lock_tail[];

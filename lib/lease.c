@@ -131,6 +131,8 @@ fail_tx(struct mq_conn *c, void *ctx)
 		mq__bind_null(&in[f->res->dead ? 0 : 1]);
 	rc = mq__execute(c, st, in, "cannot fail job");
 	mq__release(c, st);
+	if (rc == MQ_OK && f->res->dead)
+		rc = mq__count(c, 0, 1, &id, 1, NULL);
 	return rc;
 }
 

@@ -138,7 +138,7 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 4
+#define MQ_SCHEMA_VERSION 5
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -147,11 +147,11 @@ char *mq_schema_sql(const char *table);
 struct mq_init_report {
 	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
-	int companions_created;	/* _archive or _queues was missing */
+	int companions_created;	/* _archive, _queues or _counts was missing */
 	int binlog_statement;	/* binlog_format is STATEMENT: unsafe */
 };
 
-/** Creates or upgrades table, <table>_archive and <table>_queues;
+/** Creates or upgrades table, <table>_archive, _queues and _counts;
  * idempotent: on an up-to-date schema it changes nothing. */
 enum mq_status mq_init(struct mq_conn *c, const char *table,
     struct mq_init_report *rep);
@@ -416,10 +416,18 @@ struct mq_queue_stats {
 
 /**
  * Per-queue counts (of queue only, if not NULL), sorted by queue name,
- * and the archive's row count. Free *qs with free().
+ * and the archive's job count. Free *qs with free(). Done, dead and
+ * archived jobs come from <table>_counts, which mq's writes keep.
  */
 enum mq_status mq_stats(struct mq_conn *c, const char *queue,
     struct mq_queue_stats **qs, size_t *n, uint64_t *archived);
+
+/**
+ * Counts the finished and archived jobs again, from the tables, into
+ * <table>_counts: after rows were changed by hand. Reads the whole claim
+ * index and the archive; writers need not stop.
+ */
+enum mq_status mq_recount(struct mq_conn *c);
 
 /* ---- archive ---- */
 

@@ -88,6 +88,8 @@ reap_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && nd)
 		rc = mq__exec_ids(c, sql_bury, NULL, 0, r->split + nr, nd,
 		    &r->buried);
+	if (rc == MQ_OK && r->buried)
+		rc = mq__count(c, 0, 1, r->split + nr, nd, NULL);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
- * companions (<table>_archive, <table>_queues). The SQL is in sql/,
+ * companions (<table>_archive, <table>_queues, <table>_counts). The SQL is in sql/,
  * embedded at build time; the version lives in the job table's COMMENT
  * ('mq schema N'), written last by each script, so a script cut short is
  * simply run again.
@@ -15,10 +15,12 @@ extern const char mq_sql_schema[];
 extern const char mq_sql_upgrade_2[];
 extern const char mq_sql_upgrade_3[];
 extern const char mq_sql_upgrade_4[];
+extern const char mq_sql_upgrade_5[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
+	mq_sql_upgrade_5,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -29,8 +31,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
  * suffixes. The table's comment comes from SHOW CREATE TABLE, which
  * opens the table alone: information_schema costs a new session three
  * times as much. The statements run in turn until one fails: which one
- * tells what is missing. mq init reads the archive's too (a producer
- * need not be able to). */
+ * tells what is missing. mq init reads the archive and the counts too (a
+ * producer need not be able to). */
 #define SQL_PROBE \
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
@@ -39,10 +41,11 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
 static const char sql_probe[] = SQL_PROBE;
 static const char sql_probe_init[] = SQL_PROBE
-    ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0";
+    ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0"
+    ";SELECT n FROM `{{TABLE}}_counts` LIMIT 0";
 
 /* the tables next to the job table, by suffix (in the probe's order) */
-static const char *const companions[] = { "_queues", "_archive" };
+static const char *const companions[] = { "_queues", "_archive", "_counts" };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
 struct probe {
@@ -277,12 +280,17 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		    "cannot upgrade table")) != MQ_OK)
 			return st;
 	if (rep->from_version == MQ_SCHEMA_VERSION &&
-	    (!p.companion[0] || !p.companion[1])) {
+	    (!p.companion[0] || !p.companion[1] || !p.companion[2])) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
 		rep->companions_created = 1;
 		if ((st = run_script(c, mq_sql_schema,
 		    "cannot create table")) != MQ_OK)
 			return st;
 	}
-	return mq_use_table(c, table);
+	if ((st = mq_use_table(c, table)) != MQ_OK)
+		return st;
+	/* new counts (or ones not seen) start from what the tables hold */
+	if (rep->from_version < 5 || !p.companion[2])
+		st = mq_recount(c);
+	return st;
 }

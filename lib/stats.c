@@ -1,22 +1,30 @@
 /*
- * stats.c: queue health from indexes alone. The claim index (queue,
- * state, priority, available_at, id) covers the counts by state, the
- * ready/scheduled split and the oldest due job; the lease index finds
- * the stale leases; the recurring index the recurring jobs; the queues
- * table says which queues are paused.
+ * stats.c: queue health from index ranges and a few count rows. The
+ * claim index (queue, state, priority, available_at, id) gives the queues
+ * (one entry each, skipping from queue to queue) and, per queue, the
+ * ranges of its ready and leased jobs: their counts, the ready/scheduled
+ * split and the oldest due job. Done, dead and archived jobs are not read
+ * at all: <table>_counts holds their counts (counts.c). The lease index
+ * finds the stale leases, the recurring index the recurring jobs, the
+ * queues table the paused queues.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-const char mq__sql_stats_by_state[] =
+/* the server reads one entry per queue ("Using index for group-by") */
+const char mq__sql_stats_queues[] =
+    "SELECT queue, '', 0, 0, 0 FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " GROUP BY queue";
+
+const char mq__sql_stats_live[] =
     "SELECT queue, CAST(state AS CHAR), COUNT(*),"
     " CAST(SUM(available_at <= UTC_TIMESTAMP(6)) AS UNSIGNED),"
     " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
     "   MIN(IF(available_at <= UTC_TIMESTAMP(6), available_at, NULL)), UTC_TIMESTAMP(6)), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE (? IS NULL OR queue = ?) GROUP BY queue, state";
+    " WHERE queue = ? AND state IN ('ready', 'leased') GROUP BY queue, state";
 
 static const char sql_stale[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (lease)"
@@ -32,8 +40,10 @@ static const char sql_paused[] =
     "SELECT queue, '', paused, 0, 0 FROM `{{TABLE}}_queues`"
     " WHERE (? IS NULL OR queue = ?)";
 
-static const char sql_archived[] =
-    "SELECT COUNT(*) FROM `{{TABLE}}_archive`";
+/* a count below 0 can only come from rows changed by hand: shown as 0 */
+static const char sql_counts[] =
+    "SELECT queue, CAST(state AS CHAR), CAST(GREATEST(SUM(n), 0) AS UNSIGNED),"
+    " 0, 0 FROM `{{TABLE}}_counts` GROUP BY queue, state";
 
 struct acc {
 	struct mq_queue_stats *qs;
@@ -63,12 +73,16 @@ entry(struct acc *a, const char *queue)
 	return q;
 }
 
-enum part { BY_STATE, STALE, RECURRING, PAUSED };
+enum part { QUEUES, LIVE, STALE, RECURRING, PAUSED, COUNTS };
 
-/* Runs one of the queries above (rows: queue, state, n, due, age_us). */
+/* Runs one of the queries above (rows: queue, state, n, due, age_us),
+ * with queue bound to its nq parameters. A queue that has only a count
+ * of 0 is left out; with want (--queue), only that queue is kept, except
+ * for the archive's count, which is the table's. */
 static enum mq_status
 gather(struct mq_conn *c, const char *tmpl, enum part part,
-    const char *queue, struct acc *a)
+    const char *queue, unsigned nq, const char *want, struct acc *a,
+    uint64_t *archived)
 {
 	MYSQL_BIND in[2], out[5];
 	unsigned long qlen, len[2];
@@ -78,18 +92,17 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 	MYSQL_STMT *st;
 	struct mq_queue_stats *e;
 	enum mq_status rc;
+	unsigned i;
 	int r;
 
 	if ((st = mq__prepare(c, tmpl)) == NULL)
 		return c->err.status;
-	if (queue) {
-		mq__bind_str(&in[0], queue, &qlen);
-		mq__bind_str(&in[1], queue, &qlen);
-	} else {
-		mq__bind_null(&in[0]);
-		mq__bind_null(&in[1]);
-	}
-	rc = mq__execute(c, st, in, "cannot read statistics");
+	for (i = 0; i < nq; i++)
+		if (queue)
+			mq__bind_str(&in[i], queue, &qlen);
+		else
+			mq__bind_null(&in[i]);
+	rc = mq__execute(c, st, nq ? in : NULL, "cannot read statistics");
 	memset(out, 0, sizeof out);
 	out[0].buffer_type = MYSQL_TYPE_STRING;
 	out[0].buffer = q;
@@ -109,6 +122,13 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		q[len[0] < sizeof q - 1 ? len[0] : sizeof q - 1] = '\0';
 		state[len[1] < sizeof state - 1 ? len[1] : sizeof state - 1] =
 		    '\0';
+		if (part == COUNTS && strcmp(state, "archived") == 0) {
+			*archived += n;
+			continue;
+		}
+		if ((part == COUNTS && n == 0) ||
+		    (want && strcmp(q, want) != 0))
+			continue;
 		if ((e = entry(a, q)) == NULL) {
 			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 			break;
@@ -144,48 +164,42 @@ by_name(const void *x, const void *y)
 	    ((const struct mq_queue_stats *)y)->queue);
 }
 
-static enum mq_status
-count_archive(struct mq_conn *c, uint64_t *archived)
-{
-	MYSQL_BIND out[1];
-	MYSQL_STMT *st;
-	enum mq_status rc;
-
-	if ((st = mq__prepare(c, sql_archived)) == NULL)
-		return c->err.status;
-	rc = mq__execute(c, st, NULL, "cannot count the archive");
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], archived);
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
-		rc = mq__dberr(c, st, "cannot count the archive");
-	mq__release(c, st);
-	return rc;
-}
-
 enum mq_status
 mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
     size_t *n, uint64_t *archived)
 {
 	struct acc a = { NULL, 0, 0 };
-	enum mq_status rc;
+	char q[MQ_QUEUE_MAX + 1];
+	enum mq_status rc = MQ_OK;
+	size_t i, nq;
 
 	*qs = NULL;
 	*n = 0;
 	*archived = 0;
 	if (queue && !mq_valid_queue(queue))
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	rc = gather(c, mq__sql_stats_by_state, BY_STATE, queue, &a);
-	if (rc == MQ_OK)
-		rc = gather(c, sql_stale, STALE, queue, &a);
-	if (rc == MQ_OK)
-		rc = gather(c, sql_recurring, RECURRING, queue, &a);
-	if (rc == MQ_OK)
-		rc = gather(c, sql_paused, PAUSED, queue, &a);
-	if (rc == MQ_OK)
-		rc = count_archive(c, archived);
-	if (rc == MQ_OK && queue && entry(&a, queue) == NULL)
+	if (queue && entry(&a, queue) == NULL)
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	else if (!queue)
+		rc = gather(c, mq__sql_stats_queues, QUEUES, NULL, 0, NULL, &a,
+		    archived);
+	/* the queues known so far: every queue with a job in the table */
+	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
+		memcpy(q, a.qs[i].queue, sizeof q);	/* a.qs may move */
+		rc = gather(c, mq__sql_stats_live, LIVE, q, 1, NULL, &a,
+		    archived);
+	}
+	if (rc == MQ_OK)
+		rc = gather(c, sql_stale, STALE, queue, 2, NULL, &a, archived);
+	if (rc == MQ_OK)
+		rc = gather(c, sql_recurring, RECURRING, queue, 2, NULL, &a,
+		    archived);
+	if (rc == MQ_OK)
+		rc = gather(c, sql_paused, PAUSED, queue, 2, NULL, &a,
+		    archived);
+	if (rc == MQ_OK)
+		rc = gather(c, sql_counts, COUNTS, NULL, 0, queue, &a,
+		    archived);
 	if (rc != MQ_OK) {
 		free(a.qs);
 		return rc;

@@ -5,7 +5,8 @@
 --   GRANT mq_jobs_producer TO 'web'@'%';
 --   SET DEFAULT ROLE mq_jobs_producer FOR 'web'@'%';      -- MariaDB
 --   SET DEFAULT ROLE mq_jobs_producer TO 'web'@'%';       -- MySQL 8
--- `mq init` itself needs CREATE, ALTER, INDEX and SELECT on the database:
+-- `mq init` itself needs CREATE, ALTER, INDEX, SELECT, INSERT and UPDATE on
+-- the database (an upgrade fills the counts of finished jobs):
 -- run it as the schema's owner, not as one of these roles.
 
 -- producer: mq push (with --dedup it reads the live job's id, nothing else;
@@ -26,11 +27,16 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 CREATE ROLE IF NOT EXISTS {{TABLE}}_consumer;
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_consumer;
 GRANT SELECT ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_consumer;
+-- the counts of finished jobs, which an ack, a fail that buries and a
+-- cancel add to (SELECT of n: the sum reads it)
+GRANT SELECT (n), INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
--- cancel (and all the above). cancel needs only SELECT and UPDATE on the
--- job table, so the consumer role's grants allow it too.
+-- cancel, stats --recount (and all the above). cancel needs only SELECT
+-- and UPDATE on the job table and to add to the counts, so the consumer
+-- role's grants allow it too.
 CREATE ROLE IF NOT EXISTS {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_operator;

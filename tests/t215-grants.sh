@@ -22,7 +22,7 @@ as() { # as ROLE ARGS...: mq as that role's account
   MQ_USER=mq_$as_role "$MQ" "$@"
 }
 
-sum() { sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues EXTENDED" | cut -f2 | tr '\n' ' '; }
+sum() { sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts EXTENDED" | cut -f2 | tr '\n' ' '; }
 
 # producer
 expect_status 0 "producer: push" as producer push --queue g hello
@@ -61,11 +61,16 @@ is "$(sum)" "$s" "the consumer's refused commands changed nothing"
 # operator
 sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
 expect_status 0 "operator: stats" as operator stats
+like "$OUT" "*archive: 0 jobs" "(which reads the counts)"
+expect_status 0 "operator: stats --recount" as operator stats --recount
+expect_status 77 "consumer: stats --recount is denied" as consumer stats --recount
 expect_status 0 "operator: cancel" as operator cancel "$rid"
 is "$(sql "SELECT state FROM mq_jobs WHERE id = $rid")" dead "the recurring job is cancelled"
 expect_status 0 "operator: requeue-stale" as operator requeue-stale
 expect_status 0 "operator: archive" as operator archive --older-than 0s --dead
 like "$OUT" "archived [1-9]* job*" "operator: archive moved the finished jobs"
+expect_status 0 "operator: stats after the archive" as operator stats
+like "$OUT" "*archive: [1-9]* job*" "counts them"
 expect_status 0 "operator: pause" as operator pause g
 expect_status 0 "operator: resume" as operator resume g
 expect_status 0 "operator: purge" as operator purge --queue g --yes

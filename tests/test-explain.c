@@ -3,7 +3,7 @@
  * their index, in order, with no filesort: the claim (a locking read
  * locks what it scans; a filesort over a big table has exhausted lock
  * memory in the field), the requeue-stale and archive picks, the stats
- * counts and the locking read of an ack of several receipts. Runs the
+ * reads and the locking read of an ack of several receipts. Runs the
  * statements lib really uses, on a table with rows of every state,
  * against the private server (MQ_SOCKET, MQ_DATABASE).
  */
@@ -44,7 +44,7 @@ explain(MYSQL *db, const char *tmpl, const char *using, char *plan,
 	sprintf(stmt, "PREPARE p FROM 'EXPLAIN %s'", esc);
 	*plan = '\0';
 	if (mysql_query(db, stmt) == 0) {
-		sprintf(stmt, "EXECUTE p USING %s", using);
+		sprintf(stmt, "EXECUTE p%s%s", *using ? " USING " : "", using);
 		if (mysql_query(db, stmt) == 0 &&
 		    (res = mysql_store_result(db)) != NULL)
 			rc = 0;
@@ -138,8 +138,12 @@ main(void)
 	    "@q, @q, @n", "lease", NULL);
 	check(c->db, "archive", mq__sql_archive_pick, "@done, @age, @n",
 	    "finished", NULL);
-	check(c->db, "stats", mq__sql_stats_by_state, "@null, @null", "claim",
-	    "Using index");
+	/* stats: one claim-index entry per queue, then each queue's ready
+	 * and leased ranges; done and dead entries are never read */
+	check(c->db, "stats: the queues", mq__sql_stats_queues, "",
+	    "claim", "Using index for group-by");
+	check(c->db, "stats: a queue's live jobs", mq__sql_stats_live, "@q",
+	    "claim", "|range|");
 	{
 		/* several acks: by primary key, not the lease index */
 		char ack[512];

@@ -1,0 +1,103 @@
+/*
+ * counts.c: the counts of finished jobs in <table>_counts. Counting done
+ * and dead jobs from the claim index costs a read of every finished
+ * job's entry; instead each transaction that finishes, buries, archives
+ * or removes jobs adds what it did to a count row, and mq stats sums a
+ * few rows. Each session adds to its own slot of a count (its connection
+ * id modulo 16), so that concurrent consumers seldom wait for one row's
+ * lock; a count is the sum of its slots.
+ */
+#include "internal.h"
+
+/* The jobs of the id list, grouped by queue and state, as they are now
+ * (after the transaction's own writes): a recurring job that an ack made
+ * due again is not done, and is not counted. ORDER BY: count rows are
+ * locked in key order, by every writer alike. */
+static const char sql_count[] =
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
+    " SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,"
+    " ? * COUNT(*) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
+    " WHERE state IN ('done', 'dead') AND id IN (";
+static const char sql_count_tail[] =
+    ") GROUP BY queue, state ORDER BY queue, state"
+    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+
+enum mq_status
+mq__count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
+    size_t n, uint64_t *written)
+{
+	MYSQL_BIND pre[2];
+	unsigned long alen;
+	uint64_t affected;
+	enum mq_status rc;
+
+	if (n == 0)
+		return MQ_OK;
+	if (archived)
+		mq__bind_str(&pre[0], "archived", &alen);
+	else
+		mq__bind_null(&pre[0]);
+	mq__bind_i64(&pre[1], &sign);
+	rc = mq__exec_ids_tail(c, sql_count, sql_count_tail, pre, 2, ids, n,
+	    &affected);
+	/* affected: 1 per row inserted, 2 per row updated (a write tried,
+	 * then an update), as the handler counters go */
+	if (written)
+		*written += affected;
+	return rc;
+}
+
+/* A recount adds to slot 0 the difference between the tables and the
+ * counts. Both are read by one statement, so under READ COMMITTED from
+ * one snapshot: a transaction that commits later adds its own part
+ * afterwards, one not yet committed is in neither, and writers need not
+ * stop. The job table's finished jobs are read from the claim index
+ * (all of it: this is the scan the counts spare mq stats); the
+ * archive's rows from the archive itself. */
+static const char sql_recount_finished[] =
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
+    " SELECT q, s, 0, SUM(k) FROM ("
+    "  SELECT queue AS q, CAST(state AS CHAR) AS s, COUNT(*) AS k"
+    "  FROM `{{TABLE}}` FORCE INDEX (claim)"
+    "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
+    "  UNION ALL"
+    "  SELECT queue, CAST(state AS CHAR), -SUM(n) FROM `{{TABLE}}_counts`"
+    "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
+    " ) d GROUP BY q, s HAVING SUM(k) <> 0 ORDER BY q, s"
+    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+
+static const char sql_recount_archived[] =
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
+    " SELECT q, 'archived', 0, SUM(k) FROM ("
+    "  SELECT queue AS q, COUNT(*) AS k FROM `{{TABLE}}_archive`"
+    "  GROUP BY queue"
+    "  UNION ALL"
+    "  SELECT queue, -SUM(n) FROM `{{TABLE}}_counts`"
+    "  WHERE state = 'archived' GROUP BY queue"
+    " ) d GROUP BY q HAVING SUM(k) <> 0 ORDER BY q"
+    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+
+static enum mq_status
+run_once(struct mq_conn *c, const char *tmpl)
+{
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare_once(c, tmpl)) == NULL)
+		return c->err.status;
+	rc = mq__execute_retry(c, st, NULL, "cannot recount");
+	mq__release(c, st);
+	return rc;
+}
+
+enum mq_status
+mq_recount(struct mq_conn *c)
+{
+	enum mq_status rc;
+
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
+	if ((rc = run_once(c, sql_recount_finished)) == MQ_OK)
+		rc = run_once(c, sql_recount_archived);
+	return rc;
+}
