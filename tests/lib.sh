@@ -120,3 +120,14 @@ expect_status() {
 table_sum() {
   sql "CHECKSUM TABLE \`${1:-mq_jobs}\` EXTENDED" 2>/dev/null | cut -f2
 }
+
+# The finished jobs of job table $1 (default mq_jobs) per queue and state,
+# as the tables hold them and as $1_counts says ("queue state n," each):
+# is "$(counted_jobs)" "$(finished_jobs)" checks the counts.
+finished_jobs() {
+  sql "SELECT queue, state, COUNT(*) FROM \`${1:-mq_jobs}\` WHERE state IN ('done', 'dead') GROUP BY queue, state
+       UNION ALL SELECT queue, 'archived', COUNT(*) FROM \`${1:-mq_jobs}_archive\` GROUP BY queue ORDER BY 1, 2" | tr '\t\n' ' ,'
+}
+counted_jobs() {
+  sql "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
+}

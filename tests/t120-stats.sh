@@ -83,13 +83,6 @@ fi
 # The counts of done, dead and archived jobs are kept by the writes that
 # make them, not read from the table: after each kind of write they must
 # equal the table's own counts.
-truth() {
-  sql "SELECT queue, state, COUNT(*) FROM $1 WHERE state IN ('done', 'dead') GROUP BY queue, state
-       UNION ALL SELECT queue, 'archived', COUNT(*) FROM $1_archive GROUP BY queue ORDER BY 1, 2" | tr '\t\n' ' ,'
-}
-counted() {
-  sql "SELECT queue, state, SUM(n) FROM $1_counts GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
-}
 "$MQ" init --table k >/dev/null
 export MQ_TABLE=k
 seq 1 20 | "$MQ" push --lines --queue x >/dev/null
@@ -105,31 +98,31 @@ rcpt() { sed -n "$1p" "$T_TMP/k" | sed 's/.*"receipt":"\([^"]*\)".*/\1/'; }
 "$MQ" cancel "$("$MQ" push --queue x --delay 1h later)" >/dev/null
 sql "UPDATE k SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE queue = 'y' AND state = 'leased'"
 "$MQ" requeue-stale >/dev/null                           # y's attempts are used up: dead
-is "$(counted k)" "$(truth k)" "counts = the table after ack, fail, cancel, requeue-stale"
-is "$(truth k)" "x dead 1,x done 6,y dead 5,y done 1," "(which holds what the steps made)"
+is "$(counted_jobs k)" "$(finished_jobs k)" "counts = the table after ack, fail, cancel, requeue-stale"
+is "$(finished_jobs k)" "x dead 1,x done 6,y dead 5,y done 1," "(which holds what the steps made)"
 expect_status 0 "stats of the counted table" "$MQ" stats --json
 like "$OUT" '*"queue":"x",*"done":6,"dead":1,*"queue":"y",*"done":1,"dead":5,*"archive":0}' "stats shows them"
 seq 1 8 | "$MQ" push --lines --queue w >/dev/null
 "$MQ" push --queue w --max-attempts 1 fails >/dev/null
 "$MQ" work --queue w --concurrency 4 --exit-when-empty -- sh -c '[ "$(cat)" != fails ]' 2>/dev/null
-is "$(counted k)" "$(truth k)" "counts = the table after mq work"
-like "$(truth k)" "*w dead 1,w done 8,*" "(whose jobs ran)"
+is "$(counted_jobs k)" "$(finished_jobs k)" "counts = the table after mq work"
+like "$(finished_jobs k)" "*w dead 1,w done 8,*" "(whose jobs ran)"
 "$MQ" archive --older-than 0s --batch 3 >/dev/null
-is "$(counted k)" "$(truth k)" "counts = the table after archive (done)"
+is "$(counted_jobs k)" "$(finished_jobs k)" "counts = the table after archive (done)"
 "$MQ" archive --older-than 0s --dead --purge >/dev/null
-is "$(counted k)" "$(truth k)" "counts = the table after archive --dead --purge"
-is "$(truth k)" "w archived 8,x archived 6,y archived 1," "(which moved and deleted what it should)"
+is "$(counted_jobs k)" "$(finished_jobs k)" "counts = the table after archive --dead --purge"
+is "$(finished_jobs k)" "w archived 8,x archived 6,y archived 1," "(which moved and deleted what it should)"
 expect_status 0 "stats after the archive" "$MQ" stats --json
 like "$OUT" '*"queue":"x",*"done":0,"dead":0,*"archive":15}' "the archive's count"
 # hand edits are not counted; --recount mends them, also while writers run
 sql "UPDATE k SET state = 'done', finished_at = NOW(6) WHERE queue = 'x' AND state = 'ready' ORDER BY id LIMIT 2"
 sql "DELETE FROM k_archive WHERE queue = 'y'"
-is "$(counted k)" "w archived 8,x archived 6,y archived 1," "a hand edit leaves the counts behind"
+is "$(counted_jobs k)" "w archived 8,x archived 6,y archived 1," "a hand edit leaves the counts behind"
 ( i=0; while [ $i -lt 30 ]; do "$MQ" push --queue z j >/dev/null; r=$("$MQ" pop --queue z --json | sed 's/.*"receipt":"\([^"]*\)".*/\1/'); "$MQ" ack "$r"; i=$((i + 1)); done ) &
 pid=$!
 expect_status 0 "stats --recount while jobs are acked" "$MQ" stats --recount
 wait $pid
-is "$(counted k)" "$(truth k)" "the recount mends them, and later acks add to it"
+is "$(counted_jobs k)" "$(finished_jobs k)" "the recount mends them, and later acks add to it"
 before=$(sql "CHECKSUM TABLE k_counts EXTENDED" | cut -f2)
 expect_status 0 "a second recount" "$MQ" stats --recount
 is "$(sql "CHECKSUM TABLE k_counts EXTENDED" | cut -f2)" "$before" "changes nothing"

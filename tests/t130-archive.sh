@@ -14,6 +14,7 @@ finish done 30 3600
 finish done 5 10
 finish dead 4 3600
 seq 1 3 | "$MQ" push --lines --queue q >/dev/null
+"$MQ" stats --recount >/dev/null   # the rows above were made by hand
 sig_before=$(sql "SELECT MD5(GROUP_CONCAT(CONCAT_WS('|', id, queue, state, priority, HEX(payload), attempts, max_attempts, available_at, created_at, finished_at, dedup_key, IFNULL(last_error, '')) ORDER BY id)) FROM mq_jobs WHERE state IN ('done', 'dead') AND finished_at < NOW(6) - INTERVAL 1 MINUTE")
 
 expect_status 0 "archive --older-than 1m" "$MQ" archive --older-than 1m --batch 7
@@ -31,6 +32,8 @@ expect_status 0 "archive --purge" "$MQ" archive --older-than 0s --purge
 is "$OUT" "purged 5 jobs" "--purge deletes the done jobs"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 34 "--purge leaves the archive alone"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready'")" 3 "waiting jobs untouched"
+is "$(counted_jobs)" "q archived 34," "the counts follow the archive and the purge"
+is "$(finished_jobs)" "q archived 34," "(as the tables say)"
 
 # killed mid-run: no job lost or duplicated; a rerun finishes (with SKIP
 # LOCKED, and with the plain FOR UPDATE of older servers)
@@ -39,6 +42,7 @@ for lock in skip-locked for-update; do
   [ $lock = for-update ] && nsl=1
   sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_archive"
   finish done 20000 3600
+  "$MQ" stats --recount >/dev/null
   MQ_NO_SKIP_LOCKED=$nsl "$MQ" archive --older-than 1m --batch 20 >/dev/null 2>&1 &
   pid=$!
   i=0
@@ -66,11 +70,13 @@ for lock in skip-locked for-update; do
   is "$((n1 + n2))" "$left" "$lock: together they move the $left left ($n1 + $n2)"
   is "$(sql "SELECT CONCAT_WS(',', (SELECT COUNT(*) FROM mq_jobs), COUNT(*), COUNT(DISTINCT id), SUM(payload = CONCAT('payload ', id - (SELECT MIN(id) FROM mq_jobs_archive) + 1))) FROM mq_jobs_archive")" \
     "0,20000,20000,20000" "$lock: all 20,000 archived once, payloads intact"
+  is "$(counted_jobs)" "q archived 20000," "$lock: counted once, across the kill and the reruns"
 done
 
 # consumers keep working while archive runs
 sql "DELETE FROM mq_jobs_archive"
 finish done 5000 3600
+"$MQ" stats --recount >/dev/null
 seq 1 300 | "$MQ" push --lines --queue work >/dev/null
 "$MQ" archive --older-than 1m --batch 50 >"$T_TMP/arch" 2>&1 &
 apid=$!
@@ -82,6 +88,7 @@ wait
 is "$(cat "$T_TMP/arch")" "archived 5000 jobs" "archive finished while consumers worked"
 is "$(cat "$T_TMP/cons.1" "$T_TMP/cons.2")" "" "consumers saw no error"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'work' AND state = 'done'")" 300 "consumers did all 300 jobs"
+is "$(counted_jobs)" "$(finished_jobs)" "the counts kept up with both"
 
 sum=$(table_sum)
 expect_status 64 "bad --older-than" "$MQ" archive --older-than yesterday

@@ -50,6 +50,7 @@ is "$RC" 0 "a new consumer finishes them"
 
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'c'")" \
   "$JOBS,$JOBS" "every job is done"
+is "$(counted_jobs)" "c done $JOBS," "and counted once"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'c' AND attempts = 2")" "$stuck" \
   "attempts show one redelivery for each job the killed consumers held"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'c' AND attempts NOT IN (1, 2)")" 0 \
