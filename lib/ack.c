@@ -86,10 +86,11 @@ lock_statement(struct mq_conn *c, size_t n)
 }
 
 /* Acks r[0..n), 2 <= n <= ACK_BATCH: lost[i] for those that no longer
- * hold their lease (or repeat a receipt already in the batch). */
+ * hold their lease (or repeat a receipt already in the batch); the ids
+ * acked are appended to done[*ndone]. */
 static enum mq_status
 ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
-    unsigned char *lost)
+    unsigned char *lost, uint64_t *done, size_t *ndone)
 {
 	MYSQL_BIND in[3 * ACK_BATCH], out[2];
 	uint64_t ids[ACK_BATCH], held[ACK_BATCH], id, affected;
@@ -144,42 +145,61 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	if (rc == MQ_OK && affected != nh)
 		rc = mq__fail(c, MQ_EDB, "ack: %llu of %zu locked jobs "
 		    "changed", (unsigned long long)affected, nh);
-	if (rc == MQ_OK)
-		rc = mq__count(c, 0, 1, held, nh, NULL);
+	if (rc == MQ_OK) {
+		memcpy(done + *ndone, held, nh * sizeof *held);
+		*ndone += nh;
+	}
 	return rc;
 }
+
+/* Acks the one receipt r, as ack_batch does several. */
+static enum mq_status
+ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
+    uint64_t *done, size_t *ndone)
+{
+	MYSQL_BIND in[2];
+	unsigned long tlen;
+	uint64_t id = r->id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_ack)) == NULL)
+		return c->err.status;
+	mq__bind_u64(&in[0], &id);
+	mq__bind_str(&in[1], r->token, &tlen);
+	rc = mq__execute(c, st, in, "cannot ack");
+	*lost = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
+	mq__release(c, st);
+	if (rc == MQ_OK && !*lost)
+		done[(*ndone)++] = id;
+	return rc;
+}
+
+/* Ids per count statement: the count rows of all the acks are taken at
+ * the end, in key order (per statement), not batch by batch. */
+#define COUNT_MAX 4096
 
 enum mq_status
 mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	MYSQL_BIND in[2];
-	unsigned long tlen;
-	uint64_t id;
-	MYSQL_STMT *st;
+	uint64_t one, *done = n > 1 ? malloc(n * sizeof *done) : &one;
 	enum mq_status rc = MQ_OK;
-	size_t i, k;
+	size_t i, k, ndone = 0;
 
-	if (n > 1) {
-		for (i = 0; i < n && rc == MQ_OK; i += k) {
-			k = n - i < ACK_BATCH ? n - i : ACK_BATCH;
-			rc = k > 1 ? ack_batch(c, r + i, k, lost + i) :
-			    mq__ack_in_tx(c, r + i, 1, lost + i);
-		}
-		return rc;
+	if (done == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	for (i = 0; i < n && rc == MQ_OK; i += k) {
+		k = n - i < ACK_BATCH ? n - i : ACK_BATCH;
+		rc = k > 1 ? ack_batch(c, r + i, k, lost + i, done, &ndone) :
+		    ack_one(c, r + i, lost + i, done, &ndone);
 	}
-	if (n == 0)
-		return MQ_OK;
-	if ((st = mq__prepare(c, sql_ack)) == NULL)
-		return c->err.status;
-	id = r[0].id;
-	mq__bind_u64(&in[0], &id);
-	mq__bind_str(&in[1], r[0].token, &tlen);
-	rc = mq__execute(c, st, in, "cannot ack");
-	lost[0] = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
-	mq__release(c, st);
-	if (rc == MQ_OK && !lost[0])
-		rc = mq__count(c, 0, 1, &id, 1, NULL);
+	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
+		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
+		rc = mq__count(c, 0, 1, done + i, k, NULL);
+	}
+	if (done != &one)
+		free(done);
 	return rc;
 }
 

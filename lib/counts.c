@@ -7,6 +7,8 @@
  * id modulo 16), so that concurrent consumers seldom wait for one row's
  * lock; a count is the sum of its slots.
  */
+#include <string.h>
+
 #include "internal.h"
 
 /* The jobs of the id list, grouped by queue and state, as they are now
@@ -77,15 +79,43 @@ static const char sql_recount_archived[] =
     " ) d GROUP BY q HAVING SUM(k) <> 0 ORDER BY q"
     " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
 
+/* Two recounts at once would both add the same difference: one waits
+ * for the other (and then finds nothing to add). A name of the table's,
+ * hashed to stay within the 64 characters a lock name may have. */
+static const char sql_lock[] =
+    "SELECT GET_LOCK(CONCAT('mq-recount-', MD5(CONCAT(DATABASE(), '.', ?))),"
+    " 600)";
+static const char sql_unlock[] =
+    "SELECT RELEASE_LOCK(CONCAT('mq-recount-', MD5(CONCAT(DATABASE(), '.',"
+    " ?))))";
+
+/* Runs tmpl (its one parameter: the table's name, if table), and reads
+ * the one number it returns into *got (-1 if NULL) unless got is NULL. */
 static enum mq_status
-run_once(struct mq_conn *c, const char *tmpl)
+run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 {
+	MYSQL_BIND in[1], out[1];
+	unsigned long tlen;
+	my_bool isnull = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int f;
 
 	if ((st = mq__prepare_once(c, tmpl)) == NULL)
 		return c->err.status;
-	rc = mq__execute_retry(c, st, NULL, "cannot recount");
+	if (table)
+		mq__bind_str(&in[0], c->table, &tlen);
+	rc = mq__execute_retry(c, st, table ? in : NULL, "cannot recount");
+	if (rc == MQ_OK && got) {
+		memset(out, 0, sizeof out);
+		mq__bind_i64(&out[0], got);
+		out[0].is_null = &isnull;
+		if (mysql_stmt_bind_result(st, out) != 0 ||
+		    ((f = mysql_stmt_fetch(st)) != 0 && f != MYSQL_DATA_TRUNCATED))
+			rc = mq__dberr(c, st, "cannot recount");
+		else if (isnull)
+			*got = -1;
+	}
 	mq__release(c, st);
 	return rc;
 }
@@ -93,11 +123,23 @@ run_once(struct mq_conn *c, const char *tmpl)
 enum mq_status
 mq_recount(struct mq_conn *c)
 {
+	struct mq_error saved;
 	enum mq_status rc;
+	int64_t locked = 0;
 
 	if ((rc = mq__read_committed(c)) != MQ_OK)
 		return rc;
-	if ((rc = run_once(c, sql_recount_finished)) == MQ_OK)
-		rc = run_once(c, sql_recount_archived);
+	if ((rc = run_once(c, sql_lock, 1, &locked)) != MQ_OK)
+		return rc;
+	if (locked != 1)
+		return mq__fail(c, MQ_ERETRY, "cannot recount: another recount "
+		    "of this table has run for 10 minutes");
+	if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
+		rc = run_once(c, sql_recount_archived, 0, NULL);
+	/* the lock goes with the session anyway: a failed release only
+	 * keeps it until the command ends */
+	saved = c->err;
+	if (run_once(c, sql_unlock, 1, NULL) != MQ_OK || rc != MQ_OK)
+		c->err = saved;
 	return rc;
 }

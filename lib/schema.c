@@ -42,7 +42,13 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 static const char sql_probe[] = SQL_PROBE;
 static const char sql_probe_init[] = SQL_PROBE
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0"
-    ";SELECT n FROM `{{TABLE}}_counts` LIMIT 0";
+    ";SHOW CREATE TABLE `{{TABLE}}_counts`";
+
+/* The counts table's comment once mq init has filled it (it is made with
+ * ", to fill" after this). */
+#define COUNTS_FILLED "mq counts 1"
+static const char sql_counts_filled[] =
+    "ALTER TABLE `{{TABLE}}_counts` COMMENT='" COUNTS_FILLED "';\n";
 
 /* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = { "_queues", "_archive", "_counts" };
@@ -52,6 +58,7 @@ struct probe {
 	uint64_t max_packet, autoinc_step, companion[NCOMP];
 	char binlog[32], database[65];
 	char comment[2049];	/* the job table's; "" if missing */
+	char counts_comment[64];	/* the counts table's (mq init) */
 	int exists;
 };
 
@@ -113,6 +120,9 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 	default:
 		if (k - 3 < NCOMP)
 			p->companion[k - 3] = 1;
+		if (k - 3 == 2 && row && mysql_num_fields(res) >= 2)
+			table_comment(row[1], p->counts_comment,
+			    sizeof p->counts_comment);
 		break;
 	}
 }
@@ -250,6 +260,20 @@ run_script(struct mq_conn *c, const char *tmpl, const char *what)
 	return st;
 }
 
+/* Counts just made (or made by hand, or whose filling was cut short)
+ * start from what the tables hold; the comment says when that is done. */
+static enum mq_status
+use_and_fill(struct mq_conn *c, const char *table)
+{
+	enum mq_status st;
+
+	if ((st = mq_use_table(c, table)) != MQ_OK)
+		return st;
+	if ((st = mq_recount(c)) != MQ_OK)
+		return st;
+	return run_script(c, sql_counts_filled, "cannot fill the counts");
+}
+
 enum mq_status
 mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 {
@@ -268,7 +292,7 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		if ((st = run_script(c, mq_sql_schema,
 		    "cannot create table")) != MQ_OK)
 			return st;
-		return mq_use_table(c, table);
+		return use_and_fill(c, table);
 	}
 	v = schema_version(p.comment);
 	if (v == 0 || v > MQ_SCHEMA_VERSION)
@@ -287,10 +311,7 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		    "cannot create table")) != MQ_OK)
 			return st;
 	}
-	if ((st = mq_use_table(c, table)) != MQ_OK)
-		return st;
-	/* new counts (or ones not seen) start from what the tables hold */
-	if (rep->from_version < 5 || !p.companion[2])
-		st = mq_recount(c);
-	return st;
+	if (p.companion[2] && strcmp(p.counts_comment, COUNTS_FILLED) == 0)
+		return mq_use_table(c, table);
+	return use_and_fill(c, table);
 }

@@ -83,10 +83,13 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
 -- A count is the sum of its slots: each session adds to its own
 -- (CONNECTION_ID() % 16), so concurrent consumers seldom wait on one
 -- row. Rows changed by hand are not counted: `mq stats --recount`.
+-- mq init fills the counts from the tables, then drops ', to fill' from
+-- the comment; a table made by hand from this text is filled by the next
+-- mq init.
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_counts` (
   queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   state         ENUM('done', 'dead', 'archived') NOT NULL,
   slot          TINYINT UNSIGNED NOT NULL,
   n             BIGINT NOT NULL,
   PRIMARY KEY (queue, state, slot)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq counts 1';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq counts 1, to fill';

@@ -138,6 +138,18 @@ is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state
 expect_status 0 "stats on the upgraded table" "$MQ" stats --table v4_jobs --json
 like "$OUT" '*"queue":"a","ready":5,*"done":5,"dead":5,*"queue":"b","ready":5,*"done":5,"dead":5,*"archive":4}' \
   "counts its finished jobs"
+is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v4_jobs_counts'")" \
+  "mq counts 1" "the counts table says it is filled"
+# an upgrade cut short between the version and the filling: the next init
+# fills the counts; once filled, init leaves them alone
+sql "DELETE FROM v4_jobs_counts; ALTER TABLE v4_jobs_counts COMMENT = 'mq counts 1, to fill'"
+expect_status 0 "init after a filling cut short" "$MQ" init --table v4_jobs
+is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state" | tr '\t\n' ' ,')" \
+  "a done 5,a dead 5,a archived 4,b done 5,b dead 5," "fills the counts"
+sql "INSERT INTO v4_jobs_counts VALUES ('a', 'done', 3, 100)"
+expect_status 0 "init on filled counts" "$MQ" init --table v4_jobs
+is "$(sql "SELECT SUM(n) FROM v4_jobs_counts WHERE queue = 'a' AND state = 'done'")" 105 \
+  "does not count again (only stats --recount does)"
 sql "DROP TABLE v4_jobs_counts"
 expect_status 0 "init remakes a dropped counts table" "$MQ" init --table v4_jobs
 is "$OUT" "table v4_jobs is at schema 5; created the missing tables next to it" "and says so"
