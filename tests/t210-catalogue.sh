@@ -14,7 +14,7 @@ rb=$("$MQ" pop --queue q -o /dev/null)   # job-b
 "$MQ" pause paused-q >/dev/null
 
 db_sum() {
-  sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues EXTENDED" | cut -f2 | tr '\n' ' '
+  sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts EXTENDED" | cut -f2 | tr '\n' ' '
 }
 BEFORE=$(db_sum)
 N=0
