@@ -13,8 +13,8 @@
 
 /* The jobs of the id list, grouped by queue and state, as they are now
  * (after the transaction's own writes): a recurring job that an ack made
- * due again is not done, and is not counted. ORDER BY: count rows are
- * locked in key order, by every writer alike. */
+ * due again is not done, and is not counted. ORDER BY: a statement
+ * locks its count rows in key order, whichever writer runs it. */
 static const char sql_count[] =
     "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
     " SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,"

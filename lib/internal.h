@@ -174,9 +174,11 @@ enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
 /* Adds sign times the jobs among ids[0..n) that are now done or dead to
  * the counts of their queues (as "done" and "dead", or all as "archived"
  * if archived): call it in the transaction that finished (sign 1) or
- * removes (sign -1) them, after its writes, so that the count rows are
- * the transaction's last locks, taken in key order. *written (if not
- * NULL) gets the count rows' changes, as the server's handlers count. */
+ * removes (sign -1) them, after its writes to the jobs, so that count
+ * rows are locked after job rows (in key order within the statement;
+ * only mq work's claim, carrying acks first, takes job rows after them,
+ * with SKIP LOCKED, which never waits). *written (if not NULL) gets the
+ * count rows' changes, as the server's handlers count. */
 enum mq_status mq__count(struct mq_conn *c, int archived, int64_t sign,
     const uint64_t *ids, size_t n, uint64_t *written);
 

@@ -1,9 +1,9 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
- * companions (<table>_archive, <table>_queues, <table>_counts). The SQL is in sql/,
- * embedded at build time; the version lives in the job table's COMMENT
- * ('mq schema N'), written last by each script, so a script cut short is
- * simply run again.
+ * companions (<table>_archive, <table>_queues, <table>_counts). The SQL
+ * is in sql/, embedded at build time; the version lives in the job
+ * table's COMMENT ('mq schema N'), written last by each script, so a
+ * script cut short is simply run again.
  */
 #include <stdio.h>
 #include <stdlib.h>
