@@ -58,6 +58,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 		return 0;
 	}
 
+	g->conn.long_statements = 1;	/* ALTER TABLE of a big table */
 	if ((c = mq_connect(&g->conn, &e)) == NULL)
 		die("init", &e);
 	if (mq_init(c, g->table, &rep) != MQ_OK) {

@@ -2,9 +2,11 @@
  * main.c: the mq binary: global options, then the subcommand table.
  * Help and version never touch the database.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 
@@ -50,6 +52,30 @@ help(void)
 	exit(0);
 }
 
+/* Started with 0, 1 or 2 closed (`mq work 2>&-`), the first socket or file
+ * mq opens would take that number: a job's stderr written into the server
+ * connection, ids sent to the server as if to stdout. Each closed one is
+ * opened on /dev/null first (OpenSSH's sanitise_stdfd()); without
+ * /dev/null mq refuses to run rather than risk it. */
+static void
+sanitise_stdfd(void)
+{
+	int fd, nullfd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFL) != -1)
+			continue;
+		nullfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (nullfd != fd) {
+			/* fd 2 may be the one closed: say it where we can */
+			if (fcntl(2, F_GETFL) != -1)
+				fprintf(stderr, "mq: cannot open /dev/null "
+				    "for a closed standard descriptor\n");
+			_exit(EX_OSERR);
+		}
+	}
+}
+
 static const struct cmd *
 find(const char *name)
 {
@@ -73,6 +99,7 @@ main(int argc, char **argv)
 	const struct cmd *cmd;
 	int opt, rc;
 
+	sanitise_stdfd();
 	opterr = 0;	/* bad_option() says it in one line */
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);

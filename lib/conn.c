@@ -12,10 +12,98 @@
 
 #include "internal.h"
 
-/* READ COMMITTED: claims and batch reads take no gap locks. The schema
- * probe sets it in the round trip it makes anyway (schema.c); this is for
- * a session that has not been through it. (Times need no session
- * setting: every statement uses UTC_TIMESTAMP.) */
+/*
+ * What every session sets, whatever the server's globals, the account's
+ * init_connect or an option file did to it: the guarantees of mq(1)
+ * rest on these, not on the server's defaults. Sent as the first
+ * statement of the schema probe (schema.c), so it costs no round trip.
+ *  - ROLLBACK: an init_connect may have opened a transaction; left open,
+ *    mq's "autocommitted" writes would vanish at disconnect.
+ *  - autocommit=1, completion_type=0 (a COMMIT must not chain or
+ *    disconnect), read-write transactions.
+ *  - READ COMMITTED: claims and batch reads take no gap locks.
+ *  - sql_mode: the server's default one, fixed: ORACLE, ANSI, ANSI_QUOTES,
+ *    NO_BACKSLASH_ESCAPES, PAD_CHAR_TO_FULL_LENGTH change what mq's SQL
+ *    and SHOW CREATE TABLE mean.
+ *  - time_zone UTC: NOW() and the column defaults agree with the
+ *    UTC_TIMESTAMP mq writes.
+ *  - limits below the client's read timeout (MQ_READ_TIMEOUT), so the
+ *    server always answers first: a row lock wait ends in 1205 after
+ *    50 s, a metadata lock wait after 60 s, any statement after
+ *    MQ_STATEMENT_TIME (MariaDB: every statement; MySQL: SELECTs only).
+ *    A lower global limit (max_statement_time=1) would kill mq's waits.
+ *  - wait_timeout and net_*_timeout at their defaults: a server that
+ *    drops idle or slow connections early cuts mq work's connections.
+ *  - sql_select_limit, max_join_size, sql_safe_updates: no silent cut of
+ *    a result, no refused statement.
+ *  - unique_checks, check_constraint_checks: the dedup key and the
+ *    schema's CHECKs hold.
+ */
+#define MQ_READ_TIMEOUT 300		/* seconds, the client's */
+#define MQ_STATEMENT_TIME 240		/* seconds, the server's */
+#define MQ_LONG_READ_TIMEOUT 86400	/* mq init: DDL on big tables */
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#define SESSION_COMMON \
+    "ROLLBACK;SET SESSION autocommit=1, SESSION completion_type=0," \
+    " SESSION sql_mode='STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO," \
+    "NO_ENGINE_SUBSTITUTION', SESSION time_zone='+00:00'," \
+    " SESSION innodb_lock_wait_timeout=50, SESSION lock_wait_timeout=60," \
+    " SESSION wait_timeout=28800, SESSION net_read_timeout=30," \
+    " SESSION net_write_timeout=60," \
+    " SESSION sql_select_limit=18446744073709551615," \
+    " SESSION max_join_size=18446744073709551615, SESSION sql_safe_updates=0," \
+    " SESSION unique_checks=1, SESSION sql_auto_is_null=0," \
+    " SESSION sql_quote_show_create=1, NAMES utf8mb4,"
+/* MariaDB before 11.1 knows the transaction variables by their old
+ * names only; MySQL 8.0 by the new ones only */
+#define MARIADB_TX \
+    " SESSION tx_isolation='READ-COMMITTED', SESSION tx_read_only=0,"
+#define STANDARD_TX \
+    " SESSION transaction_isolation='READ-COMMITTED'," \
+    " SESSION transaction_read_only=0,"
+#define MARIADB_LIMITS(t) \
+    " SESSION check_constraint_checks=1, SESSION max_statement_time=" t
+static const char session_mariadb[] = SESSION_COMMON MARIADB_TX
+    MARIADB_LIMITS(XSTR(MQ_STATEMENT_TIME));
+static const char session_mariadb_long[] = SESSION_COMMON MARIADB_TX
+    MARIADB_LIMITS("0");
+static const char session_mariadb11[] = SESSION_COMMON STANDARD_TX
+    MARIADB_LIMITS(XSTR(MQ_STATEMENT_TIME));
+static const char session_mariadb11_long[] = SESSION_COMMON STANDARD_TX
+    MARIADB_LIMITS("0");
+static const char session_mysql[] = SESSION_COMMON STANDARD_TX
+    " SESSION max_execution_time=" XSTR(MQ_STATEMENT_TIME) "000";
+static const char session_mysql_long[] = SESSION_COMMON STANDARD_TX
+    " SESSION max_execution_time=0";
+
+static int
+server_is_mariadb(MYSQL *db)
+{
+	const char *info = mysql_get_server_info(db);
+
+	return info && strstr(info, "MariaDB") != NULL;
+}
+
+static const char *
+session_for(MYSQL *db, int long_statements)
+{
+	if (!server_is_mariadb(db))
+		return long_statements ? session_mysql_long : session_mysql;
+	if (mysql_get_server_version(db) >= 110100)
+		return long_statements ? session_mariadb11_long :
+		    session_mariadb11;
+	return long_statements ? session_mariadb_long : session_mariadb;
+}
+
+const char *
+mq__session_sql(const struct mq_conn *c)
+{
+	return c->session_sql;
+}
+
+/* READ COMMITTED for a session that has not been through the probe
+ * (which sets it with the rest). */
 static const char sql_read_committed[] =
     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
@@ -43,9 +131,8 @@ static int
 server_has_skip_locked(MYSQL *db)
 {
 	unsigned long v = mysql_get_server_version(db);
-	const char *info = mysql_get_server_info(db);
 
-	if (info && strstr(info, "MariaDB"))
+	if (server_is_mariadb(db))
 		return v >= 100600;
 	return v >= 80001;
 }
@@ -84,7 +171,8 @@ struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
 	struct mq_conn *c;
-	unsigned timeout = 10, io_timeout = 300;
+	unsigned timeout = 10, io_timeout = o->long_statements ?
+	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
 	char host[200];
 
 	memset(err, 0, sizeof *err);
@@ -109,7 +197,8 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	mysql_options(c->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(c->db, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	/* a server that stops answering (not one that closes) must not
-	 * hang a worker for ever; statements here take far less */
+	 * hang a worker for ever; the session's limits make the server
+	 * answer first (session_for) */
 	mysql_options(c->db, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
 	mysql_options(c->db, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
 	set_tls(c->db, o);
@@ -139,6 +228,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
+	c->session_sql = session_for(c->db, o->long_statements);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';

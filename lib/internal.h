@@ -38,6 +38,8 @@ struct mq_conn {
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int read_committed;		/* the session's isolation is set */
+	int in_tx;			/* inside mq__in_tx's transaction */
+	const char *session_sql;	/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 };
 
@@ -120,6 +122,11 @@ void mq__client_init(const struct mq_connopts *o);
 /* Whether o or an option file the library will read asks for TLS: any
  * ssl/tls setting. Always 1 without MQ_LIGHT_CLIENT_INIT. */
 int mq__tls_asked(const struct mq_connopts *o);
+
+/* The statement that sets what mq relies on in a session, whatever the
+ * server's globals and init_connect did (conn.c); the schema probe sends
+ * it first, in the round trip it makes anyway. */
+const char *mq__session_sql(const struct mq_conn *c);
 
 /* Sets the session to READ COMMITTED (once): call before a transaction
  * that takes locks (claims, batch moves). */

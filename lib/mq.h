@@ -111,6 +111,8 @@ struct mq_connopts {
 	int ssl_verify_server_cert;	/* check the server's certificate */
 	int no_skip_locked;	/* act as on a server without SKIP LOCKED */
 	int nonblock;		/* for mq_wait_begin (libmariadb only) */
+	int long_statements;	/* DDL on big tables (mq init): no statement
+				 * time limit, a day's read timeout */
 };
 
 /**

@@ -24,17 +24,15 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 };
 
 /* One round trip tells everything a command needs before it starts, and
- * sets the session's isolation: READ COMMITTED, so claims and batch
- * reads take no gap locks (a command that only reads or inserts does not
- * mind it). A text query, not a prepared one (that would be two round
- * trips): its only inputs are the table's validated name and fixed
- * suffixes. The table's comment comes from SHOW CREATE TABLE, which
- * opens the table alone: information_schema costs a new session three
+ * first sets what the session must be (conn.c: autocommit, isolation,
+ * sql_mode, time zone, limits). A text query, not a prepared one (that
+ * would be two round trips): its only inputs are the table's validated
+ * name and fixed suffixes. The table's comment comes from SHOW CREATE
+ * TABLE, which opens the table alone: information_schema costs a new session three
  * times as much. The statements run in turn until one fails: which one
  * tells what is missing. mq init reads the archive and the counts too (a
  * producer need not be able to). */
 #define SQL_PROBE \
-    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " @@SESSION.binlog_format, DATABASE();" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
@@ -95,16 +93,22 @@ table_comment(const char *ddl, char *out, size_t size)
 	out[n] = '\0';
 }
 
-/* What statement k of the probe (0: the SET) returned. */
+/* The probe's statements, in order: the session's settings (two
+ * statements: conn.c), the server's variables, the job table, then the
+ * companions. */
+enum { P_ROLLBACK, P_SESSION, P_VARS, P_TABLE, P_COMPANIONS };
+
+/* What statement k of the probe returned. */
 static void
 take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 {
 	MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
 
 	switch (k) {
-	case 0:		/* the SET */
+	case P_ROLLBACK:
+	case P_SESSION:
 		break;
-	case 1:
+	case P_VARS:
 		if (row == NULL)
 			break;
 		p->max_packet = row[0] ? strtoull(row[0], NULL, 10) : 0;
@@ -112,15 +116,15 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		copy_cell(p->binlog, sizeof p->binlog, row[2]);
 		copy_cell(p->database, sizeof p->database, row[3]);
 		break;
-	case 2:
+	case P_TABLE:
 		p->exists = 1;
 		if (row && mysql_num_fields(res) >= 2)
 			table_comment(row[1], p->comment, sizeof p->comment);
 		break;
 	default:
-		if (k - 3 < NCOMP)
-			p->companion[k - 3] = 1;
-		if (k - 3 == 2 && row && mysql_num_fields(res) >= 2)
+		if (k - P_COMPANIONS < NCOMP)
+			p->companion[k - P_COMPANIONS] = 1;
+		if (k - P_COMPANIONS == 2 && row && mysql_num_fields(res) >= 2)
 			table_comment(row[1], p->counts_comment,
 			    sizeof p->counts_comment);
 		break;
@@ -130,17 +134,25 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 static enum mq_status
 probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
-	char *sql = mq__expand(init ? sql_probe_init : sql_probe, table, NULL);
+	char *tail = mq__expand(init ? sql_probe_init : sql_probe, table,
+	    NULL), *sql = NULL;
+	const char *session = mq__session_sql(c);
 	MYSQL_RES *res;
 	unsigned k, err;
+	size_t n;
 	int more;
 
 	memset(p, 0, sizeof *p);
-	if (sql == NULL)
+	n = strlen(session) + 1 + (tail ? strlen(tail) : 0) + 1;
+	if (tail == NULL || (sql = malloc(n)) == NULL) {
+		free(tail);
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	snprintf(sql, n, "%s;%s", session, tail);
+	free(tail);
 	if (mysql_real_query(c->db, sql, strlen(sql)) != 0) {
 		free(sql);
-		return mq__dberr(c, NULL, "cannot read table status");
+		return mq__dberr(c, NULL, "cannot set up the session");
 	}
 	free(sql);
 	for (k = 0;; k++) {
@@ -155,12 +167,14 @@ probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 	/* statement k + 1 failed: no job table, or a companion missing (or
 	 * not readable); anything else is the server's to tell */
 	err = more > 0 ? mysql_errno(c->db) : 0;
-	if (k + 1 >= 2 && p->database[0] == '\0')
+	if (err && k + 1 <= P_SESSION)
+		return mq__dberr(c, NULL, "cannot set up the session");
+	if (k + 1 > P_VARS && p->database[0] == '\0')
 		return mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
-	if (err && !(k + 1 == 2 && err == 1146) &&
-	    !(k + 1 >= 3 && (err == 1146 || err == 1142)))
+	if (err && !(k + 1 == P_TABLE && err == 1146) &&
+	    !(k + 1 >= P_COMPANIONS && (err == 1146 || err == 1142)))
 		return mq__dberr(c, NULL, "cannot read table status");
 	c->read_committed = 1;
 	return MQ_OK;
