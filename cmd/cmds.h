@@ -14,6 +14,18 @@
 /* Exit statuses beyond <sysexits.h>; all are listed in mq(1). */
 #define EXIT_EMPTY 1	/* nothing to claim */
 #define EXIT_LEASE 2	/* lease lost or unknown receipt */
+#define EXIT_UNKNOWN 3	/* connection lost: the write may have committed */
+
+/* The standard descriptors closed when mq started (bit fd), now open on
+ * /dev/null (main.c). */
+extern unsigned std_closed;
+#define STDIN_CLOSED 1u
+#define STDOUT_CLOSED 2u
+
+/* Exits 74 naming the descriptor if one of which (STDIN_CLOSED,
+ * STDOUT_CLOSED) was closed at start: before anything is claimed or
+ * pushed. */
+void need_stdio(const char *cmd, unsigned which);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad

@@ -204,6 +204,18 @@ bad_option(const char *cmd, int opt, char **argv)
 }
 
 void
+need_stdio(const char *cmd, unsigned which)
+{
+	unsigned closed = std_closed & which;
+
+	if (closed == 0)
+		return;
+	fprintf(stderr, "mq %s: standard %s is closed: nothing done\n", cmd,
+	    closed & STDIN_CLOSED ? "input" : "output");
+	exit(EX_IOERR);
+}
+
+void
 receipt_error(const char *cmd, const char *arg)
 {
 	fprintf(stderr, "mq %s: malformed receipt '%s' (expected ID.TOKEN as "
@@ -219,6 +231,7 @@ exit_status(enum mq_status st)
 	case MQ_EMPTY:		return EXIT_EMPTY;
 	case MQ_PAUSED:		return EXIT_EMPTY;
 	case MQ_ELEASE:		return EXIT_LEASE;
+	case MQ_EUNKNOWN:	return EXIT_UNKNOWN;
 	case MQ_EINVAL:		return EX_USAGE;
 	case MQ_ETOOBIG:	return EX_DATAERR;
 	case MQ_ESCHEMA:	return EX_CONFIG;

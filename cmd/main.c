@@ -56,7 +56,12 @@ help(void)
  * mq opens would take that number: a job's stderr written into the server
  * connection, ids sent to the server as if to stdout. Each closed one is
  * opened on /dev/null first (OpenSSH's sanitise_stdfd()); without
- * /dev/null mq refuses to run rather than risk it. */
+ * /dev/null mq refuses to run rather than risk it. Commands whose work
+ * is to read stdin or to hand something over on stdout refuse to start
+ * when it was closed (need_stdio()): a job popped into /dev/null, or
+ * pushed with ids nobody sees, would be a silent loss. */
+unsigned std_closed;
+
 static void
 sanitise_stdfd(void)
 {
@@ -65,6 +70,7 @@ sanitise_stdfd(void)
 	for (fd = 0; fd <= 2; fd++) {
 		if (fcntl(fd, F_GETFL) != -1)
 			continue;
+		std_closed |= 1u << fd;
 		nullfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
 		if (nullfd != fd) {
 			/* fd 2 may be the one closed: say it where we can */

@@ -2,6 +2,8 @@
  * pop.c: mq pop: claim due jobs and hand them to a shell safely: raw
  * payload bytes with the receipt apart, an eval-able form, or JSON.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,37 +86,63 @@ print_json(const struct mq_job *j)
 	puts("}");
 }
 
-/* Writes the raw payload to path (or stdout) and the receipt apart. */
+/* Writes the raw payload to path (or stdout) and the receipt apart. On
+ * failure, says what failed (the caller adds what became of the job). */
 static int
-print_raw(const struct mq_job *j, const char *path, const char *receipt_path)
+print_raw(const struct mq_job *j, const char *path, const char *receipt_path,
+    char *why, size_t size)
 {
 	char receipt[MQ_RECEIPT_SIZE];
 	FILE *out = stdout, *rf;
 
 	mq_format_receipt(&j->receipt, receipt);
 	if (path && (out = fopen(path, "wb")) == NULL) {
-		fprintf(stderr, "mq pop: cannot write '%s': job %llu stays "
-		    "leased until its lease ends\n", shown(path),
-		    (unsigned long long)j->id);
+		snprintf(why, size, "cannot write '%s': %s", shown(path),
+		    strerror(errno));
 		return EX_CANTCREAT;
 	}
 	if (fwrite(j->payload, 1, j->len, out) != j->len ||
 	    (path && fclose(out) != 0)) {
-		fprintf(stderr, "mq pop: write failure on %s\n",
-		    path ? shown(path) : "standard output");
+		snprintf(why, size, "write failure on %s", path ? shown(path) :
+		    "standard output");
 		return EX_IOERR;
 	}
 	if (receipt_path) {
 		if ((rf = fopen(receipt_path, "w")) == NULL ||
 		    fprintf(rf, "%s\n", receipt) < 0 || fclose(rf) != 0) {
-			fprintf(stderr, "mq pop: cannot write receipt to "
-			    "'%s'\n", shown(receipt_path));
+			snprintf(why, size, "cannot write receipt to '%s'",
+			    shown(receipt_path));
 			return EX_CANTCREAT;
 		}
 	} else {
 		fprintf(path ? stdout : stderr, "%s\n", receipt);
 	}
 	return 0;
+}
+
+/* Jobs claimed but not handed over go back at once, due now, the
+ * delivery not counted (mq_release), instead of waiting out their
+ * lease. Says so in the one line of the error. */
+static int
+give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, const char *why,
+    int rc)
+{
+	size_t i, back = 0;
+
+	for (i = 0; i < n; i++)
+		if (mq_release(c, &jobs[i].receipt) == MQ_OK)
+			back++;
+	if (back == n)
+		fprintf(stderr, "mq pop: %s: %s given back\n", why, n == 1 ?
+		    "the job was" : "the jobs were");
+	else
+		fprintf(stderr, "mq pop: %s: %zu of %zu jobs given back, the "
+		    "others stay leased until their lease ends (%s)\n", why,
+		    back, n, mq_conn_error(c)->msg);
+	/* what stdout still buffers can go nowhere: main must not try */
+	if (freopen("/dev/null", "w", stdout) == NULL)
+		_Exit(rc);
+	return rc;
 }
 
 int
@@ -144,6 +172,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	enum mq_status st;
 	size_t n, i;
+	char why[300] = "";
 
 	g->queue_list = 1;
 	while ((opt = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
@@ -196,6 +225,10 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		usage_error("pop", "--receipt-file goes with the raw form only");
 	o.queue = g->queue;
 
+	/* a reader gone makes writes fail (EPIPE), not kill mq: the
+	 * jobs are given back */
+	signal(SIGPIPE, SIG_IGN);
+	need_stdio("pop", STDOUT_CLOSED);
 	c = open_queue_table("pop", g);
 	st = wait ? mq_pop_wait(c, &o, wait, &jobs, &n) :
 	    mq_pop(c, &o, &jobs, &n);
@@ -204,13 +237,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		mq_close(c);
 		die("pop", &e);
 	}
-	mq_close(c);
 	if (st == MQ_PAUSED)
 		fprintf(stderr, strchr(o.queue, ',') ? "mq pop: queues '%s' "
 		    "are all paused\n" : "mq pop: queue '%s' is paused\n",
 		    o.queue);
-	if (st != MQ_OK)
+	if (st != MQ_OK) {
+		mq_close(c);
 		return EXIT_EMPTY;
+	}
 	if (form == SHELL && count_given)
 		printf("MQ_COUNT=%zu\n", n);
 	for (i = 0; i < n && rc == 0; i++) {
@@ -219,8 +253,16 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		else if (form == SHELL)
 			print_shell(&jobs[i], i + 1, count_given);
 		else
-			rc = print_raw(&jobs[i], path, receipt_path);
+			rc = print_raw(&jobs[i], path, receipt_path, why,
+			    sizeof why);
 	}
+	if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
+		snprintf(why, sizeof why, "write failure on standard output");
+		rc = EX_IOERR;
+	}
+	if (rc != 0)
+		rc = give_back(c, jobs, n, why, rc);
+	mq_close(c);
 	mq_jobs_free(jobs, n);
 	return rc;
 }

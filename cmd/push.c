@@ -2,6 +2,8 @@
  * push.c: mq push: one job from the argument or all of stdin, or a
  * stream of jobs from stdin, one per line or per NUL-terminated record.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,44 @@ slurp(size_t max, size_t *len)
 	return buf;
 }
 
+/* The signal that asked a stream to stop, 0 if none. */
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
+ * one: they are caught (no SA_RESTART, so a read of stdin returns) and
+ * held blocked while a batch is sent, so that a batch the server
+ * committed always has its ids printed. */
+static void
+catch_stop(sigset_t *held)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(held);
+	sigaddset(held, SIGTERM);
+	sigaddset(held, SIGINT);
+	sigaddset(held, SIGHUP);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Lets a signal held blocked arrive; whether one did. */
+static int
+stop_signal_pending(const sigset_t *held)
+{
+	sigprocmask(SIG_UNBLOCK, held, NULL);
+	return stop_signal != 0;
+}
+
 static int
 push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 {
@@ -83,13 +123,21 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 	char *rec = NULL;
 	size_t cap = 0;
 	ssize_t n;
+	sigset_t held;
 
-	while (st == MQ_OK && (n = getdelim(&rec, &cap, delim, stdin)) != -1) {
+	catch_stop(&held);
+	while (st == MQ_OK && !stop_signal &&
+	    (n = getdelim(&rec, &cap, delim, stdin)) != -1) {
 		line++;
 		if (n > 0 && rec[n - 1] == delim)
 			n--;
+		sigprocmask(SIG_BLOCK, &held, NULL);
 		st = mq_batch_add(b, rec, (size_t)n);
+		sigprocmask(SIG_UNBLOCK, &held, NULL);
 	}
+	if (stop_signal && ferror(stdin) && errno == EINTR)
+		clearerr(stdin);	/* the read the signal cut short */
+	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (st == MQ_OK && ferror(stdin)) {
 		fprintf(stderr, "mq push: cannot read standard input after "
 		    "record %llu\n", line);
@@ -100,16 +148,26 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 		/* a failed write of the ids is main's to report, once */
 		if (st != MQ_OK && !(st == MQ_EIO && ferror(stdout))) {
 			/* the jobs pushed are exactly those whose ids were
-			 * printed; say how far the input was read */
-			char at[96];
-			snprintf(at, sizeof at, "stopped after reading %llu "
-			    "records (the ids printed are the jobs pushed)",
-			    line);
+			 * printed (an outcome unknown adds the batch in
+			 * flight); say how far the input was read */
+			char at[160];
+			snprintf(at, sizeof at, st == MQ_EUNKNOWN ?
+			    "stopped after reading %llu records (the ids "
+			    "printed are pushed; the last batch, not "
+			    "printed, may be too)" : "stopped after reading "
+			    "%llu records (the ids printed are the jobs "
+			    "pushed)", line);
 			report("push", at, mq_conn_error(c));
 		}
 	}
 	free(rec);
 	mq_batch_free(b);
+	if (st == MQ_OK && stop_signal) {
+		fprintf(stderr, "mq push: stopped by signal %d after reading "
+		    "%llu records (the ids printed are the jobs pushed)\n",
+		    (int)stop_signal, line);
+		return 128 + stop_signal;
+	}
 	return exit_status(st);
 }
 
@@ -137,6 +195,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	size_t len;
 	uint64_t id;
+	sigset_t held;
 
 	while ((opt = getopt_long(argc, argv, "+:h0", longopts, NULL)) != -1) {
 		if (common_option("push", opt, optarg, g))
@@ -199,6 +258,8 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		    "--lines)");
 	o.queue = g->queue;
 
+	need_stdio("push", STDOUT_CLOSED |
+	    (delim != -1 || optind >= argc ? STDIN_CLOSED : 0));
 	c = open_queue_table("push", g);
 	if (delim != -1) {
 		rc = push_stream(c, &o, delim);
@@ -211,6 +272,9 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	} else {
 		payload = slurp(mq_max_payload(c), &len);
 	}
+	/* a signal waits until the id of a committed push is out */
+	catch_stop(&held);
+	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (mq_push(c, &o, payload, len, &id, &existed) != MQ_OK) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
@@ -218,6 +282,8 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	}
 	mq_close(c);
 	printf("%llu\n", (unsigned long long)id);
+	if (stop_signal_pending(&held))
+		return 128 + stop_signal;
 	if (optind >= argc)
 		free(payload);
 	return 0;

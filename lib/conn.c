@@ -17,7 +17,8 @@
  * init_connect or an option file did to it: the guarantees of mq(1)
  * rest on these, not on the server's defaults. Sent as the first
  * statement of the schema probe (schema.c), so it costs no round trip.
- *  - ROLLBACK: an init_connect may have opened a transaction; left open,
+ *  - ROLLBACK (not chained, not releasing whatever completion_type
+ *    says): an init_connect may have opened a transaction; left open,
  *    mq's "autocommitted" writes would vanish at disconnect.
  *  - autocommit=1, completion_type=0 (a COMMIT must not chain or
  *    disconnect), read-write transactions.
@@ -45,7 +46,7 @@
 #define STR(x) #x
 #define XSTR(x) STR(x)
 #define SESSION_COMMON \
-    "ROLLBACK;SET SESSION autocommit=1, SESSION completion_type=0," \
+    "ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION autocommit=1, SESSION completion_type=0," \
     " SESSION sql_mode='STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO," \
     "NO_ENGINE_SUBSTITUTION', SESSION time_zone='+00:00'," \
     " SESSION innodb_lock_wait_timeout=50, SESSION lock_wait_timeout=60," \

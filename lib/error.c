@@ -28,6 +28,8 @@ mq_strerror(enum mq_status st)
 	case MQ_ENOMEM:		return "out of memory";
 	case MQ_EIO:		return "input/output error";
 	case MQ_PAUSED:		return "queue paused";
+	case MQ_EUNKNOWN:	return "outcome unknown: the connection was lost "
+				    "while the server may have committed";
 	}
 	return "unknown error";
 }
@@ -109,15 +111,36 @@ set_db_error(struct mq_error *e, unsigned no, const char *state,
 			e->msg[n] = ' ';
 }
 
+/* The connection was lost after a statement went out: the server may
+ * have run it. (2006 is a send that failed: nothing reached the server.) */
+static int
+lost_in_flight(unsigned err)
+{
+	return err == CR_SERVER_LOST || err == 2055 /* MySQL's, extended */;
+}
+
 enum mq_status
 mq__dberr(struct mq_conn *c, MYSQL_STMT *stmt, const char *what)
 {
+	char unknown[160], state[sizeof c->err.sqlstate];
+
 	if (stmt && mysql_stmt_errno(stmt))
 		set_db_error(&c->err, mysql_stmt_errno(stmt),
 		    mysql_stmt_sqlstate(stmt), mysql_stmt_error(stmt), what);
 	else
 		set_db_error(&c->err, mysql_errno(c->db), mysql_sqlstate(c->db),
 		    mysql_error(c->db), what);
+	/* an autocommitted write or a COMMIT whose answer never came: not
+	 * "nothing happened", not "done" either */
+	if (c->may_commit && lost_in_flight(c->err.db_errno)) {
+		snprintf(unknown, sizeof unknown, "outcome unknown: %s",
+		    what);
+		memcpy(state, c->err.sqlstate, sizeof state);
+		set_db_error(&c->err, c->err.db_errno, state,
+		    stmt && mysql_stmt_errno(stmt) ? mysql_stmt_error(stmt) :
+		    mysql_error(c->db), unknown);
+		c->err.status = MQ_EUNKNOWN;
+	}
 	return c->err.status;
 }
 

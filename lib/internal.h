@@ -39,6 +39,7 @@ struct mq_conn {
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
+	int may_commit;			/* the statement in flight commits */
 	const char *session_sql;	/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 };

@@ -25,7 +25,10 @@ enum mq_status {
 	MQ_EDB,		/* any other server error */
 	MQ_ENOMEM,
 	MQ_EIO,		/* reading input failed */
-	MQ_PAUSED	/* nothing claimed: the queue is paused */
+	MQ_PAUSED,	/* nothing claimed: the queue is paused */
+	MQ_EUNKNOWN	/* the connection was lost while a write or its
+			 * COMMIT was in flight: it may or may not have
+			 * taken effect */
 };
 
 /** A failure, as the caller reports it. */

@@ -192,6 +192,22 @@ mq__forget_statements(struct mq_conn *c)
 		}
 }
 
+/* Whether st changes rows: it returns no result set (known once
+ * prepared), or its text, not yet sent, is not a SELECT. */
+static int
+writes(struct mq_conn *c, MYSQL_STMT *st)
+{
+#if defined(HAVE_EXECUTE_DIRECT)
+	struct mq_unprepared *u = unprepared(c, st);
+
+	if (u)
+		return strncmp(u->sql, "SELECT", 6) != 0;
+#else
+	(void)c;
+#endif
+	return mysql_stmt_field_count(st) == 0;
+}
+
 enum mq_status
 mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
     const char *what)
@@ -200,8 +216,13 @@ mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 	struct mq_unprepared *u = unprepared(c, st);
 #endif
 
+	enum mq_status rc = MQ_OK;
+
 	if (params && mysql_stmt_bind_param(st, params) != 0)
 		return mq__dberr(c, st, what);
+	/* outside a transaction a write commits by itself: losing its
+	 * answer leaves the outcome unknown (mq__dberr) */
+	c->may_commit = !c->in_tx && writes(c, st);
 #if defined(HAVE_EXECUTE_DIRECT)
 	if (u) {
 		enum mysql_stmt_state state = MYSQL_STMT_INITTED;
@@ -213,12 +234,16 @@ mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 		if (!failed || (mysql_stmt_attr_get(st, STMT_ATTR_STATE,
 		    &state) == 0 && state >= MYSQL_STMT_PREPARED))
 			forget_text(u);
-		return failed ? mq__dberr(c, st, what) : MQ_OK;
+		if (failed)
+			rc = mq__dberr(c, st, what);
+		c->may_commit = 0;
+		return rc;
 	}
 #endif
 	if (mysql_stmt_execute(st) != 0)
-		return mq__dberr(c, st, what);
-	return MQ_OK;
+		rc = mq__dberr(c, st, what);
+	c->may_commit = 0;
+	return rc;
 }
 
 static void
@@ -312,11 +337,20 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 	for (attempt = 0;; attempt++) {
 		if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
 			return mq__dberr(c, NULL, "cannot start transaction");
+		/* a connection lost before the COMMIT rolls back */
+		c->in_tx = 1;
 		st = fn(c, ctx);
+		c->in_tx = 0;
 		if (st == MQ_OK || st == MQ_EMPTY) {
-			if (mysql_commit(c->db) == 0)
+			c->may_commit = 1;
+			if (mysql_commit(c->db) == 0) {
+				c->may_commit = 0;
 				return st;
+			}
 			st = mq__dberr(c, NULL, "cannot commit");
+			c->may_commit = 0;
+			if (st == MQ_EUNKNOWN)
+				return st;
 		}
 		/* the connection may be gone; nothing to report from this */
 		(void)mysql_rollback(c->db);
