@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""fault-proxy.py: a Unix-socket relay to a MariaDB server that loses the
+connection at the worst moment: once a client packet containing TRIGGER
+has reached the server, the server's answer is thrown away and both
+sides are closed. The server ran the statement; the client never learns
+it. Fires once (then relays plainly), and writes FIRED_FILE when it did.
+
+usage: fault-proxy.py LISTEN_PATH SERVER_PATH TRIGGER FIRED_FILE
+(TRIGGER may hold backslash escapes: '\x03COMMIT')
+"""
+import os
+import selectors
+import socket
+import sys
+
+listen_path, server_path, trigger, fired_file = sys.argv[1:5]
+# backslash escapes allowed: '\x03COMMIT' is the COM_QUERY of a COMMIT
+trigger = trigger.encode().decode("unicode_escape").encode("latin-1")
+fired = False
+
+if os.path.exists(listen_path):
+    os.unlink(listen_path)
+lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+lsock.bind(listen_path)
+lsock.listen(16)
+sel = selectors.DefaultSelector()
+sel.register(lsock, selectors.EVENT_READ, None)
+peer = {}      # socket -> its other side
+armed = set()  # server sockets whose next answer is to be lost
+
+
+def close(s):
+    other = peer.pop(s, None)
+    for x in (s, other):
+        if x is None:
+            continue
+        peer.pop(x, None)
+        armed.discard(x)
+        try:
+            sel.unregister(x)
+        except (KeyError, ValueError):
+            pass
+        x.close()
+
+
+while True:
+    for key, _ in sel.select():
+        s = key.fileobj
+        if s is lsock:
+            c, _ = lsock.accept()
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            srv.connect(server_path)
+            peer[c], peer[srv] = srv, c
+            sel.register(c, selectors.EVENT_READ, "client")
+            sel.register(srv, selectors.EVENT_READ, "server")
+            continue
+        try:
+            data = s.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            close(s)
+            continue
+        if s in armed:
+            # the server answered the statement: lose the answer
+            open(fired_file, "w").close()
+            close(s)
+            continue
+        other = peer.get(s)
+        if other is None:
+            continue
+        other.sendall(data)
+        if key.data == "client" and not fired and trigger in data:
+            fired = True
+            armed.add(other)
