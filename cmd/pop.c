@@ -101,8 +101,9 @@ print_raw(const struct mq_job *j, const char *path, const char *receipt_path,
 		    strerror(errno));
 		return EX_CANTCREAT;
 	}
+	/* the payload is out before its receipt is shown */
 	if (fwrite(j->payload, 1, j->len, out) != j->len ||
-	    (path && fclose(out) != 0)) {
+	    (path ? fclose(out) != 0 : fflush(out) == EOF)) {
 		snprintf(why, size, "write failure on %s", path ? shown(path) :
 		    "standard output");
 		return EX_IOERR;

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Started with standard descriptors closed: no socket or file of mq ever
+# takes 0, 1 or 2. Commands that must read stdin or hand something over
+# on stdout refuse to start (74) before claiming or pushing anything;
+# the others run with the closed ones on /dev/null.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+n_jobs() { sql "SELECT COUNT(*) FROM mq_jobs"; }
+
+expect_status 74 "push with stdout closed: refused" timeout 20 sh -c '"$0" push x >&-' "$MQ"
+like "$ERR" "mq push: standard output is closed: nothing done" "said so"
+is "$(n_jobs)" 0 "nothing pushed"
+expect_status 74 "push --lines with stdout closed: refused" \
+  timeout 20 sh -c 'printf "a\nb\n" | "$0" push --lines >&-' "$MQ"
+expect_status 74 "push --lines with stdin closed: refused" \
+  timeout 20 sh -c '"$0" push --lines <&-' "$MQ"
+like "$ERR" "mq push: standard input is closed: nothing done" "said so"
+expect_status 74 "push from stdin, stdin closed: refused" timeout 20 sh -c '"$0" push <&-' "$MQ"
+is "$(n_jobs)" 0 "nothing pushed by any of them"
+expect_status 0 "push PAYLOAD with stdin closed works" timeout 20 sh -c '"$0" push one <&-' "$MQ"
+is "$OUT" 1 "and prints its id"
+expect_status 0 "push --lines with stderr closed works" \
+  timeout 20 sh -c 'printf "two\nthree\n" | "$0" push --lines 2>&-' "$MQ"
+is "$OUT" "2
+3" "ids printed"
+
+expect_status 74 "pop with stdout closed: refused" timeout 20 sh -c '"$0" pop --json >&-' "$MQ"
+like "$ERR" "mq pop: standard output is closed: nothing done" "said so"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready' AND attempts = 0")" 3 \
+  "nothing claimed"
+expect_status 0 "pop with stdin and stderr closed works" \
+  timeout 20 sh -c '"$0" pop --json <&- 2>&-' "$MQ"
+like "$OUT" '{"id":1,*"payload":"one"}' "and hands the job over"
+
+# mq work with stderr closed: a job's stderr must not reach the server
+# connection (on 5f2058a the job wrote a statement of its choosing there)
+sql "DELETE FROM mq_jobs"
+"$MQ" push --lines >/dev/null <<'EOL'
+w1
+w2
+w3
+EOL
+cat >"$T_TMP/job.sh" <<'EOJ'
+#!/bin/sh
+cat >/dev/null
+printf '\003\000\000\000\003UPDATE mq_jobs SET priority = 99' >&2
+printf 'junk on stdout\n'
+exit 0
+EOJ
+chmod +x "$T_TMP/job.sh"
+for fd in 2 1 0; do
+  sql "UPDATE mq_jobs SET state = 'ready', leased_until = NULL, attempts = 0, finished_at = NULL"
+  expect_status 0 "work with fd $fd closed: exit 0" \
+    timeout 20 sh -c "\"\$0\" work --exit-when-empty -- \"\$1\" $fd>&-" "$MQ" "$T_TMP/job.sh"
+  is "$(sql "SELECT GROUP_CONCAT(state, priority ORDER BY id) FROM mq_jobs")" \
+    "done0,done0,done0" "fd $fd closed: every job done, none changed by a job's output"
+done
+
+done_testing

@@ -1,0 +1,41 @@
+#!/bin/sh
+# A claimed job that could not be handed over (output file not writable,
+# receipt file not writable, stdout full, the reader gone) is given back
+# at once: due again, the delivery not counted, and mq says so in one
+# line, instead of leaving it leased until its lease ends.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+"$MQ" push --lines >/dev/null <<'EOL'
+j1
+j2
+j3
+EOL
+back() { # back DESCRIPTION: every job ready, no attempt counted
+  is "$(sql "SELECT GROUP_CONCAT(state, attempts ORDER BY id) FROM mq_jobs")" \
+    "ready0,ready0,ready0" "$1: every job ready again, no attempt counted"
+}
+
+expect_status 73 "pop -o into a missing directory" "$MQ" pop -o "$T_TMP/none/f"
+like "$ERR" "mq pop: cannot write '*/none/f': No such file or directory: the job was given back" \
+  "says the job was given back"
+back "-o"
+expect_status 73 "pop --receipt-file into a missing directory" \
+  sh -c '"$0" pop --receipt-file "$1" >/dev/null' "$MQ" "$T_TMP/none/r"
+like "$ERR" "mq pop: cannot write receipt to '*/none/r': the job was given back" "said so"
+back "--receipt-file"
+expect_status 74 "pop --json --count 3 into a full device" \
+  sh -c '"$0" pop --json --count 3 >/dev/full' "$MQ"
+like "$ERR" "mq pop: write failure on standard output: the jobs were given back" "said so"
+back "/dev/full"
+for form in --json --shell "-o /dev/stdout" ""; do
+  # the reader is gone before mq writes
+  { sleep 0.3; "$MQ" pop $form 2>"$T_TMP/err"; echo $? >"$T_TMP/st"; } |
+    (exec 0<&-; sleep 1)
+  is "$(cat "$T_TMP/st")" 74 "pop ${form:-(raw)} to a reader gone: status 74"
+  like "$(cat "$T_TMP/err")" "mq pop: write failure on *: the job was given back" \
+    "said so, in one line (no receipt shown)"
+  back "reader gone (${form:-raw})"
+done
+expect_status 0 "the jobs are claimed at once afterwards" "$MQ" pop --json --count 3
+is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 3 "all three"
+done_testing
