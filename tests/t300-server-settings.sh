@@ -1,0 +1,117 @@
+#!/bin/sh
+# The same guarantees under any server globals and init_connect: a second
+# private server, in a time zone east of UTC, with autocommit off,
+# sql_mode ORACLE then ANSI, init_connect turning autocommit off for an
+# ordinary account, max_statement_time=1, lock waits longer than mq's
+# read timeout, COMMIT that disconnects, one-row select limits, unique
+# and CHECK checks off, read-only transactions by default. The core path
+# of every command runs against it, as root and as that account, and the
+# tables show exactly what mq printed.
+. "$(dirname "$0")/lib.sh"
+
+H=$T_TMP/hostile
+trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
+TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --performance-schema=ON" \
+  sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
+  echo "Bail out! cannot start the hostile server"
+  exit 1
+}
+# hsql "STATEMENT": as root, with the session put right first
+hsql() {
+  mariadb --no-defaults --socket="$H/sock" --user=root -N -B \
+    --init-command="SET SESSION autocommit=1, completion_type=0, sql_mode=DEFAULT, sql_select_limit=1000000, max_join_size=1000000000, max_statement_time=0, tx_read_only=0" \
+    -e "$1"
+}
+hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
+hostile() { # hostile SQL_MODE
+  hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
+    GLOBAL init_connect='SET autocommit=0', GLOBAL max_statement_time=1,
+    GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
+    GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
+    GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
+    GLOBAL sql_safe_updates=1, GLOBAL wait_timeout=3, GLOBAL tx_read_only=1"
+}
+is "$(hsql "SELECT @@system_time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())" | tr '\t' ' ')" \
+  "IST 330" "the server's clock is 5h30 east of UTC"
+
+export MQ_SOCKET="$H/sock" MQ_DATABASE=h
+round() { # round USER SQL_MODE TABLE
+  export MQ_USER=$1 MQ_TABLE=$3
+  hostile "$2"
+  w="[$1, $2]"
+  expect_status 0 "$w init" "$MQ" init
+  expect_status 0 "$w init again (schema recognised)" "$MQ" init
+  expect_status 0 "$w push" "$MQ" push p1
+  is "$OUT" 1 "$w push printed id 1"
+  expect_status 0 "$w push --lines" sh -c 'printf "l1\nl2\nl3\nl4\n" | "$0" push --lines' "$MQ"
+  is "$(echo $OUT)" "2 3 4 5" "$w ids 2..5"
+  expect_status 0 "$w push --dedup" "$MQ" push --dedup k d1
+  expect_status 0 "$w push --dedup again: the same job" "$MQ" push --dedup k d2
+  is "$OUT" 6 "$w dedup holds (unique_checks off globally)"
+  expect_status 0 "$w push --delay" "$MQ" push --queue later --delay 1h s1
+  is "$(hsql "SELECT COUNT(*) FROM h.$3")" 7 "$w every push committed (autocommit off globally)"
+  is "$(hsql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), MIN(available_at)) BETWEEN -60 AND 0,
+               TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), MAX(available_at)) BETWEEN 58 AND 60 FROM h.$3" | tr '\t' ' ')" \
+    "1 1" "$w due times are UTC: now, and in an hour"
+  expect_status 0 "$w stats" "$MQ" stats --json
+  like "$OUT" '*"queue":"default","ready":6,"scheduled":0,*' "$w stats counts 6 ready (select limit 1 globally)"
+  expect_status 0 "$w pop --claim update" "$MQ" pop --claim update --shell
+  r1=$(printf '%s\n' "$OUT" | sed -n 's/^MQ_RECEIPT=//p')
+  expect_status 0 "$w pop --claim update again" "$MQ" pop --claim update --shell
+  r2=$(printf '%s\n' "$OUT" | sed -n 's/^MQ_RECEIPT=//p')
+  check "$w two claims, two jobs (${r1%%.*} and ${r2%%.*})" test "${r1%%.*}" != "${r2%%.*}"
+  expect_status 0 "$w pop skip-locked" "$MQ" pop --claim skip-locked --shell
+  r3=$(printf '%s\n' "$OUT" | sed -n 's/^MQ_RECEIPT=//p')
+  is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE state = 'leased'")" 3 "$w three jobs leased"
+  expect_status 0 "$w ack" "$MQ" ack "$r1"
+  expect_status 0 "$w extend" "$MQ" extend --lease 10m "$r2"
+  expect_status 0 "$w fail" "$MQ" fail --error boom "$r3"
+  is "$(hsql "SELECT state FROM h.$3 WHERE id = ${r1%%.*}")" done "$w the ack committed"
+  is "$(hsql "SELECT TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), leased_until) >= 9 FROM h.$3 WHERE id = ${r2%%.*}")" 1 \
+    "$w the extend committed (UTC)"
+  is "$(hsql "SELECT state, attempts, CAST(last_error AS CHAR) FROM h.$3 WHERE id = ${r3%%.*}" | tr '\t' ' ')" \
+    "ready 1 boom" "$w the fail committed"
+  expect_status 0 "$w pause" "$MQ" pause default
+  expect_status 1 "$w pop from the paused queue: nothing" "$MQ" pop
+  expect_status 0 "$w resume" "$MQ" resume default
+  hsql "UPDATE h.$3 SET leased_until = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = ${r2%%.*}"
+  expect_status 0 "$w requeue-stale" "$MQ" requeue-stale
+  is "$(hsql "SELECT state FROM h.$3 WHERE id = ${r2%%.*}")" ready "$w the stale job is ready again"
+  expect_status 0 "$w cancel" "$MQ" cancel 5
+  # a wait longer than the server's max_statement_time (1 s): a push
+  # from another process ends it
+  ( sleep 1.5; "$MQ" push --queue w w1 >/dev/null ) &
+  expect_status 0 "$w pop --wait 5s across max_statement_time=1" \
+    "$MQ" pop --queue w --wait 5s --json
+  like "$OUT" '*"payload":"w1"*' "$w got the job pushed while it waited"
+  wait
+  expect_status 0 "$w work" "$MQ" work --exit-when-empty -- sh -c 'cat >/dev/null'
+  is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'default' AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)")" 0 \
+    "$w work did every due job"
+  done=$(hsql "SELECT COUNT(*) FROM h.$3 WHERE state = 'done'")
+  expect_status 0 "$w archive" "$MQ" archive --older-than 0s
+  is "$(hsql "SELECT COUNT(*) FROM h.${3}_archive") $(hsql "SELECT COUNT(*) FROM h.$3 WHERE state = 'done'")" \
+    "$done 0" "$w archived the $done done jobs"
+  expect_status 0 "$w purge" "$MQ" purge --queue later --yes
+  is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'later'")" 0 "$w purged the scheduled job"
+  expect_status 0 "$w stats --recount" "$MQ" stats --recount
+}
+round root ORACLE t_oracle
+round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi
+round app ORACLE t_app
+
+# What an mq session runs with: the limits are below the client's read
+# timeout (300 s), so the server answers first (the general log shows the
+# statement that sets them, after the account's init_connect).
+hostile ORACLE
+hsql "SET GLOBAL log_output = 'TABLE', GLOBAL general_log = 1"
+MQ_USER=app "$MQ" stats >/dev/null
+hsql "SET GLOBAL general_log = 0"
+is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query'
+  AND argument LIKE 'ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION autocommit=1, SESSION completion_type=0,%'
+  AND argument LIKE '%innodb_lock_wait_timeout=50, SESSION lock_wait_timeout=60,%'
+  AND argument LIKE '%time_zone=''+00:00''%' AND argument LIKE '%max_statement_time=240;%'")" 1 \
+  "the session's settings: lock waits 50 s and 60 s, statements 240 s, UTC"
+is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE 'SET autocommit=0'")" 1 \
+  "after the account's init_connect"
+done_testing
