@@ -153,6 +153,10 @@ void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
 void put_shell_quoted(const unsigned char *p, size_t n);
 
+/* p as one shell word: as is if made of A-Z a-z 0-9 _ . - only (a name
+ * as mq writes one), else put_shell_quoted. */
+void put_shell_word(const unsigned char *p, size_t n);
+
 /* Reports a malformed receipt and exits 65. */
 void receipt_error(const char *cmd, const char *arg)
 #if defined(__GNUC__)

@@ -235,3 +235,20 @@ put_shell_quoted(const unsigned char *p, size_t n)
 	}
 	putchar('\'');
 }
+
+void
+put_shell_word(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') ||
+		    (p[i] >= 'A' && p[i] <= 'Z') ||
+		    (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+		    p[i] == '.' || p[i] == '-'))
+			break;
+	if (n && i == n)
+		fwrite(p, 1, n, stdout);	/* a queue name as mq writes one */
+	else
+		put_shell_quoted(p, n);
+}

@@ -48,9 +48,9 @@ print_shell(const struct mq_job *j, size_t idx, int many)
 	put_shell_var("MQ_RECEIPT", idx, many);
 	printf("%s\n", receipt);
 	/* the queue's name as the row has it, which may differ from the
-	 * one asked for (trailing spaces compare equal): quoted too */
+	 * one asked for (trailing spaces compare equal): quoted if need be */
 	put_shell_var("MQ_QUEUE", idx, many);
-	put_shell_quoted((const unsigned char *)j->queue, strlen(j->queue));
+	put_shell_word((const unsigned char *)j->queue, strlen(j->queue));
 	putchar('\n');
 	put_shell_var("MQ_PRIORITY", idx, many);
 	printf("%d\n", j->priority);

@@ -26,9 +26,9 @@ static const char options[] =
 static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
-	size_t i, w, width = 5;
+	size_t i, w, width = 20;
 
-	/* the queue column is as wide as its widest shown name */
+	/* the queue column is 20 wide, or as wide as its widest name */
 	for (i = 0; i < n; i++)
 		if ((w = text_width(QNAME(q[i]))) > width)
 			width = w;

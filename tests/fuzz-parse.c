@@ -69,6 +69,18 @@ all_of(const char *s, const char *set)
 	return s[strspn(s, set)] == '\0';
 }
 
+/* s[0..n) holds only bytes of set (and no NUL) */
+static int
+all_of_n(const char *s, size_t n, const char *set)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == '\0' || strchr(set, s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
 #define DIGITS "0123456789"
 #define ALNUM_ "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 	DIGITS "_"
@@ -552,6 +564,21 @@ shell_decode(const char *s, size_t n, unsigned char *out)
 	return (long)o;
 }
 
+/* Decodes a shell word that is either a name (A-Z a-z 0-9 _ . -, which
+ * no shell splits, expands or ends a command at) or shell_decode's. */
+static long
+shell_word_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i;
+
+	if (n && all_of_n(s, n, ALNUM_ ".-")) {
+		for (i = 0; i < n; i++)
+			out[i] = (unsigned char)s[i];
+		return (long)n;
+	}
+	return shell_decode(s, n, out);
+}
+
 /* Decodes out[0..len) with fn into a buffer (a decoding is never longer
  * than its text) and compares with p[0..n); -1 if it does not decode. */
 static int
@@ -747,6 +774,12 @@ fuzz_output(const unsigned char *p, size_t n)
 	r = decodes_to(shell_decode, out, len, p, n);
 	CHECK(r >= 0, "shell: one quoted word");
 	CHECK(r == 1, "shell: decodes to the input");
+	free(out);
+
+	out = captured(put_shell_word, p, n, &len);
+	r = decodes_to(shell_word_decode, out, len, p, n);
+	CHECK(r >= 0, "shell word: a name or one quoted word");
+	CHECK(r == 1, "shell word: decodes to the input");
 	free(out);
 }
 
