@@ -92,7 +92,8 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 			if (res.state[0])
 				fprintf(stderr, "mq cancel: job %llu is %s "
 				    "already: nothing to cancel\n",
-				    (unsigned long long)ids[i], res.state);
+				    (unsigned long long)ids[i],
+				    shown(res.state));
 			else
 				fprintf(stderr, "mq cancel: no job %llu in "
 				    "table %s (archived, purged or never "

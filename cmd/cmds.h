@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sysexits.h>
 
 #include "mq.h"
@@ -82,8 +83,9 @@ void settle(const char *cmd, struct mq_global *g, int uses_queue);
 int common_option(const char *cmd, int opt, const char *arg,
     struct mq_global *g);
 
-/* s made safe to echo in a one-line message: non-printing bytes become
- * '?', long text is cut. Returns a static buffer. */
+/* s made safe to echo in a one-line message: shown as put_text() shows
+ * it, long text cut after 80 columns with "...". Returns a static
+ * buffer. */
 const char *shown(const char *s);
 
 /* Prints usage (synopsis + options) to stdout and exits 0. */
@@ -130,11 +132,42 @@ long long int_arg(const char *cmd, const char *opt, const char *arg,
 /* "s" unless n is 1: "1 job", "2 jobs". */
 #define PLURAL(n) ((n) == 1 ? "" : "s")
 
-/* Output encodings (output.c). */
+/* Output encodings (output.c); mq(1) OUTPUT OF TABLE DATA says the
+ * rules. Every byte that came from the table or the server goes out
+ * through one of them. */
 int utf8_valid(const unsigned char *p, size_t n);
+
+/* Longest shown form text_next() writes. */
+#define TEXT_NEXT_MAX 16
+
+/* Terminal text: the shown form of the character at p[0..n) into out
+ * (*outlen bytes, at most TEXT_NEXT_MAX); returns the bytes of p it
+ * took. A backslash is shown as \\; a control character (C0, DEL, C1,
+ * line separators, bidirectional overrides) as \xHH per byte; a byte
+ * that does not start well-formed UTF-8 as \xHH; the rest as is. */
+size_t text_next(const unsigned char *p, size_t n, char *out,
+    size_t *outlen);
+
+/* p[0..n) as terminal text on f; returns the columns it took. */
+size_t put_text(FILE *f, const unsigned char *p, size_t n);
+
+/* The columns put_text() would take. */
+size_t text_width(const unsigned char *p, size_t n);
+
+/* A JSON string for any bytes: control characters as \u00XX, a byte
+ * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
 void put_json_string(const unsigned char *p, size_t n);
+
+/* The inside of a Prometheus label value: \\, \" and \n as the format
+ * says, other control characters and bytes not UTF-8 as the text \xHH
+ * (written \\xHH), as put_text shows them. */
+void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
 void put_shell_quoted(const unsigned char *p, size_t n);
+
+/* p as one shell word: as is if made of A-Z a-z 0-9 _ . - only (a name
+ * as mq writes one), else put_shell_quoted. */
+void put_shell_word(const unsigned char *p, size_t n);
 
 /* Reports a malformed receipt and exits 65. */
 void receipt_error(const char *cmd, const char *arg)

@@ -23,14 +23,17 @@ const char connection_help[] =
 const char *
 shown(const char *s)
 {
-	static char buf[84];
-	size_t i;
+	static char buf[80 + TEXT_NEXT_MAX + 4];
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, o = 0, len;
 
-	for (i = 0; s[i] && i < 80; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	if (s[i])
-		buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-	buf[i] = '\0';
+	while (i < n && o < 80) {
+		i += text_next(p + i, n - i, buf + o, &len);
+		o += len;
+	}
+	if (i < n)
+		memcpy(buf + o, "...", 3), o += 3;
+	buf[o] = '\0';
 	return buf;
 }
 
@@ -249,12 +252,18 @@ exit_status(enum mq_status st)
 void
 report(const char *cmd, const char *where, const struct mq_error *e)
 {
-	fprintf(stderr, "mq %s: %s%s%s", cmd, where ? where : "",
-	    where ? ": " : "", e->msg[0] ? e->msg :
-	    mq_strerror(e->status));
+	/* the server's message may quote table data (a duplicate key's
+	 * value, a name): shown as terminal text */
+	fprintf(stderr, "mq %s: %s%s", cmd, where ? where : "",
+	    where ? ": " : "");
+	if (e->msg[0])
+		put_text(stderr, (const unsigned char *)e->msg,
+		    strlen(e->msg));
+	else
+		fputs(mq_strerror(e->status), stderr);
 	if (e->db_errno && e->sqlstate[0])
 		fprintf(stderr, " (error %u, SQLSTATE %s)", e->db_errno,
-		    e->sqlstate);
+		    shown(e->sqlstate));
 	else if (e->db_errno)
 		fprintf(stderr, " (error %u)", e->db_errno);
 	fputc('\n', stderr);

@@ -49,8 +49,11 @@ print_shell(const struct mq_job *j, size_t idx, int many)
 	printf("%llu\n", (unsigned long long)j->id);
 	put_shell_var("MQ_RECEIPT", idx, many);
 	printf("%s\n", receipt);
+	/* the queue's name as the row has it, which may differ from the
+	 * one asked for (trailing spaces compare equal): quoted if need be */
 	put_shell_var("MQ_QUEUE", idx, many);
-	printf("%s\n", j->queue);
+	put_shell_word((const unsigned char *)j->queue, strlen(j->queue));
+	putchar('\n');
 	put_shell_var("MQ_PRIORITY", idx, many);
 	printf("%d\n", j->priority);
 	put_shell_var("MQ_ATTEMPT", idx, many);
@@ -72,9 +75,10 @@ print_json(const struct mq_job *j)
 	char receipt[MQ_RECEIPT_SIZE];
 
 	mq_format_receipt(&j->receipt, receipt);
-	printf("{\"id\":%llu,\"receipt\":\"%s\",\"queue\":\"%s\","
-	    "\"priority\":%d,\"attempt\":%u,", (unsigned long long)j->id,
-	    receipt, j->queue, j->priority, j->attempt);
+	printf("{\"id\":%llu,\"receipt\":\"%s\",\"queue\":",
+	    (unsigned long long)j->id, receipt);
+	put_json_string((const unsigned char *)j->queue, strlen(j->queue));
+	printf(",\"priority\":%d,\"attempt\":%u,", j->priority, j->attempt);
 	if (utf8_valid(j->payload, j->len)) {
 		fputs("\"payload\":", stdout);
 		put_json_string(j->payload, j->len);

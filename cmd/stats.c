@@ -20,17 +20,26 @@ static const char options[] =
     "  --recount           count done, dead and archived jobs from the\n"
     "                      tables first (after rows were changed by hand)\n";
 
+/* A queue's name as text: another program may have written any bytes. */
+#define QNAME(q) (const unsigned char *)(q).queue, (q).queue_len
+
 static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
-	size_t i;
+	size_t i, w, width = 20;
 
-	printf("%-20s %9s %9s %9s %9s %9s %9s %9s %6s %12s\n", "QUEUE",
-	    "READY", "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD",
-	    "RECURRING", "PAUSED", "OLDEST_READY");
+	/* the queue column is 20 wide, or as wide as its widest name */
 	for (i = 0; i < n; i++)
-		printf("%-20s %9llu %9llu %9llu %9llu %9llu %9llu %9llu %6s "
-		    "%11.1fs\n", q[i].queue, (unsigned long long)q[i].ready,
+		if ((w = text_width(QNAME(q[i]))) > width)
+			width = w;
+	printf("%-*s %9s %9s %9s %9s %9s %9s %9s %6s %12s\n", (int)width,
+	    "QUEUE", "READY", "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD",
+	    "RECURRING", "PAUSED", "OLDEST_READY");
+	for (i = 0; i < n; i++) {
+		w = put_text(stdout, QNAME(q[i]));
+		printf("%*s %9llu %9llu %9llu %9llu %9llu %9llu %9llu %6s "
+		    "%11.1fs\n", (int)(width - w), "",
+		    (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].leased,
 		    (unsigned long long)q[i].stale,
@@ -38,6 +47,7 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 		    (unsigned long long)q[i].dead,
 		    (unsigned long long)q[i].recurring,
 		    q[i].paused ? "yes" : "no", q[i].oldest_ready_s);
+	}
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
 }
@@ -49,12 +59,14 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 	size_t i;
 
 	printf("{\"table\":\"%s\",\"queues\":[", table);
-	for (i = 0; i < n; i++)
-		printf("%s{\"queue\":\"%s\",\"ready\":%llu,\"scheduled\":%llu,"
+	for (i = 0; i < n; i++) {
+		printf("%s{\"queue\":", i ? "," : "");
+		put_json_string(QNAME(q[i]));
+		printf(",\"ready\":%llu,\"scheduled\":%llu,"
 		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
 		    "\"dead\":%llu,\"recurring\":%llu,\"paused\":%s,"
 		    "\"oldest_ready_seconds\":%.3f}",
-		    i ? "," : "", q[i].queue, (unsigned long long)q[i].ready,
+		    (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].leased,
 		    (unsigned long long)q[i].stale,
@@ -62,7 +74,19 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		    (unsigned long long)q[i].dead,
 		    (unsigned long long)q[i].recurring,
 		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
+	}
 	printf("],\"archive\":%llu}\n", (unsigned long long)archived);
+}
+
+/* "NAME{table="T",queue="Q"" of one sample line: the caller closes the
+ * braces. Q is escaped: a name could otherwise end the label, or the
+ * line, and forge samples. */
+static void
+labels(const char *name, const char *table, const struct mq_queue_stats *q)
+{
+	printf("%s{table=\"%s\",queue=\"", name, table);
+	put_prom_label(QNAME(*q));
+	putchar('"');
 }
 
 static void
@@ -78,34 +102,39 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++) {
 		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,
 		    q[i].done, q[i].dead };
-		for (k = 0; k < 5; k++)
-			printf("mq_jobs{table=\"%s\",queue=\"%s\",state=\"%s\"} "
-			    "%llu\n", table, q[i].queue, states[k],
+		for (k = 0; k < 5; k++) {
+			labels("mq_jobs", table, &q[i]);
+			printf(",state=\"%s\"} %llu\n", states[k],
 			    (unsigned long long)v[k]);
+		}
 	}
 	printf("# HELP mq_stale_leases Leased jobs whose lease has expired "
 	    "(mq requeue-stale puts them back).\n"
 	    "# TYPE mq_stale_leases gauge\n");
-	for (i = 0; i < n; i++)
-		printf("mq_stale_leases{table=\"%s\",queue=\"%s\"} %llu\n", table,
-		    q[i].queue, (unsigned long long)q[i].stale);
+	for (i = 0; i < n; i++) {
+		labels("mq_stale_leases", table, &q[i]);
+		printf("} %llu\n", (unsigned long long)q[i].stale);
+	}
 	printf("# HELP mq_recurring_jobs Recurring jobs (ready, scheduled "
 	    "or leased; also counted in mq_jobs).\n"
 	    "# TYPE mq_recurring_jobs gauge\n");
-	for (i = 0; i < n; i++)
-		printf("mq_recurring_jobs{table=\"%s\",queue=\"%s\"} %llu\n",
-		    table, q[i].queue, (unsigned long long)q[i].recurring);
+	for (i = 0; i < n; i++) {
+		labels("mq_recurring_jobs", table, &q[i]);
+		printf("} %llu\n", (unsigned long long)q[i].recurring);
+	}
 	printf("# HELP mq_queue_paused Whether the queue is paused.\n"
 	    "# TYPE mq_queue_paused gauge\n");
-	for (i = 0; i < n; i++)
-		printf("mq_queue_paused{table=\"%s\",queue=\"%s\"} %d\n", table,
-		    q[i].queue, q[i].paused);
+	for (i = 0; i < n; i++) {
+		labels("mq_queue_paused", table, &q[i]);
+		printf("} %d\n", q[i].paused);
+	}
 	printf("# HELP mq_oldest_ready_age_seconds Age of the oldest job that "
 	    "is due and waiting, 0 if none.\n"
 	    "# TYPE mq_oldest_ready_age_seconds gauge\n");
-	for (i = 0; i < n; i++)
-		printf("mq_oldest_ready_age_seconds{table=\"%s\",queue=\"%s\"} "
-		    "%.3f\n", table, q[i].queue, q[i].oldest_ready_s);
+	for (i = 0; i < n; i++) {
+		labels("mq_oldest_ready_age_seconds", table, &q[i]);
+		printf("} %.3f\n", q[i].oldest_ready_s);
+	}
 	printf("# HELP mq_archive_jobs Jobs moved to the archive table and "
 	    "still there.\n"
 	    "# TYPE mq_archive_jobs gauge\n"

@@ -409,6 +409,7 @@ enum mq_status mq_requeue_stale(struct mq_conn *c,
 /** Counts of one queue. */
 struct mq_queue_stats {
 	char queue[MQ_QUEUE_MAX + 1];
+	size_t queue_len;	/* a name another program wrote may hold NUL */
 	uint64_t ready;		/* due now */
 	uint64_t scheduled;	/* due later */
 	uint64_t leased;	/* claimed, stale ones included */

@@ -50,15 +50,18 @@ struct acc {
 	size_t n, cap;
 };
 
-/* The entry of queue, added (zeroed) if new. */
+/* The entry of queue[0..len), added (zeroed) if new. Names are compared
+ * with their lengths: a name another program wrote may hold NUL, and
+ * "a<NUL>b" is not queue "a". */
 static struct mq_queue_stats *
-entry(struct acc *a, const char *queue)
+entry(struct acc *a, const char *queue, size_t len)
 {
 	struct mq_queue_stats *q;
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (strcmp(a->qs[i].queue, queue) == 0)
+		if (a->qs[i].queue_len == len &&
+		    memcmp(a->qs[i].queue, queue, len) == 0)
 			return &a->qs[i];
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 16;
@@ -69,7 +72,8 @@ entry(struct acc *a, const char *queue)
 	}
 	q = &a->qs[a->n++];
 	memset(q, 0, sizeof *q);
-	memcpy(q->queue, queue, strlen(queue) + 1);
+	memcpy(q->queue, queue, len);
+	q->queue_len = len;
 	return q;
 }
 
@@ -81,8 +85,8 @@ enum part { QUEUES, LIVE, STALE, RECURRING, PAUSED, COUNTS };
  * for the archive's count, which is the table's. */
 static enum mq_status
 gather(struct mq_conn *c, const char *tmpl, enum part part,
-    const char *queue, unsigned nq, const char *want, struct acc *a,
-    uint64_t *archived)
+    const struct mq_queue_stats *queue, unsigned nq, const char *want,
+    struct acc *a, uint64_t *archived)
 {
 	MYSQL_BIND in[2], out[5];
 	unsigned long qlen, len[2];
@@ -97,11 +101,14 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 
 	if ((st = mq__prepare(c, tmpl)) == NULL)
 		return c->err.status;
+	qlen = queue ? (unsigned long)queue->queue_len : 0;
 	for (i = 0; i < nq; i++)
-		if (queue)
-			mq__bind_str(&in[i], queue, &qlen);
-		else
+		if (queue) {
+			mq__bind_str(&in[i], queue->queue, &qlen);
+			in[i].buffer_length = qlen = queue->queue_len;
+		} else {
 			mq__bind_null(&in[i]);
+		}
 	rc = mq__execute(c, st, nq ? in : NULL, "cannot read statistics");
 	memset(out, 0, sizeof out);
 	out[0].buffer_type = MYSQL_TYPE_STRING;
@@ -119,17 +126,19 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		rc = mq__dberr(c, st, "cannot read statistics");
 	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
 	    r == MYSQL_DATA_TRUNCATED)) {
-		q[len[0] < sizeof q - 1 ? len[0] : sizeof q - 1] = '\0';
+		if (len[0] > sizeof q - 1)
+			len[0] = sizeof q - 1;
+		q[len[0]] = '\0';
 		state[len[1] < sizeof state - 1 ? len[1] : sizeof state - 1] =
 		    '\0';
 		if (part == COUNTS && strcmp(state, "archived") == 0) {
 			*archived += n;
 			continue;
 		}
-		if ((part == COUNTS && n == 0) ||
-		    (want && strcmp(q, want) != 0))
+		if ((part == COUNTS && n == 0) || (want &&
+		    (len[0] != strlen(want) || memcmp(q, want, len[0]) != 0)))
 			continue;
-		if ((e = entry(a, q)) == NULL) {
+		if ((e = entry(a, q, len[0])) == NULL) {
 			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 			break;
 		}
@@ -160,8 +169,13 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 static int
 by_name(const void *x, const void *y)
 {
-	return strcmp(((const struct mq_queue_stats *)x)->queue,
-	    ((const struct mq_queue_stats *)y)->queue);
+	const struct mq_queue_stats *a = x, *b = y;
+	size_t n = a->queue_len < b->queue_len ? a->queue_len : b->queue_len;
+	int r = memcmp(a->queue, b->queue, n);
+
+	if (r)
+		return r;
+	return a->queue_len < b->queue_len ? -1 : a->queue_len > b->queue_len;
 }
 
 enum mq_status
@@ -169,7 +183,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
     size_t *n, uint64_t *archived)
 {
 	struct acc a = { NULL, 0, 0 };
-	char q[MQ_QUEUE_MAX + 1];
+	struct mq_queue_stats cur, one, *want = NULL;
 	enum mq_status rc = MQ_OK;
 	size_t i, nq;
 
@@ -178,24 +192,30 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	*archived = 0;
 	if (queue && !mq_valid_queue(queue))
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	if (queue && entry(&a, queue) == NULL)
+	if (queue) {
+		memset(&one, 0, sizeof one);
+		one.queue_len = strlen(queue);
+		memcpy(one.queue, queue, one.queue_len);
+		want = &one;
+	}
+	if (queue && entry(&a, queue, one.queue_len) == NULL)
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 	else if (!queue)
 		rc = gather(c, mq__sql_stats_queues, QUEUES, NULL, 0, NULL, &a,
 		    archived);
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
-		memcpy(q, a.qs[i].queue, sizeof q);	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, q, 1, NULL, &a,
+		cur = a.qs[i];	/* a.qs may move */
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 1, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)
-		rc = gather(c, sql_stale, STALE, queue, 2, NULL, &a, archived);
+		rc = gather(c, sql_stale, STALE, want, 2, NULL, &a, archived);
 	if (rc == MQ_OK)
-		rc = gather(c, sql_recurring, RECURRING, queue, 2, NULL, &a,
+		rc = gather(c, sql_recurring, RECURRING, want, 2, NULL, &a,
 		    archived);
 	if (rc == MQ_OK)
-		rc = gather(c, sql_paused, PAUSED, queue, 2, NULL, &a,
+		rc = gather(c, sql_paused, PAUSED, want, 2, NULL, &a,
 		    archived);
 	if (rc == MQ_OK)
 		rc = gather(c, sql_counts, COUNTS, NULL, 0, queue, &a,

@@ -2,7 +2,8 @@
  * fuzz-parse.c: a libFuzzer target for what mq reads from its users and
  * what it writes for them: the parsers of lib/parse.c (durations,
  * receipts, table and queue names, times) and the encoders of
- * cmd/output.c (UTF-8 check, JSON strings, base64, shell quotes).
+ * cmd/output.c (UTF-8 check, JSON strings, base64, shell quotes,
+ * terminal text, Prometheus label values).
  *
  * Each one is checked against a property, not only for crashes: a
  * reference written here from the documented rules must agree with what
@@ -66,6 +67,18 @@ static int
 all_of(const char *s, const char *set)
 {
 	return s[strspn(s, set)] == '\0';
+}
+
+/* s[0..n) holds only bytes of set (and no NUL) */
+static int
+all_of_n(const char *s, size_t n, const char *set)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == '\0' || strchr(set, s[i]) == NULL)
+			return 0;
+	return 1;
 }
 
 #define DIGITS "0123456789"
@@ -346,6 +359,37 @@ ref_utf8(const unsigned char *p, size_t n)
 	return 1;
 }
 
+/* The length of the well-formed sequence at p[0..n) by table 3-7, 0 if
+ * none starts there. */
+static size_t
+ref_char(const unsigned char *p, size_t n)
+{
+	size_t k = 1;
+
+	while (k <= 4 && k <= n) {
+		if (ref_utf8(p, k))
+			return k;
+		k++;
+	}
+	return 0;
+}
+
+/* Whether the character c[0..len) is one a terminal acts on: C0, DEL,
+ * C1, U+2028..U+202E, U+2066..U+2069 (cmd/output.c's list). */
+static int
+ref_control(const unsigned char *c, size_t len)
+{
+	if (len == 1)
+		return c[0] < 0x20 || c[0] == 0x7f;
+	if (len == 2)
+		return c[0] == 0xc2 && c[1] <= 0x9f;
+	if (len == 3 && c[0] == 0xe2 && c[1] == 0x80)
+		return c[2] >= 0xa8 && c[2] <= 0xae;
+	if (len == 3 && c[0] == 0xe2 && c[1] == 0x81)
+		return c[2] >= 0xa6 && c[2] <= 0xa9;
+	return 0;
+}
+
 /* What fn(p, n) prints on stdout, malloc'ed, its length in *len. */
 static char *
 captured(void (*fn)(const unsigned char *, size_t), const unsigned char *p,
@@ -520,6 +564,21 @@ shell_decode(const char *s, size_t n, unsigned char *out)
 	return (long)o;
 }
 
+/* Decodes a shell word that is either a name (A-Z a-z 0-9 _ . -, which
+ * no shell splits, expands or ends a command at) or shell_decode's. */
+static long
+shell_word_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i;
+
+	if (n && all_of_n(s, n, ALNUM_ ".-")) {
+		for (i = 0; i < n; i++)
+			out[i] = (unsigned char)s[i];
+		return (long)n;
+	}
+	return shell_decode(s, n, out);
+}
+
 /* Decodes out[0..len) with fn into a buffer (a decoding is never longer
  * than its text) and compares with p[0..n); -1 if it does not decode. */
 static int
@@ -538,6 +597,155 @@ decodes_to(long (*fn)(const char *, size_t, unsigned char *),
 	return dl < 0 ? -1 : same;
 }
 
+/* Decodes terminal text (put_text): \\ is a backslash, \xHH a byte,
+ * any other backslash is not put_text's. */
+static long
+text_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i = 0, o = 0;
+	int h, l;
+
+	while (i < n) {
+		if (s[i] != '\\') {
+			out[o++] = (unsigned char)s[i++];
+		} else if (i + 1 < n && s[i + 1] == '\\') {
+			out[o++] = '\\';
+			i += 2;
+		} else if (i + 3 < n && s[i + 1] == 'x' &&
+		    (h = hexval((unsigned char)s[i + 2])) >= 0 &&
+		    (l = hexval((unsigned char)s[i + 3])) >= 0) {
+			out[o++] = (unsigned char)(h << 4 | l);
+			i += 4;
+		} else {
+			return -1;
+		}
+	}
+	return (long)o;
+}
+
+/* Decodes a Prometheus label value's inside: \\, \" and \n only,
+ * no raw quote or newline. */
+static long
+prom_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+		if (s[i] == '"' || s[i] == '\n')
+			return -1;
+		if (s[i] != '\\') {
+			out[o++] = (unsigned char)s[i++];
+			continue;
+		}
+		if (i + 1 >= n)
+			return -1;
+		if (s[i + 1] == '\\' || s[i + 1] == '"')
+			out[o++] = (unsigned char)s[i + 1];
+		else if (s[i + 1] == 'n')
+			out[o++] = '\n';
+		else
+			return -1;
+		i += 2;
+	}
+	return (long)o;
+}
+
+/* Whether q[0..n) holds a character a terminal acts on (or bytes that
+ * are not UTF-8), newlines excepted if nl_ok. */
+static int
+has_control(const unsigned char *q, size_t n, int nl_ok)
+{
+	size_t i, len;
+
+	for (i = 0; i < n; i += len) {
+		if ((len = ref_char(q + i, n - i)) == 0)
+			return 1;
+		if (ref_control(q + i, len) && !(nl_ok && q[i] == '\n'))
+			return 1;
+	}
+	return 0;
+}
+
+static size_t text_cols;
+
+static void
+text_to_stdout(const unsigned char *p, size_t n)
+{
+	text_cols = put_text(stdout, p, n);
+}
+
+/* p with each byte that starts no well-formed sequence replaced by
+ * U+FFFD: what a JSON string of p holds. Malloc'ed, length in *len. */
+static unsigned char *
+ref_replaced(const unsigned char *p, size_t n, size_t *len)
+{
+	unsigned char *r = malloc(3 * n + 1);
+	size_t i, k, o = 0;
+
+	if (r == NULL)
+		abort();
+	for (i = 0; i < n; ) {
+		if ((k = ref_char(p + i, n - i)) == 0) {
+			memcpy(r + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(r + o, p + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	*len = o;
+	return r;
+}
+
+static void
+fuzz_text(const unsigned char *p, size_t n)
+{
+	unsigned char *dec;
+	size_t len, i, rl;
+	long dl;
+	char *out;
+	int r;
+
+	/* terminal text: nothing a terminal acts on, and exact */
+	out = captured(text_to_stdout, p, n, &len);
+	CHECK(!has_control((unsigned char *)out, len, 0),
+	    "text: no control character, UTF-8 only");
+	r = decodes_to(text_decode, out, len, p, n);
+	CHECK(r == 1, "text: decodes to the input");
+	CHECK(text_cols == text_width(p, n), "text: width as printed");
+	CHECK(text_cols <= len, "text: no more columns than bytes");
+	free(out);
+
+	/* Prometheus: one line, escapes the format knows; exact when the
+	 * input has nothing to show otherwise */
+	out = captured(put_prom_label, p, n, &len);
+	if ((dec = malloc(len + 1)) == NULL)
+		abort();
+	dl = prom_decode(out, len, dec);
+	CHECK(dl >= 0, "prometheus: a label value");
+	CHECK(!has_control(dec, (size_t)dl, 1),
+	    "prometheus: UTF-8 without control characters");
+	if (!has_control(p, n, 1))
+		CHECK((size_t)dl == n && memcmp(dec, p, n) == 0,
+		    "prometheus: the value itself when printable");
+	free(dec);
+	free(out);
+
+	/* JSON of bytes that are not all UTF-8: U+FFFD per stray byte */
+	out = captured(put_json_string, p, n, &len);
+	dec = ref_replaced(p, n, &rl);
+	r = decodes_to(json_decode, out, len, dec, rl);
+	CHECK(r == 1, "json: U+FFFD for each byte that is not UTF-8");
+	CHECK(utf8_valid((unsigned char *)out, len), "json: always UTF-8");
+	for (i = 0; i < len; i++)
+		CHECK((unsigned char)out[i] >= 0x20 &&
+		    (unsigned char)out[i] != 0x7f, "json: no raw control byte");
+	free(dec);
+	free(out);
+}
+
 static void
 fuzz_output(const unsigned char *p, size_t n)
 {
@@ -550,11 +758,10 @@ fuzz_output(const unsigned char *p, size_t n)
 	out = captured(put_json_string, p, n, &len);
 	r = decodes_to(json_decode, out, len, p, n);
 	CHECK(r >= 0, "json: a JSON string");
-	CHECK(r == 1, "json: decodes to the input");
 	if (valid)
-		CHECK(utf8_valid((unsigned char *)out, len),
-		    "json: UTF-8 when the input is");
+		CHECK(r == 1, "json: decodes to valid UTF-8 input");
 	free(out);
+	fuzz_text(p, n);
 
 	out = captured(put_base64, p, n, &len);
 	CHECK(len == (n + 2) / 3 * 4, "base64: 4 characters per 3 bytes");
@@ -567,6 +774,12 @@ fuzz_output(const unsigned char *p, size_t n)
 	r = decodes_to(shell_decode, out, len, p, n);
 	CHECK(r >= 0, "shell: one quoted word");
 	CHECK(r == 1, "shell: decodes to the input");
+	free(out);
+
+	out = captured(put_shell_word, p, n, &len);
+	r = decodes_to(shell_word_decode, out, len, p, n);
+	CHECK(r >= 0, "shell word: a name or one quoted word");
+	CHECK(r == 1, "shell word: decodes to the input");
 	free(out);
 }
 
