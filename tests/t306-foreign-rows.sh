@@ -171,6 +171,20 @@ is "$RC:$(sql "SELECT CAST(state AS CHAR), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP()
   "0:ready 1 3600000000" "a sound recurring job is due again one period later"
 is "$(counted_jobs)" "$(finished_jobs)" "recurring: counted"
 
+# a queue name mq does not accept: counted by stats, reaped like any other
+nocheck "$ins, state, attempts, lease_token, leased_until) VALUES ('bad queue', 'bq', 'leased', 1, '$TOK', UTC_TIMESTAMP() - INTERVAL 1 SECOND)"
+run "$MQ" stats --json
+like "$OUT" '*"queue":"bad queue",*"leased":1,"stale":1,*' "a queue name mq does not accept: counted by stats"
+run timeout 20 "$MQ" requeue-stale
+is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'bq'")" "0:ready" "and its expired lease is requeued"
+
+# a finished job's dedup key is free: dedup_live is generated from state
+nocheck "$ins, state, finished_at, dedup_key) VALUES ('d', 'done-key', 'done', UTC_TIMESTAMP(), 'k')"
+sql "SET SESSION sql_mode = ''; UPDATE mq_jobs SET dedup_live = 'k' WHERE payload = 'done-key'" 2>/dev/null
+is "$(sql "SELECT dedup_live IS NULL FROM mq_jobs WHERE payload = 'done-key'")" 1 "a done job's dedup key is never live"
+run "$MQ" push --queue d --dedup k again
+is "$RC:$(sql "SELECT payload FROM mq_jobs WHERE id = '$OUT'")" "0:again" "and a push with the key makes a new job"
+
 # cancel and stats over all of it
 nocheck "$ins, state) VALUES ('x', 'bogus', 'bogus')"
 id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'x'")
