@@ -15,16 +15,33 @@
  * from the ack, so the schedule does not drift; a job that fell behind
  * by several periods runs once, at the next slot, not once per missed
  * one. Each run starts with fresh attempts. (MySQL assigns left to
- * right: every IF reads every_us, which no assignment changes.) */
+ * right: every IF reads every_us and every_anchor, which no assignment
+ * changes.)
+ *
+ * The next slot is after now and at most now + every_us, so it exists
+ * when every_us is positive, the anchor a real date and now + every_us
+ * before the end of DATETIME. A row written by another program that
+ * fails this (every_us 0 or less, no anchor, a zero date: schema 6
+ * refuses them, an older server does not) is done, as a job without
+ * every_us: not a division by zero, nor due at once for ever; its
+ * every_us and every_anchor are cleared last (a done job keeps no
+ * recurrence), so the row satisfies the CHECKs even where someone wrote
+ * it with the checks turned off. */
+#define RECURS \
+    "(every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=" \
+    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59'))"
 #define ACK_UPDATE \
     "UPDATE `{{TABLE}}` SET" \
-    " state = IF(every_us IS NULL, 'done', 'ready')," \
-    " finished_at = IF(every_us IS NULL, UTC_TIMESTAMP(6), NULL)," \
-    " available_at = IF(every_us IS NULL, available_at," \
+    " state = IF(" RECURS ", 'ready', 'done')," \
+    " finished_at = IF(" RECURS ", NULL, UTC_TIMESTAMP(6))," \
+    " available_at = IF(" RECURS "," \
     "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND," \
-    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us MICROSECOND)," \
-    " attempts = IF(every_us IS NULL, attempts, 0)," \
-    " leased_until = NULL"
+    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us" \
+    "   MICROSECOND, available_at)," \
+    " attempts = IF(" RECURS ", 0, attempts)," \
+    " leased_until = NULL," \
+    " every_us = IF(" RECURS ", every_us, NULL)," \
+    " every_anchor = IF(every_us IS NULL, NULL, every_anchor)"
 
 static const char sql_ack[] = ACK_UPDATE
     " WHERE id = ? AND lease_token = ? AND state = 'leased'";

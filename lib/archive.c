@@ -21,7 +21,8 @@
 
 const char mq__sql_archive_pick[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
-    " WHERE state = ? AND finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND"
+    " WHERE state = ? AND (finished_at IS NULL"
+    " OR finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
     " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
 
 static const char sql_copy[] =

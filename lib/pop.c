@@ -37,14 +37,26 @@ const char mq__sql_claim_select[] =
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
+/* attempts + 1 stops at the column's top, and max_attempts is raised to
+ * at least the attempts: a row written by another program (max_attempts
+ * 0, attempts used up: refused by schema 6's CHECKs, not by an older
+ * server, nor where someone turned the checks off) is delivered once
+ * more, then buried by fail or requeue-stale, as any other. An
+ * out-of-range error, or a CHECK failing, would instead fail every claim
+ * of the queue behind that row. (Left to right: max_attempts reads the
+ * new attempts.) */
+#define NEXT_ATTEMPT \
+    "attempts = LEAST(attempts, 4294967294) + 1," \
+    " max_attempts = GREATEST(max_attempts, attempts)"
+
 static const char sql_lease_ids[] =
-    "UPDATE `{{TABLE}}` SET state = 'leased', attempts = attempts + 1,"
+    "UPDATE `{{TABLE}}` SET state = 'leased', " NEXT_ATTEMPT ","
     " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ? WHERE id IN (";
 
 static const char sql_claim_update[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (claim)"
-    " SET state = 'leased', attempts = attempts + 1,"
+    " SET state = 'leased', " NEXT_ATTEMPT ","
     " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
     " leased_by = ?"
     " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
@@ -206,7 +218,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; i < cl->n; i++) {
 		ids[i] = cl->jobs[i].id;
-		cl->jobs[i].attempt++;
+		if (cl->jobs[i].attempt < UINT32_MAX)
+			cl->jobs[i].attempt++;
 	}
 	bind_lease(c, cl, in, len, &lease);
 	rc = mq__exec_ids(c, sql_lease_ids, in, 3, ids, cl->n, &affected);

@@ -4,15 +4,26 @@
  * priority), or becomes dead once its attempts are used up. The lease
  * index (state, leased_until) finds them: the cost grows with the stale
  * rows, not with the table.
+ *
+ * Rows written by another program on a server without schema 6's CHECKs
+ * are reaped too: a lease without a deadline is expired (it is never
+ * renewed: nobody could ack it in time), and a row whose state is not one
+ * of mq's ('', stored by a non-strict session) is buried with a note.
+ * Both sit at the head of the lease index: no more rows are read.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* NULL sorts first in the index: one range, still in index order */
+#define EXPIRED \
+    "state = 'leased' AND (leased_until IS NULL" \
+    " OR leased_until < UTC_TIMESTAMP(6))"
+
 const char mq__sql_requeue_pick[] =
     "SELECT id, attempts >= max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
+    " WHERE " EXPIRED
     " AND (? IS NULL OR queue = ?)"
     " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
 
@@ -20,20 +31,36 @@ static const char sql_count[] =
     "SELECT CAST(COALESCE(SUM(attempts < max_attempts), 0) AS UNSIGNED),"
     " CAST(COALESCE(SUM(attempts >= max_attempts), 0) AS UNSIGNED) FROM"
     " (SELECT attempts, max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    "  WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
+    "  WHERE " EXPIRED
     "  AND (? IS NULL OR queue = ?)"
     "  ORDER BY leased_until, id LIMIT ?) s";
+
+/* rows in no state of mq's, for --dry-run */
+static const char sql_count_invalid[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}` FORCE INDEX (lease)"
+    " WHERE state = '' AND (? IS NULL OR queue = ?)";
 
 /* the conditions again: a row is moved once, whoever read it first */
 static const char sql_requeue[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
     " available_at = UTC_TIMESTAMP(6)"
-    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6) AND id IN (";
+    " WHERE " EXPIRED " AND id IN (";
 
 static const char sql_bury[] =
     "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
     " finished_at = UTC_TIMESTAMP(6), last_error = 'lease expired; attempts used up'"
-    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6) AND id IN (";
+    " WHERE " EXPIRED " AND id IN (";
+
+static const char sql_invalid_pick[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (lease)"
+    " WHERE state = '' AND (? IS NULL OR queue = ?)"
+    " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
+
+static const char sql_bury_invalid[] =
+    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
+    " finished_at = UTC_TIMESTAMP(6),"
+    " last_error = 'invalid state; buried by requeue-stale'"
+    " WHERE state = '' AND id IN (";
 
 struct reap {
 	const struct mq_requeue_opts *o;
@@ -42,6 +69,7 @@ struct reap {
 	unsigned char *dead;
 	uint64_t requeued, buried;	/* this batch */
 	size_t got;
+	int invalid;		/* burying rows in no state of mq's */
 };
 
 static void
@@ -67,14 +95,23 @@ reap_tx(struct mq_conn *c, void *ctx)
 	size_t i, nr = 0, nd = 0;
 
 	r->requeued = r->buried = 0;
-	if ((st = mq__prepare(c, mq__sql_requeue_pick)) == NULL)
+	if ((st = mq__prepare(c, r->invalid ? sql_invalid_pick :
+	    mq__sql_requeue_pick)) == NULL)
 		return c->err.status;
 	bind_queue(in, r->o->queue, &qlen);
 	mq__bind_u32(&in[2], &r->want);
-	rc = mq__select_ids(c, st, in, r->ids, r->dead, r->want, &r->got);
+	rc = mq__select_ids(c, st, in, r->ids, r->invalid ? NULL : r->dead,
+	    r->want, &r->got);
 	mq__release(c, st);
 	if (rc != MQ_OK || r->got == 0)
 		return rc;
+	if (r->invalid) {
+		rc = mq__exec_ids(c, sql_bury_invalid, NULL, 0, r->ids, r->got,
+		    &r->buried);
+		if (rc == MQ_OK && r->buried)
+			rc = mq__count(c, 0, 1, r->ids, r->got, NULL);
+		return rc;
+	}
 	/* ready ones first in split, dead ones from the end */
 	for (i = 0; i < r->got; i++) {
 		if (r->dead[i])
@@ -99,7 +136,7 @@ dry_run(struct mq_conn *c, const struct mq_requeue_opts *o,
 {
 	MYSQL_BIND in[3], out[2];
 	unsigned long qlen;
-	uint64_t limit = o->limit ? o->limit : UINT64_MAX / 2;
+	uint64_t limit = o->limit ? o->limit : UINT64_MAX / 2, invalid = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
@@ -115,6 +152,17 @@ dry_run(struct mq_conn *c, const struct mq_requeue_opts *o,
 	    mysql_stmt_fetch(st) != 0))
 		rc = mq__dberr(c, st, "cannot count stale jobs");
 	mq__release(c, st);
+	if (rc != MQ_OK || (st = mq__prepare(c, sql_count_invalid)) == NULL)
+		return rc != MQ_OK ? rc : c->err.status;
+	rc = mq__execute(c, st, in, "cannot count stale jobs");
+	mq__bind_u64(&out[0], &invalid);
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot count stale jobs");
+	mq__release(c, st);
+	if (o->limit && invalid > o->limit - rep->requeued - rep->dead)
+		invalid = o->limit - rep->requeued - rep->dead;
+	rep->dead += invalid;
 	return rc;
 }
 
@@ -142,18 +190,21 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (;;) {
-		uint64_t left = o->limit ? o->limit - rep->requeued - rep->dead :
-		    batch;
-		if (left == 0)
-			break;
-		r.want = (uint32_t)(left < batch ? left : batch);
-		if ((rc = mq__in_tx(c, reap_tx, &r)) != MQ_OK)
-			break;
-		rep->requeued += r.requeued;
-		rep->dead += r.buried;
-		if (r.got < r.want)
-			break;	/* nothing more is stale (or all is locked) */
+	/* first the rows in no state of mq's, then the expired leases */
+	for (r.invalid = 1; r.invalid >= 0; r.invalid--) {
+		for (;;) {
+			uint64_t left = o->limit ? o->limit - rep->requeued -
+			    rep->dead : batch;
+			if (left == 0)
+				break;
+			r.want = (uint32_t)(left < batch ? left : batch);
+			if ((rc = mq__in_tx(c, reap_tx, &r)) != MQ_OK)
+				goto out;
+			rep->requeued += r.requeued;
+			rep->dead += r.buried;
+			if (r.got < r.want)
+				break;	/* nothing more (or all is locked) */
+		}
 	}
 out:
 	free(r.ids);

@@ -16,11 +16,12 @@ extern const char mq_sql_upgrade_2[];
 extern const char mq_sql_upgrade_3[];
 extern const char mq_sql_upgrade_4[];
 extern const char mq_sql_upgrade_5[];
+extern const char mq_sql_upgrade_6[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
-	mq_sql_upgrade_5,
+	mq_sql_upgrade_5, mq_sql_upgrade_6,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -274,6 +275,41 @@ run_script(struct mq_conn *c, const char *tmpl, const char *what)
 	return st;
 }
 
+/* Rows that upgrade 6 cannot repair: a queue name mq does not accept
+ * (the CHECK's own pattern). Refused before anything changes, naming the
+ * first ids, rather than by the ALTER's "CONSTRAINT failed". */
+static const char sql_bad_queues[] =
+    "SELECT COUNT(*), SUBSTRING_INDEX(GROUP_CONCAT(id ORDER BY id"
+    " SEPARATOR ', '), ', ', 10) FROM `{{TABLE}}`"
+    " WHERE queue NOT REGEXP '^[A-Za-z0-9_.-]+$'";
+
+static enum mq_status
+refuse_bad_queues(struct mq_conn *c)
+{
+	char *sql = mq__expand(sql_bad_queues, c->table, NULL);
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum mq_status st = MQ_OK;
+
+	if (sql == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL) {
+		free(sql);
+		return mq__dberr(c, NULL, "cannot upgrade table");
+	}
+	free(sql);
+	row = mysql_fetch_row(res);
+	if (row && row[0] && strcmp(row[0], "0") != 0)
+		st = mq__fail(c, MQ_ESCHEMA, "cannot upgrade table '%s' to "
+		    "schema 6: %s jobs have a queue name mq does not accept "
+		    "(ids %s%s): rename their queue or delete them, then run "
+		    "'mq init' again", c->table, row[0], row[1] ? row[1] : "",
+		    strtoull(row[0], NULL, 10) > 10 ? ", ..." : "");
+	mysql_free_result(res);
+	return st;
+}
+
 /* Counts just made (or made by hand, or whose filling was cut short)
  * start from what the tables hold; the comment says when that is done. */
 static enum mq_status
@@ -313,10 +349,13 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		return check_version(c, table, &p);
 	rep->from_version = v;
 	/* each upgrade script records its version last: rerun-safe */
-	for (; v < MQ_SCHEMA_VERSION; v++)
+	for (; v < MQ_SCHEMA_VERSION; v++) {
+		if (v + 1 == 6 && (st = refuse_bad_queues(c)) != MQ_OK)
+			return st;
 		if ((st = run_script(c, upgrades[v + 1],
 		    "cannot upgrade table")) != MQ_OK)
 			return st;
+	}
 	if (rep->from_version == MQ_SCHEMA_VERSION &&
 	    (!p.companion[0] || !p.companion[1] || !p.companion[2])) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
@@ -325,7 +364,10 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		    "cannot create table")) != MQ_OK)
 			return st;
 	}
-	if (p.companion[2] && strcmp(p.counts_comment, COUNTS_FILLED) == 0)
+	/* an upgrade may have finished or buried jobs (6 repairs rows):
+	 * the counts are made right again */
+	if (p.companion[2] && strcmp(p.counts_comment, COUNTS_FILLED) == 0 &&
+	    rep->from_version == MQ_SCHEMA_VERSION)
 		return mq_use_table(c, table);
 	return use_and_fill(c, table);
 }

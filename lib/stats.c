@@ -26,9 +26,12 @@ const char mq__sql_stats_live[] =
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state IN ('ready', 'leased') GROUP BY queue, state";
 
+/* a lease without a deadline (a row written by another program) is
+ * stale: requeue-stale takes it back */
 static const char sql_stale[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = 'leased' AND leased_until < UTC_TIMESTAMP(6)"
+    " WHERE state = 'leased' AND (leased_until IS NULL"
+    " OR leased_until < UTC_TIMESTAMP(6))"
     " AND (? IS NULL OR queue = ?) GROUP BY queue";
 
 static const char sql_recurring[] =

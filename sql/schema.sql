@@ -1,9 +1,20 @@
--- mq schema, version 5: the job table, its archive, the queues' settings
+-- mq schema, version 6: the job table, its archive, the queues' settings
 -- (pause) and the counts of finished jobs. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
--- Times are UTC: mq writes and compares them with UTC_TIMESTAMP(6).
+-- Times are UTC: mq writes and compares them with UTC_TIMESTAMP(6), and
+-- the defaults are UTC_TIMESTAMP(6) too, so that a row inserted by plain
+-- SQL from a session in any time zone is due when it should be
+-- (CURRENT_TIMESTAMP would be the session's local time). Expression
+-- defaults need MariaDB 10.2 or MySQL 8.0.13.
+--
+-- The CHECK constraints refuse rows that no mq would write and that mq
+-- could not handle as designed (MariaDB 10.2+, MySQL 8.0.16+; older
+-- servers ignore them, and mq copes with such rows, see mq-queue(7)).
+-- They are named after the table (MySQL wants constraint names unique in
+-- a database): T_queue, T_state, T_tries, T_times, T_lease, T_done,
+-- T_every.
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   id            BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
@@ -15,13 +26,13 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   payload       LONGBLOB NOT NULL,
   attempts      INT UNSIGNED NOT NULL DEFAULT 0,
   max_attempts  INT UNSIGNED NOT NULL DEFAULT 10,
-  available_at  DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  available_at  DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
   leased_until  DATETIME(6) NULL,
   -- written fresh by every claim; ack, fail and extend must present it
   lease_token   CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
   -- host:pid of the claiming process
   leased_by     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  created_at    DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  created_at    DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
   finished_at   DATETIME(6) NULL,
   -- bytes, truncated by mq: recording a failure must never fail
   last_error    BLOB NULL,
@@ -44,8 +55,32 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   KEY finished (state, finished_at),
   UNIQUE KEY dedup (queue, dedup_live),
   -- the recurring jobs alone, for stats
-  KEY recurring (every_us, queue, state)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 5';
+  KEY recurring (every_us, queue, state),
+  -- a queue name mq accepts (--queue): mq can claim from it
+  CONSTRAINT `{{TABLE}}_queue` CHECK (queue REGEXP '^[A-Za-z0-9_.-]+$'),
+  -- not '' (what a non-strict session stores for a value not in the ENUM)
+  CONSTRAINT `{{TABLE}}_state`
+    CHECK (state IN ('ready', 'leased', 'done', 'dead')),
+  -- a waiting job has a delivery left; a claim adds 1 and cannot overflow
+  CONSTRAINT `{{TABLE}}_tries` CHECK (max_attempts >= 1
+    AND attempts <= max_attempts
+    AND (state <> 'ready' OR attempts < max_attempts)),
+  -- no zero dates ('0000-00-00'): they compare before every real time
+  CONSTRAINT `{{TABLE}}_times` CHECK (available_at >= '1000-01-01'
+    AND created_at >= '1000-01-01'
+    AND (leased_until IS NULL OR leased_until >= '1000-01-01')
+    AND (finished_at IS NULL OR finished_at >= '1000-01-01')
+    AND (every_anchor IS NULL OR every_anchor >= '1000-01-01')),
+  -- a lease has a deadline (else it is never reaped) and a token
+  CONSTRAINT `{{TABLE}}_lease` CHECK (state <> 'leased'
+    OR (leased_until IS NOT NULL AND lease_token IS NOT NULL)),
+  -- a finished job has its time (archive goes by it)
+  CONSTRAINT `{{TABLE}}_done`
+    CHECK (state IN ('ready', 'leased') OR finished_at IS NOT NULL),
+  -- a period is positive and counts from an anchor
+  CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
+    OR (every_us > 0 AND every_anchor IS NOT NULL))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 6';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -63,7 +98,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   finished_at   DATETIME(6) NULL,
   last_error    BLOB NULL,
   dedup_key     VARBINARY(255) NULL,
-  archived_at   DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+  archived_at   DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
   PRIMARY KEY (id),
   KEY finished (finished_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq archive 1';

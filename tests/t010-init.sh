@@ -4,16 +4,16 @@
 . "$(dirname "$0")/lib.sh"
 
 expect_status 0 "init creates the tables" "$MQ" init
-is "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues and mq_jobs_counts (schema 5)" \
+is "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues and mq_jobs_counts (schema 6)" \
   "init says what it created"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 5,mq archive 1,mq counts 1,mq queues 2," "schema version recorded on the tables"
+  "mq schema 6,mq archive 1,mq counts 1,mq queues 2," "schema version recorded on the tables"
 
 "$MQ" push x >/dev/null
 before=$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues; SHOW CREATE TABLE mq_jobs_counts")
 sum=$(table_sum)
 expect_status 0 "second init succeeds" "$MQ" init
-is "$OUT" "table mq_jobs is up to date (schema 5)" "second init says up to date"
+is "$OUT" "table mq_jobs is up to date (schema 6)" "second init says up to date"
 is "$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues; SHOW CREATE TABLE mq_jobs_counts")" \
   "$before" "second init changes no table definition"
 is "$(table_sum)" "$sum" "second init changes no row"
@@ -35,9 +35,9 @@ like "$OUT" "*KEY claim (queue, state, priority, available_at, id)*" "--print ha
 printf '%s\n' "$OUT" | sql "$(cat)" 2>"$T_TMP/print.err"
 is "$?" 0 "--print output runs in the mysql client"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'printed_q'")" \
-  "mq schema 5" "table made from --print is an mq table"
+  "mq schema 6" "table made from --print is an mq table"
 expect_status 0 "init accepts a table made from --print" "$MQ" init --table printed_q
-is "$OUT" "table printed_q is up to date (schema 5)" "and finds it up to date"
+is "$OUT" "table printed_q is up to date (schema 6)" "and finds it up to date"
 
 # binlog_format STATEMENT: unsafe for UPDATE ... LIMIT and SKIP LOCKED
 old=$(sql_root "SELECT @@GLOBAL.binlog_format")
@@ -57,7 +57,7 @@ like "$ERR" "mq init: table '*.foreign_t' is not an mq table*mq init*" "message 
 is "$(table_sum foreign_t)" "$sum" "foreign table unchanged"
 sql "CREATE TABLE future_t (id INT PRIMARY KEY) COMMENT 'mq schema 99'"
 expect_status 78 "init refuses a newer schema" "$MQ" init --table future_t
-like "$ERR" "*schema version 99, newer than this mq knows (5)*" "message names both versions"
+like "$ERR" "*schema version 99, newer than this mq knows (6)*" "message names both versions"
 
 # upgrade: a version 1 table (as mq 0.1 made it) with jobs in it
 sed 's/{{TABLE}}/v1_jobs/g' "$TESTS_DIR/schema-v1.sql" | sql "$(cat)"
@@ -67,18 +67,18 @@ sql "INSERT INTO v1_jobs (queue, payload) VALUES ('default', 'old job')"
 expect_status 78 "and by pop" "$MQ" pop --table v1_jobs
 like "$ERR" "*has schema version 1: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 1" "$MQ" init --table v1_jobs
-is "$OUT" "upgraded table v1_jobs from schema 1 to 5" "init says it upgraded"
+is "$OUT" "upgraded table v1_jobs from schema 1 to 6" "init says it upgraded"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v1\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 5,mq archive 1,mq counts 1,mq queues 2," "upgraded tables carry version 5"
+  "mq schema 6,mq archive 1,mq counts 1,mq queues 2," "upgraded tables carry version 6"
 run "$MQ" pop --table v1_jobs
 is "$RC:$OUT" "0:old job" "the old job survives the upgrade and is claimed"
 expect_status 0 "init after the upgrade" "$MQ" init --table v1_jobs
-is "$OUT" "table v1_jobs is up to date (schema 5)" "and changes nothing more"
+is "$OUT" "table v1_jobs is up to date (schema 6)" "and changes nothing more"
 sql "DROP TABLE v1_jobs_queues"
 expect_status 78 "a missing companion table is refused" "$MQ" pop --table v1_jobs
 like "$ERR" "*table '*.v1_jobs_queues' is missing (or not readable): run 'mq init'*" "and named"
 expect_status 0 "init recreates it" "$MQ" init --table v1_jobs
-like "$OUT" "table v1_jobs is at schema 5; created the missing tables next to it" "and says so"
+like "$OUT" "table v1_jobs is at schema 6; created the missing tables next to it" "and says so"
 sql "DROP TABLE v1_jobs_archive"
 expect_status 0 "init also remakes a missing archive" "$MQ" init --table v1_jobs
 is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v1_jobs_archive'")" \
@@ -91,9 +91,9 @@ sql "INSERT INTO v2_jobs (queue, payload, dedup_key) VALUES ('default', 'v2 job'
 expect_status 78 "a version 2 table is refused by pop" "$MQ" pop --table v2_jobs
 like "$ERR" "*has schema version 2: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 2" "$MQ" init --table v2_jobs
-is "$OUT" "upgraded table v2_jobs from schema 2 to 5" "init says it upgraded"
+is "$OUT" "upgraded table v2_jobs from schema 2 to 6" "init says it upgraded"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v2_jobs'")" \
-  "mq schema 5" "the upgraded table carries version 5"
+  "mq schema 6" "the upgraded table carries version 6"
 expect_status 0 "the upgraded table takes a recurring job" \
   "$MQ" push --table v2_jobs --every 1h --dedup r recurring
 is "$(sql "SELECT COUNT(*) FROM v2_jobs WHERE every_us = 3600000000 AND every_anchor = available_at")" \
@@ -102,12 +102,14 @@ expect_status 0 "the dedup key survives the upgrade" "$MQ" push --table v2_jobs 
 is "$OUT" 1 "(the old job's id)"
 # the same columns and indexes as a table made at version 5 (column order
 # and the table name aside)
-cols() { sql "SELECT GROUP_CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE, ' ', IS_NULLABLE ORDER BY COLUMN_NAME) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '$1'"; }
+cols() { sql "SELECT GROUP_CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE, ' ', IS_NULLABLE, ' ', COALESCE(COLUMN_DEFAULT, '-') ORDER BY COLUMN_NAME) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '$1'"; }
+# the CHECK constraints, named after the table
+checks() { sql "SELECT GROUP_CONCAT(REPLACE(CONSTRAINT_NAME, '$1', 'T'), ' ', CHECK_CLAUSE ORDER BY CONSTRAINT_NAME SEPARATOR '; ') FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = '$1'"; }
 keys() { sql "SELECT GROUP_CONCAT(INDEX_NAME, ':', SEQ_IN_INDEX, ':', COLUMN_NAME ORDER BY INDEX_NAME, SEQ_IN_INDEX) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '$1'"; }
 is "$(cols v2_jobs)" "$(cols mq_jobs)" "upgraded columns = created columns"
 is "$(keys v2_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes"
 expect_status 0 "init after the upgrade changes nothing" "$MQ" init --table v2_jobs
-is "$OUT" "table v2_jobs is up to date (schema 5)" "and says so"
+is "$OUT" "table v2_jobs is up to date (schema 6)" "and says so"
 
 # upgrade: a version 3 table (as mq made it before the due index) with a
 # job due now and one scheduled for later
@@ -116,7 +118,7 @@ sql "INSERT INTO v3_jobs (queue, payload, available_at) VALUES ('default', 'due'
 expect_status 78 "a version 3 table is refused by pop" "$MQ" pop --table v3_jobs
 like "$ERR" "*has schema version 3: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 3" "$MQ" init --table v3_jobs
-is "$OUT" "upgraded table v3_jobs from schema 3 to 5" "init says it upgraded"
+is "$OUT" "upgraded table v3_jobs from schema 3 to 6" "init says it upgraded"
 is "$(keys v3_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes (the due index added)"
 is "$(cols v3_jobs)" "$(cols mq_jobs)" "and the columns unchanged"
 run "$MQ" pop --table v3_jobs
@@ -130,7 +132,7 @@ sql "INSERT INTO v4_jobs (queue, state, payload, finished_at) SELECT ELT(1 + seq
 sql "INSERT INTO v4_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) SELECT 1000 + seq, 'a', 'done', 0, '', 1, 1, NOW(), NOW() FROM seq_1_to_4"
 expect_status 78 "a version 4 table is refused by stats" "$MQ" stats --table v4_jobs
 expect_status 0 "init upgrades version 4" "$MQ" init --table v4_jobs
-is "$OUT" "upgraded table v4_jobs from schema 4 to 5" "init says it upgraded"
+is "$OUT" "upgraded table v4_jobs from schema 4 to 6" "init says it upgraded"
 is "$(keys v4_jobs_counts)" "$(keys mq_jobs_counts)" "the counts table is made as init makes it"
 is "$(cols v4_jobs_counts)" "$(cols mq_jobs_counts)" "(and its columns)"
 is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state" | tr '\t\n' ' ,')" \
@@ -152,9 +154,106 @@ is "$(sql "SELECT SUM(n) FROM v4_jobs_counts WHERE queue = 'a' AND state = 'done
   "does not count again (only stats --recount does)"
 sql "DROP TABLE v4_jobs_counts"
 expect_status 0 "init remakes a dropped counts table" "$MQ" init --table v4_jobs
-is "$OUT" "table v4_jobs is at schema 5; created the missing tables next to it" "and says so"
+is "$OUT" "table v4_jobs is at schema 6; created the missing tables next to it" "and says so"
 is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state" | tr '\t\n' ' ,')" \
   "a done 5,a dead 5,a archived 4,b done 5,b dead 5," "and fills it again"
+
+# upgrade: a version 5 table (as mq made it before the CHECK constraints)
+# with jobs in every state, and rows that schema 6 refuses
+sed 's/{{TABLE}}/v5_jobs/g' "$TESTS_DIR/schema-v5.sql" | sql "$(cat)"
+TOK=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+sql "SET SESSION sql_mode = '';
+  INSERT INTO v5_jobs (queue, payload, state, attempts, max_attempts, available_at, leased_until, lease_token, leased_by, finished_at, last_error, dedup_key, every_us, every_anchor) VALUES
+  ('a', 'ready',      'ready',  0, 10, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('a', 'scheduled',  'ready',  0, 10, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('a', 'leased',     'leased', 1, 10, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '$TOK', 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('a', 'stale',      'leased', 1, 10, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, '$TOK', 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('a', 'done',       'done',   1, 10, UTC_TIMESTAMP(6), NULL, '$TOK', 'h:1', UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL),
+  ('a', 'dead',       'dead',   3, 3,  UTC_TIMESTAMP(6), NULL, '$TOK', 'h:1', UTC_TIMESTAMP(6), 'boom', NULL, NULL, NULL),
+  ('a', 'recurring',  'ready',  0, 10, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, 3600000000, UTC_TIMESTAMP(6)),
+  ('a', 'dedup',      'ready',  0, 10, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, 'k', NULL, NULL),
+  ('b', 'bad-state',  'bogus',  0, 10, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('b', 'no-deadline','leased', 1, 10, UTC_TIMESTAMP(6), NULL, '$TOK', 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('b', 'no-token',   'leased', 1, 10, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('b', 'lost-last',  'leased', 2, 2,  UTC_TIMESTAMP(6), NULL, '$TOK', 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('b', 'done-no-time','done',  1, 10, UTC_TIMESTAMP(6), NULL, '$TOK', 'h:1', NULL, NULL, NULL, NULL, NULL),
+  ('b', 'max0',       'ready',  0, 0,  UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('b', 'used-up',    'ready',  5, 3,  UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('b', 'over',       'done',   5, 3,  UTC_TIMESTAMP(6), NULL, NULL, NULL, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL),
+  ('b', 'every0',     'ready',  0, 10, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, 0, UTC_TIMESTAMP(6)),
+  ('b', 'no-anchor',  'ready',  0, 10, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, NULL, 60000000, NULL),
+  ('b', 'zero-date',  'ready',  0, 10, '0000-00-00', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+sql "INSERT INTO v5_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at, finished_at) VALUES (1000, 'a', 'done', 0, 'archived', 1, 10, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))"
+sql "INSERT INTO v5_jobs_counts VALUES ('a', 'done', 0, 1), ('a', 'dead', 0, 1), ('a', 'archived', 0, 1); ALTER TABLE v5_jobs_counts COMMENT = 'mq counts 1'"
+expect_status 78 "a version 5 table is refused by pop" "$MQ" pop --table v5_jobs
+like "$ERR" "*has schema version 5: run 'mq init' to upgrade it" "which says to run mq init"
+expect_status 0 "init upgrades version 5" "$MQ" init --table v5_jobs
+is "$OUT" "upgraded table v5_jobs from schema 5 to 6" "init says it upgraded"
+is "$(cols v5_jobs)" "$(cols mq_jobs)" "upgraded columns and defaults = created ones"
+is "$(keys v5_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes"
+is "$(checks v5_jobs)" "$(checks mq_jobs)" "upgraded CHECK constraints = created ones"
+like "$(checks v5_jobs)" "T_done *; T_every *; T_lease *; T_queue *; T_state *; T_times *; T_tries *" "(all seven)"
+is "$(cols v5_jobs_archive)" "$(cols mq_jobs_archive)" "the archive's archived_at default is UTC too"
+is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v5\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
+  "mq schema 6,mq archive 1,mq counts 1,mq queues 2," "the upgraded tables carry version 6"
+is "$(sql "SELECT payload, CAST(state AS CHAR), attempts, max_attempts, available_at > UTC_TIMESTAMP(6), leased_until IS NOT NULL, finished_at IS NOT NULL, COALESCE(every_us, '-'), every_anchor IS NOT NULL, COALESCE(dedup_live, '-') FROM v5_jobs ORDER BY id" | tr '\t' ' ')" \
+"ready ready 0 10 0 0 0 - 0 -
+scheduled ready 0 10 1 0 0 - 0 -
+leased leased 1 10 0 1 0 - 0 -
+stale leased 1 10 0 1 0 - 0 -
+done done 1 10 0 0 1 - 0 -
+dead dead 3 3 0 0 1 - 0 -
+recurring ready 0 10 1 0 0 3600000000 1 -
+dedup ready 0 10 1 0 0 - 0 k
+bad-state dead 0 10 0 0 1 - 0 -
+no-deadline ready 1 10 0 0 0 - 0 -
+no-token ready 1 10 0 0 0 - 0 -
+lost-last dead 2 2 0 0 1 - 0 -
+done-no-time done 1 10 0 0 1 - 0 -
+max0 ready 0 1 1 0 0 - 0 -
+used-up ready 5 6 1 0 0 - 0 -
+over done 5 5 0 0 1 - 0 -
+every0 ready 0 10 1 0 0 - 0 -
+no-anchor ready 0 10 1 0 0 60000000 1 -
+zero-date ready 0 10 0 0 0 - 0 -" "every job survives with its state; the refused rows repaired as documented"
+is "$(sql "SELECT last_error FROM v5_jobs WHERE payload IN ('bad-state', 'lost-last') ORDER BY id" | tr '\n' ,)" \
+  "mq init: invalid state, buried,lease without deadline or token; attempts used up," "buried rows say why"
+is "$(sql "SELECT ABS(TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP())) < 60 FROM v5_jobs WHERE payload = 'zero-date'")" 1 \
+  "a zero due time becomes now"
+is "$(counted_jobs v5_jobs)" "$(finished_jobs v5_jobs)" "the counts are recounted"
+run "$MQ" pop --table v5_jobs --queue b --json --count 10
+is "$RC:$(printf '%s\n' "$OUT" | sed -n 's/.*"payload":"\([^"]*\)".*/\1/p' | tr '\n' ,)" "0:zero-date,no-deadline,no-token," \
+  "the repaired leases and the zero-date job are claimed"
+run "$MQ" pop --table v5_jobs --queue a --json --count 10
+is "$RC:$(printf '%s\n' "$OUT" | sed -n 's/.*"payload":"\([^"]*\)".*/\1/p' | tr '\n' ,)" "0:ready," "the ready job is claimed, none scheduled"
+id=$(sql "SELECT id FROM v5_jobs WHERE payload = 'leased'")
+expect_status 0 "the leased job's receipt still acks" "$MQ" ack --table v5_jobs "$id.$TOK"
+run "$MQ" requeue-stale --table v5_jobs
+is "$RC:$(echo $OUT)" "0:requeued 1 dead 0" "the stale job is requeued"
+expect_status 0 "the dedup key survives the upgrade" "$MQ" push --table v5_jobs --queue a --dedup k again
+is "$OUT" "$(sql "SELECT id FROM v5_jobs WHERE payload = 'dedup'")" "(the old job's id)"
+sql "SET SESSION sql_mode = ''; INSERT INTO v5_jobs (queue, payload, every_us) VALUES ('a', 'x', 0)" 2>"$T_TMP/sql.err"
+like "$(cat "$T_TMP/sql.err")" "*ERROR 4025 *v5_jobs_every*" "the upgraded table refuses every_us 0"
+expect_status 0 "init after the upgrade" "$MQ" init --table v5_jobs
+is "$OUT" "table v5_jobs is up to date (schema 6)" "changes nothing more"
+
+# a queue name mq does not accept cannot be repaired: refused, naming the
+# ids, before anything changes; renamed, the upgrade goes through
+sed 's/{{TABLE}}/v5b/g' "$TESTS_DIR/schema-v5.sql" | sql "$(cat)"
+sql "INSERT INTO v5b (queue, payload) VALUES ('ok', 'x'), ('a b', 'y'), ('', 'z'); INSERT INTO v5b (queue, payload, state) VALUES ('ok', 'w', 'done')"
+sum=$(table_sum v5b)
+expect_status 78 "init refuses rows with queue names mq does not accept" "$MQ" init --table v5b
+is "$ERR" "mq init: cannot upgrade table 'v5b' to schema 6: 2 jobs have a queue name mq does not accept (ids 2, 3): rename their queue or delete them, then run 'mq init' again" \
+  "naming the ids and what to do"
+is "$(table_sum v5b):$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v5b'")" \
+  "$sum:mq schema 5" "and changes nothing"
+sql "UPDATE v5b SET queue = 'renamed' WHERE id IN (2, 3)"
+# cut short: the repairs ran, the ALTER did not; init runs it all again
+sed -e 's/{{TABLE}}/v5b/g' -e '/^ALTER TABLE `{{TABLE}}`$/,$d' "$TESTS_DIR/../sql/upgrade-6.sql" | sql "$(cat)"
+expect_status 0 "init upgrades after the rename, and after a run cut short" "$MQ" init --table v5b
+is "$(checks v5b)" "$(checks mq_jobs)" "with every constraint"
+is "$(sql "SELECT queue, payload, CAST(state AS CHAR) FROM v5b ORDER BY id" | tr '\t\n' ' ,')" \
+  "ok x ready,renamed y ready,renamed z ready,ok w done," "and every job"
 
 expect_status 64 "init refuses an invalid table name" "$MQ" init --table 'x;drop'
 expect_status 64 "init refuses an operand" "$MQ" init extra

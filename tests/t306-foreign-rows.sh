@@ -1,0 +1,216 @@
+#!/bin/sh
+# Rows written by other programs (issue 15, class 6): a plain INSERT with
+# the defaults is due at once from a session in any time zone; rows no mq
+# would write are refused by schema 6's CHECK constraints (error 4025),
+# and where a server has no CHECKs (simulated with check_constraint_checks
+# = 0) mq claims, reaps, finishes or buries them as mq-queue(7) says:
+# never a crash, a stall, a division by zero or an endless loop.
+. "$(dirname "$0")/lib.sh"
+
+"$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
+TOK=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+
+# ---- defaults: UTC in every session ----
+for tz in '+05:30' '-08:00' SYSTEM; do
+  sql "SET time_zone = '$tz'; INSERT INTO mq_jobs (queue, payload) VALUES ('tz', 'from $tz')"
+  is "$(sql "SELECT ABS(TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP(6))) < 60 AND ABS(TIMESTAMPDIFF(SECOND, created_at, UTC_TIMESTAMP(6))) < 60 FROM mq_jobs WHERE payload = 'from $tz'")" \
+    1 "time_zone $tz: the defaults are UTC"
+  run "$MQ" stats --json --queue tz
+  like "$OUT" '*"queue":"tz","ready":1,*"oldest_ready_seconds":[0-9].*' \
+    "time_zone $tz: stats shows the job ready, age under 10 s"
+  run "$MQ" pop --queue tz
+  is "$RC:$OUT" "0:from $tz" "time_zone $tz: the job is claimed at once"
+done
+sql "SET time_zone = '+05:30'; INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (999, 'tz', 'done', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+is "$(sql "SELECT ABS(TIMESTAMPDIFF(SECOND, archived_at, UTC_TIMESTAMP(6))) < 60 FROM mq_jobs_archive WHERE id = 999")" \
+  1 "time_zone +05:30: the archive's archived_at default is UTC"
+sql "DELETE FROM mq_jobs_archive; DELETE FROM mq_jobs"
+
+# ---- CHECK constraints refuse rows no mq would write ----
+refused() { # refused DESCRIPTION SQL: the server refuses it with 4025
+  sql "SET SESSION sql_mode = ''; $2" 2>"$T_TMP/sql.err"
+  like "$(cat "$T_TMP/sql.err")" "*ERROR 4025 *CONSTRAINT*failed*" "refused: $1"
+}
+ins="INSERT INTO mq_jobs (queue, payload"
+refused "a queue name mq does not accept" "$ins) VALUES ('a b', 'x')"
+refused "an empty queue name" "$ins) VALUES ('', 'x')"
+refused "a state not in the ENUM ('')" "$ins, state) VALUES ('r', 'x', 'bogus')"
+refused "max_attempts 0" "$ins, max_attempts) VALUES ('r', 'x', 0)"
+refused "attempts beyond max_attempts" "$ins, state, attempts, max_attempts, finished_at) VALUES ('r', 'x', 'done', 5, 3, UTC_TIMESTAMP())"
+refused "a waiting job with no delivery left" "$ins, attempts, max_attempts) VALUES ('r', 'x', 3, 3)"
+refused "available_at 0000-00-00" "$ins, available_at) VALUES ('r', 'x', '0000-00-00')"
+refused "created_at 0000-00-00" "$ins, created_at) VALUES ('r', 'x', '0000-00-00')"
+refused "a lease without deadline" "$ins, state, lease_token) VALUES ('r', 'x', 'leased', '$TOK')"
+refused "a lease without token" "$ins, state, leased_until) VALUES ('r', 'x', 'leased', UTC_TIMESTAMP())"
+refused "a lease ending 0000-00-00" "$ins, state, leased_until, lease_token) VALUES ('r', 'x', 'leased', '0000-00-00', '$TOK')"
+refused "a done job without finished_at" "$ins, state) VALUES ('r', 'x', 'done')"
+refused "a dead job without finished_at" "$ins, state) VALUES ('r', 'x', 'dead')"
+refused "every_us 0" "$ins, every_us, every_anchor) VALUES ('r', 'x', 0, UTC_TIMESTAMP())"
+refused "every_us -1" "$ins, every_us, every_anchor) VALUES ('r', 'x', -1, UTC_TIMESTAMP())"
+refused "every_us without every_anchor" "$ins, every_us) VALUES ('r', 'x', 1000000)"
+sql "$ins) VALUES ('r', 'x')"
+refused "an UPDATE that leases without deadline" "UPDATE mq_jobs SET state = 'leased', lease_token = '$TOK' WHERE queue = 'r'"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue <> 'r'") $(sql "SELECT state FROM mq_jobs WHERE queue = 'r'")" \
+  "0 ready" "nothing refused got in"
+sql "DELETE FROM mq_jobs"
+# edge values that are allowed, and handled
+sql "$ins, priority, available_at) VALUES ('e', 'far', -32768, '9999-12-31 23:59:59'), ('e', 'low', 32767, UTC_TIMESTAMP()), ('e', 'high', -32767, UTC_TIMESTAMP())"
+run "$MQ" stats --json --queue e
+like "$OUT" '*"queue":"e","ready":2,"scheduled":1,*' "a job due in 9999 is scheduled"
+popped() { # popped ARGS...: claims with --json, $OUT the payloads "a,b,"
+  run "$MQ" pop --json "$@"
+  OUT=$(printf '%s\n' "$OUT" | sed -n 's/.*"payload":"\([^"]*\)".*/\1/p' | tr '\n' ,)
+}
+popped --queue e --count 3
+is "$RC:$OUT" "0:high,low," "extreme priorities are claimed in order; 9999 waits"
+sql "DELETE FROM mq_jobs"
+
+# ---- a server without CHECKs: mq handles what gets in ----
+# Every session, mq's too, as on MariaDB 10.1 or MySQL 5.7 (restored at
+# exit: the server is shared with the other tests).
+sql_root "SET GLOBAL check_constraint_checks = 0"
+trap 'sql_root "SET GLOBAL check_constraint_checks = 1"; t_cleanup' EXIT
+nocheck() { sql "SET SESSION check_constraint_checks = 0; SET SESSION sql_mode = ''; $1"; }
+push_ok() { sql "$ins) VALUES ('$1', '$2')"; }
+
+# state '' (a value not in the ENUM from a non-strict session)
+nocheck "$ins, state) VALUES ('s', 'bogus', 'bogus')"
+push_ok s behind-bad-state
+run "$MQ" pop --queue s
+is "$RC:$OUT" "0:behind-bad-state" "state '': the job behind it is claimed"
+run "$MQ" requeue-stale --dry-run
+like "$OUT" "*dead 1*" "state '': --dry-run counts it"
+run timeout 20 "$MQ" requeue-stale
+is "$RC" 0 "state '': requeue-stale ends"
+is "$(sql "SELECT CAST(state AS CHAR), finished_at IS NOT NULL, last_error FROM mq_jobs WHERE payload = 'bogus'" | tr '\t' ' ')" \
+  "dead 1 invalid state; buried by requeue-stale" "state '': buried with a note"
+is "$(counted_jobs)" "$(finished_jobs)" "state '': and counted"
+
+# a lease without deadline, or with a token no receipt can have
+nocheck "$ins, state, attempts, lease_token, leased_by) VALUES ('l', 'no-deadline', 'leased', 1, '$TOK', NULL), ('l', 'no-deadline-last', 'leased', 3, '$TOK', 'h:1')"
+nocheck "UPDATE mq_jobs SET max_attempts = 3 WHERE payload = 'no-deadline-last'"
+nocheck "$ins, state, attempts, lease_token, leased_until) VALUES ('l', 'short-token', 'leased', 1, 'abc', UTC_TIMESTAMP() + INTERVAL 1 HOUR), ('l', 'null-token', 'leased', 1, NULL, UTC_TIMESTAMP() + INTERVAL 1 HOUR)"
+run "$MQ" stats --json --queue l
+like "$OUT" '*"queue":"l",*"leased":4,"stale":2,*' "leases without deadline count as stale"
+id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'no-deadline'")
+expect_status 0 "a lease without deadline: extend sets one" "$MQ" extend --lease 1h "$id.$TOK"
+is "$(sql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), leased_until) BETWEEN 3500 AND 3600 FROM mq_jobs WHERE id = $id")" 1 \
+  "(an hour from now)"
+nocheck "UPDATE mq_jobs SET leased_until = NULL WHERE id = $id"
+run timeout 20 "$MQ" requeue-stale --queue l
+is "$RC:$(echo $OUT)" "0:requeued 1 dead 1" "requeue-stale ends: the lease without deadline back, the used-up one dead"
+is "$(sql "SELECT payload, CAST(state AS CHAR) FROM mq_jobs WHERE queue = 'l' ORDER BY id" | tr '\t\n' ' ,')" \
+  "no-deadline ready,no-deadline-last dead,short-token leased,null-token leased," "rows as designed"
+run timeout 20 "$MQ" requeue-stale --queue l
+is "$RC:$(echo $OUT)" "0:requeued 0 dead 0" "a second run finds nothing"
+id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'null-token'")
+expect_status 2 "a lease with a NULL token: no receipt acks it" "$MQ" ack "$id.$TOK"
+nocheck "UPDATE mq_jobs SET leased_until = UTC_TIMESTAMP() - INTERVAL 1 SECOND WHERE queue = 'l' AND state = 'leased'"
+run timeout 20 "$MQ" requeue-stale --queue l
+is "$RC:$(echo $OUT)" "0:requeued 2 dead 0" "leases with bad tokens expire and are requeued"
+popped --queue l --count 5
+is "$RC:$OUT" "0:no-deadline,short-token,null-token," "and claimed again"
+is "$(counted_jobs)" "$(finished_jobs)" "leases: counted"
+
+# attempts at the column's top: a claim must not fail on it (both ways)
+for how in skip-locked update; do
+  nocheck "DELETE FROM mq_jobs WHERE queue = 'a'"
+  nocheck "$ins, attempts, max_attempts) VALUES ('a', 'top', 4294967295, 10)"
+  push_ok a behind-top
+  popped --claim=$how --queue a --count 2
+  is "$RC:$OUT" "0:top,behind-top," "attempts 4294967295 ($how): claimed, and the job behind it"
+  is "$(sql "SELECT attempts FROM mq_jobs WHERE payload = 'top'")" 4294967295 "($how) attempts stays at the top"
+done
+tok=$(sql "SELECT lease_token FROM mq_jobs WHERE payload = 'top'")
+id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'top'")
+run "$MQ" fail "$id.$tok"
+is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE id = $id")" "0:dead" \
+  "attempts beyond max_attempts: fail buries it"
+
+# max_attempts 0: one delivery, then dead
+nocheck "$ins, max_attempts) VALUES ('m', 'zero', 0)"
+run "$MQ" pop --queue m --receipt-file "$T_TMP/r"
+is "$RC:$OUT" "0:zero" "max_attempts 0: claimed"
+run "$MQ" fail "$(cat "$T_TMP/r")"
+is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'zero'")" "0:dead" \
+  "max_attempts 0: fail buries it"
+
+# zero dates: due (the oldest), claimed first; the job behind still runs
+nocheck "$ins, available_at, created_at) VALUES ('z', 'zero-date', '0000-00-00', '0000-00-00')"
+push_ok z behind-zero
+expect_status 0 "available_at 0000-00-00: stats works" "$MQ" stats --queue z
+popped --queue z --count 2
+is "$RC:$OUT" "0:zero-date,behind-zero," "available_at 0000-00-00: claimed, and the job behind it"
+
+# finished jobs without finished_at: archived, not left for ever
+nocheck "$ins, state, finished_at) VALUES ('f', 'done-no-time', 'done', NULL), ('f', 'dead-no-time', 'dead', NULL)"
+sql "INSERT INTO mq_jobs_counts VALUES ('f', 'done', 0, 1), ('f', 'dead', 0, 1)"
+run timeout 20 "$MQ" archive --dead --older-than 1d
+is "$RC" 0 "finished_at NULL: archive ends"
+is "$(sql "SELECT payload FROM mq_jobs_archive WHERE queue = 'f' ORDER BY id" | tr '\n' ,)" \
+  "done-no-time,dead-no-time," "finished_at NULL: archived"
+is "$(counted_jobs)" "$(finished_jobs)" "finished_at NULL: counted"
+
+# recurring jobs with a period no ack can use: done, not a division by
+# zero, not due again at once for ever
+n=0
+for every in "0, UTC_TIMESTAMP()" "-1, UTC_TIMESTAMP()" "1000000, NULL" \
+    "9000000000000000000, UTC_TIMESTAMP()" "1000000, '0000-00-00'"; do
+  n=$((n + 1))
+  nocheck "$ins, state, attempts, lease_token, leased_until, every_us, every_anchor) VALUES ('p', 'every$n', 'leased', 1, '$TOK', UTC_TIMESTAMP() + INTERVAL 1 HOUR, $every)"
+  id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'every$n'")
+  run timeout 20 "$MQ" ack "$id.$TOK"
+  is "$RC:$ERR:$(sql "SELECT CAST(state AS CHAR), finished_at IS NOT NULL, leased_until IS NULL FROM mq_jobs WHERE id = $id" | tr '\t' ' ')" \
+    "0::done 1 1" "every_us, every_anchor = $every: ack makes the job done"
+done
+# a sound one next to them still recurs
+nocheck "$ins, state, attempts, lease_token, leased_until, every_us, every_anchor) VALUES ('p', 'sound', 'leased', 1, '$TOK', UTC_TIMESTAMP() + INTERVAL 1 HOUR, 3600000000, UTC_TIMESTAMP())"
+id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'sound'")
+run "$MQ" ack "$id.$TOK"
+is "$RC:$(sql "SELECT CAST(state AS CHAR), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), available_at) BETWEEN 3500 AND 3600, every_us FROM mq_jobs WHERE id = $id" | tr '\t' ' ')" \
+  "0:ready 1 3600000000" "a sound recurring job is due again one period later"
+is "$(counted_jobs)" "$(finished_jobs)" "recurring: counted"
+
+# a queue name mq does not accept: counted by stats, reaped like any other
+nocheck "$ins, state, attempts, lease_token, leased_until) VALUES ('bad queue', 'bq', 'leased', 1, '$TOK', UTC_TIMESTAMP() - INTERVAL 1 SECOND)"
+run "$MQ" stats --json
+like "$OUT" '*"queue":"bad queue",*"leased":1,"stale":1,*' "a queue name mq does not accept: counted by stats"
+run timeout 20 "$MQ" requeue-stale
+is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'bq'")" "0:ready" "and its expired lease is requeued"
+
+# a finished job's dedup key is free: dedup_live is generated from state
+nocheck "$ins, state, finished_at, dedup_key) VALUES ('d', 'done-key', 'done', UTC_TIMESTAMP(), 'k')"
+sql "SET SESSION sql_mode = ''; UPDATE mq_jobs SET dedup_live = 'k' WHERE payload = 'done-key'" 2>/dev/null
+is "$(sql "SELECT dedup_live IS NULL FROM mq_jobs WHERE payload = 'done-key'")" 1 "a done job's dedup key is never live"
+run "$MQ" push --queue d --dedup k again
+is "$RC:$(sql "SELECT payload FROM mq_jobs WHERE id = '$OUT'")" "0:again" "and a push with the key makes a new job"
+
+# cancel and stats over all of it
+nocheck "$ins, state) VALUES ('x', 'bogus', 'bogus')"
+id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'x'")
+expect_status 1 "cancel of a row in no state: nothing to do" "$MQ" cancel "$id"
+expect_status 0 "stats over every queue" "$MQ" stats
+expect_status 0 "stats --json over every queue" "$MQ" stats --json
+
+# ---- CHECKs on, rows written with them turned off ----
+# mq's own writes leave such rows valid where they can (the claim raises
+# max_attempts, the ack clears a period it cannot use)
+sql_root "SET GLOBAL check_constraint_checks = 1"
+sql "DELETE FROM mq_jobs"
+nocheck "$ins, max_attempts) VALUES ('k', 'zero-max', 0)"
+nocheck "$ins, attempts, max_attempts) VALUES ('k', 'used-up', 7, 3)"
+popped --queue k --count 2
+is "$RC:$OUT" "0:zero-max,used-up," "checks on: a claim of rows with attempts used up works"
+is "$(sql "SELECT attempts, max_attempts FROM mq_jobs WHERE queue = 'k' ORDER BY id" | tr '\t\n' ' ,')" \
+  "1 1,8 8," "(max_attempts raised to the delivery)"
+nocheck "$ins, state, attempts, lease_token, leased_until, every_us, every_anchor) VALUES ('k', 'every0', 'leased', 1, '$TOK', UTC_TIMESTAMP() + INTERVAL 1 HOUR, 0, NULL)"
+id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'every0'")
+run "$MQ" ack "$id.$TOK"
+is "$RC:$(sql "SELECT CAST(state AS CHAR), every_us IS NULL FROM mq_jobs WHERE id = $id" | tr '\t' ' ')" \
+  "0:done 1" "checks on: ack of every_us 0 makes it done"
+# a zero date mq does not rewrite: the claim is refused with the
+# constraint's name (fix the row)
+nocheck "$ins, available_at) VALUES ('k2', 'zero-date', '0000-00-00')"
+expect_status 70 "checks on: a claim of a zero-date row is refused" "$MQ" pop --queue k2
+like "$ERR" "mq pop: cannot *: CONSTRAINT \`mq_jobs_times\` failed*4025*" "naming the constraint"
+done_testing
