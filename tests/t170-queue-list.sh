@@ -36,7 +36,7 @@ for how in skip-locked update; do
     "3:1" "$how: the rest, low first as that list says"
   is "$(printf '%s\n' "$OUT" | sed -n 's/^MQ_QUEUE_\([0-9]*\)=.*/\1/p' | tr '\n' ' ')" \
     "1 2 3 4 " "$how: numbered in claim order"
-  sql "UPDATE mq_jobs SET state = 'done' WHERE state = 'leased'"
+  sql "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6) WHERE state = 'leased'"
 done
 
 # a queue with nothing due in front (none at all, only finished jobs, or
@@ -81,7 +81,7 @@ expect_status 1 "one paused, one empty: exit 1" "$MQ" pop --queue high,low
 is "$ERR" "" "quietly: nothing is due"
 is "$(table_sum)" "$sum" "nothing changed"
 "$MQ" resume high >/dev/null
-sql "UPDATE mq_jobs SET state = 'done' WHERE state <> 'done'"
+sql "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6) WHERE state <> 'done'"
 
 # mq work takes the list too: one job at a time, in the list's order
 fill
@@ -95,7 +95,7 @@ is "$OUT" "high:high-a high:high-b high:high-c default:default-a default:default
 "$MQ" push --queue b bee >/dev/null
 run env MQ_QUEUE=a,b "$MQ" pop -o /dev/null
 is "$RC" 0 "MQ_QUEUE=a,b works for pop"
-sql "UPDATE mq_jobs SET state = 'done' WHERE state <> 'done'"
+sql "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6) WHERE state <> 'done'"
 sum=$(table_sum)
 expect_status 64 "MQ_QUEUE=a,b is refused by push" env MQ_QUEUE=a,b "$MQ" push x
 is "$ERR" "mq push: MQ_QUEUE takes one queue here (a list of queues only for pop and work)" \

@@ -107,11 +107,13 @@ main(void)
 	/* rows in every state and several queues, so the optimizer has a
 	 * real choice */
 	ok(mysql_query(c->db, "INSERT INTO explain_jobs (queue, state, "
-	    "payload, available_at, leased_until, finished_at) SELECT "
+	    "payload, available_at, leased_until, lease_token, finished_at) "
+	    "SELECT "
 	    "ELT(1 + seq % 3, 'a', 'b', 'c'), "
 	    "ELT(1 + seq % 4, 'ready', 'leased', 'done', 'dead'), 'x', "
 	    "NOW(6) - INTERVAL seq SECOND, "
 	    "IF(seq % 4 = 1, NOW(6) - INTERVAL seq % 100 SECOND, NULL), "
+	    "IF(seq % 4 = 1, REPEAT('a', 32), NULL), "
 	    "IF(seq % 4 >= 2, NOW(6) - INTERVAL seq SECOND, NULL) "
 	    "FROM seq_1_to_20000") == 0 &&
 	    mysql_query(c->db, "ANALYZE TABLE explain_jobs") == 0,
