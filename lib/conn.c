@@ -88,6 +88,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	char host[200];
 
 	memset(err, 0, sizeof *err);
+	if (o->connect_timeout_s)
+		timeout = o->connect_timeout_s;
+	if (o->read_timeout_s)
+		io_timeout = o->read_timeout_s;
 	if (o->defaults_file && access(o->defaults_file, R_OK) != 0) {
 		err->status = MQ_ECONFIG;
 		snprintf(err->msg, sizeof err->msg,
