@@ -761,18 +761,28 @@ step_wait(struct worker *w, short revents, int timed_out)
 static void
 give_up(struct worker *w)
 {
+	const char *what;
 	int i;
 
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
 		if (s->state == FREE)
 			continue;
-		fprintf(stderr, "mq work: job %llu: not %s: the server did "
-		    "not answer in %ds; it stays leased until its lease "
-		    "ends\n", (unsigned long long)s->job.id,
-		    succeeded(s) ? "acked" : s->state == ENDED &&
-		    s->end != ABANDONED ? "failed" : "given back",
-		    STOP_WAIT_US / 1000000);
+		what = succeeded(s) ? "ack" : s->state == ENDED &&
+		    s->end != ABANDONED && s->end != LOST ? "fail" :
+		    "give-back";
+		if (s->in_op)	/* sent: the server may yet do it */
+			fprintf(stderr, "mq work: job %llu: %s sent but the "
+			    "server did not answer in %ds: outcome unknown "
+			    "(%s, or leased until its lease ends)\n",
+			    (unsigned long long)s->job.id, what,
+			    STOP_WAIT_US / 1000000, succeeded(s) ? "done" :
+			    "given back");
+		else
+			fprintf(stderr, "mq work: job %llu: no %s: the server "
+			    "did not answer in %ds; it stays leased until its "
+			    "lease ends\n", (unsigned long long)s->job.id,
+			    what, STOP_WAIT_US / 1000000);
 	}
 	if (w->op.busy && count(w, FREE) == w->nslots)
 		fprintf(stderr, "mq work: a claim was under way: what it "
