@@ -233,8 +233,8 @@ op_run(void *arg)
 	t->njobs = 0;
 	t->acked = 0;
 	t->cw = NULL;
-	if (w->c == NULL &&
-	    (w->c = connect_table(&w->g->conn, w->g->table, &t->err)) == NULL) {
+	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
+	    w->g->table, &t->err)) == NULL) {
 		t->st = t->err.status;
 		return;
 	}
@@ -297,8 +297,8 @@ beat_run(void *arg)
 	size_t i;
 
 	t->st = MQ_OK;
-	if (w->cb == NULL &&
-	    (w->cb = connect_table(&w->g->conn, w->g->table, &t->err)) == NULL) {
+	if (w->cb == NULL && (w->cb = connect_table(&w->g->conn,
+	    w->g->table, &t->err)) == NULL) {
 		t->st = t->err.status;
 		for (i = 0; i < t->n; i++)
 			t->item[i].st = t->st;

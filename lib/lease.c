@@ -178,7 +178,8 @@ extend_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((rc = lock_lease(c, e->r, &attempts, &max_attempts, e->nowait)) != MQ_OK)
+	rc = lock_lease(c, e->r, &attempts, &max_attempts, e->nowait);
+	if (rc != MQ_OK)
 		return rc;
 	if ((st = mq__prepare(c, sql_extend)) == NULL)
 		return c->err.status;

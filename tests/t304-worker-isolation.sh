@@ -77,7 +77,7 @@ w2=$!
 reap() { # reap MS: requeue-stale every 0.3 s for MS milliseconds
   t0=$(ms)
   while [ $(($(ms) - t0)) -lt "$1" ]; do
-    "$MQ" requeue-stale --quiet >/dev/null 2>&1
+    "$MQ" requeue-stale --queue rl >/dev/null 2>&1
     sleep 0.3
   done
 }
