@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmds.h"
 
@@ -29,6 +30,11 @@ static const char options[] =
     "  --json              one JSON object per job and line\n";
 
 enum form { RAW, SHELL, JSON };
+
+/* With --wait D: a server that takes longer than this to answer one
+ * statement (or the handshake) counts as lost, so a server that hangs
+ * costs at most this beyond D (mq-pop(1), WAITING ON A SILENT SERVER) */
+#define WAIT_BOUND_S 10
 
 static void
 put_shell_var(const char *name, size_t idx, int many)
@@ -150,6 +156,15 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, const char *why,
 	return rc;
 }
 
+static long long
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int
 cmd_pop(int argc, char **argv, struct mq_global *g)
 {
@@ -170,7 +185,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	};
 	struct mq_pop_opts o = { .count = 1, .lease_us = 300000000LL };
 	const char *path = NULL, *receipt_path = NULL;
-	long long wait = 0;
+	long long wait = 0, t0 = 0;
 	enum form form = RAW;
 	int opt, forms = 0, count_given = 0, rc = 0;
 	struct mq_job *jobs;
@@ -234,7 +249,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	 * jobs are given back */
 	signal(SIGPIPE, SIG_IGN);
 	need_stdio("pop", STDOUT_CLOSED);
+	if (wait) {
+		g->conn.connect_timeout_s = WAIT_BOUND_S;
+		g->conn.read_timeout_s = WAIT_BOUND_S;
+		t0 = now();
+	}
 	c = open_queue_table("pop", g);
+	if (wait)	/* D counts from the start, connecting included */
+		wait = wait - (now() - t0) > 0 ? wait - (now() - t0) : 1;
 	st = wait ? mq_pop_wait(c, &o, wait, &jobs, &n) :
 	    mq_pop(c, &o, &jobs, &n);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {

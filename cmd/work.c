@@ -2,9 +2,16 @@
  * work.c: mq work -- CMD: a consumer loop for shell users. Claims jobs,
  * runs CMD once per job (work_jobs.c), acks on exit 0 and fails
  * otherwise; extends leases while jobs wait or run; waits for pushes on a
- * second, non-blocking connection parked in a marked SLEEP. One process,
- * one poll() loop: children's stderr, signals (through a self-pipe) and
- * the waiting connection.
+ * non-blocking connection parked in a marked SLEEP. One poll() loop owns
+ * the children's stderr, the signals (through a self-pipe), the timers
+ * and the waiting connection, and never waits for the server itself: two
+ * threads do (work_db.c), each on a connection of its own, the work
+ * thread for claims, acks, fails and give-backs, the heartbeat thread for
+ * extensions. A statement that waits (a row lock another session holds,
+ * a server that hangs) therefore holds up neither the timeouts, nor the
+ * signals, nor the other jobs' heartbeats (which do not wait for locks
+ * either: mq_try_extend); and a job whose lease could not be extended in
+ * time is stopped as lost, not left running unnoticed.
  *
  * Throughput: a claim takes more jobs than --concurrency (the extra ones
  * wait, leased, in a local buffer): as many again, and up to 16 times as
@@ -45,6 +52,63 @@ static const char options[] =
 #define ACK_DELAY_US 50000	/* longest an ack waits for a claim to join */
 #define PREFETCH_US 100000	/* work to hold waiting, per process slot */
 #define PREFETCH_MAX 15		/* waiting jobs per process slot, at most */
+#define BUSY_RETRY_US 500000	/* a beat that met another's row lock */
+#define BEAT_RETRY_US 1000000	/* a beat that failed */
+#define BACKOFF_FIRST_US 500000	/* after a failure, doubling... */
+#define BACKOFF_MAX_US 30000000	/* ...up to this, times [0.75, 1.25) */
+#define GIVE_UP_FAILURES 5	/* --exit-when-empty, --wait: tries in a row */
+#define STOP_WAIT_US 10000000	/* stopping: longest wait for the server */
+#define WAIT_CONN_RETRY_US 10000000	/* a waiting connection that failed */
+
+enum op_kind { OP_ACK, OP_FAIL, OP_RELEASE };
+
+/* One job's part of a task of the work thread. */
+struct op_item {
+	int slot;
+	enum op_kind kind;
+	struct mq_receipt r;
+	int tried;			/* fail, release: sent and answered */
+	enum mq_status st;		/* their outcome */
+	unsigned char lost;		/* ack: the lease was lost */
+	struct mq_fail_result res;
+	size_t text_len;
+	char text[TAIL + 128];		/* fail: the error text */
+};
+
+struct worker;
+
+/* What the work thread does in one go: fails and give-backs, then the
+ * acks with a claim of up to room jobs (or alone), then the waiting
+ * connection if asked for. The loop reads the outcome once it is done. */
+struct op_task {
+	struct worker *w;
+	size_t n;
+	unsigned room;
+	int want_cw;
+	int64_t posted_at;
+	enum mq_status st;		/* MQ_OK, or the failure */
+	struct mq_error err;
+	enum mq_status claim_st;
+	struct mq_job *jobs;
+	size_t njobs;
+	int acked;
+	struct mq_conn *cw;
+	struct op_item item[MAX_SLOTS];
+};
+
+/* Leases to extend, each once, on the heartbeat thread's connection. */
+struct beat_task {
+	struct worker *w;
+	size_t n;
+	enum mq_status st;
+	struct mq_error err;
+	struct {
+		int slot;
+		struct mq_receipt r;
+		int64_t sent_at;
+		enum mq_status st;
+	} item[MAX_SLOTS];
+};
 
 struct worker {
 	struct mq_global *g;
@@ -56,11 +120,19 @@ struct worker {
 	char **cmd;
 	char path[4096];		/* cmd[0], found in PATH once */
 	struct slot slot[MAX_SLOTS];
-	struct mq_conn *c, *cw;		/* work; waiting (non-blocking) */
+	/* the work thread's, the heartbeat thread's, the loop's (waiting,
+	 * non-blocking): each touched by its owner only */
+	struct mq_conn *c, *cb, *cw;
+	struct dbt op, beat;
+	struct op_task ot;
+	struct beat_task bt;
 	struct mq_async wait;
 	int waiting, wait_broken;
 	unsigned idle_waits;		/* waits in a row that found nothing */
-	int64_t next_claim, idle_since, reconnect_at, backoff_us;
+	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
+	unsigned failures;		/* work tasks failed in a row */
+	int beat_failing;		/* the last heartbeat task failed */
+	int64_t stop_idle_since;	/* stopping, no job running: since */
 	int stopping;			/* claim no more */
 	int signals;			/* stop signals received */
 	int cannot_run;			/* CMD failed to start for good */
@@ -101,6 +173,8 @@ free_slot(struct slot *s)
 	free(s->job.payload);
 	s->job.payload = NULL;
 	s->state = FREE;
+	s->in_op = 0;
+	s->lease_end = 0;
 }
 
 /* An error no retry mends, mid-run: the running jobs are stopped rather
@@ -117,104 +191,415 @@ fatal(struct worker *w, const struct mq_error *e)
 	die("work", e);
 }
 
-/* Drops the connections after a failure that may mean the server is
- * gone; they are made again, with backoff, before the next use. */
-static void
-lost_server(struct worker *w, const struct mq_error *e)
+static int
+mends_nothing(enum mq_status st)
 {
-	report("work", NULL, e);
-	mq_close(w->c);
-	mq_close(w->cw);
-	w->c = w->cw = NULL;
-	w->waiting = 0;
-	w->backoff_us = w->backoff_us ? w->backoff_us * 2 : 500000;
-	if (w->backoff_us > 30000000)
-		w->backoff_us = 30000000;
-	w->reconnect_at = now_us() + w->backoff_us;
-	fprintf(stderr, "mq work: reconnecting in %.1fs\n",
-	    (double)w->backoff_us / 1e6);
+	return st == MQ_EACCESS || st == MQ_ESCHEMA || st == MQ_ECONFIG ||
+	    st == MQ_EINVAL || st == MQ_ENOMEM;
 }
 
-/* The work connection, made again if needed; NULL while it cannot be. */
+/* A connection with the table selected; NULL with e filled in. */
 static struct mq_conn *
-conn(struct worker *w)
+connect_table(const struct mq_connopts *o, const char *table,
+    struct mq_error *e)
 {
-	struct mq_error e;
+	struct mq_conn *c = mq_connect(o, e);
 
-	if (w->c || now_us() < w->reconnect_at)
-		return w->c;
-	if ((w->c = mq_connect(&w->g->conn, &e)) == NULL) {
-		if (e.status != MQ_EUNAVAIL)
-			fatal(w, &e);
-		lost_server(w, &e);
-		return NULL;
+	if (c && mq_use_table(c, table) != MQ_OK) {
+		*e = *mq_conn_error(c);
+		mq_close(c);
+		c = NULL;
 	}
-	if (mq_use_table(w->c, w->g->table) != MQ_OK) {
-		e = *mq_conn_error(w->c);
-		mq_close(w->c);
-		w->c = NULL;
-		if (e.status != MQ_EUNAVAIL)
-			fatal(w, &e);
-		lost_server(w, &e);
-		return NULL;
-	}
-	if (w->backoff_us)
-		fprintf(stderr, "mq work: connected again\n");
-	w->backoff_us = 0;
-	return w->c;
+	return c;
 }
 
-/* A library failure on the work connection: losing the server is
- * survived (reconnect with backoff), a broken setup ends the worker. */
-static void
-db_failure(struct worker *w, enum mq_status st)
-{
-	struct mq_error e = *mq_conn_error(w->c);
+/* ---- the work thread's task (runs in that thread: no output) ---- */
 
-	if (st == MQ_EACCESS || st == MQ_ESCHEMA || st == MQ_ECONFIG ||
-	    st == MQ_EINVAL || st == MQ_ENOMEM)
-		fatal(w, &e);
-	lost_server(w, &e);
-}
-
-/* Reports a job that did not exit 0: fail it, or give it back. */
 static void
-report_job(struct worker *w, struct slot *s)
+op_run(void *arg)
 {
-	char text[TAIL + 128];
+	struct op_task *t = arg;
+	struct worker *w = t->w;
+	struct mq_receipt r[MAX_SLOTS];
+	unsigned char lost[MAX_SLOTS];
+	size_t which[MAX_SLOTS], nr = 0, i;
 	struct mq_fail_opts fo = { .retry_in_us = -1 };
-	struct mq_fail_result res;
-	enum mq_status st;
+	struct mq_connopts o;
+	struct mq_error e;
+	enum mq_status st = MQ_OK;
 
-	if (s->end == LOST) {
-		free_slot(s);	/* someone else has it now */
+	t->st = t->claim_st = MQ_OK;
+	t->jobs = NULL;
+	t->njobs = 0;
+	t->acked = 0;
+	t->cw = NULL;
+	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
+	    w->g->table, &t->err)) == NULL) {
+		t->st = t->err.status;
 		return;
 	}
-	if (conn(w) == NULL)
-		return;		/* again once the server is back */
-	if (s->end == ABANDONED) {
-		st = mq_release(w->c, &s->job.receipt);
-	} else {
-		fo.error = text;
-		fo.error_len = error_text(s, w->timeout_us, text);
-		st = mq_fail(w->c, &s->job.receipt, &fo, &res);
-		if (st == MQ_OK && res.dead)
+	for (i = 0; i < t->n; i++) {
+		struct op_item *it = &t->item[i];
+		if (it->kind == OP_ACK) {
+			which[nr] = i;
+			r[nr++] = it->r;
+			continue;
+		}
+		if (it->kind == OP_RELEASE) {
+			st = mq_release(w->c, &it->r);
+		} else {
+			fo.error = it->text;
+			fo.error_len = it->text_len;
+			st = mq_fail(w->c, &it->r, &fo, &it->res);
+		}
+		if (st != MQ_OK && st != MQ_ELEASE)
+			goto failed;
+		it->st = st;
+		it->tried = 1;
+	}
+	if (t->room) {
+		w->pop.count = t->room;
+		st = t->claim_st = mq_ack_pop(w->c, r, nr, lost, &t->acked,
+		    &w->pop, &t->jobs, &t->njobs);
+		if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED)
+			goto failed;
+	} else if (nr) {
+		st = mq_ack(w->c, r, nr, lost);
+		t->acked = st == MQ_OK || st == MQ_ELEASE;
+		if (!t->acked)
+			goto failed;
+	}
+	for (i = 0; t->acked && i < nr; i++)
+		t->item[which[i]].lost = lost[i];
+	if (t->want_cw) {
+		o = w->g->conn;
+		o.nonblock = 1;
+		t->cw = connect_table(&o, w->g->table, &e);
+	}
+	return;
+failed:
+	for (i = 0; t->acked && i < nr; i++)
+		t->item[which[i]].lost = lost[i];
+	t->st = st;
+	t->err = *mq_conn_error(w->c);
+	mq_close(w->c);		/* made again, after a pause, by the next */
+	w->c = NULL;
+}
+
+/* ---- the heartbeat thread's task ---- */
+
+static void
+beat_run(void *arg)
+{
+	struct beat_task *t = arg;
+	struct worker *w = t->w;
+	enum mq_status st;
+	size_t i;
+
+	t->st = MQ_OK;
+	if (w->cb == NULL && (w->cb = connect_table(&w->g->conn,
+	    w->g->table, &t->err)) == NULL) {
+		t->st = t->err.status;
+		for (i = 0; i < t->n; i++)
+			t->item[i].st = t->st;
+		return;
+	}
+	for (i = 0; i < t->n; i++) {
+		t->item[i].sent_at = now_us();
+		st = t->item[i].st = mq_try_extend(w->cb, &t->item[i].r,
+		    w->lease_us);
+		if (st == MQ_OK || st == MQ_ELEASE || st == MQ_ERETRY)
+			continue;
+		t->st = st;
+		t->err = *mq_conn_error(w->cb);
+		mq_close(w->cb);
+		w->cb = NULL;
+		for (i++; i < t->n; i++)
+			t->item[i].st = st;
+	}
+}
+
+/* ---- the loop's side: no statement is sent from here ---- */
+
+/* Jobs to hold waiting per process slot: one, more for short jobs. */
+static long long
+prefetch(const struct worker *w)
+{
+	long long k = w->avg_run_us ? PREFETCH_US / w->avg_run_us : 1;
+
+	return k < 1 ? 1 : k > PREFETCH_MAX ? PREFETCH_MAX : k;
+}
+
+/* How many jobs a claim may take now, nacks slots being acked with it
+ * (see the top); 0: no claim now. */
+static long long
+claim_room(const struct worker *w, long long nacks)
+{
+	long long room = (long long)w->concurrency * (1 + prefetch(w)) -
+	    (w->nslots - count(w, FREE) - nacks);
+
+	if (room > count(w, FREE) + nacks)
+		room = count(w, FREE) + nacks;
+	if (w->max_jobs && room > w->max_jobs - w->claimed)
+		room = w->max_jobs - w->claimed;
+	if (w->stopping || count(w, QUEUED) != 0 ||
+	    count(w, RUNNING) >= w->concurrency || now_us() < w->next_claim)
+		return 0;
+	return room < 0 ? 0 : room;
+}
+
+/* Whether the loop wants the waiting connection made. */
+static int
+want_wait_conn(const struct worker *w)
+{
+	return !w->stopping && w->idle_since && w->cw == NULL &&
+	    !w->wait_broken && now_us() >= w->cw_retry_at;
+}
+
+/* Gives the work thread what is to do: the jobs that ended (fail, give
+ * back, or ack: in the claim's transaction, or alone when no claim comes
+ * within ACK_DELAY_US), prefetched jobs to give back after a signal, a
+ * claim when there is room. */
+static void
+op_post(struct worker *w)
+{
+	struct op_task *t = &w->ot;
+	int64_t now = now_us(), oldest = INT64_MAX;
+	long long nacks = 0, room;
+	size_t i, k;
+	int j;
+
+	t->n = 0;
+	for (j = 0; j < w->nslots; j++) {
+		struct slot *s = &w->slot[j];
+		struct op_item *it = &t->item[t->n];
+		if (s->in_op)
+			continue;
+		if (s->state == ENDED && s->end == LOST) {
+			free_slot(s);	/* someone else has it now */
+			continue;
+		}
+		if (s->state == QUEUED && w->stopping) {
+			it->kind = OP_RELEASE;
+		} else if (s->state != ENDED) {
+			continue;
+		} else if (succeeded(s)) {
+			it->kind = OP_ACK;
+			nacks++;
+			if (s->ended_at < oldest)
+				oldest = s->ended_at;
+		} else if (s->end == ABANDONED) {
+			it->kind = OP_RELEASE;
+		} else {
+			it->kind = OP_FAIL;
+			it->text_len = error_text(s, w->timeout_us, it->text);
+		}
+		it->slot = j;
+		it->r = s->job.receipt;
+		it->tried = 0;
+		it->lost = 0;
+		t->n++;
+	}
+	room = claim_room(w, nacks);
+	if (room == 0 && nacks && !(w->stopping ||
+	    w->next_claim == INT64_MAX || count(w, QUEUED) == 0 ||
+	    now - oldest >= ACK_DELAY_US)) {
+		for (i = k = 0; i < t->n; i++)	/* the acks wait a little */
+			if (t->item[i].kind != OP_ACK)
+				t->item[k++] = t->item[i];
+		t->n = k;
+	}
+	t->room = (unsigned)room;
+	t->want_cw = want_wait_conn(w);
+	if (t->n == 0 && t->room == 0 && !t->want_cw)
+		return;
+	for (i = 0; i < t->n; i++)
+		w->slot[t->item[i].slot].in_op = 1;
+	t->w = w;
+	t->posted_at = now;
+	dbt_post(&w->op, op_run, t);
+}
+
+/* A work task failed: said, and tried again after a pause (capped
+ * exponential, with jitter), on a new connection. A worker that is to
+ * exit when idle and holds nothing gives up after GIVE_UP_FAILURES. */
+static void
+op_failed(struct worker *w, const struct mq_error *e)
+{
+	int64_t backoff;
+	unsigned n;
+
+	report("work", NULL, e);
+	if (mends_nothing(e->status))
+		fatal(w, e);
+	if (w->cw) {
+		mq_close(w->cw);
+		w->cw = NULL;
+		w->waiting = 0;
+	}
+	w->failures++;
+	if ((w->exit_when_empty || w->wait_us >= 0) &&
+	    count(w, FREE) == w->nslots && w->failures >= GIVE_UP_FAILURES) {
+		fprintf(stderr, "mq work: giving up after %u failures in a "
+		    "row\n", w->failures);
+		exit(exit_status(e->status));
+	}
+	n = w->failures - 1;
+	backoff = n >= 6 ? BACKOFF_MAX_US : (int64_t)BACKOFF_FIRST_US << n;
+	if (backoff > BACKOFF_MAX_US)
+		backoff = BACKOFF_MAX_US;
+	backoff = (int64_t)((double)backoff *
+	    (0.75 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1))));
+	w->reconnect_at = now_us() + backoff;
+	fprintf(stderr, "mq work: reconnecting in %.1fs\n",
+	    (double)backoff / 1e6);
+}
+
+/* The work thread is done: the outcome, job by job. */
+static void
+op_apply(struct worker *w)
+{
+	struct op_task *t = &w->ot;
+	int64_t now = now_us();
+	size_t i;
+	int k = 0;
+
+	for (i = 0; i < t->n; i++) {
+		struct op_item *it = &t->item[i];
+		struct slot *s = &w->slot[it->slot];
+		s->in_op = 0;
+		if (it->kind == OP_ACK ? !t->acked : !it->tried)
+			continue;	/* again, once the server answers */
+		if (it->kind == OP_ACK ? it->lost : it->st == MQ_ELEASE)
+			warn_job(s, MQ_LEASE_LOST);
+		else if (it->kind == OP_FAIL && it->res.dead)
 			fprintf(stderr, "mq work: job %llu: failed (%s); dead "
 			    "after %u attempt%s\n",
-			    (unsigned long long)s->job.id,
-			    how_it_ended(s), res.attempts, PLURAL(res.attempts));
-		else if (st == MQ_OK)
+			    (unsigned long long)s->job.id, how_it_ended(s),
+			    it->res.attempts, PLURAL(it->res.attempts));
+		else if (it->kind == OP_FAIL)
 			fprintf(stderr, "mq work: job %llu: failed (%s); due "
 			    "again in %.1fs\n", (unsigned long long)s->job.id,
-			    how_it_ended(s), (double)res.retry_in_us / 1e6);
+			    how_it_ended(s), (double)it->res.retry_in_us / 1e6);
+		free_slot(s);
 	}
-	if (st == MQ_ELEASE)
-		warn_job(s, MQ_LEASE_LOST);
-	else if (st != MQ_OK) {
-		db_failure(w, st);
-		return;		/* kept: reported after reconnecting */
+	if (t->cw) {
+		w->cw = t->cw;
+	} else if (t->want_cw) {
+		w->cw_retry_at = now + WAIT_CONN_RETRY_US;
+		w->next_claim = now + 1000000;	/* claim each second */
 	}
-	free_slot(s);
+	if (t->st != MQ_OK) {
+		op_failed(w, &t->err);
+		return;
+	}
+	if (w->failures && (t->n || t->room))
+		fprintf(stderr, "mq work: connected again\n");
+	if (t->n || t->room)
+		w->failures = 0;
+	if (!t->room)
+		return;
+	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
+		w->next_claim = INT64_MAX;	/* until the wait says so */
+		if (!w->idle_since)
+			w->idle_since = now;
+		return;
+	}
+	w->idle_since = 0;
+	w->idle_waits = 0;
+	for (i = 0; i < t->njobs; i++) {
+		while (k < w->nslots && w->slot[k].state != FREE)
+			k++;
+		if (k == w->nslots)
+			break;		/* cannot be: room was counted */
+		w->slot[k].state = QUEUED;
+		w->slot[k].job = t->jobs[i];
+		t->jobs[i].payload = NULL;	/* the slot holds it now */
+		w->slot[k].next_beat = now + w->lease_us / 3;
+		w->slot[k].lease_end = t->posted_at + w->lease_us;
+		w->claimed++;
+	}
+	mq_jobs_free(t->jobs, t->njobs);
+	t->jobs = NULL;
+}
+
+/* Gives the heartbeat thread the leases due for extension. */
+static void
+beat_post(struct worker *w)
+{
+	struct beat_task *t = &w->bt;
+	int64_t now = now_us();
+	int i;
+
+	t->n = 0;
+	for (i = 0; i < w->nslots; i++) {
+		const struct slot *s = &w->slot[i];
+		if ((s->state != QUEUED && s->state != RUNNING) ||
+		    s->stopping || s->in_op || now < s->next_beat)
+			continue;
+		t->item[t->n].slot = i;
+		t->item[t->n++].r = s->job.receipt;
+	}
+	if (t->n == 0)
+		return;
+	t->w = w;
+	dbt_post(&w->beat, beat_run, t);
+}
+
+/* Stops a running job whose lease is not ours any more, or drops a
+ * prefetched one. */
+static void
+lose(struct slot *s, const char *why)
+{
+	char msg[256];
+
+	if (s->state == QUEUED) {
+		snprintf(msg, sizeof msg, "%s; dropped before it ran", why);
+		warn_job(s, msg);
+		free_slot(s);
+		return;
+	}
+	snprintf(msg, sizeof msg, "%s; stopping it", why);
+	warn_job(s, msg);
+	s->end = LOST;
+	s->stopping = 1;
+	kill_job(s, SIGTERM);
+	s->kill_at = now_us() + GRACE_US;
+}
+
+/* The heartbeat thread is done: each lease's outcome. */
+static void
+beat_apply(struct worker *w)
+{
+	struct beat_task *t = &w->bt;
+	int64_t now = now_us();
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		struct slot *s = &w->slot[t->item[i].slot];
+		if ((s->state != QUEUED && s->state != RUNNING) ||
+		    s->job.id != t->item[i].r.id ||
+		    strcmp(s->job.receipt.token, t->item[i].r.token) != 0)
+			continue;	/* ended, or another job meanwhile */
+		switch (t->item[i].st) {
+		case MQ_OK:
+			s->lease_end = t->item[i].sent_at + w->lease_us;
+			s->next_beat = now + w->lease_us / 3;
+			break;
+		case MQ_ELEASE:
+			if (!s->in_op && !s->stopping)
+				lose(s, MQ_LEASE_LOST);
+			break;
+		case MQ_ERETRY:		/* another session holds the row */
+			s->next_beat = now + BUSY_RETRY_US;
+			break;
+		default:
+			s->next_beat = now + BEAT_RETRY_US;
+		}
+	}
+	if (t->st != MQ_OK && !w->beat_failing)
+		report("work", "heartbeat", &t->err);
+	w->beat_failing = t->st != MQ_OK;
 }
 
 static void
@@ -254,16 +639,16 @@ start_queued(struct worker *w)
 
 	for (i = 0; i < w->nslots && running < w->concurrency; i++) {
 		struct slot *s = &w->slot[i];
-		if (s->state != QUEUED)
+		if (s->state != QUEUED || s->in_op || w->stopping)
 			continue;
 		if ((e = spawn_job(s, w->path, w->cmd)) != 0) {
 			fprintf(stderr, "mq work: cannot run '%s' for job "
 			    "%llu: %s\n", shown(w->cmd[0]),
 			    (unsigned long long)s->job.id, strerror(e));
 			/* give it back rather than hold it for a lease */
-			if (conn(w))
-				(void)mq_release(w->c, &s->job.receipt);
-			free_slot(s);
+			s->state = ENDED;
+			s->end = ABANDONED;
+			s->ended_at = now_us();
 			if (e == ENOENT || e == EACCES || e == ENOEXEC ||
 			    e == ENOTDIR) {
 				w->cannot_run = w->stopping = 1;
@@ -283,118 +668,12 @@ start_queued(struct worker *w)
 	}
 }
 
-/* Claims up to room jobs into free slots, acking r in the same
- * transaction. Returns whether the acks were committed (else they are
- * still to do). */
-static int
-claim(struct worker *w, const struct mq_receipt *r, unsigned char *lost,
-    size_t nr, unsigned room)
-{
-	struct mq_job *jobs;
-	enum mq_status st;
-	size_t n, i;
-	int k = 0, acked;
-
-	w->pop.count = room;
-	st = mq_ack_pop(w->c, r, nr, lost, &acked, &w->pop, &jobs, &n);
-	if (st == MQ_EMPTY || st == MQ_PAUSED) {
-		w->next_claim = INT64_MAX;	/* until the wait says so */
-		if (!w->idle_since)
-			w->idle_since = now_us();
-		return 1;
-	}
-	if (st != MQ_OK) {
-		db_failure(w, st);
-		return acked;
-	}
-	w->idle_since = 0;
-	w->idle_waits = 0;
-	for (i = 0; i < n; i++) {
-		while (w->slot[k].state != FREE)
-			k++;
-		w->slot[k].state = QUEUED;
-		w->slot[k].job = jobs[i];
-		jobs[i].payload = NULL;		/* the slot holds it now */
-		w->slot[k].next_beat = now_us() + w->lease_us / 3;
-		w->claimed++;
-	}
-	mq_jobs_free(jobs, n);
-	return 1;
-}
-
-/* Jobs to hold waiting per process slot: one, more for short jobs. */
-static long long
-prefetch(const struct worker *w)
-{
-	long long k = w->avg_run_us ? PREFETCH_US / w->avg_run_us : 1;
-
-	return k < 1 ? 1 : k > PREFETCH_MAX ? PREFETCH_MAX : k;
-}
-
-/* Reports the jobs that ended, and claims when it may: the acks of jobs
- * that exited 0 go in the claim's transaction, or alone when no claim
- * comes within ACK_DELAY_US. */
-static void
-finish(struct worker *w)
-{
-	struct mq_receipt r[MAX_SLOTS];
-	unsigned char lost[MAX_SLOTS];
-	struct slot *which[MAX_SLOTS];
-	int64_t now = now_us(), oldest = INT64_MAX;
-	size_t nr = 0, i;
-	long long room;
-	int k, may_claim, acked = 0;
-	enum mq_status st;
-
-	for (k = 0; k < w->nslots; k++) {
-		struct slot *s = &w->slot[k];
-		if (s->state == ENDED && !succeeded(s))
-			report_job(w, s);
-		else if (s->state == ENDED) {
-			which[nr] = s;
-			r[nr++] = s->job.receipt;
-			if (s->ended_at < oldest)
-				oldest = s->ended_at;
-		}
-	}
-	/* room: what the prefetch allows (see the top), less the slots
-	 * held by jobs not about to be acked */
-	room = (long long)w->concurrency * (1 + prefetch(w)) -
-	    (w->nslots - count(w, FREE) - (long long)nr);
-	if (room > count(w, FREE) + (long long)nr)
-		room = count(w, FREE) + (long long)nr;
-	if (w->max_jobs && room > w->max_jobs - w->claimed)
-		room = w->max_jobs - w->claimed;
-	may_claim = !w->stopping && room > 0 && count(w, QUEUED) == 0 &&
-	    count(w, RUNNING) < w->concurrency && now >= w->next_claim;
-	if (may_claim && conn(w)) {
-		for (i = 0; i < nr; i++)	/* their slots take new jobs */
-			which[i]->state = FREE;
-		acked = claim(w, r, lost, nr, (unsigned)room);
-		for (i = 0; !acked && i < nr; i++)
-			which[i]->state = ENDED;	/* still to ack */
-	} else if (nr && (w->stopping || w->next_claim == INT64_MAX ||
-	    count(w, QUEUED) == 0 || now - oldest >= ACK_DELAY_US) && conn(w)) {
-		st = mq_ack(w->c, r, nr, lost);
-		acked = st == MQ_OK || st == MQ_ELEASE;
-		if (!acked)
-			db_failure(w, st);
-		for (i = 0; acked && i < nr; i++)
-			free_slot(which[i]);
-	}
-	for (i = 0; acked && i < nr; i++)
-		if (lost[i])
-			fprintf(stderr, "mq work: job %llu: %s\n",
-			    (unsigned long long)r[i].id, MQ_LEASE_LOST);
-	start_queued(w);
-}
-
-/* Heartbeats, timeouts, kills: what the clock asks of held jobs. */
+/* Timeouts, kills, leases that ran out: what the clock asks of held
+ * jobs, whatever the threads are waiting for. */
 static void
 tend(struct worker *w)
 {
 	int64_t now = now_us();
-	enum mq_status st;
 	int i;
 
 	for (i = 0; i < w->nslots; i++) {
@@ -412,22 +691,16 @@ tend(struct worker *w)
 			kill_job(s, SIGTERM);
 			s->kill_at = now + GRACE_US;
 		}
-		if (s->stopping || now < s->next_beat || conn(w) == NULL)
-			continue;
-		st = mq_extend(w->c, &s->job.receipt, w->lease_us);
-		s->next_beat = now + w->lease_us / 3;
-		if (st == MQ_ELEASE && s->state == QUEUED) {
-			warn_job(s, MQ_LEASE_LOST "; dropped before it ran");
-			free_slot(s);
-		} else if (st == MQ_ELEASE) {
-			warn_job(s, MQ_LEASE_LOST "; stopping it");
-			s->end = LOST;
-			s->stopping = 1;
-			kill_job(s, SIGTERM);
-			s->kill_at = now + GRACE_US;
-		} else if (st != MQ_OK) {
-			db_failure(w, st);
-		}
+		/* another consumer may claim it from now on */
+		if (!s->stopping && !s->in_op && s->lease_end &&
+		    now >= s->lease_end)
+			lose(s, "lease ran out before it could be extended");
+	}
+	if (w->stopping && count(w, RUNNING) == 0) {
+		if (!w->stop_idle_since)
+			w->stop_idle_since = now;
+	} else {
+		w->stop_idle_since = 0;
 	}
 }
 
@@ -449,44 +722,12 @@ on_stop(struct worker *w)
 			}
 }
 
-/* Gives back the claimed jobs that never ran (after a signal). */
-static void
-release_queued(struct worker *w)
-{
-	enum mq_status st;
-	int i;
-
-	for (i = 0; i < w->nslots; i++) {
-		struct slot *s = &w->slot[i];
-		if (s->state != QUEUED || conn(w) == NULL)
-			continue;
-		st = mq_release(w->c, &s->job.receipt);
-		if (st != MQ_OK && st != MQ_ELEASE) {
-			db_failure(w, st);
-			return;
-		}
-		free_slot(s);
-	}
-}
-
 /* Parks the waiting connection, if idle and not parked yet. */
 static void
 park(struct worker *w)
 {
-	struct mq_connopts o = w->g->conn;
-	struct mq_error e;
-
-	if (w->waiting || w->wait_broken)
+	if (w->waiting || w->wait_broken || w->cw == NULL)
 		return;
-	if (w->cw == NULL) {
-		o.nonblock = 1;
-		if ((w->cw = mq_connect(&o, &e)) == NULL ||
-		    mq_use_table(w->cw, w->g->table) != MQ_OK) {
-			mq_close(w->cw);
-			w->cw = NULL;
-			return;		/* claim each second instead */
-		}
-	}
 	if (mq_wait_begin(w->cw, w->pop.queue,
 	    mq_wait_backoff_us(w->idle_waits++), &w->wait) != MQ_OK) {
 		w->wait_broken = 1;	/* no non-blocking waits: poll */
@@ -515,10 +756,48 @@ step_wait(struct worker *w, short revents, int timed_out)
 	}
 }
 
+/* Stopping, and the server has not taken what is left for STOP_WAIT_US
+ * since the last job ended: says what stays undone, and exits. */
+static void
+give_up(struct worker *w)
+{
+	const char *what;
+	int i;
+
+	for (i = 0; i < w->nslots; i++) {
+		const struct slot *s = &w->slot[i];
+		if (s->state == FREE)
+			continue;
+		what = succeeded(s) ? "ack" : s->state == ENDED &&
+		    s->end != ABANDONED && s->end != LOST ? "fail" :
+		    "give-back";
+		if (s->in_op)	/* sent: the server may yet do it */
+			fprintf(stderr, "mq work: job %llu: %s sent but the "
+			    "server did not answer in %ds: outcome unknown "
+			    "(%s, or leased until its lease ends)\n",
+			    (unsigned long long)s->job.id, what,
+			    STOP_WAIT_US / 1000000, succeeded(s) ? "done" :
+			    "given back");
+		else
+			fprintf(stderr, "mq work: job %llu: no %s: the server "
+			    "did not answer in %ds; it stays leased until its "
+			    "lease ends\n", (unsigned long long)s->job.id,
+			    what, STOP_WAIT_US / 1000000);
+	}
+	if (w->op.busy && count(w, FREE) == w->nslots)
+		fprintf(stderr, "mq work: a claim was under way: what it "
+		    "took stays leased until its lease ends\n");
+	exit(EX_UNAVAILABLE);
+}
+
 static int
 done(struct worker *w)
 {
-	if (count(w, FREE) != w->nslots)
+	if (w->stopping && w->stop_idle_since &&
+	    now_us() - w->stop_idle_since >= STOP_WAIT_US &&
+	    (w->op.busy || count(w, FREE) != w->nslots))
+		give_up(w);
+	if (count(w, FREE) != w->nslots || w->op.busy)
 		return 0;
 	if (w->stopping)
 		return 1;
@@ -530,28 +809,33 @@ done(struct worker *w)
 	    now_us() - w->idle_since >= w->wait_us;
 }
 
-/* How long poll() may sleep: until the next thing the clock asks for. */
+/* How long poll() may sleep: until the next thing the clock asks for.
+ * What a busy thread is to do waits for it (its pipe wakes the loop). */
 static int
 timeout_ms(struct worker *w)
 {
 	int64_t now = now_us(), next = now + 1000000;
-	int i;
+	int i, op_free = !w->op.busy && now >= w->reconnect_at;
 
 #define SOONER(t) do { if ((t) < next) next = (t); } while (0)
-	if (!w->waiting)
+	if (op_free && !w->waiting && claim_room(w, 0) > 0)
 		SOONER(w->next_claim);
-	if (w->reconnect_at > now)
+	if (!w->op.busy && w->reconnect_at > now)
 		SOONER(w->reconnect_at);
 	if (w->idle_since && w->wait_us >= 0)
 		SOONER(w->idle_since + w->wait_us);
+	if (w->stop_idle_since)
+		SOONER(w->stop_idle_since + STOP_WAIT_US);
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
-		if (s->state == ENDED)
+		if (s->state == ENDED && op_free && !s->in_op)
 			SOONER(s->ended_at + ACK_DELAY_US);
 		if (s->state != QUEUED && s->state != RUNNING)
 			continue;
-		if (!s->stopping)
+		if (!s->stopping && !s->in_op && !w->beat.busy)
 			SOONER(s->next_beat);
+		if (!s->stopping && !s->in_op && s->lease_end)
+			SOONER(s->lease_end);
 		if (s->state == RUNNING && !s->stopping && s->deadline)
 			SOONER(s->deadline);
 		if (s->state == RUNNING && s->kill_at)
@@ -566,25 +850,31 @@ timeout_ms(struct worker *w)
 static void
 loop(struct worker *w)
 {
-	struct pollfd fds[MAX_SLOTS + 2];
-	int map[MAX_SLOTS + 2], nfds, i, r, wait_idx;
+	struct pollfd fds[MAX_SLOTS + 4];
+	int map[MAX_SLOTS + 4], nfds, i, r, wait_idx;
 	unsigned char sig;
 
 	while (!done(w)) {
 		reap(w);
 		tend(w);
-		finish(w);
-		if (w->stopping)
-			release_queued(w);
+		if (!w->op.busy && now_us() >= w->reconnect_at)
+			op_post(w);
+		if (!w->beat.busy)
+			beat_post(w);
+		start_queued(w);
 		if (done(w))
 			break;
-		if (!w->stopping && w->idle_since && conn(w)) {
+		if (!w->stopping && w->idle_since) {
 			park(w);
 			if (!w->waiting && w->next_claim == INT64_MAX)
 				w->next_claim = now_us() + 1000000;
 		}
 		nfds = 0;
 		fds[nfds].fd = sigpipe_fd[0];
+		fds[nfds++].events = POLLIN;
+		fds[nfds].fd = w->op.fd[0];
+		fds[nfds++].events = POLLIN;
+		fds[nfds].fd = w->beat.fd[0];
 		fds[nfds++].events = POLLIN;
 		for (i = 0; i < w->nslots; i++)
 			if (w->slot[i].state == RUNNING &&
@@ -609,7 +899,11 @@ loop(struct worker *w)
 				if (sig == SIGTERM || sig == SIGINT ||
 				    sig == SIGHUP)
 					on_stop(w);
-		for (i = 1; r > 0 && i < nfds; i++)
+		if (r > 0 && fds[1].revents && dbt_collect(&w->op))
+			op_apply(w);
+		if (r > 0 && fds[2].revents && dbt_collect(&w->beat))
+			beat_apply(w);
+		for (i = 3; r > 0 && i < nfds; i++)
 			if (i != wait_idx && fds[i].revents)
 				drain(&w->slot[map[i]]);
 		if (w->waiting && wait_idx >= 0 && fds[wait_idx].revents)
@@ -722,8 +1016,19 @@ cmd_work(int argc, char **argv, struct mq_global *g)
 	/* fail early on what no retry can mend (table, grants, names) */
 	w.c = open_queue_table("work", g);
 	set_signals();
+	if ((opt = dbt_start(&w.op)) != 0 ||
+	    (opt = dbt_start(&w.beat)) != 0) {
+		fprintf(stderr, "mq work: cannot start a thread: %s\n",
+		    strerror(opt));
+		exit(EX_OSERR);
+	}
 	loop(&w);
-	mq_close(w.c);
+	/* a thread still in a statement keeps its connection: the exit
+	 * closes it */
+	if (!w.op.busy)
+		mq_close(w.c);
+	if (!w.beat.busy)
+		mq_close(w.cb);
 	mq_close(w.cw);
 	return w.cannot_run ? 127 : 0;
 }

@@ -6,6 +6,7 @@
 #ifndef MQ_WORK_H
 #define MQ_WORK_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "cmds.h"
@@ -32,6 +33,8 @@ struct slot {
 	char tail[TAIL];		/* ring of its last stderr bytes */
 	size_t tail_len, tail_pos;
 	int64_t next_beat, deadline, kill_at, started_at, ended_at;
+	int64_t lease_end;		/* the lease's end, as far as we know */
+	int in_op;			/* in the task of the work thread */
 	enum end end;
 	int stopping;			/* SIGTERM sent; end says why */
 	int status;			/* from waitpid */
@@ -63,5 +66,26 @@ const char *how_it_ended(const struct slot *s);
 int succeeded(const struct slot *s);
 
 int64_t now_us(void);
+
+/* A thread that talks to the server for the loop (work_db.c): one task
+ * at a time; a byte on fd[0] when it is done. */
+struct dbt {
+	pthread_t t;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	void (*fn)(void *);	/* the task running, NULL: none */
+	void *arg;
+	int busy;		/* posted and not collected (the loop's) */
+	int fd[2];
+};
+
+/* Starts the thread, signals blocked in it. Returns an errno value. */
+int dbt_start(struct dbt *d);
+
+/* Gives the idle thread fn(arg) to run. */
+void dbt_post(struct dbt *d, void (*fn)(void *), void *arg);
+
+/* After fd[0] was readable: whether the task is done (busy then 0). */
+int dbt_collect(struct dbt *d);
 
 #endif

@@ -28,10 +28,11 @@
  *    and SHOW CREATE TABLE mean.
  *  - time_zone UTC: NOW() and the column defaults agree with the
  *    UTC_TIMESTAMP mq writes.
- *  - limits below the client's read timeout (MQ_READ_TIMEOUT), so the
- *    server always answers first: a row lock wait ends in 1205 after
- *    50 s, a metadata lock wait after 60 s, any statement after
- *    MQ_STATEMENT_TIME (MariaDB: every statement; MySQL: SELECTs only).
+ *  - limits below the client's read timeout (MQ_READ_TIMEOUT, or the
+ *    caller's), so the server always answers first: at the default, a
+ *    row lock wait ends in 1205 after 50 s, a metadata lock wait after
+ *    60 s, any statement after 240 s (MariaDB: every statement; MySQL:
+ *    SELECTs only); session_for() scales them to a shorter one.
  *    A lower global limit (max_statement_time=1) would kill mq's waits.
  *  - wait_timeout and net_*_timeout at their defaults: a server that
  *    drops idle or slow connections early cuts mq work's connections.
@@ -45,15 +46,13 @@
  *    stalling its queue: mq handles it as a server without CHECKs.
  */
 #define MQ_READ_TIMEOUT 300		/* seconds, the client's */
-#define MQ_STATEMENT_TIME 240		/* seconds, the server's */
 #define MQ_LONG_READ_TIMEOUT 86400	/* mq init: DDL on big tables */
-#define STR(x) #x
-#define XSTR(x) STR(x)
 #define SESSION_COMMON \
-    "ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION autocommit=1, SESSION completion_type=0," \
+    "ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION autocommit=1," \
+    " SESSION completion_type=0," \
     " SESSION sql_mode='STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO," \
     "NO_ENGINE_SUBSTITUTION', SESSION time_zone='+00:00'," \
-    " SESSION innodb_lock_wait_timeout=50, SESSION lock_wait_timeout=60," \
+    " SESSION innodb_lock_wait_timeout=%u, SESSION lock_wait_timeout=%u," \
     " SESSION wait_timeout=28800, SESSION net_read_timeout=30," \
     " SESSION net_write_timeout=60," \
     " SESSION sql_select_limit=18446744073709551615," \
@@ -67,20 +66,9 @@
 #define STANDARD_TX \
     " SESSION transaction_isolation='READ-COMMITTED'," \
     " SESSION transaction_read_only=0,"
-#define MARIADB_LIMITS(t) \
-    " SESSION check_constraint_checks=0, SESSION max_statement_time=" t
-static const char session_mariadb[] = SESSION_COMMON MARIADB_TX
-    MARIADB_LIMITS(XSTR(MQ_STATEMENT_TIME));
-static const char session_mariadb_long[] = SESSION_COMMON MARIADB_TX
-    MARIADB_LIMITS("0");
-static const char session_mariadb11[] = SESSION_COMMON STANDARD_TX
-    MARIADB_LIMITS(XSTR(MQ_STATEMENT_TIME));
-static const char session_mariadb11_long[] = SESSION_COMMON STANDARD_TX
-    MARIADB_LIMITS("0");
-static const char session_mysql[] = SESSION_COMMON STANDARD_TX
-    " SESSION max_execution_time=" XSTR(MQ_STATEMENT_TIME) "000";
-static const char session_mysql_long[] = SESSION_COMMON STANDARD_TX
-    " SESSION max_execution_time=0";
+#define MARIADB_LIMITS \
+    " SESSION check_constraint_checks=0, SESSION max_statement_time=%u"
+#define MYSQL_LIMITS " SESSION max_execution_time=%u"
 
 static int
 server_is_mariadb(MYSQL *db)
@@ -90,21 +78,39 @@ server_is_mariadb(MYSQL *db)
 	return info && strstr(info, "MariaDB") != NULL;
 }
 
-static const char *
-session_for(MYSQL *db, int long_statements)
+static unsigned
+clamp(unsigned v, unsigned lo, unsigned hi)
 {
-	if (!server_is_mariadb(db))
-		return long_statements ? session_mysql_long : session_mysql;
-	if (mysql_get_server_version(db) >= 110100)
-		return long_statements ? session_mariadb11_long :
-		    session_mariadb11;
-	return long_statements ? session_mariadb_long : session_mariadb;
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The session's statement for a client that waits read_timeout seconds
+ * for an answer: row lock waits a sixth of it (50 s at most), metadata
+ * lock waits a fifth (60 s at most), statements four fifths (240 s at
+ * the default 300 s; none for long_statements). */
+static void
+session_for(struct mq_conn *c, unsigned read_timeout, int long_statements)
+{
+	unsigned lock = clamp(read_timeout / 6, 1, 50);
+	unsigned mdl = clamp(read_timeout / 5, 1, 60);
+	unsigned stmt = long_statements ? 0 : clamp(read_timeout * 4 / 5, 1,
+	    read_timeout);
+
+	if (!server_is_mariadb(c->db))
+		snprintf(c->session, sizeof c->session, SESSION_COMMON
+		    STANDARD_TX MYSQL_LIMITS, lock, mdl, stmt * 1000);
+	else if (mysql_get_server_version(c->db) >= 110100)
+		snprintf(c->session, sizeof c->session, SESSION_COMMON
+		    STANDARD_TX MARIADB_LIMITS, lock, mdl, stmt);
+	else
+		snprintf(c->session, sizeof c->session, SESSION_COMMON
+		    MARIADB_TX MARIADB_LIMITS, lock, mdl, stmt);
 }
 
 const char *
 mq__session_sql(const struct mq_conn *c)
 {
-	return c->session_sql;
+	return c->session;
 }
 
 /* READ COMMITTED for a session that has not been through the probe
@@ -181,6 +187,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	char host[200];
 
 	memset(err, 0, sizeof *err);
+	if (o->connect_timeout_s)
+		timeout = o->connect_timeout_s;
+	if (o->read_timeout_s)
+		io_timeout = o->read_timeout_s;
 	if (o->defaults_file && access(o->defaults_file, R_OK) != 0) {
 		err->status = MQ_ECONFIG;
 		snprintf(err->msg, sizeof err->msg,
@@ -233,7 +243,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
-	c->session_sql = session_for(c->db, o->long_statements);
+	session_for(c, io_timeout, o->long_statements);
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';

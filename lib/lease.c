@@ -13,6 +13,17 @@ static const char sql_lock_lease[] =
     "SELECT attempts, max_attempts FROM `{{TABLE}}`"
     " WHERE id = ? AND lease_token = ? AND state = 'leased' FOR UPDATE";
 
+/* The heartbeat's: NOWAIT where the server has it (the servers that
+ * have SKIP LOCKED), so that a row another session holds costs that job
+ * a beat, not a lock wait that would hold up the other jobs' beats. */
+static const char sql_lock_lease_nowait[] =
+    "SELECT attempts, max_attempts FROM `{{TABLE}}`"
+    " WHERE id = ? AND lease_token = ? AND state = 'leased'"
+    " FOR UPDATE NOWAIT";
+
+/* MySQL's error for a NOWAIT read that met a lock (MariaDB says 1205) */
+#define ER_LOCK_NOWAIT_MYSQL 3572
+
 static const char sql_retry[] =
     "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
     " available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
@@ -54,10 +65,12 @@ mq_backoff_us(unsigned attempts, double u)
 	return (int64_t)((double)base * (0.75 + 0.5 * u));
 }
 
-/* Locks the row of r if r is still its delivery; MQ_ELEASE if not. */
+/* Locks the row of r if r is still its delivery; MQ_ELEASE if not.
+ * With nowait (and a server that has it), MQ_ERETRY at once if another
+ * session holds the row. */
 static enum mq_status
 lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
-    uint32_t *max_attempts)
+    uint32_t *max_attempts, int nowait)
 {
 	MYSQL_BIND in[2], out[2];
 	unsigned long tlen;
@@ -66,11 +79,14 @@ lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
 	enum mq_status rc;
 	int f;
 
-	if ((st = mq__prepare(c, sql_lock_lease)) == NULL)
+	if ((st = mq__prepare(c, nowait && c->skip_locked ?
+	    sql_lock_lease_nowait : sql_lock_lease)) == NULL)
 		return c->err.status;
 	mq__bind_u64(&in[0], &id);
 	mq__bind_str(&in[1], r->token, &tlen);
 	rc = mq__execute(c, st, in, "cannot lock job");
+	if (rc == MQ_EDB && c->err.db_errno == ER_LOCK_NOWAIT_MYSQL)
+		rc = c->err.status = MQ_ERETRY;
 	memset(out, 0, sizeof out);
 	mq__bind_u32(&out[0], attempts);
 	mq__bind_u32(&out[1], max_attempts);
@@ -106,7 +122,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((rc = lock_lease(c, f->r, &attempts, &max_attempts)) != MQ_OK)
+	if ((rc = lock_lease(c, f->r, &attempts, &max_attempts, 0)) != MQ_OK)
 		return rc;
 	elen = (unsigned long)(f->o->error_len < ERROR_MAX ?
 	    f->o->error_len : ERROR_MAX);
@@ -149,6 +165,7 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 struct extend {
 	const struct mq_receipt *r;
 	int64_t lease_us;
+	int nowait;
 };
 
 static enum mq_status
@@ -161,7 +178,8 @@ extend_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((rc = lock_lease(c, e->r, &attempts, &max_attempts)) != MQ_OK)
+	rc = lock_lease(c, e->r, &attempts, &max_attempts, e->nowait);
+	if (rc != MQ_OK)
 		return rc;
 	if ((st = mq__prepare(c, sql_extend)) == NULL)
 		return c->err.status;
@@ -175,11 +193,31 @@ extend_tx(struct mq_conn *c, void *ctx)
 enum mq_status
 mq_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 {
-	struct extend e = { r, lease_us };
+	struct extend e = { r, lease_us, 0 };
 
 	if (lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "lease must be positive");
 	return mq__in_tx(c, extend_tx, &e);
+}
+
+enum mq_status
+mq_try_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
+{
+	struct extend e = { r, lease_us, 1 };
+	enum mq_status rc;
+
+	if (lease_us <= 0)
+		return mq__fail(c, MQ_EINVAL, "lease must be positive");
+	/* one attempt, not mq__in_tx's retries: the caller's next beat is
+	 * the retry, and the other jobs' beats do not wait for it */
+	if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
+		return mq__dberr(c, NULL, "cannot start transaction");
+	rc = extend_tx(c, &e);
+	if (rc == MQ_OK && mysql_commit(c->db) != 0)
+		rc = mq__dberr(c, NULL, "cannot commit");
+	if (rc != MQ_OK)
+		(void)mysql_rollback(c->db);
+	return rc;
 }
 
 enum mq_status

@@ -116,6 +116,10 @@ struct mq_connopts {
 	int nonblock;		/* for mq_wait_begin (libmariadb only) */
 	int long_statements;	/* DDL on big tables (mq init): no statement
 				 * time limit, a day's read timeout */
+	/* seconds the client waits for the server: for the handshake
+	 * (0: 10) and for each answer (0: 300); a command with a deadline
+	 * (mq pop --wait) bounds a hung server's cost with them */
+	unsigned connect_timeout_s, read_timeout_s;
 };
 
 /**
@@ -361,6 +365,15 @@ enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 
 /** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
+    int64_t lease_us);
+
+/**
+ * As mq_extend, once, without waiting for a lock: MQ_ERETRY at once when
+ * another session holds the job's row (the caller tries again later),
+ * where the server has NOWAIT (MariaDB 10.6+, MySQL 8.0+, as SKIP
+ * LOCKED); elsewhere it waits as mq_extend does, without retrying.
+ */
+enum mq_status mq_try_extend(struct mq_conn *c, const struct mq_receipt *r,
     int64_t lease_us);
 
 /* ---- cancel ---- */
