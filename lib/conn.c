@@ -38,6 +38,13 @@
  *    drops idle or slow connections early cuts mq work's connections.
  *  - sql_select_limit, max_join_size, sql_safe_updates: no silent cut of
  *    a result, no refused statement.
+ *  - timestamp and insert_id as the server keeps them: an init_connect
+ *    that fixes the clock (SET timestamp) or the next id would move every
+ *    time mq writes, or collide a push.
+ *  - div_precision_increment 4: a recurring job's next slot divides; at
+ *    0 the quotient is rounded before FLOOR() and a run is skipped.
+ *  - optimizer_switch and (MariaDB) the idle transaction timeouts at
+ *    their defaults: the claim's plan, and a transaction's connection.
  *  - unique_checks: the dedup key holds.
  *  - check_constraint_checks off (MariaDB): the schema's CHECKs are for
  *    other programs' rows; mq's own writes are valid by construction,
@@ -58,7 +65,9 @@
     " SESSION sql_select_limit=18446744073709551615," \
     " SESSION max_join_size=18446744073709551615, SESSION sql_safe_updates=0," \
     " SESSION unique_checks=1, SESSION sql_auto_is_null=0," \
-    " SESSION sql_quote_show_create=1, NAMES utf8mb4,"
+    " SESSION sql_quote_show_create=1, NAMES utf8mb4," \
+    " SESSION timestamp=DEFAULT, SESSION insert_id=0," \
+    " SESSION div_precision_increment=4, SESSION optimizer_switch='default',"
 /* MariaDB before 11.1 knows the transaction variables by their old
  * names only; MySQL 8.0 by the new ones only */
 #define MARIADB_TX \
@@ -67,6 +76,9 @@
     " SESSION transaction_isolation='READ-COMMITTED'," \
     " SESSION transaction_read_only=0,"
 #define MARIADB_LIMITS \
+    " SESSION idle_transaction_timeout=0," \
+    " SESSION idle_readonly_transaction_timeout=0," \
+    " SESSION idle_write_transaction_timeout=0," \
     " SESSION check_constraint_checks=0, SESSION max_statement_time=%u"
 #define MYSQL_LIMITS " SESSION max_execution_time=%u"
 
@@ -77,6 +89,10 @@ server_is_mariadb(MYSQL *db)
 
 	return info && strstr(info, "MariaDB") != NULL;
 }
+
+/* the longest text, with room for its three numbers */
+_Static_assert(sizeof SESSION_COMMON MARIADB_TX MARIADB_LIMITS + 3 * 20 <
+    sizeof ((struct mq_conn *)0)->session, "session text fits");
 
 static unsigned
 clamp(unsigned v, unsigned lo, unsigned hi)

@@ -40,7 +40,7 @@ struct mq_conn {
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
-	char session[1024];		/* what every session sets (conn.c) */
+	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 };
 

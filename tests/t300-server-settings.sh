@@ -1,8 +1,10 @@
 #!/bin/sh
 # The same guarantees under any server globals and init_connect: a second
 # private server, in a time zone east of UTC, with autocommit off,
-# sql_mode ORACLE then ANSI, init_connect turning autocommit off for an
-# ordinary account, max_statement_time=1, lock waits longer than mq's
+# sql_mode ORACLE then ANSI, init_connect turning autocommit off (and
+# fixing the clock and the next id) for an ordinary account,
+# max_statement_time=1, div_precision_increment=0, optimizer switches
+# off, idle transactions killed after 1 s, lock waits longer than mq's
 # read timeout, COMMIT that disconnects, one-row select limits, unique
 # and CHECK checks off, read-only transactions by default. The core path
 # of every command runs against it, as root and as that account, and the
@@ -25,7 +27,9 @@ hsql() {
 hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
 hostile() { # hostile SQL_MODE
   hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
-    GLOBAL init_connect='SET autocommit=0', GLOBAL max_statement_time=1,
+    GLOBAL init_connect='SET autocommit=0, timestamp=1, insert_id=3',
+    GLOBAL max_statement_time=1, GLOBAL div_precision_increment=0,
+    GLOBAL idle_transaction_timeout=1, GLOBAL optimizer_switch='index_merge=off,index_condition_pushdown=off',
     GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
     GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
     GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
@@ -95,6 +99,15 @@ round() { # round USER SQL_MODE TABLE
   expect_status 0 "$w purge" "$MQ" purge --queue later --yes
   is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'later'")" 0 "$w purged the scheduled job"
   expect_status 0 "$w stats --recount" "$MQ" stats --recount
+  # a recurring job whose anchor is 40 minutes old: the next slot is
+  # in 20 minutes (at div_precision_increment=0 the quotient rounds up
+  # and a run is skipped: 80 minutes)
+  expect_status 0 "$w push --every 1h" "$MQ" push --queue every --every 1h e1
+  hsql "UPDATE h.$3 SET every_anchor = UTC_TIMESTAMP(6) - INTERVAL 40 MINUTE WHERE queue = 'every'"
+  r=$("$MQ" pop --queue every --shell | sed -n 's/^MQ_RECEIPT=//p')
+  expect_status 0 "$w ack of the recurring job" "$MQ" ack "$r"
+  is "$(hsql "SELECT state, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), available_at) BETWEEN 18 AND 20 FROM h.$3 WHERE queue = 'every'" | tr '\t' ' ')" \
+    "ready 1" "$w due again at the next slot, 20 minutes on (UTC, no run skipped)"
 }
 round root ORACLE t_oracle
 round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi
@@ -112,6 +125,6 @@ is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query'
   AND argument LIKE '%innodb_lock_wait_timeout=50, SESSION lock_wait_timeout=60,%'
   AND argument LIKE '%time_zone=''+00:00''%' AND argument LIKE '%max_statement_time=240;%'")" 1 \
   "the session's settings: lock waits 50 s and 60 s, statements 240 s, UTC"
-is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE 'SET autocommit=0'")" 1 \
+is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE 'SET autocommit=0, timestamp=1, insert_id=3'")" 1 \
   "after the account's init_connect"
 done_testing
