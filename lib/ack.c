@@ -30,13 +30,18 @@
 #define RECURS \
     "(every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=" \
     " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59'))"
+/* Integer division (DIV), exact whatever the session's
+ * div_precision_increment: '/' rounds the quotient to that many digits
+ * first, and FLOOR() of a rounded k - 0.00001 is k: a skipped run. */
+#define SINCE_ANCHOR \
+    "TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))"
 #define ACK_UPDATE \
     "UPDATE `{{TABLE}}` SET" \
     " state = IF(" RECURS ", 'ready', 'done')," \
     " finished_at = IF(" RECURS ", NULL, UTC_TIMESTAMP(6))," \
     " available_at = IF(" RECURS "," \
-    "   every_anchor + INTERVAL GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND," \
-    "   every_anchor, UTC_TIMESTAMP(6)) / every_us) + 1) * every_us" \
+    "   every_anchor + INTERVAL IF(" SINCE_ANCHOR " < 0, 0," \
+    "   " SINCE_ANCHOR " DIV every_us + 1) * every_us" \
     "   MICROSECOND, available_at)," \
     " attempts = IF(" RECURS ", 0, attempts)," \
     " leased_until = NULL," \

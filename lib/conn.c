@@ -41,8 +41,8 @@
  *  - timestamp and insert_id as the server keeps them: an init_connect
  *    that fixes the clock (SET timestamp) or the next id would move every
  *    time mq writes, or collide a push.
- *  - div_precision_increment 4: a recurring job's next slot divides; at
- *    0 the quotient is rounded before FLOOR() and a run is skipped.
+ *  - div_precision_increment at its default 4 (mq's own division is
+ *    DIV, exact at any setting: ack.c).
  *  - optimizer_switch and (MariaDB) the idle transaction timeouts at
  *    their defaults: the claim's plan, and a transaction's connection.
  *  - unique_checks: the dedup key holds.

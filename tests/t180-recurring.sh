@@ -209,4 +209,13 @@ is "$(table_sum)" "$sum" "refusals changed nothing"
 "$MQ" archive --dead --older-than 0s >/dev/null
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE last_error LIKE 'cancelled%'"):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE last_error LIKE 'cancelled%'")" \
   "7:0" "archive --dead took the cancelled jobs"
+# acked 2 s before a daily slot: that slot is next, not the one after
+# (FLOOR(d / every_us) rounded the quotient to 4 digits, 0.99998 -> 1,
+# and skipped a day)
+id=$("$MQ" push --queue daily --every 1d d1)
+sql "UPDATE mq_jobs SET every_anchor = UTC_TIMESTAMP(6) - INTERVAL 86398 SECOND WHERE id = $id"
+r=$("$MQ" pop --queue daily --shell | sed -n 's/^MQ_RECEIPT=//p')
+"$MQ" ack "$r"
+is "$(sql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), available_at) BETWEEN 0 AND 3 FROM mq_jobs WHERE id = $id")" 1 \
+  "acked just before a slot: due at that slot, no run skipped"
 done_testing
