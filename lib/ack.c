@@ -30,9 +30,9 @@
 #define RECURS \
     "(every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=" \
     " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59'))"
-/* Integer division (DIV), exact whatever the session's
- * div_precision_increment: '/' rounds the quotient to that many digits
- * first, and FLOOR() of a rounded k - 0.00001 is k: a skipped run. */
+/* Integer division (DIV): exact on any server and at any
+ * div_precision_increment ('/' gives a DECIMAL of that scale; MariaDB's
+ * FLOOR() of it was seen exact, other servers need not be). */
 #define SINCE_ANCHOR \
     "TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))"
 #define ACK_UPDATE \

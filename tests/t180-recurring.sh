@@ -210,8 +210,8 @@ is "$(table_sum)" "$sum" "refusals changed nothing"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE last_error LIKE 'cancelled%'"):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE last_error LIKE 'cancelled%'")" \
   "7:0" "archive --dead took the cancelled jobs"
 # acked 2 s before a daily slot: that slot is next, not the one after
-# (FLOOR(d / every_us) rounded the quotient to 4 digits, 0.99998 -> 1,
-# and skipped a day)
+# (the quotient 0.99998 shows as 1.0000 at 4 digits; the next slot is
+# by integer division)
 id=$("$MQ" push --queue daily --every 1d d1)
 sql "UPDATE mq_jobs SET every_anchor = UTC_TIMESTAMP(6) - INTERVAL 86398 SECOND WHERE id = $id"
 r=$("$MQ" pop --queue daily --shell | sed -n 's/^MQ_RECEIPT=//p')

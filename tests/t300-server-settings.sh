@@ -100,8 +100,7 @@ round() { # round USER SQL_MODE TABLE
   is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'later'")" 0 "$w purged the scheduled job"
   expect_status 0 "$w stats --recount" "$MQ" stats --recount
   # a recurring job whose anchor is 40 minutes old: the next slot is
-  # in 20 minutes (at div_precision_increment=0 the quotient rounds up
-  # and a run is skipped: 80 minutes)
+  # in 20 minutes, whatever div_precision_increment says
   expect_status 0 "$w push --every 1h" "$MQ" push --queue every --every 1h e1
   hsql "UPDATE h.$3 SET every_anchor = UTC_TIMESTAMP(6) - INTERVAL 40 MINUTE WHERE queue = 'every'"
   r=$("$MQ" pop --queue every --shell | sed -n 's/^MQ_RECEIPT=//p')
