@@ -131,19 +131,23 @@ print_raw(const struct mq_job *j, const char *path, const char *receipt_path,
 	return 0;
 }
 
-/* Jobs claimed but not handed over go back at once, due now, the
- * delivery not counted (mq_release), instead of waiting out their
- * lease. Says so in the one line of the error. */
+/* The n jobs claimed but not handed over (after the handed ones) go
+ * back at once, due now, the delivery not counted (mq_release), instead
+ * of waiting out their lease. Says so in the one line of the error. */
 static int
-give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, const char *why,
-    int rc)
+give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
+    const char *why, int rc)
 {
 	size_t i, back = 0;
 
 	for (i = 0; i < n; i++)
 		if (mq_release(c, &jobs[i].receipt) == MQ_OK)
 			back++;
-	if (back == n)
+	if (back == n && handed)
+		fprintf(stderr, "mq pop: %s: %zu %s handed over, the other "
+		    "%zu given back\n", why, handed, handed == 1 ? "job was" :
+		    "jobs were", n);
+	else if (back == n)
 		fprintf(stderr, "mq pop: %s: %s given back\n", why, n == 1 ?
 		    "the job was" : "the jobs were");
 	else
@@ -274,6 +278,9 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	}
 	if (form == SHELL && count_given)
 		printf("MQ_COUNT=%zu\n", n);
+	/* each job is out (flushed) before the next is written: when a
+	 * write fails, the jobs before were handed over, and this one and
+	 * those after it are given back */
 	for (i = 0; i < n && rc == 0; i++) {
 		if (form == JSON)
 			print_json(&jobs[i]);
@@ -282,13 +289,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		else
 			rc = print_raw(&jobs[i], path, receipt_path, why,
 			    sizeof why);
-	}
-	if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
-		snprintf(why, sizeof why, "write failure on standard output");
-		rc = EX_IOERR;
+		if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
+			snprintf(why, sizeof why, "write failure on standard "
+			    "output");
+			rc = EX_IOERR;
+		}
 	}
 	if (rc != 0)
-		rc = give_back(c, jobs, n, why, rc);
+		rc = give_back(c, jobs + i - 1, n - i + 1, i - 1, why, rc);
 	mq_close(c);
 	mq_jobs_free(jobs, n);
 	return rc;

@@ -38,4 +38,20 @@ for form in --json --shell "-o /dev/stdout" ""; do
 done
 expect_status 0 "the jobs are claimed at once afterwards" "$MQ" pop --json --count 3
 is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 3 "all three"
+
+# a reader that takes 3 of 20 big jobs and goes: the jobs written before
+# the failed write were handed over (they stay leased: the reader may
+# run them), the others are given back
+sql "DELETE FROM mq_jobs"
+big=$(head -c 6000 /dev/zero | tr '\0' x)
+i=0
+while [ $i -lt 20 ]; do i=$((i + 1)); echo "$i$big"; done | "$MQ" push --lines --queue big >/dev/null
+"$MQ" pop --queue big --json --count 20 2>"$T_TMP/err" | head -n 3 | cut -c1-20 >"$T_TMP/got"
+handed=$(sed -n 's/^mq pop: write failure on standard output: \([0-9]*\) jobs* w[ae][sr]e* handed over, the other \([0-9]*\) given back$/\1 \2/p' "$T_TMP/err")
+like "$handed" "[0-9]* [0-9]*" "a reader gone after 3 of 20: some handed over, the rest given back ($(cat "$T_TMP/err"))"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'big' AND state = 'leased'") $(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'big' AND state = 'ready' AND attempts = 0")" \
+  "$handed" "as many leased (handed over) and ready (given back, no attempt counted) as it says"
+ids=$(sed 's/^{"id":\([0-9]*\),.*/\1/' "$T_TMP/got" | tr '\n' ',')
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE id IN (${ids%,}) AND state = 'leased'")" 3 \
+  "the 3 jobs the reader got are among those handed over"
 done_testing
