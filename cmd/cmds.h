@@ -6,6 +6,7 @@
 #define MQ_CMDS_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sysexits.h>
@@ -27,6 +28,21 @@ extern unsigned std_closed;
  * STDOUT_CLOSED) was closed at start: before anything is claimed or
  * pushed. */
 void need_stdio(const char *cmd, unsigned which);
+
+/* A stream of records on standard input (records.c). */
+struct records {
+	char *buf;
+	size_t start, len, cap;
+	int eof;
+};
+
+/* The next record of stdin, up to delim (not included), in *rec and *n
+ * (valid until the next call): 1; 0 at the end of the input; -2 once
+ * *stop is set (the caller's stop signals are blocked but while waiting,
+ * when the mask is waiting); -1 if reading failed (errno). */
+int records_next(struct records *r, int delim, const sigset_t *waiting,
+    volatile sig_atomic_t *stop, char **rec, size_t *n);
+void records_free(struct records *r);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad

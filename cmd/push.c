@@ -86,9 +86,9 @@ on_stop(int sig)
 }
 
 /* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
- * one: they are caught (no SA_RESTART, so a read of stdin returns) and
- * held blocked while a batch is sent, so that a batch the server
- * committed always has its ids printed. */
+ * one: they are caught, and held blocked but while waiting for input
+ * (records.c), so that a batch the server committed always has its ids
+ * printed, and no record is cut short. */
 static void
 catch_stop(sigset_t *held)
 {
@@ -120,25 +120,23 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 	struct mq_batch *b = mq_batch_new(c, o, print_ids, NULL);
 	enum mq_status st = b ? MQ_OK : mq_conn_error(c)->status;
 	unsigned long long line = 0;
-	char *rec = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	sigset_t held;
+	struct records in = { NULL, 0, 0, 0, 0 };
+	char *rec;
+	size_t n;
+	int got = 0;
+	sigset_t held, waiting;
 
 	catch_stop(&held);
-	while (st == MQ_OK && !stop_signal &&
-	    (n = getdelim(&rec, &cap, delim, stdin)) != -1) {
+	sigprocmask(SIG_BLOCK, &held, &waiting);
+	sigdelset(&waiting, SIGTERM);
+	sigdelset(&waiting, SIGINT);
+	sigdelset(&waiting, SIGHUP);
+	while (st == MQ_OK && (got = records_next(&in, delim, &waiting,
+	    &stop_signal, &rec, &n)) == 1) {
 		line++;
-		if (n > 0 && rec[n - 1] == delim)
-			n--;
-		sigprocmask(SIG_BLOCK, &held, NULL);
-		st = mq_batch_add(b, rec, (size_t)n);
-		sigprocmask(SIG_UNBLOCK, &held, NULL);
+		st = mq_batch_add(b, rec, n);
 	}
-	if (stop_signal && ferror(stdin) && errno == EINTR)
-		clearerr(stdin);	/* the read the signal cut short */
-	sigprocmask(SIG_BLOCK, &held, NULL);
-	if (st == MQ_OK && ferror(stdin)) {
+	if (st == MQ_OK && got == -1) {
 		fprintf(stderr, "mq push: cannot read standard input after "
 		    "record %llu\n", line);
 		st = MQ_EIO;
@@ -160,7 +158,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
 			report("push", at, mq_conn_error(c));
 		}
 	}
-	free(rec);
+	records_free(&in);
 	mq_batch_free(b);
 	if (st == MQ_OK && stop_signal) {
 		fprintf(stderr, "mq push: stopped by signal %d after reading "
