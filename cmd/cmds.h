@@ -23,9 +23,10 @@
 extern unsigned std_closed;
 #define STDIN_CLOSED 1u
 #define STDOUT_CLOSED 2u
+#define STDERR_CLOSED 4u
 
 /* Exits 74 naming the descriptor if one of which (STDIN_CLOSED,
- * STDOUT_CLOSED) was closed at start: before anything is claimed or
+ * STDOUT_CLOSED, STDERR_CLOSED) was closed at start: before anything is claimed or
  * pushed. */
 void need_stdio(const char *cmd, unsigned which);
 

@@ -214,7 +214,8 @@ need_stdio(const char *cmd, unsigned which)
 	if (closed == 0)
 		return;
 	fprintf(stderr, "mq %s: standard %s is closed: nothing done\n", cmd,
-	    closed & STDIN_CLOSED ? "input" : "output");
+	    closed & STDIN_CLOSED ? "input" : closed & STDOUT_CLOSED ?
+	    "output" : "error");
 	exit(EX_IOERR);
 }
 

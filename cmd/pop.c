@@ -125,8 +125,12 @@ print_raw(const struct mq_job *j, const char *path, const char *receipt_path,
 			    shown(receipt_path));
 			return EX_CANTCREAT;
 		}
-	} else {
-		fprintf(path ? stdout : stderr, "%s\n", receipt);
+	} else if (fprintf(path ? stdout : stderr, "%s\n", receipt) < 0 ||
+	    fflush(path ? stdout : stderr) == EOF) {
+		/* the payload without its receipt is not handed over */
+		snprintf(why, size, "write failure on %s", path ?
+		    "standard output" : "standard error (the receipt)");
+		return EX_IOERR;
 	}
 	return 0;
 }
@@ -252,7 +256,10 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	/* a reader gone makes writes fail (EPIPE), not kill mq: the
 	 * jobs are given back */
 	signal(SIGPIPE, SIG_IGN);
-	need_stdio("pop", STDOUT_CLOSED);
+	/* the raw form's receipt goes to stderr (without -o or
+	 * --receipt-file): a job whose receipt goes nowhere is not out */
+	need_stdio("pop", STDOUT_CLOSED | (form == RAW && !path &&
+	    !receipt_path ? STDERR_CLOSED : 0));
 	if (wait) {
 		g->conn.connect_timeout_s = WAIT_BOUND_S;
 		g->conn.read_timeout_s = WAIT_BOUND_S;

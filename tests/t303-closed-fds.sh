@@ -29,6 +29,10 @@ expect_status 74 "pop with stdout closed: refused" timeout 20 sh -c '"$0" pop --
 like "$ERR" "mq pop: standard output is closed: nothing done" "said so"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready' AND attempts = 0")" 3 \
   "nothing claimed"
+timeout 20 sh -c '"$0" pop 2>&-; echo $? >"$1"' "$MQ" "$T_TMP/st" >/dev/null
+is "$(cat "$T_TMP/st")" 74 "raw pop with stderr (its receipt's way) closed: refused"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready' AND attempts = 0")" 3 \
+  "nothing claimed"
 expect_status 0 "pop with stdin and stderr closed works" \
   timeout 20 sh -c '"$0" pop --json <&- 2>&-' "$MQ"
 like "$OUT" '{"id":1,*"payload":"one"}' "and hands the job over"

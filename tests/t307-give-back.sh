@@ -23,6 +23,11 @@ expect_status 73 "pop --receipt-file into a missing directory" \
   sh -c '"$0" pop --receipt-file "$1" >/dev/null' "$MQ" "$T_TMP/none/r"
 like "$ERR" "mq pop: cannot write receipt to '*/none/r': the job was given back" "said so"
 back "--receipt-file"
+# the raw form's receipt goes to stderr: a receipt that cannot be
+# written is a job not handed over
+sh -c '"$0" pop 2>/dev/full; echo $? >"$1"' "$MQ" "$T_TMP/st" >/dev/null
+is "$(cat "$T_TMP/st")" 74 "raw pop, stderr full (no receipt): status 74"
+back "stderr full"
 expect_status 74 "pop --json --count 3 into a full device" \
   sh -c '"$0" pop --json --count 3 >/dev/full' "$MQ"
 like "$ERR" "mq pop: write failure on standard output: the jobs were given back" "said so"
