@@ -260,9 +260,19 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
 	session_for(c, io_timeout, o->long_statements);
+	/* what the session must be in, whatever an init_connect says
+	 * (schema.c): the caller's, else an option file's */
+	snprintf(c->want_db, sizeof c->want_db, "%s",
+	    pick(o->database, o->env_database) ? pick(o->database,
+	    o->env_database) : c->db->options.db ? c->db->options.db : "");
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "unknown");
 	host[sizeof host - 1] = '\0';
+	/* leased_by is ASCII: a host name in UTF-8 must not make every
+	 * claim fail (1366) */
+	for (char *h = host; *h; h++)
+		if (*h < 0x21 || *h > 0x7e)
+			*h = '?';
 	snprintf(c->leased_by, sizeof c->leased_by, "%s:%ld", host,
 	    (long)getpid());
 	return c;

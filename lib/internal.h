@@ -42,6 +42,7 @@ struct mq_conn {
 	int may_commit;			/* the statement in flight commits */
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
+	char want_db[65];		/* the database asked for, "" if none */
 };
 
 /* Records a failure that is not the server's; returns st. */

@@ -5,6 +5,7 @@
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
  */
+#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
  * tells what is missing. mq init reads the archive and the counts too (a
  * producer need not be able to). */
 #define SQL_PROBE \
+    "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
+    " `{{TABLE}}_queues`, `{{TABLE}}_counts`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " @@SESSION.binlog_format, DATABASE();" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
@@ -95,9 +98,11 @@ table_comment(const char *ddl, char *out, size_t size)
 }
 
 /* The probe's statements, in order: the session's settings (two
- * statements: conn.c), the server's variables, the job table, then the
- * companions. */
-enum { P_ROLLBACK, P_SESSION, P_VARS, P_TABLE, P_COMPANIONS };
+ * statements: conn.c); temporary tables of mq's names dropped (an
+ * init_connect or init-command that made one would hide the real table:
+ * pushes into it vanish at disconnect); the server's variables, the job
+ * table, then the companions. */
+enum { P_ROLLBACK, P_SESSION, P_TEMPORARY, P_VARS, P_TABLE, P_COMPANIONS };
 
 /* What statement k of the probe returned. */
 static void
@@ -108,6 +113,7 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 	switch (k) {
 	case P_ROLLBACK:
 	case P_SESSION:
+	case P_TEMPORARY:
 		break;
 	case P_VARS:
 		if (row == NULL)
@@ -133,7 +139,7 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 }
 
 static enum mq_status
-probe(struct mq_conn *c, const char *table, struct probe *p, int init)
+probe_once(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
 	char *tail = mq__expand(init ? sql_probe_init : sql_probe, table,
 	    NULL), *sql = NULL;
@@ -168,9 +174,9 @@ probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 	/* statement k + 1 failed: no job table, or a companion missing (or
 	 * not readable); anything else is the server's to tell */
 	err = more > 0 ? mysql_errno(c->db) : 0;
-	if (err && k + 1 <= P_SESSION)
+	if (err && k + 1 <= P_TEMPORARY && err != ER_NO_DB_ERROR)
 		return mq__dberr(c, NULL, "cannot set up the session");
-	if (k + 1 > P_VARS && p->database[0] == '\0')
+	if (err == ER_NO_DB_ERROR || (k + 1 > P_VARS && p->database[0] == '\0'))
 		return mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
@@ -179,6 +185,23 @@ probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 		return mq__dberr(c, NULL, "cannot read table status");
 	c->read_committed = 1;
 	return MQ_OK;
+}
+
+/* Probes; if the session is not in the database asked for (an
+ * init_connect or an option file's init-command ran USE), goes back to
+ * it and probes again: a push must not land where its consumers never
+ * look. (One extra round trip, only then.) */
+static enum mq_status
+probe(struct mq_conn *c, const char *table, struct probe *p, int init)
+{
+	enum mq_status st = probe_once(c, table, p, init);
+
+	if (st != MQ_OK || c->want_db[0] == '\0' ||
+	    strcmp(p->database, c->want_db) == 0)
+		return st;
+	if (mysql_select_db(c->db, c->want_db) != 0)
+		return mq__dberr(c, NULL, "cannot use the database");
+	return probe_once(c, table, p, init);
 }
 
 /* The version in a job table's comment, 0 if it is not an mq table. */

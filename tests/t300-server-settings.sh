@@ -126,4 +126,24 @@ is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query'
   "the session's settings: lock waits 50 s and 60 s, statements 240 s, UTC"
 is "$(hsql "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Query' AND argument LIKE 'SET autocommit=0, timestamp=1, insert_id=3'")" 1 \
   "after the account's init_connect"
+
+# an init_connect that moves the session to another database, or hides
+# the job table behind a temporary one: the push lands in the table asked
+# for (on 8ff402c it went to the other database, or vanished)
+hsql "CREATE DATABASE other; GRANT ALL ON other.* TO app@localhost"
+MQ_USER=root MQ_TABLE=t_move MQ_DATABASE=other "$MQ" init >/dev/null
+MQ_USER=root MQ_TABLE=t_move "$MQ" init >/dev/null
+hsql "SET GLOBAL init_connect = 'USE other'"
+MQ_USER=app MQ_TABLE=t_move expect_status 0 "init_connect USE other: push" "$MQ" push moved
+is "$(hsql "SELECT COUNT(*) FROM h.t_move") $(hsql "SELECT COUNT(*) FROM other.t_move")" "1 0" \
+  "the job is in the database asked for"
+printf '[mq]\ninit-command=USE other\n' >"$T_TMP/use.cnf"
+MQ_USER=root MQ_TABLE=t_move MQ_DEFAULTS_FILE="$T_TMP/use.cnf" expect_status 0 \
+  "an option file's init-command USE other: push" "$MQ" push moved2
+is "$(hsql "SELECT COUNT(*) FROM h.t_move") $(hsql "SELECT COUNT(*) FROM other.t_move")" "2 0" \
+  "the job is in the database asked for"
+hsql "SET GLOBAL tx_read_only = 0, GLOBAL init_connect = 'CREATE TEMPORARY TABLE h.t_move LIKE other.t_move'"
+MQ_USER=app MQ_TABLE=t_move expect_status 0 "init_connect hiding the table behind a temporary one: push" "$MQ" push hidden
+is "$(hsql "SELECT COUNT(*) FROM h.t_move")" 3 "the job is in the real table"
+hsql "SET GLOBAL init_connect = ''"
 done_testing
