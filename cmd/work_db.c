@@ -22,6 +22,7 @@ run(void *arg)
 	void *fn_arg;
 	char b = 1;
 
+	mq_thread_init();	/* the threads never end */
 	for (;;) {
 		pthread_mutex_lock(&d->mu);
 		while (d->fn == NULL)

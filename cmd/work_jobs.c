@@ -145,6 +145,12 @@ spawn_job(struct slot *s, const char *path, char **argv)
 	posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
 	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
 	posix_spawn_file_actions_addclose(&fa, errp[1]);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+	/* the db threads connect while jobs start: a socket opened but not
+	 * yet close-on-exec (libmariadb sets no SOCK_CLOEXEC; conn.c marks
+	 * it after the handshake) must not reach the job */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
 	sigemptyset(&dfl);

@@ -279,6 +279,12 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 }
 
 void
+mq_thread_init(void)
+{
+	mysql_thread_init();
+}
+
+void
 mq_close(struct mq_conn *c)
 {
 	if (c == NULL)

@@ -212,9 +212,17 @@ mq_try_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 	 * the retry, and the other jobs' beats do not wait for it */
 	if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
 		return mq__dberr(c, NULL, "cannot start transaction");
+	/* as mq__in_tx: lost before the COMMIT is rolled back; lost in it,
+	 * unknown */
+	c->in_tx = 1;
 	rc = extend_tx(c, &e);
-	if (rc == MQ_OK && mysql_commit(c->db) != 0)
-		rc = mq__dberr(c, NULL, "cannot commit");
+	c->in_tx = 0;
+	if (rc == MQ_OK) {
+		c->may_commit = 1;
+		if (mysql_commit(c->db) != 0)
+			rc = mq__dberr(c, NULL, "cannot commit");
+		c->may_commit = 0;
+	}
 	if (rc != MQ_OK)
 		(void)mysql_rollback(c->db);
 	return rc;

@@ -128,6 +128,12 @@ struct mq_connopts {
  */
 struct mq_conn *mq_connect(const struct mq_connopts *o, struct mq_error *err);
 
+/**
+ * Call first in a thread that uses connections made in another one:
+ * libmysqlclient wants its per-thread state (libmariadb's does nothing).
+ */
+void mq_thread_init(void);
+
 /** Closes the connection and frees the handle. NULL is fine. */
 void mq_close(struct mq_conn *c);
 
