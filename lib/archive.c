@@ -19,11 +19,17 @@
 #define OTHERS_ROWS 2
 #define BUSY_MEMORY_US 1000000
 
+/* A job whose id the archive holds already (the job table's
+ * AUTO_INCREMENT went back: a TRUNCATE, a restore) is left where it is:
+ * copying it would fail the batch on every run, and replacing the
+ * archived one would lose it. mq-archive(1) says how to mend it. */
 const char mq__sql_archive_pick[] =
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
-    " WHERE state = ? AND (finished_at IS NULL"
-    " OR finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
-    " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
+    "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"
+    " LEFT JOIN `{{TABLE}}_archive` a ON a.id = j.id"
+    " WHERE j.state = ? AND (j.finished_at IS NULL"
+    " OR j.finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+    " AND a.id IS NULL"
+    " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
 static const char sql_copy[] =
     "INSERT INTO `{{TABLE}}_archive` (id, queue, state, priority, payload,"
