@@ -31,6 +31,13 @@ const char mq__sql_archive_pick[] =
     " AND a.id IS NULL"
     " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
+/* --purge copies nothing: every finished job goes */
+static const char sql_purge_pick[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
+    " WHERE state = ? AND (finished_at IS NULL"
+    " OR finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+    " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
+
 static const char sql_copy[] =
     "INSERT INTO `{{TABLE}}_archive` (id, queue, state, priority, payload,"
     " attempts, max_attempts, available_at, leased_until, lease_token,"
@@ -66,7 +73,8 @@ batch_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc;
 
 	b->moved = b->counted = 0;
-	if ((st = mq__prepare(c, mq__sql_archive_pick)) == NULL)
+	if ((st = mq__prepare(c, b->o->purge ? sql_purge_pick :
+	    mq__sql_archive_pick)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], b->state, &slen);
 	mq__bind_i64(&in[1], &age);

@@ -112,4 +112,7 @@ is "$(sql "SELECT GROUP_CONCAT(CAST(payload AS CHAR) ORDER BY id) FROM mq_jobs_a
 is "$(sql "SELECT GROUP_CONCAT(CAST(payload AS CHAR) ORDER BY id) FROM mq_jobs")" \
   "new1,new2,new3" "the colliding ones left in the job table, done"
 expect_status 0 "and a second archive ends as well" "$MQ" archive --older-than 0s
+expect_status 0 "archive --purge deletes them all the same" "$MQ" archive --purge --older-than 0s
+is "$(sql "SELECT COUNT(*) FROM mq_jobs") $(sql "SELECT COUNT(*) FROM mq_jobs_archive")" "0 5" \
+  "the job table's finished jobs gone, the archive kept"
 done_testing
