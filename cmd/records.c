@@ -23,7 +23,8 @@ records_next(struct records *r, int delim, const sigset_t *waiting,
 	ssize_t got;
 
 	for (;;) {
-		p = memchr(r->buf + r->start, delim, r->len - r->start);
+		p = r->len > r->start ? memchr(r->buf + r->start, delim,
+		    r->len - r->start) : NULL;
 		if (p || (r->eof && r->start < r->len)) {
 			*rec = r->buf + r->start;
 			*n = (size_t)((p ? p : r->buf + r->len) - *rec);
@@ -34,7 +35,8 @@ records_next(struct records *r, int delim, const sigset_t *waiting,
 			return 0;
 		if (*stop)
 			return -2;
-		memmove(r->buf, r->buf + r->start, r->len - r->start);
+		if (r->start)
+			memmove(r->buf, r->buf + r->start, r->len - r->start);
 		r->len -= r->start;
 		r->start = 0;
 		if (r->len == r->cap) {

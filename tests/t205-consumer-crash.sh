@@ -26,11 +26,14 @@ for i in $(seq 1 20); do
   pids="$pids $!"
   eval "pid_$i=\$!"
 done
-# two consumers, drawn at random, killed mid-job once each has a job going
-victims=$(seq 1 20 | shuf -n 2 | tr '\n' ' ')
+# two consumers, drawn at random among those with a job going, killed
+# mid-job (a consumer may get no job at all: the first claims prefetch)
+i=0
+while [ "$(find "$T_TMP" -name 'current.*' -size +0 | wc -l)" -lt 2 ] &&
+  [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+victims=$(find "$T_TMP" -name 'current.*' -size +0 | sed 's/.*current\.//' |
+  shuf -n 2 | tr '\n' ' ')
 for v in $victims; do
-  i=0
-  while [ ! -s "$T_TMP/current.$v" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
   eval "kill -9 \$pid_$v"
   # what it was doing when it died
   cp "$T_TMP/current.$v" "$T_TMP/killed.$v"
