@@ -30,7 +30,10 @@ extern unsigned std_closed;
  * pushed. */
 void need_stdio(const char *cmd, unsigned which);
 
-/* A stream of records on standard input (records.c). */
+/* A monotonic clock, in microseconds. */
+int64_t now_us(void);
+
+/* A stream of records on standard input (push_records.c). */
 struct records {
 	char *buf;
 	size_t start, len, cap;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmds.h"
 
@@ -204,6 +205,15 @@ bad_option(const char *cmd, int opt, char **argv)
 		    help);
 	usage_error(cmd, "unknown option '%s' (see '%s')",
 	    shown(argv[optind - 1]), help);
+}
+
+int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 void

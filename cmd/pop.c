@@ -164,15 +164,6 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 	return rc;
 }
 
-static long long
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 int
 cmd_pop(int argc, char **argv, struct mq_global *g)
 {
@@ -263,11 +254,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	if (wait) {
 		g->conn.connect_timeout_s = WAIT_BOUND_S;
 		g->conn.read_timeout_s = WAIT_BOUND_S;
-		t0 = now();
+		t0 = now_us();
 	}
 	c = open_queue_table("pop", g);
-	if (wait)	/* D counts from the start, connecting included */
-		wait = wait - (now() - t0) > 0 ? wait - (now() - t0) : 1;
+	if (wait) {	/* D counts from the start, connecting included */
+		long long left = wait - (now_us() - t0);
+
+		wait = left > 0 ? left : 1;
+	}
 	st = wait ? mq_pop_wait(c, &o, wait, &jobs, &n) :
 	    mq_pop(c, &o, &jobs, &n);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {

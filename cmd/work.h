@@ -65,7 +65,6 @@ const char *how_it_ended(const struct slot *s);
 /* Whether the job exited 0. */
 int succeeded(const struct slot *s);
 
-int64_t now_us(void);
 
 /* A thread that talks to the server for the loop (work_db.c): one task
  * at a time; a byte on fd[0] when it is done. */

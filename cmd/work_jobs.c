@@ -23,15 +23,6 @@
 
 extern char **environ;
 
-int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* An executable regular file? */
 static int
 runnable(const char *path)

@@ -1,7 +1,7 @@
 /*
- * records.c: the records of a stream on standard input (mq push --lines
- * and -0), read so that a stop signal is seen at once and never cuts a
- * record in two: the caller keeps its stop signals blocked, and they are
+ * push_records.c: part of mq push (documented in mq-push(1)): the
+ * records of a stream on standard input (--lines and -0), read so that
+ * a stop signal is seen at once and never cuts a record in two: the caller keeps its stop signals blocked, and they are
  * let in only while waiting for input (pselect: no window between the
  * test and the wait); a record is handed over whole, or, at the end of
  * the input, what follows the last delimiter.
