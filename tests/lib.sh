@@ -53,6 +53,17 @@ unset MQ_TABLE MQ_QUEUE MQ_HOST MQ_PORT MQ_USER MYSQL_PWD
 export MQ_DEFAULTS_FILE="$T_TMP/empty.cnf"
 export MQ_SOCKET="$MQ_TEST_SOCKET" MQ_USER=root MQ_DATABASE="$T_DB"
 
+# fresh_waiters QUEUE [N]: waits (10 s at most) until N (1) waiters of
+# QUEUE are early in a one-second park: SLEEP(1.000), under 300 ms in. A
+# waiter also re-checks by itself at the end of each park, so only a
+# push made in that window proves that the pusher's KILL QUERY woke it.
+fresh_waiters() {
+  _i=0
+  while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`%\` $1 */%SLEEP(1.000)%' AND TIME_MS < 300 AND INFO NOT LIKE '%PROCESSLIST%'")" -lt "${2:-1}" ] && [ $_i -lt 500 ]; do
+    sleep 0.02; _i=$((_i + 1))
+  done
+}
+
 # ---- TAP ----
 ok() { # ok DESCRIPTION: passes
   T_N=$((T_N + 1))

@@ -34,7 +34,7 @@ expect_status 0 "--wait with a job due returns it" "$MQ" pop --queue now --wait 
 for claim in skip-locked update; do
   "$MQ" pop --claim $claim --queue w1 --wait 30s >"$T_TMP/got" 2>"$T_TMP/err" &
   pid=$!
-  until_parked w1 1
+  fresh_waiters w1
   k0=$(kills)
   "$MQ" push --queue w1 "hello $claim" >/dev/null
   wait $pid
@@ -48,15 +48,16 @@ for i in 1 2 3; do
   "$MQ" pop --queue w3 --wait 30s -o "$T_TMP/w3.$i" >"$T_TMP/r3.$i" 2>&1 &
   eval "p$i=\$!"
 done
-until_parked w3 3
+fresh_waiters w3 3
 k0=$(kills)
 "$MQ" push --queue w3 one >/dev/null
 sleep 0.5
-is "$(($(kills) - k0))" 1 "one job pushed: one waiter woken"
+check "one job pushed: one waiter woken at most" test "$(($(kills) - k0))" -le 1
+fresh_waiters w3 2
 is "$(parked w3)" 2 "two still wait"
 printf 'two\nthree\n' | "$MQ" push --queue w3 --lines >/dev/null
 wait $p1 $p2 $p3
-is "$(($(kills) - k0))" 3 "two more jobs: two more woken"
+check "two more jobs: two more woken at most" test "$(($(kills) - k0))" -le 3
 is "$(for f in "$T_TMP"/w3.*; do cat "$f"; echo; done | sort | tr '\n' ' ')" \
   "one three two " "each waiter got one job"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'w3' AND state = 'leased'")" 3 "all three claimed once"

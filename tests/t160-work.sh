@@ -157,15 +157,9 @@ is "$(row "$b" "state, attempts, leased_until IS NULL")" "ready,0,1" "its job is
 "$MQ" work --queue wake --exit-when-empty -- true >/dev/null 2>&1   # (empty: exits)
 "$MQ" work --queue wake -- "$T_TMP/job.sh" 2>/dev/null &
 wpid=$!
-fresh_waiter() {
-  i=0
-  while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%wake */%SLEEP(1.000)%' AND TIME_MS < 300 AND INFO NOT LIKE '%PROCESSLIST%'")" -lt 1 ] && [ $i -lt 400 ]; do
-    sleep 0.02; i=$((i + 1))
-  done
-}
 woken=0 all_done=1 try=0
 while [ "$woken" -lt 1 ] && [ $try -lt 5 ]; do
-  fresh_waiter
+  fresh_waiters wake
   k0=$(kills)
   id=$("$MQ" push --queue wake ok)
   until_sql "SELECT state FROM mq_jobs WHERE id = $id" done

@@ -116,21 +116,15 @@ like "$ERR" "mq work: invalid queue list in --queue: 1 to 16 queue names*none tw
 expect_status 1 "16 queues are fine (none has a job)" "$MQ" pop --queue "$(seq 1 16 | sed 's/^/q/' | tr '\n' , | sed 's/,$//')" --wait 0
 is "$(table_sum)" "$sum" "refusals changed nothing"
 
-# a waiter on a list wakes for a push to any of its queues. The waiter
-# also re-checks by itself every second at most, so the push is sent
-# while it is early in a one-second park (SLEEP(1.000), under 300 ms
-# in): then only the pusher's KILL QUERY can have woken it in time. A
-# loaded machine can still miss that window; three tries.
-sleeper="FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP(1.000)%' AND INFO NOT LIKE '%PROCESSLIST%' AND DB = '$T_DB'"
+# a waiter on a list wakes for a push to any of its queues (pushed in
+# fresh_waiters' window; a loaded machine can still miss it: three tries)
+sleeper="FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%' AND DB = '$T_DB'"
 try=0
 while :; do
   try=$((try + 1))
   "$MQ" pop --queue x,y,z --wait 60s --json >"$T_TMP/waited" 2>&1 &
   pid=$!
-  i=0
-  until [ "$(sql_root "SELECT COUNT(*) $sleeper AND TIME_MS < 300")" -ge 1 ] || [ $i -gt 300 ]; do
-    sleep 0.02; i=$((i + 1))
-  done
+  fresh_waiters z
   info=$(sql_root "SELECT INFO $sleeper")
   kills=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
   "$MQ" push --queue z "zed$try" >/dev/null
