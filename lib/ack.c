@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 /* A recurring job is not done but due again: at the first slot
  * every_anchor + k * every_us after now. Slots count from the anchor, not
@@ -48,8 +49,7 @@
     " every_us = IF(" RECURS ", every_us, NULL)," \
     " every_anchor = IF(every_us IS NULL, NULL, every_anchor)"
 
-static const char sql_ack[] = ACK_UPDATE
-    " WHERE id = ? AND lease_token = ? AND state = 'leased'";
+static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
 
 /* Several receipts: one locking read by primary key says which of them
  * still hold their lease, and one UPDATE finishes those, instead of a
@@ -218,7 +218,7 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	}
 	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
 		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
-		rc = mq__count(c, 0, 1, done + i, k, NULL);
+		rc = mq__count_finished(c, done + i, k);
 	}
 	if (done != &one)
 		free(done);

@@ -180,15 +180,22 @@ enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *affected);
 
-/* Adds sign times the jobs among ids[0..n) that are now done or dead to
- * the counts of their queues (as "done" and "dead", or all as "archived"
- * if archived): call it in the transaction that finished (sign 1) or
- * removes (sign -1) them, after its writes to the jobs, so that count
- * rows are locked after job rows (in key order within the statement;
- * only mq work's claim, carrying acks first, takes job rows after them,
- * with SKIP LOCKED, which never waits). *written (if not NULL) gets the
+/* The one thing every write that finishes jobs (done or dead: ack,
+ * fail, cancel, requeue-stale's burials) does in its transaction, after
+ * its writes to the jobs: adds the jobs among ids[0..n) that are now
+ * done or dead to the counts of their queues (a recurring job an ack
+ * made due again is not counted). After the writes, so that count rows
+ * are locked after job rows (in key order within a statement; only mq
+ * work's claim, carrying acks first, takes job rows after them, with
+ * SKIP LOCKED, which never waits). */
+enum mq_status mq__count_finished(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+
+/* The same for finished jobs leaving the table (archive, --purge), while
+ * they are still there to be grouped: takes them off done and dead, and
+ * adds them to "archived" if archived. *written (if not NULL) gets the
  * count rows' changes, as the server's handlers count. */
-enum mq_status mq__count(struct mq_conn *c, int archived, int64_t sign,
+enum mq_status mq__count_removed(struct mq_conn *c, int archived,
     const uint64_t *ids, size_t n, uint64_t *written);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
