@@ -118,7 +118,7 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	uint64_t ids[ACK_BATCH], held[ACK_BATCH], id, affected;
 	char tok[MQ_TOKEN_LEN + 2];
 	unsigned long tlen, toklen[ACK_BATCH];
-	my_bool tnull = 0;
+	mq__bool tnull = 0;
 	size_t np = mq__padded(n), nh = 0, i, k;
 	MYSQL_STMT *st;
 	enum mq_status rc;

@@ -117,7 +117,7 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 {
 	MYSQL_BIND in[1], out[1];
 	unsigned long tlen;
-	my_bool isnull = 0;
+	mq__bool isnull = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int f;

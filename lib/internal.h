@@ -11,6 +11,19 @@
 #include "mq.h"
 #include "parse.h"
 
+/* The type of MYSQL_BIND's is_null and of boolean options: my_bool in
+ * libmariadb and in MySQL's client before 8.0; MySQL 8.0's headers
+ * dropped my_bool for bool. libmariadb defines MARIADB_PACKAGE_VERSION
+ * (and MARIADB_BASE_VERSION); MySQL's client defines
+ * LIBMYSQL_VERSION_ID. Use mq__bool, never my_bool: tests/t241 checks. */
+#if defined(MARIADB_PACKAGE_VERSION) || defined(MARIADB_BASE_VERSION) || \
+    !defined(LIBMYSQL_VERSION_ID) || LIBMYSQL_VERSION_ID < 80000
+typedef my_bool mq__bool;
+#else
+#include <stdbool.h>
+typedef bool mq__bool;
+#endif
+
 /* Prepared statements kept for the connection's life: a hot path (claim,
  * ack, extend) then costs one round trip per statement, not three. */
 #define MQ_STMT_CACHE 64
