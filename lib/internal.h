@@ -2,6 +2,26 @@
  * internal.h: what the files of lib/ share and the commands never see:
  * the connection handle, error recording, statement helpers, the
  * transaction retry loop.
+ *
+ * Layers. A file of lib/ calls functions of files in lower layers only,
+ * never of its own layer or above, so calls form no cycle and a change
+ * low down is seen by what is above it only (tests/t240 checks this
+ * list against the calls):
+ * layer 6: pop_wait.c
+ * layer 5: pop.c
+ * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
+ * layer 4: schema.c stats.c
+ * layer 3: counts.c wakeup.c
+ * layer 2: conn.c ids.c
+ * layer 1: client_init.c stmt.c token.c
+ * layer 0: error.c parse.c
+ * That is: the error record and the parsers; statements and tokens;
+ * connections and id lists; counting finished jobs, and parking and
+ * waking waiters; the operations (push wakes waiters, it does not claim);
+ * the claim, which carries acks; the claim that waits (it claims, and
+ * parks in between). Headers: every file includes internal.h (which
+ * includes mq.h, parse.h and the client's mysql.h), and those that build
+ * SQL include sql_terms.h, which includes nothing.
  */
 #ifndef MQ_INTERNAL_H
 #define MQ_INTERNAL_H
