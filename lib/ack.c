@@ -52,12 +52,14 @@
 static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
 
 /* Several receipts: one locking read by primary key says which of them
- * still hold their lease, and one UPDATE finishes those, instead of a
- * round trip per receipt (mq work acks up to 64 jobs in each claim's
- * transaction). The read is a range of the primary key (the id list)
- * filtered by the (id, token) pairs in the server, so that under READ
- * COMMITTED a row another consumer now holds is let go at once, as the
- * fenced UPDATE would. Lists are padded as mq__exec_ids pads its own. */
+ * still hold their lease (MQ_SQL_HELD for a list: leased, and the id
+ * and token of one of the receipts), and one UPDATE finishes those,
+ * instead of a round trip per receipt (mq work acks up to 64 jobs in
+ * each claim's transaction). The read is a range of the primary key
+ * (the id list) filtered by the (id, token) pairs in the server, so that
+ * under READ COMMITTED a row another consumer now holds is let go at
+ * once, as the fenced UPDATE would. Lists are padded as mq__exec_ids
+ * pads its own. */
 const char mq__sql_ack_lock[] =
     "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND id IN (";

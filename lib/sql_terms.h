@@ -21,11 +21,15 @@
 /* The time that many microseconds (the parameter) from now. */
 #define MQ_SQL_NOW_PLUS_US MQ_SQL_NOW " + INTERVAL ? MICROSECOND"
 
+/* A ready job is due (else scheduled): what a claim takes, and what
+ * mq stats counts as ready rather than scheduled. */
+#define MQ_SQL_IS_DUE "available_at <= " MQ_SQL_NOW
+
 /* A row of queue q that is ready and due: the equalities and range of
  * the claim index (queue, state, priority, available_at, id) and of the
  * due index (queue, state, available_at). */
 #define MQ_SQL_DUE_ROW(q) \
-    "queue = " q " AND state = 'ready' AND available_at <= " MQ_SQL_NOW
+    "queue = " q " AND state = 'ready' AND " MQ_SQL_IS_DUE
 
 /* Whether queue q has a due job, paused or not: one probe of the due
  * index, however many jobs are scheduled for later (the claim index

@@ -21,9 +21,9 @@ const char mq__sql_stats_queues[] =
 
 const char mq__sql_stats_live[] =
     "SELECT queue, CAST(state AS CHAR), COUNT(*),"
-    " CAST(SUM(available_at <= UTC_TIMESTAMP(6)) AS UNSIGNED),"
+    " CAST(SUM(" MQ_SQL_IS_DUE ") AS UNSIGNED),"
     " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
-    "   MIN(IF(available_at <= UTC_TIMESTAMP(6), available_at, NULL)), UTC_TIMESTAMP(6)), 0)"
+    "   MIN(IF(" MQ_SQL_IS_DUE ", available_at, NULL)), " MQ_SQL_NOW "), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state IN ('ready', 'leased') GROUP BY queue, state";
 
