@@ -58,7 +58,8 @@ done
   printf '#pragma GCC poison my_bool mysql_get_socket mysql_optionsv\n'
   printf '#pragma GCC poison MYSQL_OPT_NONBLOCK STMT_ATTR_STATE\n'
   printf '#pragma GCC poison MYSQL_WAIT_READ MYSQL_WAIT_WRITE\n'
-  grep -ohE '\b(mariadb_[a-z_]+|mysql_[a-z_]+_(start|cont)|mysql_get_timeout_value(_ms)?)[ ]*\(' \
+  OWN='mariadb_[a-z_]+|mysql_[a-z_]+_(start|cont)|mysql_get_timeout_value'
+  grep -ohE "\\b($OWN)[a-z_]*[ ]*\\(" \
     "$INC/mysql.h" "$INC/mariadb_stmt.h" | tr -d '( ' | sort -u |
     sed 's/^/#pragma GCC poison /'
 } >"$M8/mysql.h.new"
@@ -72,21 +73,29 @@ FLAGS="$FLAGS -Wno-unused-parameter -Werror -fsyntax-only"
 printf '#include <mysql.h>\nmy_bool b;\n' >"$TMP/bool.c"
 check "the stand-in has no my_bool" \
   sh -c "! $CC $FLAGS -isystem '$M8' '$TMP/bool.c'"
-printf '#include <mysql.h>\nint f(MYSQL *);\nint f(MYSQL *m) { return (int)mysql_get_socket(m); }\n' \
-  >"$TMP/sock.c"
+{
+  printf '#include <mysql.h>\nint f(MYSQL *);\n'
+  printf 'int f(MYSQL *m) { return (int)mysql_get_socket(m); }\n'
+} >"$TMP/sock.c"
 check "the stand-in has no mysql_get_socket" \
   sh -c "! $CC $FLAGS -isystem '$M8' '$TMP/sock.c'"
-printf '#include <mysql.h>\n#if !defined(LIBMYSQL_VERSION_ID) || defined(MARIADB_PACKAGE_VERSION)\n#error not MySQL 8\n#endif\n' \
-  >"$TMP/ver.c"
+{
+  printf '#include <mysql.h>\n#if !defined(LIBMYSQL_VERSION_ID) || '
+  printf 'defined(MARIADB_PACKAGE_VERSION)\n#error not MySQL 8\n#endif\n'
+} >"$TMP/ver.c"
 check "the stand-in says MySQL 8.0.36" $CC $FLAGS -isystem "$M8" "$TMP/ver.c"
 
 # mq__bool is my_bool with libmariadb and bool with MySQL 8
-printf '#include "internal.h"\n_Static_assert(_Generic((mq__bool)0, char: 1, default: 0), "my_bool");\n' \
-  >"$TMP/mariadb.c"
+{
+  printf '#include "internal.h"\n_Static_assert(_Generic((mq__bool)0,'
+  printf ' char: 1, default: 0), "my_bool");\n'
+} >"$TMP/mariadb.c"
 check "mq__bool is libmariadb's my_bool" \
   $CC $FLAGS -I "$ROOT/lib" -I "$INC" "$TMP/mariadb.c"
-printf '#include "internal.h"\n_Static_assert(_Generic((mq__bool)0, _Bool: 1, default: 0), "bool");\n' \
-  >"$TMP/mysql8.c"
+{
+  printf '#include "internal.h"\n_Static_assert(_Generic((mq__bool)0,'
+  printf ' _Bool: 1, default: 0), "bool");\n'
+} >"$TMP/mysql8.c"
 check "mq__bool is MySQL 8's bool" \
   $CC $FLAGS -I "$ROOT/lib" -isystem "$M8" "$TMP/mysql8.c"
 
