@@ -53,7 +53,8 @@
     MQ_SQL_DUE_ROW(q) " AND " MQ_SQL_NOT_PAUSED(t, q)
 
 /* Queue q has a job a claim would take now: due and not paused. What a
- * waiter checks before it sleeps (wakeup.c), and the claim's guard. */
+ * waiter checks before it sleeps (wakeup.c), with one probe of the due
+ * index per queue. */
 #define MQ_SQL_DUE_NOT_PAUSED(t, q) \
     MQ_SQL_ANY_DUE(t, q) " AND " MQ_SQL_NOT_PAUSED(t, q)
 
