@@ -31,14 +31,11 @@ for f in "$LIB"/*.c; do
 done | sort -u >"$TMP/defs"
 
 # "caller callee" for each call between two files
-for f in "$LIB"/*.c; do
-  b=$(basename "$f" .c)
-  grep -oE '\bmq_?_?[a-z0-9_]+\(' "$f" | tr -d '(' | sort -u |
-    while read -r fn; do
-      awk -v fn="$fn" -v b="$b" '$2 == fn && $1 != b { print b, $1, fn }' \
-        "$TMP/defs"
-    done
-done | sort -u >"$TMP/calls"
+(cd "$LIB" && grep -oE '\bmq_?_?[a-z0-9_]+\(' ./*.c) |
+  sed 's/^\.\/\(.*\)\.c:\(.*\)(/\1 \2/' |
+  awk 'NR == FNR { def[$2] = $1; next }
+    ($2 in def) && def[$2] != $1 { print $1, def[$2], $2 }' \
+    "$TMP/defs" - | sort -u >"$TMP/calls"
 
 for f in "$LIB"/*.c; do
   b=$(basename "$f" .c)
