@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 /* A recurring job is not done but due again: at the first slot
  * every_anchor + k * every_us after now. Slots count from the anchor, not
@@ -48,16 +49,17 @@
     " every_us = IF(" RECURS ", every_us, NULL)," \
     " every_anchor = IF(every_us IS NULL, NULL, every_anchor)"
 
-static const char sql_ack[] = ACK_UPDATE
-    " WHERE id = ? AND lease_token = ? AND state = 'leased'";
+static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
 
 /* Several receipts: one locking read by primary key says which of them
- * still hold their lease, and one UPDATE finishes those, instead of a
- * round trip per receipt (mq work acks up to 64 jobs in each claim's
- * transaction). The read is a range of the primary key (the id list)
- * filtered by the (id, token) pairs in the server, so that under READ
- * COMMITTED a row another consumer now holds is let go at once, as the
- * fenced UPDATE would. Lists are padded as mq__exec_ids pads its own. */
+ * still hold their lease (MQ_SQL_HELD for a list: leased, and the id
+ * and token of one of the receipts), and one UPDATE finishes those,
+ * instead of a round trip per receipt (mq work acks up to 64 jobs in
+ * each claim's transaction). The read is a range of the primary key
+ * (the id list) filtered by the (id, token) pairs in the server, so that
+ * under READ COMMITTED a row another consumer now holds is let go at
+ * once, as the fenced UPDATE would. Lists are padded as mq__exec_ids
+ * pads its own. */
 const char mq__sql_ack_lock[] =
     "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND id IN (";
@@ -118,7 +120,7 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	uint64_t ids[ACK_BATCH], held[ACK_BATCH], id, affected;
 	char tok[MQ_TOKEN_LEN + 2];
 	unsigned long tlen, toklen[ACK_BATCH];
-	my_bool tnull = 0;
+	mq__bool tnull = 0;
 	size_t np = mq__padded(n), nh = 0, i, k;
 	MYSQL_STMT *st;
 	enum mq_status rc;
@@ -218,7 +220,7 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	}
 	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
 		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
-		rc = mq__count(c, 0, 1, done + i, k, NULL);
+		rc = mq__count_finished(c, done + i, k);
 	}
 	if (done != &one)
 		free(done);

@@ -19,6 +19,12 @@
 #define OTHERS_ROWS 2
 #define BUSY_MEMORY_US 1000000
 
+/* Finished (column f) more than the parameter's microseconds ago; a
+ * finished job without a finish time (another program's row) is old
+ * enough. */
+#define FINISHED_BEFORE(f) \
+    "(" f " IS NULL OR " f " < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+
 /* A job whose id the archive holds already (the job table's
  * AUTO_INCREMENT went back: a TRUNCATE, a restore) is left where it is:
  * copying it would fail the batch on every run, and replacing the
@@ -26,16 +32,14 @@
 const char mq__sql_archive_pick[] =
     "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"
     " LEFT JOIN `{{TABLE}}_archive` a ON a.id = j.id"
-    " WHERE j.state = ? AND (j.finished_at IS NULL"
-    " OR j.finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+    " WHERE j.state = ? AND " FINISHED_BEFORE("j.finished_at")
     " AND a.id IS NULL"
     " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
 /* --purge copies nothing: every finished job goes */
 static const char sql_purge_pick[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
-    " WHERE state = ? AND (finished_at IS NULL"
-    " OR finished_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+    " WHERE state = ? AND " FINISHED_BEFORE("finished_at")
     " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
 
 static const char sql_copy[] =
@@ -92,9 +96,8 @@ batch_tx(struct mq_conn *c, void *ctx)
 	/* counted while the rows are still here to be grouped (they are
 	 * locked: nobody else changes them) */
 	if (rc == MQ_OK)
-		rc = mq__count(c, 0, -1, b->ids, b->got, &b->counted);
-	if (rc == MQ_OK && !b->o->purge)
-		rc = mq__count(c, 1, 1, b->ids, b->got, &b->counted);
+		rc = mq__count_removed(c, !b->o->purge, b->ids, b->got,
+		    &b->counted);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
 		    &b->moved);

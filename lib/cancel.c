@@ -8,15 +8,15 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 static const char sql_job_state[] =
     "SELECT CAST(state AS CHAR) FROM `{{TABLE}}`"
     " WHERE id = ? FOR UPDATE";
 
 static const char sql_cancel[] =
-    "UPDATE `{{TABLE}}` SET state = 'dead', finished_at = UTC_TIMESTAMP(6),"
-    " leased_until = NULL, last_error = IF(last_error IS NULL, 'cancelled',"
-    "   CONCAT('cancelled; last error: ', last_error))"
+    "UPDATE `{{TABLE}}` SET " MQ_SQL_SET_DEAD("IF(last_error IS NULL,"
+    "   'cancelled', CONCAT('cancelled; last error: ', last_error))")
     " WHERE id = ?";
 
 struct cancel {
@@ -65,7 +65,7 @@ cancel_tx(struct mq_conn *c, void *ctx)
 	rc = mq__execute(c, st, in, "cannot cancel the job");
 	mq__release(c, st);
 	if (rc == MQ_OK)
-		rc = mq__count(c, 0, 1, &x->id, 1, NULL);
+		rc = mq__count_finished(c, &x->id, 1);
 	return rc;
 }
 

@@ -182,7 +182,7 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 		mysql_options(db, MYSQL_OPT_SSL_CIPHER, o->ssl_cipher);
 	if (o->ssl_verify_server_cert) {
 #if defined(MARIADB_PACKAGE_VERSION)
-		my_bool on = 1;
+		mq__bool on = 1;
 
 		mysql_options(db, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
 #else
@@ -253,8 +253,13 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		free(c);
 		return NULL;
 	}
-	/* programs a command starts (mq work's jobs) must not hold it */
+	/* programs a command starts (mq work's jobs) must not hold it
+	 * (MySQL's client has no mysql_get_socket; its NET has the fd) */
+#if defined(MARIADB_PACKAGE_VERSION)
 	fcntl((int)mysql_get_socket(c->db), F_SETFD, FD_CLOEXEC);
+#else
+	fcntl((int)c->db->net.fd, F_SETFD, FD_CLOEXEC);
+#endif
 	/* jitter for deadlock retries: peers must not draw the same */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);

@@ -24,8 +24,11 @@ static const char sql_count_tail[] =
     ") GROUP BY queue, state ORDER BY queue, state"
     " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
 
-enum mq_status
-mq__count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
+/* Adds sign times the jobs among ids[0..n) that are now done or dead to
+ * the counts of their queues (as "done" and "dead", or all as "archived"
+ * if archived); *written (if not NULL) gets the count rows' changes. */
+static enum mq_status
+count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
     size_t n, uint64_t *written)
 {
 	MYSQL_BIND pre[2];
@@ -46,6 +49,24 @@ mq__count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
 	 * then an update), as the handler counters go */
 	if (written)
 		*written += affected;
+	return rc;
+}
+
+enum mq_status
+mq__count_finished(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	return count(c, 0, 1, ids, n, NULL);
+}
+
+enum mq_status
+mq__count_removed(struct mq_conn *c, int archived, const uint64_t *ids,
+    size_t n, uint64_t *written)
+{
+	enum mq_status rc;
+
+	rc = count(c, 0, -1, ids, n, written);
+	if (rc == MQ_OK && archived)
+		rc = count(c, 1, 1, ids, n, written);
 	return rc;
 }
 
@@ -96,7 +117,7 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 {
 	MYSQL_BIND in[1], out[1];
 	unsigned long tlen;
-	my_bool isnull = 0;
+	mq__bool isnull = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int f;

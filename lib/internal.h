@@ -2,6 +2,26 @@
  * internal.h: what the files of lib/ share and the commands never see:
  * the connection handle, error recording, statement helpers, the
  * transaction retry loop.
+ *
+ * Layers. A file of lib/ calls functions of files in lower layers only,
+ * never of its own layer or above, so calls form no cycle and a change
+ * low down is seen by what is above it only (tests/t240 checks this
+ * list against the calls):
+ * layer 6: pop_wait.c
+ * layer 5: pop.c
+ * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
+ * layer 4: schema.c stats.c
+ * layer 3: counts.c wakeup.c
+ * layer 2: conn.c ids.c
+ * layer 1: client_init.c stmt.c token.c
+ * layer 0: error.c parse.c
+ * That is: the error record and the parsers; statements and tokens;
+ * connections and id lists; counting finished jobs, and parking and
+ * waking waiters; the operations (push wakes waiters, it does not claim);
+ * the claim, which carries acks; the claim that waits (it claims, and
+ * parks in between). Headers: every file includes internal.h (which
+ * includes mq.h, parse.h and the client's mysql.h), and those that build
+ * SQL include sql_terms.h, which includes nothing.
  */
 #ifndef MQ_INTERNAL_H
 #define MQ_INTERNAL_H
@@ -10,6 +30,19 @@
 
 #include "mq.h"
 #include "parse.h"
+
+/* The type of MYSQL_BIND's is_null and of boolean options: my_bool in
+ * libmariadb and in MySQL's client before 8.0; MySQL 8.0's headers
+ * dropped my_bool for bool. libmariadb defines MARIADB_PACKAGE_VERSION
+ * (and MARIADB_BASE_VERSION); MySQL's client defines
+ * LIBMYSQL_VERSION_ID. Use mq__bool, never my_bool: tests/t241 checks. */
+#if defined(MARIADB_PACKAGE_VERSION) || defined(MARIADB_BASE_VERSION) || \
+    !defined(LIBMYSQL_VERSION_ID) || LIBMYSQL_VERSION_ID < 80000
+typedef my_bool mq__bool;
+#else
+#include <stdbool.h>
+typedef bool mq__bool;
+#endif
 
 /* Prepared statements kept for the connection's life: a hot path (claim,
  * ack, extend) then costs one round trip per statement, not three. */
@@ -180,15 +213,22 @@ enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *affected);
 
-/* Adds sign times the jobs among ids[0..n) that are now done or dead to
- * the counts of their queues (as "done" and "dead", or all as "archived"
- * if archived): call it in the transaction that finished (sign 1) or
- * removes (sign -1) them, after its writes to the jobs, so that count
- * rows are locked after job rows (in key order within the statement;
- * only mq work's claim, carrying acks first, takes job rows after them,
- * with SKIP LOCKED, which never waits). *written (if not NULL) gets the
+/* The one thing every write that finishes jobs (done or dead: ack,
+ * fail, cancel, requeue-stale's burials) does in its transaction, after
+ * its writes to the jobs: adds the jobs among ids[0..n) that are now
+ * done or dead to the counts of their queues (a recurring job an ack
+ * made due again is not counted). After the writes, so that count rows
+ * are locked after job rows (in key order within a statement; only mq
+ * work's claim, carrying acks first, takes job rows after them, with
+ * SKIP LOCKED, which never waits). */
+enum mq_status mq__count_finished(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+
+/* The same for finished jobs leaving the table (archive, --purge), while
+ * they are still there to be grouped: takes them off done and dead, and
+ * adds them to "archived" if archived. *written (if not NULL) gets the
  * count rows' changes, as the server's handlers count. */
-enum mq_status mq__count(struct mq_conn *c, int archived, int64_t sign,
+enum mq_status mq__count_removed(struct mq_conn *c, int archived,
     const uint64_t *ids, size_t n, uint64_t *written);
 
 /* The reads whose index matters, shared with the test that EXPLAINs

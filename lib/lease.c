@@ -8,42 +8,41 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 static const char sql_lock_lease[] =
     "SELECT attempts, max_attempts FROM `{{TABLE}}`"
-    " WHERE id = ? AND lease_token = ? AND state = 'leased' FOR UPDATE";
+    " WHERE " MQ_SQL_HELD " FOR UPDATE";
 
 /* The heartbeat's: NOWAIT where the server has it (the servers that
  * have SKIP LOCKED), so that a row another session holds costs that job
  * a beat, not a lock wait that would hold up the other jobs' beats. */
 static const char sql_lock_lease_nowait[] =
     "SELECT attempts, max_attempts FROM `{{TABLE}}`"
-    " WHERE id = ? AND lease_token = ? AND state = 'leased'"
-    " FOR UPDATE NOWAIT";
+    " WHERE " MQ_SQL_HELD " FOR UPDATE NOWAIT";
 
 /* MySQL's error for a NOWAIT read that met a lock (MariaDB says 1205) */
 #define ER_LOCK_NOWAIT_MYSQL 3572
 
+/* retry and bury: the row is locked by lock_lease, still this delivery */
 static const char sql_retry[] =
-    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
+    "UPDATE `{{TABLE}}` SET " MQ_SQL_SET_READY(MQ_SQL_NOW_PLUS_US) ","
     " last_error = COALESCE(?, last_error)"
     " WHERE id = ?";
 
 static const char sql_bury[] =
-    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = UTC_TIMESTAMP(6), last_error = COALESCE(?, last_error)"
+    "UPDATE `{{TABLE}}` SET " MQ_SQL_SET_DEAD("COALESCE(?, last_error)")
     " WHERE id = ?";
 
 /* the delivery was cut short by the worker, not failed by the job: it
  * does not count as an attempt */
 static const char sql_release[] =
-    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = UTC_TIMESTAMP(6), attempts = IF(attempts > 0, attempts - 1, 0)"
-    " WHERE id = ? AND lease_token = ? AND state = 'leased'";
+    "UPDATE `{{TABLE}}` SET " MQ_SQL_SET_READY(MQ_SQL_NOW) ","
+    " attempts = IF(attempts > 0, attempts - 1, 0)"
+    " WHERE " MQ_SQL_HELD;
 
 static const char sql_extend[] =
-    "UPDATE `{{TABLE}}` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
+    "UPDATE `{{TABLE}}` SET leased_until = " MQ_SQL_NOW_PLUS_US
     " WHERE id = ?";
 
 /* Bytes of error text kept: enough for a stack trace's head, and far
@@ -148,7 +147,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 	rc = mq__execute(c, st, in, "cannot fail job");
 	mq__release(c, st);
 	if (rc == MQ_OK && f->res->dead)
-		rc = mq__count(c, 0, 1, &id, 1, NULL);
+		rc = mq__count_finished(c, &id, 1);
 	return rc;
 }
 

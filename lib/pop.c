@@ -22,18 +22,16 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 /* The index's tail is exactly this ORDER BY: no filesort, and the
- * locking read touches only the rows it returns or skips. */
+ * locking read touches only the rows it returns or skips. The guard
+ * (MQ_SQL_ANY_DUE) ends the claim at one probe when nothing is due. */
 const char mq__sql_claim_select[] =
     "SELECT id, queue, priority, attempts, payload"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
-    " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
-    "   WHERE p.queue = ? AND p.paused)"
-    " AND EXISTS (SELECT 1 FROM `{{TABLE}}` d FORCE INDEX (due)"
-    "   WHERE d.queue = ? AND d.state = 'ready'"
-    "   AND d.available_at <= UTC_TIMESTAMP(6))"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
@@ -49,30 +47,29 @@ const char mq__sql_claim_select[] =
     "attempts = LEAST(attempts, 4294967294) + 1," \
     " max_attempts = GREATEST(max_attempts, attempts)"
 
+/* What a claim writes, in both ways of claiming: a new delivery with its
+ * fresh token (the receipt's fence), its deadline and its holder. Binds
+ * token, lease length and host:pid (bind_lease). */
+#define CLAIM_SET \
+    " SET state = 'leased', " NEXT_ATTEMPT "," \
+    " lease_token = ?, leased_until = " MQ_SQL_NOW_PLUS_US "," \
+    " leased_by = ?"
+
 static const char sql_lease_ids[] =
-    "UPDATE `{{TABLE}}` SET state = 'leased', " NEXT_ATTEMPT ","
-    " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
-    " leased_by = ? WHERE id IN (";
+    "UPDATE `{{TABLE}}`" CLAIM_SET " WHERE id IN (";
 
 static const char sql_claim_update[] =
-    "UPDATE `{{TABLE}}` FORCE INDEX (claim)"
-    " SET state = 'leased', " NEXT_ATTEMPT ","
-    " lease_token = ?, leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
-    " leased_by = ?"
-    " WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)"
-    " AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_queues` p"
-    "   WHERE p.queue = ? AND p.paused)"
+    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " ORDER BY priority, available_at, id LIMIT ?";
 
 /* The update claim's guard, a statement of its own: MySQL (and MariaDB
  * before 10.3.2) refuse a subquery on the table an UPDATE writes. */
 static const char sql_any_due[] =
-    "SELECT EXISTS (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE queue = ? AND state = 'ready'"
-    " AND available_at <= UTC_TIMESTAMP(6))";
+    "SELECT " MQ_SQL_ANY_DUE("{{TABLE}}", "?");
 
 static const char sql_paused[] =
-    "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE queue = ? AND paused";
+    "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE " MQ_SQL_PAUSED("?");
 
 static const char sql_select_token[] =
     "SELECT id, queue, priority, attempts, payload"

@@ -10,13 +10,14 @@
 #include <mysqld_error.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 static const char sql_insert_head[] =
     "INSERT INTO `{{TABLE}}`"
     " (queue, priority, max_attempts, available_at, created_at, payload%s)"
     " VALUES ";
 /* the due time: one parameter, in one of three forms */
-static const char sql_due_delay[] = "UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND";
+static const char sql_due_delay[] = MQ_SQL_NOW_PLUS_US;
 /* seconds since the epoch, as a UTC DATETIME whatever the session's zone */
 static const char sql_due_epoch[] =
     "TIMESTAMPADD(SECOND, ?, '1970-01-01 00:00:00')";

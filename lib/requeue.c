@@ -15,51 +15,45 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* NULL sorts first in the index: one range, still in index order */
-#define EXPIRED \
-    "state = 'leased' AND (leased_until IS NULL" \
-    " OR leased_until < UTC_TIMESTAMP(6))"
+#include "sql_terms.h"
 
 const char mq__sql_requeue_pick[] =
     "SELECT id, attempts >= max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE " EXPIRED
-    " AND (? IS NULL OR queue = ?)"
+    " WHERE " MQ_SQL_STALE
+    " AND " MQ_SQL_QUEUE_OR_ALL
     " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
 
 static const char sql_count[] =
     "SELECT CAST(COALESCE(SUM(attempts < max_attempts), 0) AS UNSIGNED),"
     " CAST(COALESCE(SUM(attempts >= max_attempts), 0) AS UNSIGNED) FROM"
     " (SELECT attempts, max_attempts FROM `{{TABLE}}` FORCE INDEX (lease)"
-    "  WHERE " EXPIRED
-    "  AND (? IS NULL OR queue = ?)"
+    "  WHERE " MQ_SQL_STALE
+    "  AND " MQ_SQL_QUEUE_OR_ALL
     "  ORDER BY leased_until, id LIMIT ?) s";
 
 /* rows in no state of mq's, for --dry-run */
 static const char sql_count_invalid[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = '' AND (? IS NULL OR queue = ?)";
+    " WHERE state = '' AND " MQ_SQL_QUEUE_OR_ALL;
 
 /* the conditions again: a row is moved once, whoever read it first */
 static const char sql_requeue[] =
-    "UPDATE `{{TABLE}}` SET state = 'ready', leased_until = NULL,"
-    " available_at = UTC_TIMESTAMP(6)"
-    " WHERE " EXPIRED " AND id IN (";
+    "UPDATE `{{TABLE}}` SET " MQ_SQL_SET_READY(MQ_SQL_NOW)
+    " WHERE " MQ_SQL_STALE " AND id IN (";
 
 static const char sql_bury[] =
-    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = UTC_TIMESTAMP(6), last_error = 'lease expired; attempts used up'"
-    " WHERE " EXPIRED " AND id IN (";
+    "UPDATE `{{TABLE}}` SET "
+    MQ_SQL_SET_DEAD("'lease expired; attempts used up'")
+    " WHERE " MQ_SQL_STALE " AND id IN (";
 
 static const char sql_invalid_pick[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = '' AND (? IS NULL OR queue = ?)"
+    " WHERE state = '' AND " MQ_SQL_QUEUE_OR_ALL
     " ORDER BY leased_until, id LIMIT ? {{LOCK}}";
 
 static const char sql_bury_invalid[] =
-    "UPDATE `{{TABLE}}` SET state = 'dead', leased_until = NULL,"
-    " finished_at = UTC_TIMESTAMP(6),"
-    " last_error = 'invalid state; buried by requeue-stale'"
+    "UPDATE `{{TABLE}}` SET "
+    MQ_SQL_SET_DEAD("'invalid state; buried by requeue-stale'")
     " WHERE state = '' AND id IN (";
 
 struct reap {
@@ -109,7 +103,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 		rc = mq__exec_ids(c, sql_bury_invalid, NULL, 0, r->ids, r->got,
 		    &r->buried);
 		if (rc == MQ_OK && r->buried)
-			rc = mq__count(c, 0, 1, r->ids, r->got, NULL);
+			rc = mq__count_finished(c, r->ids, r->got);
 		return rc;
 	}
 	/* ready ones first in split, dead ones from the end */
@@ -126,7 +120,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 		rc = mq__exec_ids(c, sql_bury, NULL, 0, r->split + nr, nd,
 		    &r->buried);
 	if (rc == MQ_OK && r->buried)
-		rc = mq__count(c, 0, 1, r->split + nr, nd, NULL);
+		rc = mq__count_finished(c, r->split + nr, nd);
 	return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 /* the server reads one entry per queue ("Using index for group-by") */
 const char mq__sql_stats_queues[] =
@@ -20,9 +21,9 @@ const char mq__sql_stats_queues[] =
 
 const char mq__sql_stats_live[] =
     "SELECT queue, CAST(state AS CHAR), COUNT(*),"
-    " CAST(SUM(available_at <= UTC_TIMESTAMP(6)) AS UNSIGNED),"
+    " CAST(SUM(" MQ_SQL_IS_DUE ") AS UNSIGNED),"
     " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
-    "   MIN(IF(available_at <= UTC_TIMESTAMP(6), available_at, NULL)), UTC_TIMESTAMP(6)), 0)"
+    "   MIN(IF(" MQ_SQL_IS_DUE ", available_at, NULL)), " MQ_SQL_NOW "), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state IN ('ready', 'leased') GROUP BY queue, state";
 
@@ -30,18 +31,17 @@ const char mq__sql_stats_live[] =
  * stale: requeue-stale takes it back */
 static const char sql_stale[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (lease)"
-    " WHERE state = 'leased' AND (leased_until IS NULL"
-    " OR leased_until < UTC_TIMESTAMP(6))"
-    " AND (? IS NULL OR queue = ?) GROUP BY queue";
+    " WHERE " MQ_SQL_STALE
+    " AND " MQ_SQL_QUEUE_OR_ALL " GROUP BY queue";
 
 static const char sql_recurring[] =
     "SELECT queue, '', COUNT(*), 0, 0 FROM `{{TABLE}}` FORCE INDEX (recurring)"
     " WHERE every_us IS NOT NULL AND state IN ('ready', 'leased')"
-    " AND (? IS NULL OR queue = ?) GROUP BY queue";
+    " AND " MQ_SQL_QUEUE_OR_ALL " GROUP BY queue";
 
 static const char sql_paused[] =
     "SELECT queue, '', paused, 0, 0 FROM `{{TABLE}}_queues`"
-    " WHERE (? IS NULL OR queue = ?)";
+    " WHERE " MQ_SQL_QUEUE_OR_ALL;
 
 /* a count below 0 can only come from rows changed by hand: shown as 0 */
 static const char sql_counts[] =

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 /* Table and queue are validated names ([A-Za-z0-9_.-]): they can break
  * neither the comment nor the quotes. The marker is what pushers match:
@@ -32,10 +33,7 @@
  * one index dive, however many jobs are scheduled for later. */
 static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
 static const char sql_wait_due[] =
-    "(EXISTS(SELECT 1 FROM `%s`"
-    " FORCE INDEX (due) WHERE queue = '%s' AND state = 'ready'"
-    " AND available_at <= UTC_TIMESTAMP(6)) AND NOT EXISTS (SELECT 1 FROM `%s_queues`"
-    " WHERE queue = '%s' AND paused))";
+    "(" MQ_SQL_DUE_NOT_PAUSED("%s", "'%s'") ")";
 
 /* A text query (one round trip, after every push): the pattern is made
  * of the validated table and queue names, '%' and '!'; the limit is a
@@ -128,37 +126,6 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 		failed = res == NULL && mysql_errno(c->db) != 0;
 	}
 	return wait_result(c, res, failed);
-}
-
-enum mq_status
-mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
-    struct mq_job **jobs, size_t *n)
-{
-	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
-	enum mq_status rc;
-
-	enum mq_status why;
-	unsigned idle;
-
-	/* claim again only when the wait says a job is due or a pusher
-	 * woke us: an idle waiter sends one statement a second */
-	for (why = MQ_EMPTY;;) {
-		rc = mq_pop(c, o, jobs, n);
-		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
-			return rc;
-		why = rc;
-		idle = 0;
-		do {
-			if ((left = deadline - mq__now_us()) <= 0)
-				return why;
-			if (left > mq_wait_backoff_us(idle))
-				left = mq_wait_backoff_us(idle);
-			idle++;
-			rc = mq_wait(c, o->queue, left);
-		} while (rc == MQ_EMPTY);
-		if (rc != MQ_OK)
-			return rc;
-	}
 }
 
 /* LIKE pattern for the marker of queue: '!' escapes the wildcards. */

@@ -1,0 +1,38 @@
+/*
+ * pop_wait.c: a claim that waits for jobs (mq pop --wait). It claims,
+ * and while nothing is there parks in wakeup.c's wait statement until a
+ * job is due, a pusher wakes it, or the time is up; then claims again.
+ * It sits above both: pop.c claims and wakeup.c parks and wakes, and
+ * neither calls the other (push.c wakes waiters without reaching the
+ * claim code).
+ */
+#include "internal.h"
+
+enum mq_status
+mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
+    struct mq_job **jobs, size_t *n)
+{
+	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
+	enum mq_status rc, why;
+	unsigned idle;
+
+	/* claim again only when the wait says a job is due or a pusher
+	 * woke us: an idle waiter sends one statement a second */
+	for (why = MQ_EMPTY;;) {
+		rc = mq_pop(c, o, jobs, n);
+		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
+			return rc;
+		why = rc;
+		idle = 0;
+		do {
+			if ((left = deadline - mq__now_us()) <= 0)
+				return why;
+			if (left > mq_wait_backoff_us(idle))
+				left = mq_wait_backoff_us(idle);
+			idle++;
+			rc = mq_wait(c, o->queue, left);
+		} while (rc == MQ_EMPTY);
+		if (rc != MQ_OK)
+			return rc;
+	}
+}

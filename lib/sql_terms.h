@@ -1,0 +1,93 @@
+/*
+ * sql_terms.h: the SQL ideas several statements share, each written
+ * once. A statement is a string literal put together from these at
+ * compile time, so the server sees the same text as if it were spelled
+ * out; what changes in one place changes in every statement that says
+ * it.
+ *
+ * The terms that name a table or a queue take them as arguments, as SQL
+ * text: prepared statements pass "{{TABLE}}" (mq__expand fills it) and
+ * "?"; the waiter's text query (wakeup.c) passes "%s" and "'%s'", with
+ * names validated to [A-Za-z0-9_.-].
+ */
+#ifndef MQ_SQL_TERMS_H
+#define MQ_SQL_TERMS_H
+
+/* The server's clock: every time mq reads or writes comes from it, never
+ * from a client's (clients disagree; the server is one). UTC, so that
+ * the session's time zone changes nothing. */
+#define MQ_SQL_NOW "UTC_TIMESTAMP(6)"
+
+/* The time that many microseconds (the parameter) from now. */
+#define MQ_SQL_NOW_PLUS_US MQ_SQL_NOW " + INTERVAL ? MICROSECOND"
+
+/* A ready job is due (else scheduled): what a claim takes, and what
+ * mq stats counts as ready rather than scheduled. */
+#define MQ_SQL_IS_DUE "available_at <= " MQ_SQL_NOW
+
+/* A row of queue q that is ready and due: the equalities and range of
+ * the claim index (queue, state, priority, available_at, id) and of the
+ * due index (queue, state, available_at). */
+#define MQ_SQL_DUE_ROW(q) \
+    "queue = " q " AND state = 'ready' AND " MQ_SQL_IS_DUE
+
+/* Whether queue q has a due job, paused or not: one probe of the due
+ * index, however many jobs are scheduled for later (the claim index
+ * sorts those among the due ones). A constant subquery, evaluated
+ * once. Unqualified columns in it are its own table's. */
+#define MQ_SQL_ANY_DUE(t, q) \
+    "EXISTS (SELECT 1 FROM `" t "` FORCE INDEX (due)" \
+    " WHERE " MQ_SQL_DUE_ROW(q) ")"
+
+/* A row of <table>_queues that pauses queue q (a queue never paused
+ * has none; a resumed one has paused 0). */
+#define MQ_SQL_PAUSED(q) "queue = " q " AND paused"
+
+/* Queue q is not paused. */
+#define MQ_SQL_NOT_PAUSED(t, q) \
+    "NOT EXISTS (SELECT 1 FROM `" t "_queues` WHERE " MQ_SQL_PAUSED(q) ")"
+
+/* A row a claim may take, in either way of claiming (SKIP LOCKED, or
+ * the UPDATE ... LIMIT fallback): due, in a queue that is not paused. */
+#define MQ_SQL_CLAIMABLE(t, q) \
+    MQ_SQL_DUE_ROW(q) " AND " MQ_SQL_NOT_PAUSED(t, q)
+
+/* Queue q has a job a claim would take now: due and not paused. What a
+ * waiter checks before it sleeps (wakeup.c), with one probe of the due
+ * index per queue. */
+#define MQ_SQL_DUE_NOT_PAUSED(t, q) \
+    MQ_SQL_ANY_DUE(t, q) " AND " MQ_SQL_NOT_PAUSED(t, q)
+
+/* The lease is stale: leased, and its deadline passed. A lease without
+ * a deadline (a row written by another program) is stale too: nobody
+ * could ever ack it in time. NULL sorts first in the lease index
+ * (state, leased_until): one range, still in index order. */
+#define MQ_SQL_STALE \
+    "state = 'leased' AND (leased_until IS NULL" \
+    " OR leased_until < " MQ_SQL_NOW ")"
+
+/* The fence of every write after a claim: the row is still this
+ * delivery (its id and the token the claim wrote) and still leased. A
+ * consumer whose lease was lost (requeued, claimed again, acked)
+ * matches nothing, so it cannot finish someone else's delivery. Binds
+ * the id, then the token. */
+#define MQ_SQL_HELD "id = ? AND lease_token = ? AND state = 'leased'"
+
+/* The job is given back: ready at the time expression at, without a
+ * lease. */
+#define MQ_SQL_SET_READY(at) \
+    "state = 'ready', leased_until = NULL, available_at = " at
+
+/* The job becomes dead: finished now, without a lease, with why as its
+ * last error (an SQL expression). The transaction that writes it counts
+ * it (mq__count_finished) so that stats and the _total counters see it.
+ * finished_at is what archive ages it by. */
+#define MQ_SQL_SET_DEAD(why) \
+    "state = 'dead', leased_until = NULL, finished_at = " MQ_SQL_NOW "," \
+    " last_error = " why
+
+/* The queue filter of the cron-side reads: all queues when the
+ * parameter is NULL, else the one named; binds the queue twice. */
+#define MQ_SQL_QUEUE_OR_ALL "(? IS NULL OR queue = ?)"
+
+#endif
