@@ -196,6 +196,44 @@ void receipt_error(const char *cmd, const char *arg)
 #endif
     ;
 
+/* A human table (table.c): row by row, column 0 a name from the table
+ * (shown as put_text() shows it, left-aligned), the others short cells
+ * mq wrote (numbers, units), right-aligned; each column as wide as its
+ * widest cell or header. */
+#define TABLE_COLS_MAX 12
+#define TABLE_CELL 24
+struct table_row {
+	const unsigned char *name;
+	size_t name_len;
+	char cell[TABLE_COLS_MAX][TABLE_CELL];	/* cell[0] unused */
+};
+void table_print(const char *const *head, size_t cols,
+    const struct table_row *r, size_t n);
+
+/* Progress of long work on stderr (progress.c): a line rewritten in place
+ * when stderr is a terminal, then a summary unless quiet:
+ * "mq CMD: DONE N jobs in 3s (400/s)". */
+struct progress {
+	const char *cmd, *done;	/* "push", "pushed" */
+	int64_t start, shown_at;
+	uint64_t n;
+	size_t shown;		/* length of the line on the terminal */
+	int tty, quiet;
+};
+void progress_start(struct progress *p, const char *cmd, const char *done,
+    int quiet);
+/* n more jobs done */
+void progress_add(struct progress *p, uint64_t n);
+/* Erases the progress line, if one is shown. */
+void progress_clear(struct progress *p);
+/* progress_clear(), then the summary line unless quiet. */
+void progress_summary(struct progress *p);
+
+/* Set by a command that changes nothing (stats): its output into a pipe
+ * whose reader has gone ends it quietly, as SIGPIPE ends coreutils
+ * (main.c; mq(1) OUTPUT). */
+extern int reads_only;
+
 /* The commands. */
 int cmd_ack(int argc, char **argv, struct mq_global *g);
 int cmd_archive(int argc, char **argv, struct mq_global *g);
