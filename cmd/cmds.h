@@ -48,6 +48,20 @@ int records_next(struct records *r, int delim, const sigset_t *waiting,
     volatile sig_atomic_t *stop, char **rec, size_t *n);
 void records_free(struct records *r);
 
+/* mq push's stream (push_stream.c): the jobs of stdin, one per record
+ * ending in delim, their ids on stdout batch by batch; the exit status. */
+struct progress;
+int push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
+    struct progress *p);
+
+/* The signal that asked push to stop, 0 if none. SIGTERM, SIGINT and
+ * SIGHUP are caught by push_catch_stop(), which sets held to them for
+ * the caller to block; push_stop_pending() unblocks them and says
+ * whether one came. */
+extern volatile sig_atomic_t push_stop_signal;
+void push_catch_stop(sigset_t *held);
+int push_stop_pending(const sigset_t *held);
+
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad
  * MQ_TABLE must not stop -h. */
@@ -224,6 +238,8 @@ void progress_start(struct progress *p, const char *cmd, const char *done,
     int quiet);
 /* n more jobs done */
 void progress_add(struct progress *p, uint64_t n);
+/* progress_add() as the library's per-batch callback (arg: the progress) */
+void progress_jobs(uint64_t jobs, void *arg);
 /* Erases the progress line, if one is shown. */
 void progress_clear(struct progress *p);
 /* progress_clear(), then the summary line unless quiet. */

@@ -78,3 +78,9 @@ progress_summary(struct progress *p)
 	    p->done, (unsigned long long)p->n, PLURAL(p->n),
 	    fmt_duration(d, sizeof d, us), rate(p->n, us));
 }
+
+void
+progress_jobs(uint64_t jobs, void *arg)
+{
+	progress_add(arg, jobs);
+}
