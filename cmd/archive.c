@@ -8,7 +8,7 @@
 
 static const char usage[] =
     "usage: mq archive [--older-than D] [--batch N] [--dead] [--purge]"
-    " [--table T] [CONNECTION-OPTIONS]";
+    " [--quiet] [--table T] [CONNECTION-OPTIONS]";
 
 static const char options[] =
     "\noptions:\n"
