@@ -143,11 +143,20 @@ if command -v script >/dev/null 2>&1; then
     /dev/null >"$T_TMP/tty" 2>&1
   is "$(wc -l <"$T_TMP/ids" | tr -d ' ')" 2000 "on a terminal: the ids as ever"
   check "a progress line, rewritten in place with a carriage return" \
-    grep -q "$(printf '\r')mq push: 1000 jobs pushed in [0-9]*s, [0-9]*/s" "$T_TMP/tty"
+    grep -q "$(printf '\r')mq push: 1000 jobs pushed in [0-9]*m*s, [0-9]*/s" "$T_TMP/tty"
   check "then the summary" grep -q "mq push: pushed 2000 jobs in" "$T_TMP/tty"
   script -qc 'sh -c "{ seq 1 1000; sleep 1; seq 1 1000; } | \"\$MQ\" push --lines --quiet --queue t >/dev/null"' \
     /dev/null >"$T_TMP/tty" 2>&1
   is "$(cat "$T_TMP/tty")" "" "--quiet: no progress either"
+  # archive in batches of 2, one pty for both outputs: the progress line,
+  # erased, then the count on stdout as ever
+  sql "INSERT INTO mq_jobs (queue, state, payload, attempts, finished_at) SELECT 'arch', 'done', '', 1, NOW(6) - INTERVAL 1 DAY FROM seq_1_to_600"
+  "$MQ" stats --recount >/dev/null
+  script -qc '"$MQ" archive --older-than 1h --batch 2' /dev/null >"$T_TMP/tty" 2>&1
+  check "archive on a terminal: a progress line" \
+    grep -q "$(printf '\r')mq archive: [0-9]* jobs archived in [0-9]*m*s, [0-9]*/s" "$T_TMP/tty"
+  is "$(tr '\r' '\n' <"$T_TMP/tty" | tail -3 | sed 's/^  *$/(blank)/' | tr '\n' '|')" \
+    "(blank)|archived 600 jobs||" "the line blanked, then the count"
 else
   ok "# SKIP script(1) not installed"
 fi
