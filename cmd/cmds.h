@@ -240,7 +240,7 @@ void progress_start(struct progress *p, const char *cmd, const char *done,
 void progress_add(struct progress *p, uint64_t n);
 /* progress_add() as the library's per-batch callback (arg: the progress) */
 void progress_jobs(uint64_t jobs, void *arg);
-/* Erases the progress line, if one is shown. */
+/* Erases the progress line, if one is shown, and shows it no more. */
 void progress_clear(struct progress *p);
 /* progress_clear(), then the summary line unless quiet. */
 void progress_summary(struct progress *p);

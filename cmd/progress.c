@@ -63,6 +63,8 @@ progress_clear(struct progress *p)
 	if (p->shown)
 		fprintf(stderr, "\r%*s\r", (int)p->shown - 1, "");
 	p->shown = 0;
+	/* for good: what follows (a message, the summary) starts a line */
+	p->tty = 0;
 }
 
 void

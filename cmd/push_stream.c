@@ -87,6 +87,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 		line++;
 		st = mq_batch_add(b, rec, n);
 	}
+	progress_clear(p);	/* before any message */
 	if (st == MQ_OK && got == -1) {
 		fprintf(stderr, "mq push: cannot read standard input after "
 		    "record %llu\n", line);
@@ -113,8 +114,6 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	mq_batch_free(b);
 	if (st == MQ_OK && !push_stop_signal)
 		progress_summary(p);
-	else
-		progress_clear(p);
 	if (st == MQ_OK && push_stop_signal) {
 		fprintf(stderr, "mq push: stopped by signal %d after reading "
 		    "%llu records (the ids printed are the jobs pushed)\n",

@@ -33,7 +33,7 @@ main(void)
 	duration_is(850000, "850ms");
 	duration_is(999999, "999ms");
 	duration_is(s, "1s");
-	duration_is(s + 999999, "1s");		/* truncated, not rounded */
+	duration_is(s + 999999, "1s");	/* truncated, not rounded */
 	duration_is(42 * s, "42s");
 	duration_is(59 * s + 999999, "59s");
 	duration_is(60 * s, "1m00s");
