@@ -8,24 +8,27 @@
 
 static const char usage[] =
     "usage: mq archive [--older-than D] [--batch N] [--dead] [--purge]"
-    " [--table T] [CONNECTION-OPTIONS]";
+    " [--quiet] [--table T] [CONNECTION-OPTIONS]";
 
 static const char options[] =
     "\noptions:\n"
     "  --older-than D      finished longer ago than D (default 7d)\n"
     "  --batch N           jobs per transaction (default 500)\n"
     "  --dead              dead jobs too, not only done ones\n"
-    "  --purge             delete them instead of moving them\n";
+    "  --purge             delete them instead of moving them\n"
+    "  --quiet             no count on standard output, no progress\n";
 
 int
 cmd_archive(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_OLDER = OPT_CMD, OPT_BATCH, OPT_DEAD, OPT_PURGE };
+	enum { OPT_OLDER = OPT_CMD, OPT_BATCH, OPT_DEAD, OPT_PURGE,
+	    OPT_QUIET };
 	static const struct option longopts[] = {
 		{"older-than", required_argument, NULL, OPT_OLDER},
 		{"batch", required_argument, NULL, OPT_BATCH},
 		{"dead", no_argument, NULL, OPT_DEAD},
 		{"purge", no_argument, NULL, OPT_PURGE},
+		{"quiet", no_argument, NULL, OPT_QUIET},
 		CONNECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -34,8 +37,9 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
+	struct progress p;
 	uint64_t moved;
-	int opt;
+	int opt, quiet = 0;
 
 	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (common_option("archive", opt, optarg, g))
@@ -51,6 +55,7 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 			break;
 		case OPT_DEAD:	o.dead = 1; break;
 		case OPT_PURGE:	o.purge = 1; break;
+		case OPT_QUIET:	quiet = 1; break;
 		case 'h':
 			help_exit(usage, options);
 			break;
@@ -64,12 +69,18 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 		    shown(argv[optind]));
 
 	c = open_queue_table("archive", g);
+	progress_start(&p, "archive", o.purge ? "purged" : "archived", quiet);
+	o.progress = progress_jobs;
+	o.progress_arg = &p;
 	st = mq_archive(c, &o, &moved);
+	progress_clear(&p);
 	e = *mq_conn_error(c);
 	mq_close(c);
-	/* what was moved stays moved, also when a later batch failed */
-	printf("%s %llu job%s\n", o.purge ? "purged" : "archived",
-	    (unsigned long long)moved, PLURAL(moved));
+	/* what was moved stays moved, also when a later batch failed: said
+	 * then even if quiet */
+	if (!quiet || st != MQ_OK)
+		printf("%s %llu job%s\n", o.purge ? "purged" : "archived",
+		    (unsigned long long)moved, PLURAL(moved));
 	if (st != MQ_OK)
 		die("archive", &e);
 	return 0;

@@ -48,6 +48,20 @@ int records_next(struct records *r, int delim, const sigset_t *waiting,
     volatile sig_atomic_t *stop, char **rec, size_t *n);
 void records_free(struct records *r);
 
+/* mq push's stream (push_stream.c): the jobs of stdin, one per record
+ * ending in delim, their ids on stdout batch by batch; the exit status. */
+struct progress;
+int push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
+    struct progress *p);
+
+/* The signal that asked push to stop, 0 if none. SIGTERM, SIGINT and
+ * SIGHUP are caught by push_catch_stop(), which sets held to them for
+ * the caller to block; push_stop_pending() unblocks them and says
+ * whether one came. */
+extern volatile sig_atomic_t push_stop_signal;
+void push_catch_stop(sigset_t *held);
+int push_stop_pending(const sigset_t *held);
+
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad
  * MQ_TABLE must not stop -h. */
@@ -195,6 +209,46 @@ void receipt_error(const char *cmd, const char *arg)
     __attribute__((noreturn))
 #endif
     ;
+
+/* A human table (table.c): row by row, column 0 a name from the table
+ * (shown as put_text() shows it, left-aligned), the others short cells
+ * mq wrote (numbers, units), right-aligned; each column as wide as its
+ * widest cell or header. */
+#define TABLE_COLS_MAX 12
+#define TABLE_CELL 24
+struct table_row {
+	const unsigned char *name;
+	size_t name_len;
+	char cell[TABLE_COLS_MAX][TABLE_CELL];	/* cell[0] unused */
+};
+void table_print(const char *const *head, size_t cols,
+    const struct table_row *r, size_t n);
+
+/* Progress of long work on stderr (progress.c): a line rewritten in place
+ * when stderr is a terminal, then a summary unless quiet:
+ * "mq CMD: DONE N jobs in 3s (400/s)". */
+struct progress {
+	const char *cmd, *done;	/* "push", "pushed" */
+	int64_t start, shown_at;
+	uint64_t n;
+	size_t shown;		/* length of the line on the terminal */
+	int tty, quiet;
+};
+void progress_start(struct progress *p, const char *cmd, const char *done,
+    int quiet);
+/* n more jobs done */
+void progress_add(struct progress *p, uint64_t n);
+/* progress_add() as the library's per-batch callback (arg: the progress) */
+void progress_jobs(uint64_t jobs, void *arg);
+/* Erases the progress line, if one is shown, and shows it no more. */
+void progress_clear(struct progress *p);
+/* progress_clear(), then the summary line unless quiet. */
+void progress_summary(struct progress *p);
+
+/* Set by a command that changes nothing (stats): its output into a pipe
+ * whose reader has gone ends it quietly, as SIGPIPE ends coreutils
+ * (main.c; mq(1) OUTPUT). */
+extern int reads_only;
 
 /* The commands. */
 int cmd_ack(int argc, char **argv, struct mq_global *g);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "units.h"
 
 static const char usage[] =
     "usage: mq fail [--error TEXT] [--retry-in D | --no-retry] [--table T]"
@@ -34,6 +35,7 @@ cmd_fail(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
+	char due[DURATION_MAX];
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
@@ -78,8 +80,8 @@ cmd_fail(int argc, char **argv, struct mq_global *g)
 		    (unsigned long long)r.id, res.attempts,
 		    PLURAL(res.attempts));
 	else
-		printf("job %llu: due again in %.1fs (after attempt %u)\n",
-		    (unsigned long long)r.id, (double)res.retry_in_us / 1e6,
-		    res.attempts);
+		printf("job %llu: due again in %s (after attempt %u)\n",
+		    (unsigned long long)r.id, fmt_duration(due, sizeof due,
+		    res.retry_in_us), res.attempts);
 	return 0;
 }

@@ -2,7 +2,10 @@
  * main.c: the mq binary: global options, then the subcommand table.
  * Help and version never touch the database.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +85,39 @@ sanitise_stdfd(void)
 	}
 }
 
+/* Set by a command that changes nothing: see cmds.h. */
+int reads_only;
+
+/* Whether stdout is a pipe (or socket) nobody reads any more: the write
+ * failed with EPIPE, or, the error having been met by an earlier write,
+ * poll says so now. */
+static int
+reader_gone(int err)
+{
+	struct pollfd p = { 1, POLLOUT, 0 };
+
+	return err == EPIPE || (poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLERR | POLLHUP)));
+}
+
+/* The reader of a read-only command's output has had what it wanted
+ * (`mq stats | head -1`): end as coreutils do under the default SIGPIPE,
+ * silently, killed by that signal (the shell says 141). The client
+ * library ignores SIGPIPE for its sockets, so the write only failed: the
+ * default disposition comes back here. */
+static void
+end_by_sigpipe(void)
+{
+	sigset_t s;
+
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE);
+}
+
 static const struct cmd *
 find(const char *name)
 {
@@ -141,7 +177,10 @@ main(int argc, char **argv)
 		    shown(argv[0]));
 	optind = 1;	/* each command parses its own argv from the start */
 	rc = cmd->fn(argc, argv, &g);
+	errno = 0;	/* the flush's own error, not one from before */
 	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (reads_only && reader_gone(errno))
+			end_by_sigpipe();
 		fprintf(stderr, "mq %s: write failure on standard output\n",
 		    cmd->name);
 		return EX_IOERR;

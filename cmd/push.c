@@ -15,7 +15,7 @@ static const char usage[] =
     " [--delay D | --at TIME] [--every D] [--dedup KEY] [--table T]"
     " [CONNECTION-OPTIONS] [PAYLOAD]\n"
     "       mq push --lines | -0 [--queue Q] [--priority N]"
-    " [--max-attempts N] [--delay D | --at TIME] [--table T]"
+    " [--max-attempts N] [--delay D | --at TIME] [--quiet] [--table T]"
     " [CONNECTION-OPTIONS]";
 
 static const char options[] =
@@ -29,19 +29,8 @@ static const char options[] =
     "  --at TIME           due at TIME, UTC: 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH\n"
     "  --every D           recurring: each ack makes it due again D after\n"
     "                      its due time (at least 1s)\n"
-    "  --dedup KEY         if a live job has KEY, print its id instead\n";
-
-static int
-print_ids(uint64_t first, size_t n, uint64_t step, void *ctx)
-{
-	size_t i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		printf("%llu\n", (unsigned long long)(first + i * step));
-	/* a reader of the ids sees each batch as soon as it is committed */
-	return fflush(stdout) == EOF ? -1 : 0;
-}
+    "  --dedup KEY         if a live job has KEY, print its id instead\n"
+    "  --quiet             no summary (nor progress) on standard error\n";
 
 /* Reads all of stdin, refusing more than max bytes. */
 static unsigned char *
@@ -76,104 +65,11 @@ slurp(size_t max, size_t *len)
 	return buf;
 }
 
-/* The signal that asked a stream to stop, 0 if none. */
-static volatile sig_atomic_t stop_signal;
-
-static void
-on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-/* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
- * one: they are caught, and held blocked but while waiting for input
- * (push_records.c), so that a batch the server committed always has its ids
- * printed, and no record is cut short. */
-static void
-catch_stop(sigset_t *held)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(held);
-	sigaddset(held, SIGTERM);
-	sigaddset(held, SIGINT);
-	sigaddset(held, SIGHUP);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-/* Lets a signal held blocked arrive; whether one did. */
-static int
-stop_signal_pending(const sigset_t *held)
-{
-	sigprocmask(SIG_UNBLOCK, held, NULL);
-	return stop_signal != 0;
-}
-
-static int
-push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim)
-{
-	struct mq_batch *b = mq_batch_new(c, o, print_ids, NULL);
-	enum mq_status st = b ? MQ_OK : mq_conn_error(c)->status;
-	unsigned long long line = 0;
-	struct records in = { NULL, 0, 0, 0, 0 };
-	char *rec;
-	size_t n;
-	int got = 0;
-	sigset_t held, waiting;
-
-	catch_stop(&held);
-	sigprocmask(SIG_BLOCK, &held, &waiting);
-	sigdelset(&waiting, SIGTERM);
-	sigdelset(&waiting, SIGINT);
-	sigdelset(&waiting, SIGHUP);
-	while (st == MQ_OK && (got = records_next(&in, delim, &waiting,
-	    &stop_signal, &rec, &n)) == 1) {
-		line++;
-		st = mq_batch_add(b, rec, n);
-	}
-	if (st == MQ_OK && got == -1) {
-		fprintf(stderr, "mq push: cannot read standard input after "
-		    "record %llu\n", line);
-		st = MQ_EIO;
-	} else {
-		if (st == MQ_OK)
-			st = mq_batch_flush(b);
-		/* a failed write of the ids is main's to report, once */
-		if (st != MQ_OK && !(st == MQ_EIO && ferror(stdout))) {
-			/* the jobs pushed are exactly those whose ids were
-			 * printed (an outcome unknown adds the batch in
-			 * flight); say how far the input was read */
-			char at[160];
-			snprintf(at, sizeof at, st == MQ_EUNKNOWN ?
-			    "stopped after reading %llu records (the ids "
-			    "printed are pushed; the last batch, not "
-			    "printed, may be too)" : "stopped after reading "
-			    "%llu records (the ids printed are the jobs "
-			    "pushed)", line);
-			report("push", at, mq_conn_error(c));
-		}
-	}
-	records_free(&in);
-	mq_batch_free(b);
-	if (st == MQ_OK && stop_signal) {
-		fprintf(stderr, "mq push: stopped by signal %d after reading "
-		    "%llu records (the ids printed are the jobs pushed)\n",
-		    (int)stop_signal, line);
-		return 128 + stop_signal;
-	}
-	return exit_status(st);
-}
-
 int
 cmd_push(int argc, char **argv, struct mq_global *g)
 {
 	enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
-	    OPT_AT, OPT_DEDUP, OPT_EVERY };
+	    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_QUIET };
 	static const struct option longopts[] = {
 		{"lines", no_argument, NULL, OPT_LINES},
 		{"null", no_argument, NULL, '0'},
@@ -183,12 +79,14 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		{"at", required_argument, NULL, OPT_AT},
 		{"dedup", required_argument, NULL, OPT_DEDUP},
 		{"every", required_argument, NULL, OPT_EVERY},
+		{"quiet", no_argument, NULL, OPT_QUIET},
 		QUEUE_LONGOPT,
 		CONNECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	struct mq_push_opts o = { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS };
-	int opt, delim = -1, has_delay = 0, existed, rc;
+	int opt, delim = -1, has_delay = 0, existed, rc, quiet = 0;
+	struct progress p;
 	unsigned char *payload;
 	struct mq_conn *c;
 	size_t len;
@@ -201,6 +99,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		switch (opt) {
 		case OPT_LINES:	delim = '\n'; break;
 		case '0':	delim = '\0'; break;
+		case OPT_QUIET:	quiet = 1; break;
 		case OPT_PRIORITY:
 			o.priority = (int)int_arg("push", "--priority", optarg,
 			    MQ_PRIORITY_MIN, MQ_PRIORITY_MAX);
@@ -260,7 +159,8 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	    (delim != -1 || optind >= argc ? STDIN_CLOSED : 0));
 	c = open_queue_table("push", g);
 	if (delim != -1) {
-		rc = push_stream(c, &o, delim);
+		progress_start(&p, "push", "pushed", quiet);
+		rc = push_stream(c, &o, delim, &p);
 		mq_close(c);
 		return rc;
 	}
@@ -271,7 +171,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		payload = slurp(mq_max_payload(c), &len);
 	}
 	/* a signal waits until the id of a committed push is out */
-	catch_stop(&held);
+	push_catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (mq_push(c, &o, payload, len, &id, &existed) != MQ_OK) {
 		struct mq_error e = *mq_conn_error(c);
@@ -280,8 +180,8 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	}
 	mq_close(c);
 	printf("%llu\n", (unsigned long long)id);
-	if (stop_signal_pending(&held))
-		return 128 + stop_signal;
+	if (push_stop_pending(&held))
+		return 128 + push_stop_signal;
 	if (optind >= argc)
 		free(payload);
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cmds.h"
+#include "units.h"
 
 static const char usage[] =
     "usage: mq stats [--queue Q] [--json | --prometheus] [--recount]"
@@ -23,31 +24,36 @@ static const char options[] =
 /* A queue's name as text: another program may have written any bytes. */
 #define QNAME(q) (const unsigned char *)(q).queue, (q).queue_len
 
+/* The table: counts as plain integers, the oldest ready job's age in
+ * human units (mq(1) OUTPUT), "-" in a queue with no ready job. */
 static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
-	size_t i, w, width = 20;
+	static const char *const head[] = { "QUEUE", "READY", "SCHEDULED",
+	    "LEASED", "STALE", "DONE", "DEAD", "RECURRING", "PAUSED",
+	    "OLDEST_READY" };
+	struct table_row *r = calloc(n ? n : 1, sizeof *r);
+	size_t i, k;
 
-	/* the queue column is 20 wide, or as wide as its widest name */
-	for (i = 0; i < n; i++)
-		if ((w = text_width(QNAME(q[i]))) > width)
-			width = w;
-	printf("%-*s %9s %9s %9s %9s %9s %9s %9s %6s %12s\n", (int)width,
-	    "QUEUE", "READY", "SCHEDULED", "LEASED", "STALE", "DONE", "DEAD",
-	    "RECURRING", "PAUSED", "OLDEST_READY");
-	for (i = 0; i < n; i++) {
-		w = put_text(stdout, QNAME(q[i]));
-		printf("%*s %9llu %9llu %9llu %9llu %9llu %9llu %9llu %6s "
-		    "%11.1fs\n", (int)(width - w), "",
-		    (unsigned long long)q[i].ready,
-		    (unsigned long long)q[i].scheduled,
-		    (unsigned long long)q[i].leased,
-		    (unsigned long long)q[i].stale,
-		    (unsigned long long)q[i].done,
-		    (unsigned long long)q[i].dead,
-		    (unsigned long long)q[i].recurring,
-		    q[i].paused ? "yes" : "no", q[i].oldest_ready_s);
+	if (r == NULL) {
+		fprintf(stderr, "mq stats: out of memory\n");
+		exit(EX_OSERR);
 	}
+	for (i = 0; i < n; i++) {
+		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,
+		    q[i].stale, q[i].done, q[i].dead, q[i].recurring };
+		r[i].name = (const unsigned char *)q[i].queue;
+		r[i].name_len = q[i].queue_len;
+		for (k = 0; k < 7; k++)
+			snprintf(r[i].cell[k + 1], TABLE_CELL, "%llu",
+			    (unsigned long long)v[k]);
+		snprintf(r[i].cell[8], TABLE_CELL, "%s",
+		    q[i].paused ? "yes" : "no");
+		fmt_duration(r[i].cell[9], TABLE_CELL, q[i].ready ?
+		    (int64_t)(q[i].oldest_ready_s * 1e6) : -1);
+	}
+	table_print(head, 10, r, n);
+	free(r);
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
 }
@@ -162,6 +168,7 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 	enum mq_status st;
 	size_t n;
 
+	reads_only = 1;
 	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		if (opt == OPT_QUEUE)
 			one = 1;

@@ -170,6 +170,8 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
+			if (rc == MQ_OK && b.moved && o->progress)
+				o->progress(b.moved, o->progress_arg);
 			if (rc != MQ_OK || b.got != b.want)
 				break;
 			/* Others at work (rows written beyond this batch's

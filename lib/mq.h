@@ -407,6 +407,9 @@ struct mq_requeue_opts {
 	uint64_t limit;		/* at most this many jobs, 0: no limit */
 	unsigned batch;		/* jobs per transaction */
 	int dry_run;		/* count only */
+	/* if not NULL: called after each batch commits, with its jobs */
+	void (*progress)(uint64_t jobs, void *arg);
+	void *progress_arg;
 };
 
 /** What requeue-stale did (or would do). */
@@ -462,6 +465,9 @@ struct mq_archive_opts {
 	unsigned batch;		/* jobs per transaction */
 	int dead;		/* dead jobs too, not only done ones */
 	int purge;		/* delete instead of moving */
+	/* if not NULL: called after each batch commits, with its jobs */
+	void (*progress)(uint64_t jobs, void *arg);
+	void *progress_arg;
 };
 
 /**

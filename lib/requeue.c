@@ -196,6 +196,9 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 				goto out;
 			rep->requeued += r.requeued;
 			rep->dead += r.buried;
+			if (o->progress && r.requeued + r.buried)
+				o->progress(r.requeued + r.buried,
+				    o->progress_arg);
 			if (r.got < r.want)
 				break;	/* nothing more (or all is locked) */
 		}
