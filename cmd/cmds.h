@@ -5,13 +5,13 @@
 #ifndef MQ_CMDS_H
 #define MQ_CMDS_H
 
-#include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sysexits.h>
 
 #include "mq.h"
+#include "options.h"
 
 /* Exit statuses beyond <sysexits.h>; all are listed in mq(1). */
 #define EXIT_EMPTY 1	/* nothing to claim */
@@ -59,7 +59,8 @@ struct mq_global {
 	int queue_list;		/* --queue may be a preference list */
 };
 
-/* Long options every command takes; their values start at OPT_COMMON. */
+/* The ids of the shared options (options.c); a command's own start at
+ * OPT_CMD. */
 enum {
 	OPT_COMMON = 256,
 	OPT_DEFAULTS_FILE = OPT_COMMON, OPT_HOST, OPT_PORT, OPT_SOCKET,
@@ -69,28 +70,6 @@ enum {
 	OPT_CMD = 300	/* first value free for a command's own options */
 };
 
-#define CONNECTION_LONGOPTS \
-	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE}, \
-	{"host", required_argument, NULL, OPT_HOST}, \
-	{"port", required_argument, NULL, OPT_PORT}, \
-	{"socket", required_argument, NULL, OPT_SOCKET}, \
-	{"user", required_argument, NULL, OPT_USER}, \
-	{"database", required_argument, NULL, OPT_DATABASE}, \
-	{"table", required_argument, NULL, OPT_TABLE}, \
-	{"ssl-ca", required_argument, NULL, OPT_SSL_CA}, \
-	{"ssl-capath", required_argument, NULL, OPT_SSL_CAPATH}, \
-	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT}, \
-	{"ssl-key", required_argument, NULL, OPT_SSL_KEY}, \
-	{"ssl-cipher", required_argument, NULL, OPT_SSL_CIPHER}, \
-	{"ssl-verify-server-cert", no_argument, NULL, \
-	    OPT_SSL_VERIFY_SERVER_CERT}, \
-	{"help", no_argument, NULL, 'h'}
-
-#define QUEUE_LONGOPT {"queue", required_argument, NULL, OPT_QUEUE}
-
-/* The options of mq(1) shared by all commands, for -h. */
-extern const char connection_help[];
-
 /* Reads MQ_* variables into g (an empty one counts as unset). */
 void global_from_env(struct mq_global *g);
 
@@ -98,31 +77,21 @@ void global_from_env(struct mq_global *g);
  * override (the queue's only if uses_queue); exits 64 naming the bad one. */
 void settle(const char *cmd, struct mq_global *g, int uses_queue);
 
-/* Applies a common option; returns 0 if opt is not one. Exits 64 on a bad
- * value. */
-int common_option(const char *cmd, int opt, const char *arg,
-    struct mq_global *g);
+/* Checks a table or queue name (a list of queues with g->queue_list)
+ * given by what (an option or a variable); exits 64 naming it. */
+void check_table(const char *cmd, const char *what, const char *name);
+void check_queue(const char *cmd, const struct mq_global *g,
+    const char *what, const char *name);
 
 /* s made safe to echo in a one-line message: shown as put_text() shows
  * it, long text cut after 80 columns with "...". Returns a static
  * buffer. */
 const char *shown(const char *s);
 
-/* Prints usage (synopsis + options) to stdout and exits 0. */
-void help_exit(const char *usage, const char *options);
-
 /* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64. */
 void usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3), noreturn))
-#endif
-    ;
-
-/* Reports what getopt_long returned for a bad option (':' or '?') in one
- * line and exits 64. */
-void bad_option(const char *cmd, int opt, char **argv)
-#if defined(__GNUC__)
-    __attribute__((noreturn))
 #endif
     ;
 
@@ -211,5 +180,12 @@ int cmd_cancel(int argc, char **argv, struct mq_global *g);
 int cmd_resume(int argc, char **argv, struct mq_global *g);
 int cmd_stats(int argc, char **argv, struct mq_global *g);
 int cmd_work(int argc, char **argv, struct mq_global *g);
+int cmd_completion(int argc, char **argv, struct mq_global *g);
+
+/* Their tables (options.h). */
+extern const struct command ack_command, archive_command, cancel_command,
+    completion_command, extend_command, fail_command, init_command,
+    pause_command, pop_command, purge_command, push_command,
+    requeue_stale_command, resume_command, stats_command, work_command;
 
 #endif
