@@ -102,9 +102,16 @@ void help_exit(const struct command *cmd)
 #endif
     ;
 
-/* The shell completion scripts (completion_scripts.c). */
+/* The shell completion scripts (completion_*.c). */
 void put_bash_completion(FILE *f);
 void put_zsh_completion(FILE *f);
 void put_fish_completion(FILE *f);
+
+/* What the scripts share (completion_bash.c): s as one single-quoted
+ * shell word (a newline as a space); the name of what completes a value,
+ * then its words; the tables of commands and options for bash and zsh. */
+void put_quoted(FILE *f, const char *s);
+void put_kind(FILE *f, enum complete k, const char *words);
+void put_sh_tables(FILE *f);
 
 #endif
