@@ -48,6 +48,25 @@ int records_next(struct records *r, int delim, const sigset_t *waiting,
     volatile sig_atomic_t *stop, char **rec, size_t *n);
 void records_free(struct records *r);
 
+/* All of stdin, up to max bytes: exits 74 if it cannot be read, 65 if
+ * it is larger (push_records.c). */
+unsigned char *slurp(size_t max, size_t *len);
+
+/* mq push's stop signals (SIGTERM, SIGINT, SIGHUP): caught, into
+ * stop_signal, and their set in *held; stop_signal_pending() lets a held
+ * one arrive and tells whether one did. */
+extern volatile sig_atomic_t stop_signal;
+void catch_stop(sigset_t *held);
+int stop_signal_pending(const sigset_t *held);
+
+/* mq pop's forms (pop_output.c): the shell form (MQ_*_idx variables when
+ * many), JSON, and the raw payload to path or stdout with the receipt
+ * apart (on failure, why says what failed; returns the exit status). */
+void pop_print_shell(const struct mq_job *j, size_t idx, int many);
+void pop_print_json(const struct mq_job *j);
+int pop_print_raw(const struct mq_job *j, const char *path,
+    const char *receipt_path, char *why, size_t size);
+
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad
  * MQ_TABLE must not stop -h. */

@@ -28,6 +28,34 @@ shown(const char *s)
 	return buf;
 }
 
+void
+check_table(const char *cmd, const char *what, const char *name)
+{
+	if (!mq_valid_table(name))
+		usage_error(cmd, "invalid table name in %s: use 1 to %d of "
+		    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
+}
+
+void
+check_queue(const char *cmd, const struct mq_global *g, const char *what,
+    const char *name)
+{
+	if (g->queue_list) {
+		if (!mq_valid_queue_list(name))
+			usage_error(cmd, "invalid queue list in %s: 1 to %d "
+			    "queue names (1 to %d of A-Z a-z 0-9 _ . -), "
+			    "separated by commas, none twice", what,
+			    MQ_QUEUES_MAX, MQ_QUEUE_MAX);
+		return;
+	}
+	if (strchr(name, ',') && mq_valid_queue_list(name))
+		usage_error(cmd, "%s takes one queue here (a list of queues "
+		    "only for pop and work)", what);
+	if (!mq_valid_queue(name))
+		usage_error(cmd, "invalid queue name in %s: use 1 to %d of "
+		    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
+}
+
 /* getenv, with an empty value taken as unset */
 static const char *
 env(const char *name)
