@@ -58,7 +58,7 @@ put_row_help(FILE *f, const struct opt *o)
 	else
 		w = fprintf(f, "  --%s%s%s", o->name, o->arg ? " " : "",
 		    o->arg ? o->arg : "");
-	if (w - 2 >= HELP_COL)
+	if (w - 2 > HELP_COL - 2)	/* two spaces at least before the help */
 		fprintf(f, "\n%*s", HELP_COL + 2, "");
 	else
 		fprintf(f, "%*s", HELP_COL + 2 - w, "");
