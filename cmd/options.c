@@ -163,7 +163,7 @@ long_option(const struct command *cmd, int argc, char **argv, int i,
 {
 	char *a = argv[i], *eq = strchr(a, '='), typed[80];
 	size_t len = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;
-	const struct opt *o = find_long(cmd, a + 2, len, a);
+	const struct opt *o = len ? find_long(cmd, a + 2, len, a) : NULL;
 
 	if (o == NULL)
 		option_error(cmd, "unknown option", a, "");
