@@ -6,34 +6,27 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq ack [--table T] [CONNECTION-OPTIONS] RECEIPT...";
+static const struct opt opts[] = {
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
 
-static const char options[] = "\noptions:\n";
+const struct command ack_command = {
+	"ack", "mark claimed jobs done", opts, { "RECEIPT...", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_ack
+};
 
 int
 cmd_ack(int argc, char **argv, struct mq_global *g)
 {
-	static const struct option longopts[] = {
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_receipt *r;
 	unsigned char *lost;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
-	int opt, i, n;
+	int i, n;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("ack", opt, optarg, g))
-			continue;
-		if (opt == 'h')
-			help_exit(usage, options);
-		bad_option("ack", opt, argv);
-	}
+	n = parse_options(&ack_command, argc, argv, g, NULL, NULL);
 	settle("ack", g, 0);
-	n = argc - optind;
 	if (n == 0)
 		usage_error("ack", "no receipt given");
 	r = calloc((size_t)n, sizeof *r);
@@ -44,10 +37,10 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	}
 	/* all receipts are checked before any is acked */
 	for (i = 0; i < n; i++)
-		if (mq_parse_receipt(argv[optind + i], &r[i]) != MQ_OK) {
+		if (mq_parse_receipt(argv[1 + i], &r[i]) != MQ_OK) {
 			free(r);
 			free(lost);
-			receipt_error("ack", argv[optind + i]);
+			receipt_error("ack", argv[1 + i]);
 		}
 
 	c = open_queue_table("ack", g);

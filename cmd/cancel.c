@@ -10,13 +10,26 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq cancel [--force] [--table T] [CONNECTION-OPTIONS] ID...";
+enum { OPT_FORCE = OPT_CMD };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --force             cancel leased jobs too (their consumer's ack\n"
-    "                      then fails: lease lost)\n";
+static const struct opt opts[] = {
+	{ OPT_FORCE, "force", 0, NULL,
+	    "cancel leased jobs too (their consumer's ack\nthen fails: lease "
+	    "lost)", COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command cancel_command = {
+	"cancel", "stop jobs that have not run (recurring too)", opts,
+	{ "ID...", NULL }, COMPLETE_NONE, NULL, 0, cmd_cancel
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	if (id == OPT_FORCE)
+		*(int *)ctx = 1;
+}
 
 /* A job id: decimal digits only, 1 to 2^64 - 1. */
 static int
@@ -34,31 +47,15 @@ parse_id(const char *s, uint64_t *id)
 int
 cmd_cancel(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_FORCE = OPT_CMD };
-	static const struct option longopts[] = {
-		{"force", no_argument, NULL, OPT_FORCE},
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_cancel_result res;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	uint64_t *ids;
-	int opt, force = 0, i, n, rc = 0;
+	int force = 0, i, n, rc = 0;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("cancel", opt, optarg, g))
-			continue;
-		if (opt == OPT_FORCE)
-			force = 1;
-		else if (opt == 'h')
-			help_exit(usage, options);
-		else
-			bad_option("cancel", opt, argv);
-	}
+	n = parse_options(&cancel_command, argc, argv, g, option, &force);
 	settle("cancel", g, 0);
-	n = argc - optind;
 	if (n == 0)
 		usage_error("cancel", "no job id given");
 	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL) {
@@ -67,11 +64,11 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 	}
 	/* all ids are checked before any job is touched */
 	for (i = 0; i < n; i++)
-		if (parse_id(argv[optind + i], &ids[i]) != 0) {
+		if (parse_id(argv[1 + i], &ids[i]) != 0) {
 			free(ids);
 			usage_error("cancel", "invalid job id '%s': a "
 			    "positive number, as push prints it",
-			    shown(argv[optind + i]));
+			    shown(argv[1 + i]));
 		}
 
 	c = open_queue_table("cancel", g);

@@ -5,13 +5,13 @@
 #ifndef MQ_CMDS_H
 #define MQ_CMDS_H
 
-#include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sysexits.h>
 
 #include "mq.h"
+#include "options.h"
 
 /* Exit statuses beyond <sysexits.h>; all are listed in mq(1). */
 #define EXIT_EMPTY 1	/* nothing to claim */
@@ -54,13 +54,24 @@ struct progress;
 int push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
     struct progress *p);
 
-/* The signal that asked push to stop, 0 if none. SIGTERM, SIGINT and
- * SIGHUP are caught by push_catch_stop(), which sets held to them for
- * the caller to block; push_stop_pending() unblocks them and says
- * whether one came. */
-extern volatile sig_atomic_t push_stop_signal;
-void push_catch_stop(sigset_t *held);
-int push_stop_pending(const sigset_t *held);
+/* All of stdin, up to max bytes: exits 74 if it cannot be read, 65 if
+ * it is larger (push_records.c). */
+unsigned char *slurp(size_t max, size_t *len);
+
+/* mq push's stop signals (SIGTERM, SIGINT, SIGHUP): caught, into
+ * stop_signal, and their set in *held; stop_signal_pending() lets a held
+ * one arrive and tells whether one did. */
+extern volatile sig_atomic_t stop_signal;
+void catch_stop(sigset_t *held);
+int stop_signal_pending(const sigset_t *held);
+
+/* mq pop's forms (pop_output.c): the shell form (MQ_*_idx variables when
+ * many), JSON, and the raw payload to path or stdout with the receipt
+ * apart (on failure, why says what failed; returns the exit status). */
+void pop_print_shell(const struct mq_job *j, size_t idx, int many);
+void pop_print_json(const struct mq_job *j);
+int pop_print_raw(const struct mq_job *j, const char *path,
+    const char *receipt_path, char *why, size_t size);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad
@@ -73,7 +84,8 @@ struct mq_global {
 	int queue_list;		/* --queue may be a preference list */
 };
 
-/* Long options every command takes; their values start at OPT_COMMON. */
+/* The ids of the shared options (options.c); a command's own start at
+ * OPT_CMD. */
 enum {
 	OPT_COMMON = 256,
 	OPT_DEFAULTS_FILE = OPT_COMMON, OPT_HOST, OPT_PORT, OPT_SOCKET,
@@ -83,28 +95,6 @@ enum {
 	OPT_CMD = 300	/* first value free for a command's own options */
 };
 
-#define CONNECTION_LONGOPTS \
-	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE}, \
-	{"host", required_argument, NULL, OPT_HOST}, \
-	{"port", required_argument, NULL, OPT_PORT}, \
-	{"socket", required_argument, NULL, OPT_SOCKET}, \
-	{"user", required_argument, NULL, OPT_USER}, \
-	{"database", required_argument, NULL, OPT_DATABASE}, \
-	{"table", required_argument, NULL, OPT_TABLE}, \
-	{"ssl-ca", required_argument, NULL, OPT_SSL_CA}, \
-	{"ssl-capath", required_argument, NULL, OPT_SSL_CAPATH}, \
-	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT}, \
-	{"ssl-key", required_argument, NULL, OPT_SSL_KEY}, \
-	{"ssl-cipher", required_argument, NULL, OPT_SSL_CIPHER}, \
-	{"ssl-verify-server-cert", no_argument, NULL, \
-	    OPT_SSL_VERIFY_SERVER_CERT}, \
-	{"help", no_argument, NULL, 'h'}
-
-#define QUEUE_LONGOPT {"queue", required_argument, NULL, OPT_QUEUE}
-
-/* The options of mq(1) shared by all commands, for -h. */
-extern const char connection_help[];
-
 /* Reads MQ_* variables into g (an empty one counts as unset). */
 void global_from_env(struct mq_global *g);
 
@@ -112,31 +102,21 @@ void global_from_env(struct mq_global *g);
  * override (the queue's only if uses_queue); exits 64 naming the bad one. */
 void settle(const char *cmd, struct mq_global *g, int uses_queue);
 
-/* Applies a common option; returns 0 if opt is not one. Exits 64 on a bad
- * value. */
-int common_option(const char *cmd, int opt, const char *arg,
-    struct mq_global *g);
+/* Checks a table or queue name (a list of queues with g->queue_list)
+ * given by what (an option or a variable); exits 64 naming it. */
+void check_table(const char *cmd, const char *what, const char *name);
+void check_queue(const char *cmd, const struct mq_global *g,
+    const char *what, const char *name);
 
 /* s made safe to echo in a one-line message: shown as put_text() shows
  * it, long text cut after 80 columns with "...". Returns a static
  * buffer. */
 const char *shown(const char *s);
 
-/* Prints usage (synopsis + options) to stdout and exits 0. */
-void help_exit(const char *usage, const char *options);
-
 /* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64. */
 void usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3), noreturn))
-#endif
-    ;
-
-/* Reports what getopt_long returned for a bad option (':' or '?') in one
- * line and exits 64. */
-void bad_option(const char *cmd, int opt, char **argv)
-#if defined(__GNUC__)
-    __attribute__((noreturn))
 #endif
     ;
 
@@ -265,5 +245,12 @@ int cmd_cancel(int argc, char **argv, struct mq_global *g);
 int cmd_resume(int argc, char **argv, struct mq_global *g);
 int cmd_stats(int argc, char **argv, struct mq_global *g);
 int cmd_work(int argc, char **argv, struct mq_global *g);
+int cmd_completion(int argc, char **argv, struct mq_global *g);
+
+/* Their tables (options.h). */
+extern const struct command ack_command, archive_command, cancel_command,
+    completion_command, extend_command, fail_command, init_command,
+    pause_command, pop_command, purge_command, push_command,
+    requeue_stale_command, resume_command, stats_command, work_command;
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * common.c: option handling and error reporting shared by every command,
- * so that each reads and fails the same way.
+ * common.c: settings from the environment and error reporting shared by
+ * every command, so that each reads and fails the same way.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,16 +10,6 @@
 #include <time.h>
 
 #include "cmds.h"
-
-const char connection_help[] =
-    "  --table T           job table (default mq_jobs; MQ_TABLE)\n"
-    "  --defaults-file F   read only this MySQL option file\n"
-    "  --host H, --port N, --socket S, --user U, --database DB\n"
-    "                      connection settings (see mq(1))\n"
-    "  --ssl-ca F, --ssl-capath D, --ssl-cert F, --ssl-key F, --ssl-cipher L,\n"
-    "  --ssl-verify-server-cert\n"
-    "                      TLS, as for the mysql client (see mq(1))\n"
-    "  -h, --help          show this help\n";
 
 const char *
 shown(const char *s)
@@ -38,7 +28,7 @@ shown(const char *s)
 	return buf;
 }
 
-static void
+void
 check_table(const char *cmd, const char *what, const char *name)
 {
 	if (!mq_valid_table(name))
@@ -46,7 +36,7 @@ check_table(const char *cmd, const char *what, const char *name)
 		    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
 }
 
-static void
+void
 check_queue(const char *cmd, const struct mq_global *g, const char *what,
     const char *name)
 {
@@ -64,12 +54,6 @@ check_queue(const char *cmd, const struct mq_global *g, const char *what,
 	if (!mq_valid_queue(name))
 		usage_error(cmd, "invalid queue name in %s: use 1 to %d of "
 		    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
-}
-
-static unsigned
-port_arg(const char *cmd, const char *what, const char *arg)
-{
-	return (unsigned)int_arg(cmd, what, arg, 1, 65535);
 }
 
 /* getenv, with an empty value taken as unset */
@@ -111,67 +95,8 @@ settle(const char *cmd, struct mq_global *g, int uses_queue)
 		g->queue = g->queue_env;
 	}
 	if (g->port_env && !g->conn.port)
-		g->conn.env_port = port_arg(cmd, "MQ_PORT", g->port_env);
-}
-
-/* an option's value; an empty one is a usage error */
-static const char *
-value(const char *cmd, const char *opt, const char *arg)
-{
-	if (*arg == '\0')
-		usage_error(cmd, "%s needs a non-empty value", opt);
-	return arg;
-}
-
-int
-common_option(const char *cmd, int opt, const char *arg, struct mq_global *g)
-{
-	switch (opt) {
-	case OPT_DEFAULTS_FILE:
-		g->conn.defaults_file = value(cmd, "--defaults-file", arg);
-		break;
-	case OPT_HOST:	g->conn.host = value(cmd, "--host", arg); break;
-	case OPT_PORT:	g->conn.port = port_arg(cmd, "--port", arg); break;
-	case OPT_SOCKET: g->conn.socket = value(cmd, "--socket", arg); break;
-	case OPT_USER:	g->conn.user = value(cmd, "--user", arg); break;
-	case OPT_DATABASE:
-		g->conn.database = value(cmd, "--database", arg);
-		break;
-	case OPT_SSL_CA: g->conn.ssl_ca = value(cmd, "--ssl-ca", arg); break;
-	case OPT_SSL_CAPATH:
-		g->conn.ssl_capath = value(cmd, "--ssl-capath", arg);
-		break;
-	case OPT_SSL_CERT:
-		g->conn.ssl_cert = value(cmd, "--ssl-cert", arg);
-		break;
-	case OPT_SSL_KEY: g->conn.ssl_key = value(cmd, "--ssl-key", arg); break;
-	case OPT_SSL_CIPHER:
-		g->conn.ssl_cipher = value(cmd, "--ssl-cipher", arg);
-		break;
-	case OPT_SSL_VERIFY_SERVER_CERT:
-		g->conn.ssl_verify_server_cert = 1;
-		break;
-	case OPT_TABLE:
-		check_table(cmd, "--table", arg);
-		g->table = arg;
-		g->table_env = NULL;	/* the option wins */
-		break;
-	case OPT_QUEUE:
-		check_queue(cmd, g, "--queue", arg);
-		g->queue = arg;
-		g->queue_env = NULL;
-		break;
-	default:
-		return 0;
-	}
-	return 1;
-}
-
-void
-help_exit(const char *usage, const char *options)
-{
-	printf("%s\n%s%s", usage, options, connection_help);
-	exit(0);
+		g->conn.env_port = (unsigned)int_arg(cmd, "MQ_PORT",
+		    g->port_env, 1, 65535);
 }
 
 void
@@ -185,26 +110,6 @@ usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(EX_USAGE);
-}
-
-void
-bad_option(const char *cmd, int opt, char **argv)
-{
-	const char *help = strcmp(cmd, "mq") == 0 ? "mq -h" : NULL;
-	char hint[32];
-
-	if (help == NULL) {
-		snprintf(hint, sizeof hint, "mq %s -h", cmd);
-		help = hint;
-	}
-	if (opt == ':')
-		usage_error(cmd, "option '%s' needs a value (see '%s')",
-		    shown(argv[optind - 1]), help);
-	if (optopt)
-		usage_error(cmd, "unknown option '-%c' (see '%s')", optopt,
-		    help);
-	usage_error(cmd, "unknown option '%s' (see '%s')",
-	    shown(argv[optind - 1]), help);
 }
 
 int64_t

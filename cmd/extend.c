@@ -6,53 +6,49 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq extend --lease D [--table T] [CONNECTION-OPTIONS] RECEIPT";
+enum { OPT_LEASE = OPT_CMD };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --lease D           the lease ends D from now\n";
+static const struct opt opts[] = {
+	{ OPT_LEASE, "lease", 0, "D", "the lease ends D from now",
+	    COMPLETE_DURATION, NULL, "--lease D", 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command extend_command = {
+	"extend", "extend a claimed job's lease", opts, { "RECEIPT", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_extend
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	long long *lease = ctx;
+
+	if (id != OPT_LEASE)
+		return;
+	*lease = duration_arg("extend", "--lease", arg);
+	if (*lease < 1000000)
+		usage_error("extend", "--lease must be at least 1s");
+}
 
 int
 cmd_extend(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_LEASE = OPT_CMD };
-	static const struct option longopts[] = {
-		{"lease", required_argument, NULL, OPT_LEASE},
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	long long lease = -1;
 	struct mq_receipt r;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
-	int opt;
+	int n;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("extend", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_LEASE:
-			lease = duration_arg("extend", "--lease", optarg);
-			if (lease < 1000000)
-				usage_error("extend", "--lease must be at "
-				    "least 1s");
-			break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("extend", opt, argv);
-		}
-	}
+	n = parse_options(&extend_command, argc, argv, g, option, &lease);
 	settle("extend", g, 0);
 	if (lease < 0)
 		usage_error("extend", "--lease D is required");
-	if (argc - optind != 1)
+	if (n != 1)
 		usage_error("extend", "one RECEIPT expected");
-	if (mq_parse_receipt(argv[optind], &r) != MQ_OK)
-		receipt_error("extend", argv[optind]);
+	if (mq_parse_receipt(argv[1], &r) != MQ_OK)
+		receipt_error("extend", argv[1]);
 
 	c = open_queue_table("extend", g);
 	st = mq_extend(c, &r, lease);

@@ -8,27 +8,47 @@
 #include "cmds.h"
 #include "units.h"
 
-static const char usage[] =
-    "usage: mq fail [--error TEXT] [--retry-in D | --no-retry] [--table T]"
-    " [CONNECTION-OPTIONS] RECEIPT";
+enum { OPT_ERROR = OPT_CMD, OPT_RETRY_IN, OPT_NO_RETRY };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --error TEXT        what went wrong (kept, up to 4096 bytes)\n"
-    "  --retry-in D        due again after D (default: backoff)\n"
-    "  --no-retry          the job is dead now\n";
+static const struct opt opts[] = {
+	{ OPT_ERROR, "error", 0, "TEXT",
+	    "what went wrong (kept, up to 4096 bytes)", COMPLETE_NONE, NULL,
+	    NULL, 0, 0 },
+	{ OPT_RETRY_IN, "retry-in", 0, "D",
+	    "due again after D (default: backoff)", COMPLETE_DURATION, NULL,
+	    "[--retry-in D | --no-retry]", 0, 0 },
+	{ OPT_NO_RETRY, "no-retry", 0, NULL, "the job is dead now",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command fail_command = {
+	"fail", "give a claimed job back, to retry or bury", opts,
+	{ "RECEIPT", NULL }, COMPLETE_NONE, NULL, 0, cmd_fail
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct mq_fail_opts *o = ctx;
+
+	switch (id) {
+	case OPT_ERROR:
+		o->error = arg;
+		o->error_len = strlen(arg);
+		break;
+	case OPT_RETRY_IN:
+		o->retry_in_us = duration_arg("fail", "--retry-in", arg);
+		break;
+	case OPT_NO_RETRY:
+		o->no_retry = 1;
+		break;
+	}
+}
 
 int
 cmd_fail(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_ERROR = OPT_CMD, OPT_RETRY_IN, OPT_NO_RETRY };
-	static const struct option longopts[] = {
-		{"error", required_argument, NULL, OPT_ERROR},
-		{"retry-in", required_argument, NULL, OPT_RETRY_IN},
-		{"no-retry", no_argument, NULL, OPT_NO_RETRY},
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_fail_opts o = { .retry_in_us = -1 };
 	struct mq_fail_result res;
 	struct mq_receipt r;
@@ -36,38 +56,17 @@ cmd_fail(int argc, char **argv, struct mq_global *g)
 	struct mq_error e;
 	enum mq_status st;
 	char due[DURATION_MAX];
-	int opt;
+	int n;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("fail", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_ERROR:
-			o.error = optarg;
-			o.error_len = strlen(optarg);
-			break;
-		case OPT_RETRY_IN:
-			o.retry_in_us = duration_arg("fail", "--retry-in",
-			    optarg);
-			break;
-		case OPT_NO_RETRY:
-			o.no_retry = 1;
-			break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("fail", opt, argv);
-		}
-	}
+	n = parse_options(&fail_command, argc, argv, g, option, &o);
 	settle("fail", g, 0);
 	if (o.no_retry && o.retry_in_us >= 0)
 		usage_error("fail", "--retry-in and --no-retry exclude each "
 		    "other");
-	if (argc - optind != 1)
+	if (n != 1)
 		usage_error("fail", "one RECEIPT expected");
-	if (mq_parse_receipt(argv[optind], &r) != MQ_OK)
-		receipt_error("fail", argv[optind]);
+	if (mq_parse_receipt(argv[1], &r) != MQ_OK)
+		receipt_error("fail", argv[1]);
 
 	c = open_queue_table("fail", g);
 	st = mq_fail(c, &r, &o, &res);

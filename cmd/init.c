@@ -7,46 +7,41 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq init [--print] [--table T] [CONNECTION-OPTIONS]";
+enum { OPT_PRINT = OPT_CMD };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --print             write the SQL to standard output instead\n";
+static const struct opt opts[] = {
+	{ OPT_PRINT, "print", 0, NULL,
+	    "write the SQL to standard output instead", COMPLETE_NONE, NULL,
+	    NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command init_command = {
+	"init", "create or upgrade the job table", opts, { "", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_init
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	if (id == OPT_PRINT)
+		*(int *)ctx = 1;
+}
 
 int
 cmd_init(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_PRINT = OPT_CMD };
-	static const struct option longopts[] = {
-		{"print", no_argument, NULL, OPT_PRINT},
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_init_report rep;
 	struct mq_error e;
 	struct mq_conn *c;
-	int opt, print = 0;
+	int print = 0, n;
 	char *sql;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("init", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_PRINT:
-			print = 1;
-			break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("init", opt, argv);
-		}
-	}
+	n = parse_options(&init_command, argc, argv, g, option, &print);
 	settle("init", g, 0);
-	if (optind < argc)
+	if (n > 0)
 		usage_error("init", "unexpected argument '%s'",
-		    shown(argv[optind]));
+		    shown(argv[1]));
 
 	if (print) {
 		if ((sql = mq_schema_sql(g->table)) == NULL) {

@@ -17,42 +17,47 @@
 #define MQ_VERSION "unknown"
 #endif
 
-static const struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv, struct mq_global *g);
-	const char *summary;
-} cmds[] = {
-	{"ack", cmd_ack, "mark claimed jobs done"},
-	{"archive", cmd_archive, "move finished jobs to the archive table"},
-	{"cancel", cmd_cancel, "stop jobs that have not run (recurring too)"},
-	{"extend", cmd_extend, "extend a claimed job's lease"},
-	{"fail", cmd_fail, "give a claimed job back, to retry or bury"},
-	{"init", cmd_init, "create or upgrade the job table"},
-	{"pause", cmd_pause, "stop claims from a queue"},
-	{"pop", cmd_pop, "claim jobs"},
-	{"purge", cmd_purge, "delete a queue's waiting jobs"},
-	{"push", cmd_push, "add jobs"},
-	{"requeue-stale", cmd_requeue_stale, "put jobs of expired leases back"},
-	{"resume", cmd_resume, "restart claims from a queue"},
-	{"stats", cmd_stats, "queue health: counts, ages"},
-	{"work", cmd_work, "run a command for each job: a consumer loop"},
+const struct command *const commands[] = {
+	&ack_command, &archive_command, &cancel_command, &completion_command,
+	&extend_command, &fail_command, &init_command, &pause_command,
+	&pop_command, &purge_command, &push_command, &requeue_stale_command,
+	&resume_command, &stats_command, &work_command, NULL
 };
 
-static const char usage[] =
-    "usage: mq [-h | -V] [--table T] [CONNECTION-OPTIONS] COMMAND [ARG...]";
+static const struct opt main_opts[] = {
+	{ 'V', "version", 'V', NULL, "print the version", COMPLETE_NONE, NULL,
+	    "[-h | -V]", 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command main_command = {
+	"mq", NULL, main_opts, { "COMMAND [ARG...]", NULL }, COMPLETE_COMMAND,
+	NULL, CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL
+};
 
 static void
 help(void)
 {
 	size_t i;
 
-	printf("%s\n\ncommands:\n", usage);
-	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		printf("  %-14s %s\n", cmds[i].name, cmds[i].summary);
-	printf("\noptions:\n  -V, --version       print the version\n%s"
-	    "\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n",
-	    connection_help);
+	put_usage(stdout, &main_command);
+	printf("\ncommands:\n");
+	for (i = 0; commands[i]; i++)
+		printf("  %-14s %s\n", commands[i]->name, commands[i]->summary);
+	put_option_help(stdout, &main_command);
+	printf("\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n");
 	exit(0);
+}
+
+static void
+main_option(void *ctx, int id, const char *arg)
+{
+	if (id == 'h')
+		help();
+	if (id == 'V') {
+		printf("mq %s\n", MQ_VERSION);
+		exit(0);
+	}
 }
 
 /* Started with 0, 1 or 2 closed (`mq work 2>&-`), the first socket or file
@@ -118,51 +123,33 @@ end_by_sigpipe(void)
 	_exit(128 + SIGPIPE);
 }
 
-static const struct cmd *
-find(const char *name)
+const struct command *
+find_command_spec(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		if (strcmp(cmds[i].name, name) == 0)
-			return &cmds[i];
+	for (i = 0; commands[i]; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
 	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"version", no_argument, NULL, 'V'},
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_global g;
-	const struct cmd *cmd;
-	int opt, rc;
+	const struct command *cmd;
+	int rc;
 
 	sanitise_stdfd();
-	opterr = 0;	/* bad_option() says it in one line */
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);
-	while ((opt = getopt_long(argc, argv, "+:hV", longopts, NULL)) != -1) {
-		if (common_option("mq", opt, optarg, &g))
-			continue;
-		switch (opt) {
-		case 'h':
-			help();
-			break;
-		case 'V':
-			printf("mq %s\n", MQ_VERSION);
-			return 0;
-		default:
-			bad_option("mq", opt, argv);
-		}
-	}
-	argc -= optind;
-	argv += optind;
+	/* the command name ends mq's own options */
+	argc = parse_options(&main_command, argc, argv, &g, main_option,
+	    NULL);
+	argv++;
 	if (argc == 0) {
-		fprintf(stderr, "%s\n", usage);
+		put_usage(stderr, &main_command);
 		return EX_USAGE;
 	}
 	if (strcmp(argv[0], "help") == 0) {
@@ -172,10 +159,9 @@ main(int argc, char **argv)
 		argv[1] = "-h";
 		argc = 2;
 	}
-	if ((cmd = find(argv[0])) == NULL)
+	if ((cmd = find_command_spec(argv[0])) == NULL)
 		usage_error("mq", "'%s' is not a command (see 'mq -h')",
 		    shown(argv[0]));
-	optind = 1;	/* each command parses its own argv from the start */
 	rc = cmd->fn(argc, argv, &g);
 	errno = 0;	/* the flush's own error, not one from before */
 	if (fflush(stdout) == EOF || ferror(stdout)) {

@@ -7,37 +7,36 @@
 
 #include "cmds.h"
 
-static const char usage_pause[] =
-    "usage: mq pause [--table T] [CONNECTION-OPTIONS] QUEUE";
-static const char usage_resume[] =
-    "usage: mq resume [--table T] [CONNECTION-OPTIONS] QUEUE";
+static const struct opt opts[] = {
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command pause_command = {
+	"pause", "stop claims from a queue", opts, { "QUEUE", NULL },
+	COMPLETE_QUEUE, NULL, 0, cmd_pause
+};
+
+const struct command resume_command = {
+	"resume", "restart claims from a queue", opts, { "QUEUE", NULL },
+	COMPLETE_QUEUE, NULL, 0, cmd_resume
+};
 
 static int
 pause_or_resume(const char *cmd, int pause, int argc, char **argv,
     struct mq_global *g)
 {
-	static const struct option longopts[] = {
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	const char *queue;
-	int opt, changed;
+	int changed, n;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option(cmd, opt, optarg, g))
-			continue;
-		if (opt == 'h')
-			help_exit(pause ? usage_pause : usage_resume,
-			    "\noptions:\n");
-		bad_option(cmd, opt, argv);
-	}
+	n = parse_options(pause ? &pause_command : &resume_command, argc,
+	    argv, g, NULL, NULL);
 	settle(cmd, g, 0);
-	if (argc - optind != 1)
+	if (n != 1)
 		usage_error(cmd, "one QUEUE expected");
-	queue = argv[optind];
+	queue = argv[1];
 	if (!mq_valid_queue(queue))
 		usage_error(cmd, "invalid queue name '%s': use 1 to %d of "
 		    "A-Z a-z 0-9 _ . -", shown(queue), MQ_QUEUE_MAX);

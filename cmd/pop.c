@@ -11,129 +11,12 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq pop [--queue Q[,Q...]] [--count N] [--lease D] [--wait D]"
-    " [--claim skip-locked|update] [-o FILE | --shell | --json]"
-    " [--receipt-file FILE] [--table T] [CONNECTION-OPTIONS]";
-
-static const char options[] =
-    "\noptions:\n"
-    "  --queue Q[,Q...]    queue to claim from, or queues in order of\n"
-    "                      preference (default: default; MQ_QUEUE)\n"
-    "  --count N           claim up to N jobs (default 1)\n"
-    "  --lease D           lease length (default 5m)\n"
-    "  --wait D            wait up to D for a job (default: do not wait)\n"
-    "  --claim HOW         skip-locked or update (default: by server)\n"
-    "  -o, --output FILE   payload to FILE, receipt to standard output\n"
-    "  --receipt-file FILE receipt to FILE (raw form; default stderr)\n"
-    "  --shell             MQ_RECEIPT=... lines for eval\n"
-    "  --json              one JSON object per job and line\n";
-
 enum form { RAW, SHELL, JSON };
 
 /* With --wait D: a server that takes longer than this to answer one
  * statement (or the handshake) counts as lost, so a server that hangs
  * costs at most this beyond D (mq-pop(1), WAITING ON A SILENT SERVER) */
 #define WAIT_BOUND_S 10
-
-static void
-put_shell_var(const char *name, size_t idx, int many)
-{
-	if (many)
-		printf("%s_%zu=", name, idx);
-	else
-		printf("%s=", name);
-}
-
-static void
-print_shell(const struct mq_job *j, size_t idx, int many)
-{
-	char receipt[MQ_RECEIPT_SIZE];
-
-	mq_format_receipt(&j->receipt, receipt);
-	put_shell_var("MQ_ID", idx, many);
-	printf("%llu\n", (unsigned long long)j->id);
-	put_shell_var("MQ_RECEIPT", idx, many);
-	printf("%s\n", receipt);
-	/* the queue's name as the row has it, which may differ from the
-	 * one asked for (trailing spaces compare equal): quoted if need be */
-	put_shell_var("MQ_QUEUE", idx, many);
-	put_shell_word((const unsigned char *)j->queue, strlen(j->queue));
-	putchar('\n');
-	put_shell_var("MQ_PRIORITY", idx, many);
-	printf("%d\n", j->priority);
-	put_shell_var("MQ_ATTEMPT", idx, many);
-	printf("%u\n", j->attempt);
-	/* a shell variable cannot hold NUL: such payloads come encoded */
-	if (memchr(j->payload, '\0', j->len)) {
-		put_shell_var("MQ_PAYLOAD_BASE64", idx, many);
-		put_base64(j->payload, j->len);
-	} else {
-		put_shell_var("MQ_PAYLOAD", idx, many);
-		put_shell_quoted(j->payload, j->len);
-	}
-	putchar('\n');
-}
-
-static void
-print_json(const struct mq_job *j)
-{
-	char receipt[MQ_RECEIPT_SIZE];
-
-	mq_format_receipt(&j->receipt, receipt);
-	printf("{\"id\":%llu,\"receipt\":\"%s\",\"queue\":",
-	    (unsigned long long)j->id, receipt);
-	put_json_string((const unsigned char *)j->queue, strlen(j->queue));
-	printf(",\"priority\":%d,\"attempt\":%u,", j->priority, j->attempt);
-	if (utf8_valid(j->payload, j->len)) {
-		fputs("\"payload\":", stdout);
-		put_json_string(j->payload, j->len);
-	} else {
-		fputs("\"payload_base64\":\"", stdout);
-		put_base64(j->payload, j->len);
-		putchar('"');
-	}
-	puts("}");
-}
-
-/* Writes the raw payload to path (or stdout) and the receipt apart. On
- * failure, says what failed (the caller adds what became of the job). */
-static int
-print_raw(const struct mq_job *j, const char *path, const char *receipt_path,
-    char *why, size_t size)
-{
-	char receipt[MQ_RECEIPT_SIZE];
-	FILE *out = stdout, *rf;
-
-	mq_format_receipt(&j->receipt, receipt);
-	if (path && (out = fopen(path, "wb")) == NULL) {
-		snprintf(why, size, "cannot write '%s': %s", shown(path),
-		    strerror(errno));
-		return EX_CANTCREAT;
-	}
-	/* the payload is out before its receipt is shown */
-	if (fwrite(j->payload, 1, j->len, out) != j->len ||
-	    (path ? fclose(out) != 0 : fflush(out) == EOF)) {
-		snprintf(why, size, "write failure on %s", path ? shown(path) :
-		    "standard output");
-		return EX_IOERR;
-	}
-	if (receipt_path) {
-		if ((rf = fopen(receipt_path, "w")) == NULL ||
-		    fprintf(rf, "%s\n", receipt) < 0 || fclose(rf) != 0) {
-			snprintf(why, size, "cannot write receipt to '%s'",
-			    shown(receipt_path));
-			return EX_CANTCREAT;
-		}
-	} else if (fprintf(path ? stdout : stderr, "%s\n", receipt) < 0 ||
-	    fflush(path ? stdout : stderr) == EOF) {
-		/* the payload without its receipt is not handed over */
-		snprintf(why, size, "write failure on %s", path ?
-		    "standard output" : "standard error (the receipt)");
-		return EX_IOERR;
-	}
-	return 0;
-}
 
 /* The n jobs claimed but not handed over (after the handed ones) go
  * back at once, due now, the delivery not counted (mq_release), instead
@@ -164,132 +47,155 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 	return rc;
 }
 
+enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
+    OPT_RECEIPT_FILE, OPT_WAIT };
+
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q[,Q...]",
+	    "queue to claim from, or queues in order of\npreference (default: "
+	    "default; MQ_QUEUE)", COMPLETE_QUEUES, NULL, NULL, 0, 0 },
+	{ OPT_COUNT, "count", 0, "N", "claim up to N jobs (default 1)",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_LEASE, "lease", 0, "D", "lease length (default 5m)",
+	    COMPLETE_DURATION, NULL, NULL, 0, 0 },
+	{ OPT_WAIT, "wait", 0, "D", "wait up to D for a job (default: do not "
+	    "wait)", COMPLETE_DURATION, NULL, NULL, 0, 0 },
+	{ OPT_CLAIM, "claim", 0, "HOW", "skip-locked or update (default: by "
+	    "server)", COMPLETE_WORDS, "skip-locked update",
+	    "[--claim skip-locked|update]", 0, 0 },
+	{ 'o', "output", 'o', "FILE", "payload to FILE, receipt to standard "
+	    "output", COMPLETE_FILE, NULL, "[-o FILE | --shell | --json]", 0,
+	    0 },
+	{ OPT_SHELL, "shell", 0, NULL, "MQ_RECEIPT=... lines for eval",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ OPT_JSON, "json", 0, NULL, "one JSON object per job and line",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ OPT_RECEIPT_FILE, "receipt-file", 0, "FILE",
+	    "receipt to FILE (raw form; default stderr)", COMPLETE_FILE, NULL,
+	    NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command pop_command = {
+	"pop", "claim jobs", opts, { "", NULL }, COMPLETE_NONE, NULL,
+	CMD_QUEUE_LIST, cmd_pop
+};
+
+struct pop_args {
+	struct mq_pop_opts o;
+	const char *path, *receipt_path;
+	long long wait;
+	enum form form;
+	int forms, count_given;
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct pop_args *a = ctx;
+
+	switch (id) {
+	case OPT_COUNT:
+		a->o.count = (unsigned)int_arg("pop", "--count", arg, 1, 1000);
+		a->count_given = 1;
+		break;
+	case OPT_LEASE:
+		a->o.lease_us = duration_arg("pop", "--lease", arg);
+		if (a->o.lease_us < 1000000)
+			usage_error("pop", "--lease must be at least 1s");
+		break;
+	case OPT_CLAIM:
+		if (strcmp(arg, "skip-locked") == 0)
+			a->o.claim = MQ_CLAIM_SKIP_LOCKED;
+		else if (strcmp(arg, "update") == 0)
+			a->o.claim = MQ_CLAIM_UPDATE;
+		else
+			usage_error("pop", "--claim takes skip-locked or "
+			    "update, not '%s'", shown(arg));
+		break;
+	case OPT_WAIT:
+		a->wait = duration_arg("pop", "--wait", arg);
+		break;
+	case 'o':		a->path = arg; a->forms++; break;
+	case OPT_SHELL:		a->form = SHELL; a->forms++; break;
+	case OPT_JSON:		a->form = JSON; a->forms++; break;
+	case OPT_RECEIPT_FILE:	a->receipt_path = arg; break;
+	}
+}
+
 int
 cmd_pop(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
-	    OPT_RECEIPT_FILE, OPT_WAIT };
-	static const struct option longopts[] = {
-		{"count", required_argument, NULL, OPT_COUNT},
-		{"lease", required_argument, NULL, OPT_LEASE},
-		{"wait", required_argument, NULL, OPT_WAIT},
-		{"claim", required_argument, NULL, OPT_CLAIM},
-		{"output", required_argument, NULL, 'o'},
-		{"shell", no_argument, NULL, OPT_SHELL},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"receipt-file", required_argument, NULL, OPT_RECEIPT_FILE},
-		QUEUE_LONGOPT,
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
-	struct mq_pop_opts o = { .count = 1, .lease_us = 300000000LL };
-	const char *path = NULL, *receipt_path = NULL;
-	long long wait = 0, t0 = 0;
-	enum form form = RAW;
-	int opt, forms = 0, count_given = 0, rc = 0;
+	struct pop_args a = { { .count = 1, .lease_us = 300000000LL }, NULL,
+	    NULL, 0, RAW, 0, 0 };
+	struct mq_pop_opts *o = &a.o;
+	long long t0 = 0;
+	int rc = 0, nargs;
 	struct mq_job *jobs;
 	struct mq_conn *c;
 	enum mq_status st;
 	size_t n, i;
 	char why[300] = "";
 
-	g->queue_list = 1;
-	while ((opt = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
-		if (common_option("pop", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_COUNT:
-			o.count = (unsigned)int_arg("pop", "--count", optarg,
-			    1, 1000);
-			count_given = 1;
-			break;
-		case OPT_LEASE:
-			o.lease_us = duration_arg("pop", "--lease", optarg);
-			if (o.lease_us < 1000000)
-				usage_error("pop", "--lease must be at least "
-				    "1s");
-			break;
-		case OPT_CLAIM:
-			if (strcmp(optarg, "skip-locked") == 0)
-				o.claim = MQ_CLAIM_SKIP_LOCKED;
-			else if (strcmp(optarg, "update") == 0)
-				o.claim = MQ_CLAIM_UPDATE;
-			else
-				usage_error("pop", "--claim takes skip-locked "
-				    "or update, not '%s'", shown(optarg));
-			break;
-		case OPT_WAIT:
-			wait = duration_arg("pop", "--wait", optarg);
-			break;
-		case 'o':		path = optarg; forms++; break;
-		case OPT_SHELL:		form = SHELL; forms++; break;
-		case OPT_JSON:		form = JSON; forms++; break;
-		case OPT_RECEIPT_FILE:	receipt_path = optarg; break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("pop", opt, argv);
-		}
-	}
+	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
 	settle("pop", g, 1);
-	if (optind < argc)
+	if (nargs > 0)
 		usage_error("pop", "unexpected argument '%s'",
-		    shown(argv[optind]));
-	if (forms > 1)
+		    shown(argv[1]));
+	if (a.forms > 1)
 		usage_error("pop", "-o, --shell and --json exclude each other");
-	if (form == RAW && o.count > 1)
+	if (a.form == RAW && o->count > 1)
 		usage_error("pop", "--count above 1 needs --shell or --json");
-	if (form != RAW && receipt_path)
+	if (a.form != RAW && a.receipt_path)
 		usage_error("pop", "--receipt-file goes with the raw form only");
-	o.queue = g->queue;
+	o->queue = g->queue;
 
 	/* a reader gone makes writes fail (EPIPE), not kill mq: the
 	 * jobs are given back */
 	signal(SIGPIPE, SIG_IGN);
 	/* the raw form's receipt goes to stderr (without -o or
 	 * --receipt-file): a job whose receipt goes nowhere is not out */
-	need_stdio("pop", STDOUT_CLOSED | (form == RAW && !path &&
-	    !receipt_path ? STDERR_CLOSED : 0));
-	if (wait) {
+	need_stdio("pop", STDOUT_CLOSED | (a.form == RAW && !a.path &&
+	    !a.receipt_path ? STDERR_CLOSED : 0));
+	if (a.wait) {
 		g->conn.connect_timeout_s = WAIT_BOUND_S;
 		g->conn.read_timeout_s = WAIT_BOUND_S;
 		t0 = now_us();
 	}
 	c = open_queue_table("pop", g);
-	if (wait) {	/* D counts from the start, connecting included */
-		long long left = wait - (now_us() - t0);
+	if (a.wait) {	/* D counts from the start, connecting included */
+		long long left = a.wait - (now_us() - t0);
 
-		wait = left > 0 ? left : 1;
+		a.wait = left > 0 ? left : 1;
 	}
-	st = wait ? mq_pop_wait(c, &o, wait, &jobs, &n) :
-	    mq_pop(c, &o, &jobs, &n);
+	st = a.wait ? mq_pop_wait(c, o, a.wait, &jobs, &n) :
+	    mq_pop(c, o, &jobs, &n);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
 		die("pop", &e);
 	}
 	if (st == MQ_PAUSED)
-		fprintf(stderr, strchr(o.queue, ',') ? "mq pop: queues '%s' "
+		fprintf(stderr, strchr(o->queue, ',') ? "mq pop: queues '%s' "
 		    "are all paused\n" : "mq pop: queue '%s' is paused\n",
-		    o.queue);
+		    o->queue);
 	if (st != MQ_OK) {
 		mq_close(c);
 		return EXIT_EMPTY;
 	}
-	if (form == SHELL && count_given)
+	if (a.form == SHELL && a.count_given)
 		printf("MQ_COUNT=%zu\n", n);
 	/* each job is out (flushed) before the next is written: when a
 	 * write fails, the jobs before were handed over, and this one and
 	 * those after it are given back */
 	for (i = 0; i < n && rc == 0; i++) {
-		if (form == JSON)
-			print_json(&jobs[i]);
-		else if (form == SHELL)
-			print_shell(&jobs[i], i + 1, count_given);
+		if (a.form == JSON)
+			pop_print_json(&jobs[i]);
+		else if (a.form == SHELL)
+			pop_print_shell(&jobs[i], i + 1, a.count_given);
 		else
-			rc = print_raw(&jobs[i], path, receipt_path, why,
-			    sizeof why);
+			rc = pop_print_raw(&jobs[i], a.path, a.receipt_path,
+			    why, sizeof why);
 		if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
 			snprintf(why, sizeof why, "write failure on standard "
 			    "output");

@@ -7,60 +7,63 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq purge --queue Q --yes [--leased] [--table T]"
-    " [CONNECTION-OPTIONS]";
+enum { OPT_YES = OPT_CMD, OPT_LEASED };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --queue Q           the queue (required; MQ_QUEUE is not enough)\n"
-    "  --yes               confirm: delete its waiting jobs\n"
-    "  --leased            its leased jobs too\n";
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q",
+	    "the queue (required; MQ_QUEUE is not enough)", COMPLETE_QUEUE,
+	    NULL, "--queue Q", 0, 0 },
+	{ OPT_YES, "yes", 0, NULL, "confirm: delete its waiting jobs",
+	    COMPLETE_NONE, NULL, "--yes", 0, 0 },
+	{ OPT_LEASED, "leased", 0, NULL, "its leased jobs too", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command purge_command = {
+	"purge", "delete a queue's waiting jobs", opts, { "", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_purge
+};
+
+struct purge_args {
+	int yes, leased, named;
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct purge_args *a = ctx;
+
+	switch (id) {
+	case OPT_QUEUE:		a->named = 1; break;
+	case OPT_YES:		a->yes = 1; break;
+	case OPT_LEASED:	a->leased = 1; break;
+	}
+}
 
 int
 cmd_purge(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_YES = OPT_CMD, OPT_LEASED };
-	static const struct option longopts[] = {
-		{"yes", no_argument, NULL, OPT_YES},
-		{"leased", no_argument, NULL, OPT_LEASED},
-		QUEUE_LONGOPT,
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
-	int opt, yes = 0, leased = 0, named = 0;
+	struct purge_args a = { 0, 0, 0 };
+	int n;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	uint64_t deleted;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (opt == OPT_QUEUE)
-			named = 1;
-		if (common_option("purge", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_YES:		yes = 1; break;
-		case OPT_LEASED:	leased = 1; break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("purge", opt, argv);
-		}
-	}
+	n = parse_options(&purge_command, argc, argv, g, option, &a);
 	settle("purge", g, 0);
-	if (optind < argc)
+	if (n > 0)
 		usage_error("purge", "unexpected argument '%s'",
-		    shown(argv[optind]));
-	if (!named)
+		    shown(argv[1]));
+	if (!a.named)
 		usage_error("purge", "name the queue with --queue Q");
-	if (!yes)
+	if (!a.yes)
 		usage_error("purge", "this deletes the waiting jobs of queue "
 		    "'%s': add --yes to confirm", g->queue);
 
 	c = open_queue_table("purge", g);
-	st = mq_purge(c, g->queue, leased, &deleted);
+	st = mq_purge(c, g->queue, a.leased, &deleted);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	printf("purged %llu job%s from queue '%s'\n",

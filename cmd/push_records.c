@@ -4,9 +4,11 @@
  * a stop signal is seen at once and never cuts a record in two: the caller keeps its stop signals blocked, and they are
  * let in only while waiting for input (pselect: no window between the
  * test and the wait); a record is handed over whole, or, at the end of
- * the input, what follows the last delimiter.
+ * the input, what follows the last delimiter. Also a single payload read
+ * whole, and the stop signals.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
@@ -70,4 +72,75 @@ records_free(struct records *r)
 {
 	free(r->buf);
 	memset(r, 0, sizeof *r);
+}
+
+/* Reads all of stdin, refusing more than max bytes. */
+unsigned char *
+slurp(size_t max, size_t *len)
+{
+	size_t cap = 65536, n = 0, r;
+	unsigned char *buf = malloc(cap), *nb;
+
+	while (buf) {
+		if (n == cap) {
+			cap *= 2;
+			if ((nb = realloc(buf, cap)) == NULL)
+				break;
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n, stdin);
+		n += r;
+		if (r == 0 || n > max)
+			break;
+	}
+	if (buf == NULL || ferror(stdin)) {
+		fprintf(stderr, "mq push: cannot read standard input\n");
+		exit(EX_IOERR);
+	}
+	if (n > max) {
+		fprintf(stderr, "mq push: payload of more than %zu bytes is "
+		    "larger than the server's max_allowed_packet allows\n",
+		    max);
+		exit(EX_DATAERR);
+	}
+	*len = n;
+	return buf;
+}
+
+/* The signal that asked a stream to stop, 0 if none. */
+volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
+ * one: they are caught, and held blocked but while waiting for input
+ * (push_records.c), so that a batch the server committed always has its ids
+ * printed, and no record is cut short. */
+void
+catch_stop(sigset_t *held)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(held);
+	sigaddset(held, SIGTERM);
+	sigaddset(held, SIGINT);
+	sigaddset(held, SIGHUP);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Lets a signal held blocked arrive; whether one did. */
+int
+stop_signal_pending(const sigset_t *held)
+{
+	sigprocmask(SIG_UNBLOCK, held, NULL);
+	return stop_signal != 0;
 }

@@ -1,8 +1,9 @@
 /*
  * push_stream.c: part of mq push (documented in mq-push(1)): the stream
  * of jobs of --lines and -0, pushed in batches whose ids are printed as
- * each commits, with progress and a summary on stderr (progress.c); and
- * the stop signals, which wait until the ids of a committed push are out.
+ * each commits, with progress and a summary on stderr (progress.c). The
+ * stop signals (push_records.c) wait until the ids of a committed push
+ * are out.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,44 +24,6 @@ print_ids(uint64_t first, size_t n, uint64_t step, void *ctx)
 	return fflush(stdout) == EOF ? -1 : 0;
 }
 
-/* The signal that asked a stream to stop, 0 if none. */
-volatile sig_atomic_t push_stop_signal;
-
-static void
-on_stop(int sig)
-{
-	push_stop_signal = sig;
-}
-
-/* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
- * one: they are caught, and held blocked but while waiting for input
- * (push_records.c), so that a batch the server committed always has its ids
- * printed, and no record is cut short. */
-void
-push_catch_stop(sigset_t *held)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(held);
-	sigaddset(held, SIGTERM);
-	sigaddset(held, SIGINT);
-	sigaddset(held, SIGHUP);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-/* Lets a signal held blocked arrive; whether one did. */
-int
-push_stop_pending(const sigset_t *held)
-{
-	sigprocmask(SIG_UNBLOCK, held, NULL);
-	return push_stop_signal != 0;
-}
-
 int
 push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
     struct progress *p)
@@ -77,13 +40,13 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	/* ids shown on a terminal would run over a progress line there */
 	if (isatty(1))
 		p->tty = 0;
-	push_catch_stop(&held);
+	catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, &waiting);
 	sigdelset(&waiting, SIGTERM);
 	sigdelset(&waiting, SIGINT);
 	sigdelset(&waiting, SIGHUP);
 	while (st == MQ_OK && (got = records_next(&in, delim, &waiting,
-	    &push_stop_signal, &rec, &n)) == 1) {
+	    &stop_signal, &rec, &n)) == 1) {
 		line++;
 		st = mq_batch_add(b, rec, n);
 	}
@@ -112,13 +75,13 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	}
 	records_free(&in);
 	mq_batch_free(b);
-	if (st == MQ_OK && !push_stop_signal)
+	if (st == MQ_OK && !stop_signal)
 		progress_summary(p);
-	if (st == MQ_OK && push_stop_signal) {
+	if (st == MQ_OK && stop_signal) {
 		fprintf(stderr, "mq push: stopped by signal %d after reading "
 		    "%llu records (the ids printed are the jobs pushed)\n",
-		    (int)push_stop_signal, line);
-		return 128 + push_stop_signal;
+		    (int)stop_signal, line);
+		return 128 + stop_signal;
 	}
 	return exit_status(st);
 }

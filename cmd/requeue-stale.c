@@ -7,92 +7,96 @@
 
 #include "cmds.h"
 
-static const char usage[] =
-    "usage: mq requeue-stale [--queue Q | --all-queues] [--limit N]"
-    " [--batch N] [--dry-run] [--quiet] [--table T] [CONNECTION-OPTIONS]";
+enum { OPT_ALL = OPT_CMD, OPT_LIMIT, OPT_BATCH, OPT_DRY_RUN, OPT_QUIET };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --queue Q           only this queue (default: all queues)\n"
-    "  --all-queues        every queue, even with MQ_QUEUE set\n"
-    "  --limit N           move at most N jobs\n"
-    "  --batch N           jobs per transaction (default 100)\n"
-    "  --dry-run           count what would move; change nothing\n"
-    "  --quiet             no counts on standard output, no progress\n";
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q", "only this queue (default: all queues)",
+	    COMPLETE_QUEUE, NULL, "[--queue Q | --all-queues]", 0, 0 },
+	{ OPT_ALL, "all-queues", 0, NULL,
+	    "every queue, even with MQ_QUEUE set", COMPLETE_NONE, NULL, "", 0,
+	    0 },
+	{ OPT_LIMIT, "limit", 0, "N", "move at most N jobs", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
+	{ OPT_BATCH, "batch", 0, "N", "jobs per transaction (default 100)",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_DRY_RUN, "dry-run", 0, NULL,
+	    "count what would move; change nothing", COMPLETE_NONE, NULL,
+	    NULL, 0, 0 },
+	{ OPT_QUIET, "quiet", 0, NULL, "no counts on standard output, no "
+	    "progress", COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command requeue_stale_command = {
+	"requeue-stale", "put jobs of expired leases back", opts, { "", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_requeue_stale
+};
+
+struct requeue_args {
+	struct mq_requeue_opts o;
+	int all, one, quiet;
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct requeue_args *a = ctx;
+
+	switch (id) {
+	case OPT_QUEUE:	a->one = 1; break;
+	case OPT_ALL:	a->all = 1; break;
+	case OPT_LIMIT:
+		a->o.limit = (uint64_t)int_arg("requeue-stale", "--limit", arg,
+		    1, 1000000000000LL);
+		break;
+	case OPT_BATCH:
+		a->o.batch = (unsigned)int_arg("requeue-stale", "--batch", arg,
+		    1, 10000);
+		break;
+	case OPT_DRY_RUN: a->o.dry_run = 1; break;
+	case OPT_QUIET:	a->quiet = 1; break;
+	}
+}
 
 int
 cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_ALL = OPT_CMD, OPT_LIMIT, OPT_BATCH, OPT_DRY_RUN,
-	    OPT_QUIET };
-	static const struct option longopts[] = {
-		{"all-queues", no_argument, NULL, OPT_ALL},
-		{"limit", required_argument, NULL, OPT_LIMIT},
-		{"batch", required_argument, NULL, OPT_BATCH},
-		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		QUEUE_LONGOPT,
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
-	struct mq_requeue_opts o = { .batch = 100 };
+	struct requeue_args a = { { .batch = 100 }, 0, 0, 0 };
+	struct mq_requeue_opts *o = &a.o;
 	struct mq_requeue_report rep;
-	int opt, all = 0, one = 0, quiet = 0;
 	struct progress p;
+	int n;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (opt == OPT_QUEUE)
-			one = 1;
-		if (common_option("requeue-stale", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_ALL:	all = 1; break;
-		case OPT_LIMIT:
-			o.limit = (uint64_t)int_arg("requeue-stale", "--limit",
-			    optarg, 1, 1000000000000LL);
-			break;
-		case OPT_BATCH:
-			o.batch = (unsigned)int_arg("requeue-stale", "--batch",
-			    optarg, 1, 10000);
-			break;
-		case OPT_DRY_RUN: o.dry_run = 1; break;
-		case OPT_QUIET:	quiet = 1; break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("requeue-stale", opt, argv);
-		}
-	}
+	n = parse_options(&requeue_stale_command, argc, argv, g, option, &a);
 	/* a cron job reaps every queue unless told one: MQ_QUEUE is not
 	 * enough to narrow it */
 	settle("requeue-stale", g, 0);
-	if (all && one)
+	if (a.all && a.one)
 		usage_error("requeue-stale", "--queue and --all-queues exclude "
 		    "each other");
-	if (optind < argc)
+	if (n > 0)
 		usage_error("requeue-stale", "unexpected argument '%s'",
-		    shown(argv[optind]));
-	o.queue = one ? g->queue : NULL;
+		    shown(argv[1]));
+	o->queue = a.one ? g->queue : NULL;
 
 	c = open_queue_table("requeue-stale", g);
-	progress_start(&p, "requeue-stale", "reaped", quiet);
-	o.progress = progress_jobs;
-	o.progress_arg = &p;
-	st = mq_requeue_stale(c, &o, &rep);
+	progress_start(&p, "requeue-stale", "reaped", a.quiet);
+	o->progress = progress_jobs;
+	o->progress_arg = &p;
+	st = mq_requeue_stale(c, o, &rep);
 	progress_clear(&p);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	/* a dry run's counts are its point; a failed run's say what moved */
-	if (!quiet || o.dry_run || st != MQ_OK)
+	if (!a.quiet || o->dry_run || st != MQ_OK)
 		printf("requeued %llu%s\ndead %llu%s\n",
 		    (unsigned long long)rep.requeued,
-		    o.dry_run ? " (dry run)" : "",
+		    o->dry_run ? " (dry run)" : "",
 		    (unsigned long long)rep.dead,
-		    o.dry_run ? " (dry run)" : "");
+		    o->dry_run ? " (dry run)" : "");
 	if (st != MQ_OK)
 		die("requeue-stale", &e);
 	return 0;

@@ -9,17 +9,43 @@
 #include "cmds.h"
 #include "units.h"
 
-static const char usage[] =
-    "usage: mq stats [--queue Q] [--json | --prometheus] [--recount]"
-    " [--table T] [CONNECTION-OPTIONS]";
+enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS, OPT_RECOUNT };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --queue Q           only this queue (default: every queue)\n"
-    "  --json              one JSON object\n"
-    "  --prometheus        Prometheus text exposition format\n"
-    "  --recount           count done, dead and archived jobs from the\n"
-    "                      tables first (after rows were changed by hand)\n";
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q", "only this queue (default: every queue)",
+	    COMPLETE_QUEUE, NULL, NULL, 0, 0 },
+	{ OPT_JSON, "json", 0, NULL, "one JSON object", COMPLETE_NONE, NULL,
+	    "[--json | --prometheus]", 0, 0 },
+	{ OPT_PROMETHEUS, "prometheus", 0, NULL,
+	    "Prometheus text exposition format", COMPLETE_NONE, NULL, "", 0,
+	    0 },
+	{ OPT_RECOUNT, "recount", 0, NULL,
+	    "count done, dead and archived jobs from the\ntables first (after "
+	    "rows were changed by hand)", COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command stats_command = {
+	"stats", "queue health: counts, ages", opts, { "", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_stats
+};
+
+struct stats_args {
+	int json, prom, one, recount;
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct stats_args *a = ctx;
+
+	switch (id) {
+	case OPT_QUEUE:		a->one = 1; break;
+	case OPT_JSON:		a->json = 1; break;
+	case OPT_PROMETHEUS:	a->prom = 1; break;
+	case OPT_RECOUNT:	a->recount = 1; break;
+	}
+}
 
 /* A queue's name as text: another program may have written any bytes. */
 #define QNAME(q) (const unsigned char *)(q).queue, (q).queue_len
@@ -151,58 +177,35 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 int
 cmd_stats(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS, OPT_RECOUNT };
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"prometheus", no_argument, NULL, OPT_PROMETHEUS},
-		{"recount", no_argument, NULL, OPT_RECOUNT},
-		QUEUE_LONGOPT,
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
-	int opt, json = 0, prom = 0, one = 0, recount = 0;
+	struct stats_args a = { 0, 0, 0, 0 };
 	struct mq_queue_stats *q;
 	uint64_t archived;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	size_t n;
+	int nargs;
 
 	reads_only = 1;
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (opt == OPT_QUEUE)
-			one = 1;
-		if (common_option("stats", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_JSON:		json = 1; break;
-		case OPT_PROMETHEUS:	prom = 1; break;
-		case OPT_RECOUNT:	recount = 1; break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("stats", opt, argv);
-		}
-	}
+	nargs = parse_options(&stats_command, argc, argv, g, option, &a);
 	settle("stats", g, 0);
-	if (json && prom)
+	if (a.json && a.prom)
 		usage_error("stats", "--json and --prometheus exclude each other");
-	if (optind < argc)
+	if (nargs > 0)
 		usage_error("stats", "unexpected argument '%s'",
-		    shown(argv[optind]));
+		    shown(argv[1]));
 
 	c = open_queue_table("stats", g);
-	st = recount ? mq_recount(c) : MQ_OK;
+	st = a.recount ? mq_recount(c) : MQ_OK;
 	if (st == MQ_OK)
-		st = mq_stats(c, one ? g->queue : NULL, &q, &n, &archived);
+		st = mq_stats(c, a.one ? g->queue : NULL, &q, &n, &archived);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)
 		die("stats", &e);
-	if (json)
+	if (a.json)
 		print_json(g->table, q, n, archived);
-	else if (prom)
+	else if (a.prom)
 		print_prometheus(g->table, q, n, archived);
 	else
 		print_table(q, n, archived);

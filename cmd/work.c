@@ -32,21 +32,40 @@
 
 #include "work.h"
 
-static const char usage[] =
-    "usage: mq work [--queue Q[,Q...]] [--concurrency N] [--lease D] [--timeout D]"
-    " [--max-jobs N] [--exit-when-empty | --wait D] [--table T]"
-    " [CONNECTION-OPTIONS] -- CMD [ARG...]";
+enum { OPT_CONC = OPT_CMD, OPT_LEASE, OPT_TIMEOUT, OPT_MAX_JOBS,
+    OPT_EXIT_EMPTY, OPT_WAIT };
 
-static const char options[] =
-    "\noptions:\n"
-    "  --queue Q[,Q...]    queue to work on, or queues in order of\n"
-    "                      preference (default: default; MQ_QUEUE)\n"
-    "  --concurrency N     run up to N jobs at once, 1..128 (default 1)\n"
-    "  --lease D           lease per job, extended while held (default 1m)\n"
-    "  --timeout D         kill and fail a job running longer than D\n"
-    "  --max-jobs N        claim N jobs, finish them, exit\n"
-    "  --exit-when-empty   exit when no job is due and none runs\n"
-    "  --wait D            exit when no job came for D (default: wait on)\n";
+/* The first operand ends the options: the command and its arguments
+ * stay as they are, options or not. */
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q[,Q...]",
+	    "queue to work on, or queues in order of\npreference (default: "
+	    "default; MQ_QUEUE)", COMPLETE_QUEUES, NULL, NULL, 0, 0 },
+	{ OPT_CONC, "concurrency", 0, "N",
+	    "run up to N jobs at once, 1..128 (default 1)", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
+	{ OPT_LEASE, "lease", 0, "D",
+	    "lease per job, extended while held (default 1m)",
+	    COMPLETE_DURATION, NULL, NULL, 0, 0 },
+	{ OPT_TIMEOUT, "timeout", 0, "D",
+	    "kill and fail a job running longer than D", COMPLETE_DURATION,
+	    NULL, NULL, 0, 0 },
+	{ OPT_MAX_JOBS, "max-jobs", 0, "N", "claim N jobs, finish them, exit",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_EXIT_EMPTY, "exit-when-empty", 0, NULL,
+	    "exit when no job is due and none runs", COMPLETE_NONE, NULL,
+	    "[--exit-when-empty | --wait D]", 0, 0 },
+	{ OPT_WAIT, "wait", 0, "D",
+	    "exit when no job came for D (default: wait on)",
+	    COMPLETE_DURATION, NULL, "", 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command work_command = {
+	"work", "run a command for each job: a consumer loop", opts,
+	{ "-- CMD [ARG...]", NULL }, COMPLETE_PROGRAM, NULL,
+	CMD_POSIX | CMD_QUEUE_LIST, cmd_work
+};
 
 #define GRACE_US 5000000	/* from SIGTERM to SIGKILL */
 #define ACK_DELAY_US 50000	/* longest an ack waits for a claim to join */
@@ -937,71 +956,56 @@ set_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static void
+work_option(void *ctx, int id, const char *arg)
+{
+	struct worker *w = ctx;
+
+	switch (id) {
+	case OPT_CONC:
+		w->concurrency = (int)int_arg("work", "--concurrency", arg, 1,
+		    MAX_CONCURRENCY);
+		break;
+	case OPT_LEASE:
+		w->lease_us = duration_arg("work", "--lease", arg);
+		if (w->lease_us < 3000000)
+			usage_error("work", "--lease must be at least 3s");
+		break;
+	case OPT_TIMEOUT:
+		w->timeout_us = duration_arg("work", "--timeout", arg);
+		if (w->timeout_us == 0)
+			usage_error("work", "--timeout must be above 0");
+		break;
+	case OPT_MAX_JOBS:
+		w->max_jobs = int_arg("work", "--max-jobs", arg, 1,
+		    1000000000000LL);
+		break;
+	case OPT_EXIT_EMPTY:	w->exit_when_empty = 1; break;
+	case OPT_WAIT:
+		w->wait_us = duration_arg("work", "--wait", arg);
+		break;
+	}
+}
+
 int
 cmd_work(int argc, char **argv, struct mq_global *g)
 {
-	enum { OPT_CONC = OPT_CMD, OPT_LEASE, OPT_TIMEOUT, OPT_MAX_JOBS,
-	    OPT_EXIT_EMPTY, OPT_WAIT };
-	static const struct option longopts[] = {
-		{"concurrency", required_argument, NULL, OPT_CONC},
-		{"lease", required_argument, NULL, OPT_LEASE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"max-jobs", required_argument, NULL, OPT_MAX_JOBS},
-		{"exit-when-empty", no_argument, NULL, OPT_EXIT_EMPTY},
-		{"wait", required_argument, NULL, OPT_WAIT},
-		QUEUE_LONGOPT,
-		CONNECTION_LONGOPTS,
-		{NULL, 0, NULL, 0}
-	};
 	static struct worker w;
-	int opt;
+	int opt, n;
 
 	memset(&w, 0, sizeof w);
 	w.concurrency = 1;
 	w.lease_us = 60000000;
 	w.wait_us = -1;
-	g->queue_list = 1;
-	while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		if (common_option("work", opt, optarg, g))
-			continue;
-		switch (opt) {
-		case OPT_CONC:
-			w.concurrency = (int)int_arg("work", "--concurrency",
-			    optarg, 1, MAX_CONCURRENCY);
-			break;
-		case OPT_LEASE:
-			w.lease_us = duration_arg("work", "--lease", optarg);
-			if (w.lease_us < 3000000)
-				usage_error("work", "--lease must be at least 3s");
-			break;
-		case OPT_TIMEOUT:
-			w.timeout_us = duration_arg("work", "--timeout", optarg);
-			if (w.timeout_us == 0)
-				usage_error("work", "--timeout must be above 0");
-			break;
-		case OPT_MAX_JOBS:
-			w.max_jobs = int_arg("work", "--max-jobs", optarg, 1,
-			    1000000000000LL);
-			break;
-		case OPT_EXIT_EMPTY:	w.exit_when_empty = 1; break;
-		case OPT_WAIT:
-			w.wait_us = duration_arg("work", "--wait", optarg);
-			break;
-		case 'h':
-			help_exit(usage, options);
-			break;
-		default:
-			bad_option("work", opt, argv);
-		}
-	}
+	n = parse_options(&work_command, argc, argv, g, work_option, &w);
 	settle("work", g, 1);
 	if (w.exit_when_empty && w.wait_us >= 0)
 		usage_error("work", "--exit-when-empty and --wait exclude each "
 		    "other");
-	if (optind >= argc)
+	if (n == 0)
 		usage_error("work", "no command given (mq work [options] -- CMD)");
 	w.g = g;
-	w.cmd = argv + optind;
+	w.cmd = argv + 1;
 	w.nslots = (1 + PREFETCH_MAX) * w.concurrency < MAX_SLOTS ?
 	    (1 + PREFETCH_MAX) * w.concurrency : MAX_SLOTS;
 	w.pop.queue = g->queue;

@@ -2,6 +2,7 @@
 # deps.sh: installs, from Debian's packages, what building, testing and
 # the demo need and this machine lacks. As root, or through sudo.
 # clang and libclang-rt-dev: the libFuzzer run of the parsers (t220).
+# zsh and fish: t310 checks the completion scripts for them.
 # libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
@@ -11,7 +12,7 @@ set -eu
 # usage: deps.sh [bench]   (bench: also what tests/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
-libclang-rt-dev"
+libclang-rt-dev zsh fish"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do

@@ -1,6 +1,8 @@
 #!/bin/sh
-# -h of every command equals its man page's SYNOPSIS; help and version
-# never touch the database.
+# -h of every command equals its man page's SYNOPSIS; the options of its
+# table (mq completion --options) are those -h lists and those its man
+# page documents (the connection options once, in mq(1)); help and
+# version never touch the database.
 . "$(dirname "$0")/lib.sh"
 MAN=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man
 
@@ -8,13 +10,23 @@ synopsis_of_page() { # the SYNOPSIS paragraphs of an scdoc page, unmarked
   awk '/^# SYNOPSIS/ { on = 1; next } /^#/ { on = 0 } on && NF' "$1" |
     tr -d '*_' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
 }
+options_of_page() { # OPTIONS FILE: the options documented in a section
+  awk -v s="# $1" '$0 == s { on = 1; next } /^#/ { on = 0 } on && /^\*-/' "$2" |
+    grep -o '\*-[-a-zA-Z0-9]*\*' | tr -d '*' | sort -u
+}
+options_of_help() { # the options -h lists
+  sed -n '/^options:/,$p' | grep '^  -' | sed 's/^  //; s/  .*//' |
+    tr ',' '\n' | awk '$1 ~ /^-/ { print $1 }' | sort -u
+}
+CONN=$(options_of_page "CONNECTION OPTIONS" "$MAN/mq.1.scd")
+
 synopsis_of_help() { # the usage lines of -h output
   sed '/^$/q' | sed '/^$/d; s/^usage: //; s/^       //' |
     sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
 }
 
-for cmd in mq ack archive cancel extend fail init pause pop purge push \
-  requeue-stale resume stats work; do
+for cmd in mq ack archive cancel completion extend fail init pause pop \
+  purge push requeue-stale resume stats work; do
   page=$MAN/mq-$cmd.1.scd
   want=$(synopsis_of_page "$page" 2>/dev/null)
   case $cmd in
@@ -35,6 +47,23 @@ for cmd in mq ack archive cancel extend fail init pause pop purge push \
   else
     not_ok "$(basename "$page") exists"
   fi
+  # the table, -h's option list and the man page: the same options
+  helped=$(printf '%s\n' "$OUT" | options_of_help)
+  if [ "$cmd" = mq ]; then
+    table=$(env MQ_SOCKET=/nonexistent "$MQ" completion --options | sort -u)
+    documented=$({ options_of_page "GLOBAL OPTIONS" "$page"
+      printf '%s\n' "$CONN"; } | sort -u)
+  else
+    table=$(env MQ_SOCKET=/nonexistent "$MQ" completion --options "$cmd" |
+      sort -u)
+    documented=$({ options_of_page OPTIONS "$page"
+      grep -q '_CONNECTION-OPTIONS_' "$page" && printf '%s\n' "$CONN"; } |
+      sort -u)
+  fi
+  like "$table" "--*" "$cmd: its table has options"
+  is "$helped" "$table" "$cmd: -h lists the options of its table"
+  is "$documented" "$table" \
+    "$cmd: $(basename "$page") documents the options of its table"
   if [ "$cmd" = mq ]; then
     run env MQ_SOCKET=/nonexistent "$MQ" --help
   else

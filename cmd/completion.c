@@ -1,0 +1,120 @@
+/*
+ * completion.c: mq completion: shell completion scripts generated from
+ * the option tables, and the two hidden helpers the scripts and t070 call:
+ * the options of a command, and the queue names of a table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+
+/* A server that does not answer soon is not waited for: a completion
+ * must come back at once, with or without names. */
+#define QUEUES_TIMEOUT_S 2
+
+enum { OPT_OPTIONS = OPT_CMD, OPT_QUEUES };
+
+static const struct opt opts[] = {
+	{ OPT_OPTIONS, "options", 0, NULL, "the options of a command",
+	    COMPLETE_NONE, NULL, "", 0, OPT_HIDDEN },
+	{ OPT_QUEUES, "queues", 0, NULL, "the queue names of the table",
+	    COMPLETE_NONE, NULL, "", 0, OPT_HIDDEN },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command completion_command = {
+	"completion", "print a shell completion script", opts,
+	{ "bash|zsh|fish", NULL }, COMPLETE_WORDS, "bash zsh fish", 0,
+	cmd_completion
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	*(int *)ctx = id;
+}
+
+static void
+put_names(const struct opt *o)
+{
+	for (; o->name; o++) {
+		if (o->flags & OPT_HIDDEN)
+			continue;
+		if (o->short_name)
+			printf("-%c\n", o->short_name);
+		printf("--%s\n", o->name);
+	}
+}
+
+/* The options of cmd (mq's own without one), one a line: what -h lists
+ * and the man pages document (t070). */
+static int
+list_options(int n, char **argv)
+{
+	const struct command *cmd = &main_command;
+
+	if (n > 1 || (n == 1 && (cmd = find_command_spec(argv[1])) == NULL))
+		usage_error("completion", "--options takes one command name");
+	put_names(cmd->opts);
+	put_names(shared_opts);
+	return 0;
+}
+
+/* The queue names of the table, one a line; nothing, and status 0, when
+ * the server cannot tell. Only names mq accepts are printed. */
+static int
+list_queues(struct mq_global *g)
+{
+	struct mq_queue_stats *q;
+	uint64_t archived;
+	struct mq_error e;
+	struct mq_conn *c;
+	size_t n, i;
+
+	if (g->table_env && !mq_valid_table(g->table_env))
+		return 0;
+	if (g->table_env)
+		g->table = g->table_env;
+	g->conn.connect_timeout_s = QUEUES_TIMEOUT_S;
+	g->conn.read_timeout_s = QUEUES_TIMEOUT_S;
+	if ((c = mq_connect(&g->conn, &e)) == NULL)
+		return 0;
+	if (mq_use_table(c, g->table) != MQ_OK ||
+	    mq_stats(c, NULL, &q, &n, &archived) != MQ_OK) {
+		mq_close(c);
+		return 0;
+	}
+	mq_close(c);
+	for (i = 0; i < n; i++)
+		if (q[i].queue_len == strlen(q[i].queue) &&
+		    mq_valid_queue(q[i].queue))
+			printf("%s\n", q[i].queue);
+	free(q);
+	return 0;
+}
+
+int
+cmd_completion(int argc, char **argv, struct mq_global *g)
+{
+	int mode = 0, n;
+
+	n = parse_options(&completion_command, argc, argv, g, option, &mode);
+	if (mode == OPT_OPTIONS)
+		return list_options(n, argv);
+	if (mode == OPT_QUEUES)
+		return list_queues(g);
+	settle("completion", g, 0);
+	if (n != 1)
+		usage_error("completion", "one shell expected: bash, zsh or "
+		    "fish");
+	if (strcmp(argv[1], "bash") == 0)
+		put_bash_completion(stdout);
+	else if (strcmp(argv[1], "zsh") == 0)
+		put_zsh_completion(stdout);
+	else if (strcmp(argv[1], "fish") == 0)
+		put_fish_completion(stdout);
+	else
+		usage_error("completion", "no completion for '%s': bash, zsh "
+		    "or fish", shown(argv[1]));
+	return 0;
+}

@@ -1,0 +1,236 @@
+/*
+ * options.c: one parser for every command's option table, in GNU order,
+ * and the options all commands share. An error names the option as the
+ * user typed it.
+ */
+#include <string.h>
+
+#include "cmds.h"
+
+const struct opt shared_opts[] = {
+	{ OPT_TABLE, "table", 0, "T", "job table (default mq_jobs; MQ_TABLE)",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_DEFAULTS_FILE, "defaults-file", 0, "F",
+	    "read only this MySQL option file", COMPLETE_FILE, NULL,
+	    "[CONNECTION-OPTIONS]", 0, 0 },
+	{ OPT_HOST, "host", 0, "H", "server host (see mq(1))",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ OPT_PORT, "port", 0, "N", "server TCP port", COMPLETE_NONE, NULL,
+	    "", 0, 0 },
+	{ OPT_SOCKET, "socket", 0, "S", "server Unix socket", COMPLETE_FILE,
+	    NULL, "", 0, 0 },
+	{ OPT_USER, "user", 0, "U", "user to log in as", COMPLETE_NONE, NULL,
+	    "", 0, 0 },
+	{ OPT_DATABASE, "database", 0, "DB", "database holding the table",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ OPT_SSL_CA, "ssl-ca", 0, "F", "TLS: CA certificates (PEM file)",
+	    COMPLETE_FILE, NULL, "", 0, 0 },
+	{ OPT_SSL_CAPATH, "ssl-capath", 0, "D",
+	    "TLS: directory of CA certificates", COMPLETE_DIR, NULL, "", 0,
+	    0 },
+	{ OPT_SSL_CERT, "ssl-cert", 0, "F", "TLS: client certificate",
+	    COMPLETE_FILE, NULL, "", 0, 0 },
+	{ OPT_SSL_KEY, "ssl-key", 0, "F", "TLS: client key", COMPLETE_FILE,
+	    NULL, "", 0, 0 },
+	{ OPT_SSL_CIPHER, "ssl-cipher", 0, "L", "TLS: ciphers to offer",
+	    COMPLETE_NONE, NULL, "", 0, 0 },
+	{ OPT_SSL_VERIFY_SERVER_CERT, "ssl-verify-server-cert", 0, NULL,
+	    "TLS required, the server's name checked", COMPLETE_NONE, NULL,
+	    "", 0, 0 },
+	{ 'h', "help", 'h', NULL, "show this help", COMPLETE_NONE, NULL, "",
+	    0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+/* an option's value; an empty one is a usage error */
+static const char *
+value(const char *cmd, const char *opt, const char *arg)
+{
+	if (*arg == '\0')
+		usage_error(cmd, "--%s needs a non-empty value", opt);
+	return arg;
+}
+
+/* A shared option's value into g. */
+static void
+apply_shared(const char *cmd, const struct opt *o, const char *arg,
+    struct mq_global *g)
+{
+	struct mq_connopts *c = &g->conn;
+
+	switch (o->id) {
+	case OPT_DEFAULTS_FILE:	c->defaults_file = value(cmd, o->name, arg);
+		break;
+	case OPT_HOST:		c->host = value(cmd, o->name, arg); break;
+	case OPT_PORT:
+		c->port = (unsigned)int_arg(cmd, "--port", arg, 1, 65535);
+		break;
+	case OPT_SOCKET:	c->socket = value(cmd, o->name, arg); break;
+	case OPT_USER:		c->user = value(cmd, o->name, arg); break;
+	case OPT_DATABASE:	c->database = value(cmd, o->name, arg); break;
+	case OPT_SSL_CA:	c->ssl_ca = value(cmd, o->name, arg); break;
+	case OPT_SSL_CAPATH:	c->ssl_capath = value(cmd, o->name, arg); break;
+	case OPT_SSL_CERT:	c->ssl_cert = value(cmd, o->name, arg); break;
+	case OPT_SSL_KEY:	c->ssl_key = value(cmd, o->name, arg); break;
+	case OPT_SSL_CIPHER:	c->ssl_cipher = value(cmd, o->name, arg); break;
+	case OPT_SSL_VERIFY_SERVER_CERT: c->ssl_verify_server_cert = 1; break;
+	case OPT_TABLE:
+		check_table(cmd, "--table", arg);
+		g->table = arg;
+		g->table_env = NULL;	/* the option wins */
+		break;
+	case OPT_QUEUE:
+		check_queue(cmd, g, "--queue", arg);
+		g->queue = arg;
+		g->queue_env = NULL;
+		break;
+	}
+}
+
+/* Exits 64 with "mq CMD: <what> '<typed>' (see 'mq CMD -h')". */
+static void
+option_error(const struct command *cmd, const char *what, const char *typed,
+    const char *after)
+{
+	if (cmd->flags & CMD_MAIN)
+		usage_error("mq", "%s '%s'%s (see 'mq -h')", what,
+		    shown(typed), after);
+	usage_error(cmd->name, "%s '%s'%s (see 'mq %s -h')", what,
+	    shown(typed), after, cmd->name);
+}
+
+/* The row of a long option: an exact name, else the one row whose name
+ * it begins (getopt_long's abbreviations); hidden rows by exact name. */
+static const struct opt *
+find_long(const struct command *cmd, const char *name, size_t len,
+    const char *typed)
+{
+	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o, *hit;
+	int t, pass, n;
+
+	for (pass = 0; pass < 2; pass++) {
+		hit = NULL;
+		n = 0;
+		for (t = 0; t < 2; t++)
+			for (o = tables[t]; o->name; o++) {
+				if (strncmp(o->name, name, len) != 0 ||
+				    (pass == 0 && o->name[len] != '\0') ||
+				    (pass == 1 && (o->flags & OPT_HIDDEN)))
+					continue;
+				hit = o;
+				n++;
+			}
+		if (n > 1)
+			option_error(cmd, "ambiguous option", typed, "");
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}
+
+static const struct opt *
+find_short(const struct command *cmd, char c)
+{
+	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o;
+	int t;
+
+	for (t = 0; t < 2; t++)
+		for (o = tables[t]; o->name; o++)
+			if (o->short_name == c && c)
+				return o;
+	return NULL;
+}
+
+static void
+apply(const struct command *cmd, const struct opt *o, const char *arg,
+    struct mq_global *g, option_fn *fn, void *ctx)
+{
+	if (o->id == 'h' && !(cmd->flags & CMD_OWN_HELP))
+		help_exit(cmd);
+	if (o->id >= OPT_COMMON && o->id < OPT_CMD) {
+		apply_shared(cmd->name, o, arg, g);
+		if (o->id != OPT_QUEUE)
+			return;
+	}
+	if (fn)
+		fn(ctx, o->id, arg);
+}
+
+/* argv[i], "--name[=value]"; returns the index of its last word. */
+static int
+long_option(const struct command *cmd, int argc, char **argv, int i,
+    struct mq_global *g, option_fn *fn, void *ctx)
+{
+	char *a = argv[i], *eq = strchr(a, '='), typed[80];
+	size_t len = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;
+	const struct opt *o = len ? find_long(cmd, a + 2, len, a) : NULL;
+
+	if (o == NULL)
+		option_error(cmd, "unknown option", a, "");
+	snprintf(typed, sizeof typed, "%.*s", (int)len + 2, a);
+	if (o->arg == NULL && eq)
+		option_error(cmd, "option", typed, " takes no value");
+	if (o->arg && eq == NULL && i + 1 >= argc)
+		option_error(cmd, "option", typed, " needs a value");
+	apply(cmd, o, o->arg == NULL ? NULL : eq ? eq + 1 : argv[++i], g, fn,
+	    ctx);
+	return i;
+}
+
+/* argv[i], "-abc" or "-oFILE" or "-o FILE". */
+static int
+short_options(const struct command *cmd, int argc, char **argv, int i,
+    struct mq_global *g, option_fn *fn, void *ctx)
+{
+	char *a = argv[i], typed[3] = "-";
+	const struct opt *o;
+	int j;
+
+	for (j = 1; a[j]; j++) {
+		typed[1] = a[j];
+		if ((o = find_short(cmd, a[j])) == NULL)
+			option_error(cmd, "unknown option", typed, "");
+		if (o->arg == NULL) {
+			apply(cmd, o, NULL, g, fn, ctx);
+			continue;
+		}
+		if (a[j + 1])
+			apply(cmd, o, a + j + 1, g, fn, ctx);
+		else if (i + 1 < argc)
+			apply(cmd, o, argv[++i], g, fn, ctx);
+		else
+			option_error(cmd, "option", typed, " needs a value");
+		break;
+	}
+	return i;
+}
+
+int
+parse_options(const struct command *cmd, int argc, char **argv,
+    struct mq_global *g, option_fn *fn, void *ctx)
+{
+	int i, n = 1;
+
+	g->queue_list = (cmd->flags & CMD_QUEUE_LIST) != 0;
+	for (i = 1; i < argc; i++) {
+		char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0') {	/* "-" is an operand */
+			if (cmd->flags & CMD_POSIX)
+				break;
+			argv[n++] = a;
+		} else if (a[1] == '-') {
+			i = long_option(cmd, argc, argv, i, g, fn, ctx);
+		} else {
+			i = short_options(cmd, argc, argv, i, g, fn, ctx);
+		}
+	}
+	while (i < argc)
+		argv[n++] = argv[i++];
+	argv[n] = NULL;
+	return n - 1;
+}
