@@ -1,10 +1,11 @@
 /*
  * work_db.c: part of mq work: the threads that talk to the server for
  * it. Each owns one connection and runs one task at a time, posted by
- * the loop of work.c, and says through a pipe when the task is done: a
+ * the loop of work_loop.c, and says through a pipe when the task is done: a
  * statement that waits (a row lock, a server that hangs) holds up that
  * thread only, never the loop that owns the children, the timers and
- * the signals.
+ * the signals. Their connections are made here too (connect_table), in
+ * the thread that uses them, for the same reason.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,4 +93,18 @@ dbt_collect(struct dbt *d)
 	if (done)
 		d->busy = 0;
 	return done;
+}
+
+struct mq_conn *
+connect_table(const struct mq_connopts *o, const char *table,
+    struct mq_error *e)
+{
+	struct mq_conn *c = mq_connect(o, e);
+
+	if (c && mq_use_table(c, table) != MQ_OK) {
+		*e = *mq_conn_error(c);
+		mq_close(c);
+		c = NULL;
+	}
+	return c;
 }

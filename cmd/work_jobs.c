@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -210,48 +209,4 @@ kill_job(const struct slot *s, int sig)
 {
 	if (s->pid > 0)
 		kill(-s->pid, sig);
-}
-
-const char *
-how_it_ended(const struct slot *s)
-{
-	if (s->end == TIMED_OUT)
-		return "timed out";
-	if (WIFSIGNALED(s->status))
-		return "killed by a signal";
-	return "non-zero exit";
-}
-
-size_t
-error_text(const struct slot *s, int64_t timeout_us, char *buf)
-{
-	size_t keep = s->tail_len, start, i;
-	int n;
-
-	if (s->end == TIMED_OUT)
-		n = snprintf(buf, 128, "timed out after %.1fs",
-		    (double)timeout_us / 1e6);
-	else if (WIFSIGNALED(s->status))
-		n = snprintf(buf, 128, "killed by signal %d",
-		    WTERMSIG(s->status));
-	else
-		n = snprintf(buf, 128, "exit status %d",
-		    WEXITSTATUS(s->status));
-	if (keep == 0)
-		return (size_t)n;
-	/* the store keeps TAIL bytes: drop the oldest output, not the end */
-	n += snprintf(buf + n, 8, "; ");
-	if (keep > TAIL - (size_t)n)
-		keep = TAIL - (size_t)n;
-	start = (s->tail_pos + TAIL - keep) % TAIL;
-	for (i = 0; i < keep; i++)
-		buf[(size_t)n + i] = s->tail[(start + i) % TAIL];
-	return (size_t)n + keep;
-}
-
-int
-succeeded(const struct slot *s)
-{
-	return s->state == ENDED && s->end == EXITED &&
-	    WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0;
 }

@@ -1,0 +1,186 @@
+/*
+ * work_claim.c: part of mq work: the work thread's task. The loop
+ * gathers what is to be said to the server (acks, fails, give-backs) and
+ * how many jobs a claim may take (op_post); the thread says it in one go
+ * (op_run), on a connection of its own, so that acks ride in the next
+ * claim's transaction and a claim takes enough jobs to keep short ones
+ * from costing a transaction each (see the top of work.c).
+ */
+#include <stdint.h>
+
+#include "work.h"
+
+/* ---- the work thread's task (runs in that thread: no output) ---- */
+
+static void
+op_run(void *arg)
+{
+	struct op_task *t = arg;
+	struct worker *w = t->w;
+	struct mq_receipt r[MAX_SLOTS];
+	unsigned char lost[MAX_SLOTS];
+	size_t which[MAX_SLOTS], nr = 0, i;
+	struct mq_fail_opts fo = { .retry_in_us = -1 };
+	struct mq_connopts o;
+	struct mq_error e;
+	enum mq_status st = MQ_OK;
+
+	t->st = t->claim_st = MQ_OK;
+	t->jobs = NULL;
+	t->njobs = 0;
+	t->acked = 0;
+	t->cw = NULL;
+	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
+	    w->g->table, &t->err)) == NULL) {
+		t->st = t->err.status;
+		return;
+	}
+	for (i = 0; i < t->n; i++) {
+		struct op_item *it = &t->item[i];
+		if (it->kind == OP_ACK) {
+			which[nr] = i;
+			r[nr++] = it->r;
+			continue;
+		}
+		if (it->kind == OP_RELEASE) {
+			st = mq_release(w->c, &it->r);
+		} else {
+			fo.error = it->text;
+			fo.error_len = it->text_len;
+			st = mq_fail(w->c, &it->r, &fo, &it->res);
+		}
+		if (st != MQ_OK && st != MQ_ELEASE)
+			goto failed;
+		it->st = st;
+		it->tried = 1;
+	}
+	if (t->room) {
+		w->pop.count = t->room;
+		st = t->claim_st = mq_ack_pop(w->c, r, nr, lost, &t->acked,
+		    &w->pop, &t->jobs, &t->njobs);
+		if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED)
+			goto failed;
+	} else if (nr) {
+		st = mq_ack(w->c, r, nr, lost);
+		t->acked = st == MQ_OK || st == MQ_ELEASE;
+		if (!t->acked)
+			goto failed;
+	}
+	for (i = 0; t->acked && i < nr; i++)
+		t->item[which[i]].lost = lost[i];
+	if (t->want_cw) {
+		o = w->g->conn;
+		o.nonblock = 1;
+		t->cw = connect_table(&o, w->g->table, &e);
+	}
+	return;
+failed:
+	for (i = 0; t->acked && i < nr; i++)
+		t->item[which[i]].lost = lost[i];
+	t->st = st;
+	t->err = *mq_conn_error(w->c);
+	mq_close(w->c);		/* made again, after a pause, by the next */
+	w->c = NULL;
+}
+
+/* ---- the loop's side: no statement is sent from here ---- */
+
+/* Jobs to hold waiting per process slot: one, more for short jobs. */
+static long long
+prefetch(const struct worker *w)
+{
+	long long k = w->avg_run_us ? PREFETCH_US / w->avg_run_us : 1;
+
+	return k < 1 ? 1 : k > PREFETCH_MAX ? PREFETCH_MAX : k;
+}
+
+/* How many jobs a claim may take now, nacks slots being acked with it
+ * (see the top of work.c); 0: no claim now. */
+long long
+claim_room(const struct worker *w, long long nacks)
+{
+	long long room = (long long)w->concurrency * (1 + prefetch(w)) -
+	    (w->nslots - count_slots(w, FREE) - nacks);
+
+	if (room > count_slots(w, FREE) + nacks)
+		room = count_slots(w, FREE) + nacks;
+	if (w->max_jobs && room > w->max_jobs - w->claimed)
+		room = w->max_jobs - w->claimed;
+	if (w->stopping || count_slots(w, QUEUED) != 0 ||
+	    count_slots(w, RUNNING) >= w->concurrency ||
+	    now_us() < w->next_claim)
+		return 0;
+	return room < 0 ? 0 : room;
+}
+
+/* Whether the loop wants the waiting connection made. */
+static int
+want_wait_conn(const struct worker *w)
+{
+	return !w->stopping && w->idle_since && w->cw == NULL &&
+	    !w->wait_broken && now_us() >= w->cw_retry_at;
+}
+
+/* Gives the work thread what is to do: the jobs that ended (fail, give
+ * back, or ack: in the claim's transaction, or alone when no claim comes
+ * within ACK_DELAY_US), prefetched jobs to give back after a signal, a
+ * claim when there is room. */
+void
+op_post(struct worker *w)
+{
+	struct op_task *t = &w->ot;
+	int64_t now = now_us(), oldest = INT64_MAX;
+	long long nacks = 0, room;
+	size_t i, k;
+	int j;
+
+	t->n = 0;
+	for (j = 0; j < w->nslots; j++) {
+		struct slot *s = &w->slot[j];
+		struct op_item *it = &t->item[t->n];
+		if (s->in_op)
+			continue;
+		if (s->state == ENDED && s->end == LOST) {
+			free_slot(s);	/* someone else has it now */
+			continue;
+		}
+		if (s->state == QUEUED && w->stopping) {
+			it->kind = OP_RELEASE;
+		} else if (s->state != ENDED) {
+			continue;
+		} else if (succeeded(s)) {
+			it->kind = OP_ACK;
+			nacks++;
+			if (s->ended_at < oldest)
+				oldest = s->ended_at;
+		} else if (s->end == ABANDONED) {
+			it->kind = OP_RELEASE;
+		} else {
+			it->kind = OP_FAIL;
+			it->text_len = error_text(s, w->timeout_us, it->text);
+		}
+		it->slot = j;
+		it->r = s->job.receipt;
+		it->tried = 0;
+		it->lost = 0;
+		t->n++;
+	}
+	room = claim_room(w, nacks);
+	if (room == 0 && nacks && !(w->stopping ||
+	    w->next_claim == INT64_MAX || count_slots(w, QUEUED) == 0 ||
+	    now - oldest >= ACK_DELAY_US)) {
+		for (i = k = 0; i < t->n; i++)	/* the acks wait a little */
+			if (t->item[i].kind != OP_ACK)
+				t->item[k++] = t->item[i];
+		t->n = k;
+	}
+	t->room = (unsigned)room;
+	t->want_cw = want_wait_conn(w);
+	if (t->n == 0 && t->room == 0 && !t->want_cw)
+		return;
+	for (i = 0; i < t->n; i++)
+		w->slot[t->item[i].slot].in_op = 1;
+	t->w = w;
+	t->posted_at = now;
+	dbt_post(&w->op, op_run, t);
+}

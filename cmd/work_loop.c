@@ -1,0 +1,179 @@
+/*
+ * work_loop.c: part of mq work: its one poll() loop, and what starts it.
+ * The loop owns the children's stderr, the signals' self-pipe, the
+ * timers and the waiting connection, and sends no statement itself: it
+ * posts tasks to the two server threads and reads their outcome when
+ * their pipe says they are done.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "work.h"
+
+/* Whether the worker is to exit: nothing held, and stopping, or the
+ * jobs it was to take taken, or idle as long as it was to wait. */
+static int
+done(struct worker *w)
+{
+	if (w->stopping && w->stop_idle_since &&
+	    now_us() - w->stop_idle_since >= STOP_WAIT_US &&
+	    (w->op.busy || count_slots(w, FREE) != w->nslots))
+		give_up(w);
+	if (count_slots(w, FREE) != w->nslots || w->op.busy)
+		return 0;
+	if (w->stopping)
+		return 1;
+	if (w->max_jobs && w->claimed >= w->max_jobs)
+		return 1;
+	if (w->idle_since && w->exit_when_empty)
+		return 1;
+	return w->idle_since && w->wait_us >= 0 &&
+	    now_us() - w->idle_since >= w->wait_us;
+}
+
+/* How long poll() may sleep: until the next thing the clock asks for.
+ * What a busy thread is to do waits for it (its pipe wakes the loop). */
+static int
+timeout_ms(struct worker *w)
+{
+	int64_t now = now_us(), next = now + 1000000;
+	int i, op_free = !w->op.busy && now >= w->reconnect_at;
+
+#define SOONER(t) do { if ((t) < next) next = (t); } while (0)
+	if (op_free && !w->waiting && claim_room(w, 0) > 0)
+		SOONER(w->next_claim);
+	if (!w->op.busy && w->reconnect_at > now)
+		SOONER(w->reconnect_at);
+	if (w->idle_since && w->wait_us >= 0)
+		SOONER(w->idle_since + w->wait_us);
+	if (w->stop_idle_since)
+		SOONER(w->stop_idle_since + STOP_WAIT_US);
+	for (i = 0; i < w->nslots; i++) {
+		const struct slot *s = &w->slot[i];
+		if (s->state == ENDED && op_free && !s->in_op)
+			SOONER(s->ended_at + ACK_DELAY_US);
+		if (s->state != QUEUED && s->state != RUNNING)
+			continue;
+		if (!s->stopping && !s->in_op && !w->beat.busy)
+			SOONER(s->next_beat);
+		if (!s->stopping && !s->in_op && s->lease_end)
+			SOONER(s->lease_end);
+		if (s->state == RUNNING && !s->stopping && s->deadline)
+			SOONER(s->deadline);
+		if (s->state == RUNNING && s->kill_at)
+			SOONER(s->kill_at);
+	}
+	if (w->waiting && w->wait.timeout_ms >= 0)
+		SOONER(now + (int64_t)w->wait.timeout_ms * 1000);
+#undef SOONER
+	return next <= now ? 0 : (int)((next - now + 999) / 1000);
+}
+
+static void
+loop(struct worker *w)
+{
+	struct pollfd fds[MAX_SLOTS + 4];
+	int map[MAX_SLOTS + 4], nfds, i, r, wait_idx;
+	unsigned char sig;
+
+	while (!done(w)) {
+		reap(w);
+		tend(w);
+		if (!w->op.busy && now_us() >= w->reconnect_at)
+			op_post(w);
+		if (!w->beat.busy)
+			beat_post(w);
+		start_queued(w);
+		if (done(w))
+			break;
+		if (!w->stopping && w->idle_since) {
+			park(w);
+			if (!w->waiting && w->next_claim == INT64_MAX)
+				w->next_claim = now_us() + 1000000;
+		}
+		nfds = 0;
+		fds[nfds].fd = w->sig_fd;
+		fds[nfds++].events = POLLIN;
+		fds[nfds].fd = w->op.fd[0];
+		fds[nfds++].events = POLLIN;
+		fds[nfds].fd = w->beat.fd[0];
+		fds[nfds++].events = POLLIN;
+		for (i = 0; i < w->nslots; i++)
+			if (w->slot[i].state == RUNNING &&
+			    w->slot[i].err_fd >= 0) {
+				map[nfds] = i;
+				fds[nfds].fd = w->slot[i].err_fd;
+				fds[nfds++].events = POLLIN;
+			}
+		wait_idx = -1;
+		if (w->waiting) {
+			wait_idx = nfds;
+			fds[nfds].fd = w->wait.fd;
+			fds[nfds++].events = w->wait.events;
+		}
+		r = poll(fds, (nfds_t)nfds, timeout_ms(w));
+		if (r < 0 && errno != EINTR) {
+			fprintf(stderr, "mq work: poll: %s\n", strerror(errno));
+			exit(EX_OSERR);
+		}
+		if (r > 0 && (fds[0].revents & POLLIN))
+			while (read(w->sig_fd, &sig, 1) == 1)
+				if (sig == SIGTERM || sig == SIGINT ||
+				    sig == SIGHUP)
+					on_stop(w);
+		if (r > 0 && fds[1].revents && dbt_collect(&w->op))
+			op_apply(w);
+		if (r > 0 && fds[2].revents && dbt_collect(&w->beat))
+			beat_apply(w);
+		for (i = 3; r > 0 && i < nfds; i++)
+			if (i != wait_idx && fds[i].revents)
+				drain(&w->slot[map[i]]);
+		if (w->waiting && wait_idx >= 0 && fds[wait_idx].revents)
+			step_wait(w, fds[wait_idx].revents, 0);
+		else if (w->waiting && w->wait.timeout_ms >= 0 && r == 0)
+			step_wait(w, 0, 1);
+	}
+}
+
+int
+work_run(struct worker *w, struct mq_global *g, char **cmd)
+{
+	int e;
+
+	w->g = g;
+	w->cmd = cmd;
+	w->nslots = (1 + PREFETCH_MAX) * w->concurrency < MAX_SLOTS ?
+	    (1 + PREFETCH_MAX) * w->concurrency : MAX_SLOTS;
+	w->pop.queue = g->queue;
+	w->pop.lease_us = w->lease_us;
+	if (find_command(w->cmd[0], w->path, sizeof w->path) != 0) {
+		fprintf(stderr, "mq work: cannot run '%s': %s\n",
+		    shown(w->cmd[0]), strchr(w->cmd[0], '/') ?
+		    strerror(errno) : "not found in PATH");
+		return 127;
+	}
+
+	/* fail early on what no retry can mend (table, grants, names) */
+	w->c = open_queue_table("work", g);
+	w->sig_fd = work_signals();
+	if ((e = dbt_start(&w->op)) != 0 || (e = dbt_start(&w->beat)) != 0) {
+		fprintf(stderr, "mq work: cannot start a thread: %s\n",
+		    strerror(e));
+		exit(EX_OSERR);
+	}
+	loop(w);
+	/* a thread still in a statement keeps its connection: the exit
+	 * closes it */
+	if (!w->op.busy)
+		mq_close(w->c);
+	if (!w->beat.busy)
+		mq_close(w->cb);
+	mq_close(w->cw);
+	return w->cannot_run ? 127 : 0;
+}

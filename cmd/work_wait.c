@@ -1,0 +1,41 @@
+/*
+ * work_wait.c: part of mq work: waiting for pushes when idle, on a
+ * non-blocking connection parked in a marked SLEEP that the loop polls
+ * with the rest, so that a push wakes the worker without the loop ever
+ * blocking on the server.
+ */
+#include "work.h"
+
+/* Parks the waiting connection, if idle and not parked yet. */
+void
+park(struct worker *w)
+{
+	if (w->waiting || w->wait_broken || w->cw == NULL)
+		return;
+	if (mq_wait_begin(w->cw, w->pop.queue,
+	    mq_wait_backoff_us(w->idle_waits++), &w->wait) != MQ_OK) {
+		w->wait_broken = 1;	/* no non-blocking waits: poll */
+		return;
+	}
+	w->waiting = !w->wait.done;
+	if (w->wait.done)
+		w->next_claim = 0;
+}
+
+/* After poll(): the waiting connection's answer, if any. */
+void
+step_wait(struct worker *w, short revents, int timed_out)
+{
+	enum mq_status st = mq_wait_step(w->cw, &w->wait, revents, timed_out);
+
+	if (!w->wait.done)
+		return;
+	w->waiting = 0;
+	if (st == MQ_OK)
+		w->next_claim = 0;		/* due now, or woken */
+	else if (st != MQ_EMPTY) {
+		mq_close(w->cw);		/* made again when next idle */
+		w->cw = NULL;
+		w->next_claim = 0;
+	}
+}
