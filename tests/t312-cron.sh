@@ -18,8 +18,8 @@ chmod 600 "$CRON_HOME/.my.cnf"
 # the crontab: variables to $T_TMP/vars, entries (user TAB command) to
 # $T_TMP/entries, with /usr/local/bin/mq made $MQ
 awk '$0 == "<!-- example: cron -->" { on = 1; next }
-  $0 == "<!-- end: cron -->" { on = 0 }
-  on && !/^```/' "$README" |
+  on && /^```/ { if (++fence == 2) exit; next }
+  on' "$README" |
   awk -v mq="$MQ" '{
     out = ""
     while ((i = index($0, "/usr/local/bin/mq")) > 0) {
@@ -46,7 +46,12 @@ while IFS= read -r line; do
     } >>"$T_TMP/entries" ;;
   esac
 done <"$T_TMP/crontab"
-is "$(wc -l <"$T_TMP/entries" | tr -d ' ')" 3 "the README's crontab has 3 entries"
+is "$(awk '$0 == "<!-- example: cron -->" { on = 1; next }
+  on && /^```/ && ++fence == 2 { getline; print; exit }' "$README")" \
+  "<!-- end: cron -->" "the README's crontab block ends at its end marker"
+n=$(wc -l <"$T_TMP/entries" | tr -d ' ')
+is "$n" 3 "the README's crontab has 3 entries"
+[ "$n" -eq 3 ] || { echo "Bail out! not the crontab this test knows"; exit 1; }
 is "$(cut -d= -f1 "$T_TMP/vars" | tr '\n' ' ')" "TEXTFILE_DIR " \
   "and sets TEXTFILE_DIR, nothing else (PATH stays cron's)"
 i=0
@@ -94,8 +99,9 @@ while IFS='	' read -r user cmd; do
     not_ok "entry $i: a run held by its lock" "no lock file in: $cmd"
     continue
   fi
+  # the holder also ends when the test's directory goes (test killed)
   flock "$CRON_HOME/$lock" sh -c \
-    'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
+    'touch "$1"; while [ ! -e "$2" ] && [ -e "$1" ]; do sleep 0.05; done' \
     sh "$T_TMP/held.$i" "$T_TMP/release.$i" &
   holder=$!
   n=0
