@@ -97,6 +97,10 @@ expected to match: '$2'" ;;
   esac
 }
 done_testing() {
+  if [ -s "$T_TMP/query-failed" ]; then
+    not_ok "every query of a helper (table_sum, counted_jobs...) succeeded" \
+      "$(cat "$T_TMP/query-failed")"
+  fi
   echo "1..$T_N"
   [ "$T_FAILED" -eq 0 ]
   exit $?
@@ -127,18 +131,52 @@ expect_status() {
   fi
 }
 
-# table_sum [TABLE]: a checksum of the table's rows, to show nothing changed
+# A helper's query that fails must not pass for a result: two empty
+# strings compare equal, so "nothing changed" would pass with the table
+# gone. t_query_failed WHAT DETAIL says so on stderr, notes it for
+# done_testing (which then fails the test) and prints a text that no
+# checksum or count, nor any other failure's text, can equal (a serial
+# number: helpers run in $(...), where no variable outlives them).
+t_query_failed() {
+  # the client's last line is its error (it echoes the statement first)
+  _d="$1: $(printf '%s\n' "$2" | grep . | tail -n 1 | tr '\t' ' ')"
+  echo "$_d" >>"$T_TMP/query-failed"
+  echo "# $T_NAME: query failed: $_d" >&2
+  printf 'QUERY FAILED #%s (%s)\n' \
+    "$(wc -l <"$T_TMP/query-failed" | tr -d ' ')" "$1"
+}
+# sql_checked WHAT STATEMENT: sql, but a failure is loud (t_query_failed)
+sql_checked() {
+  _o=$(sql "$2" 2>&1) || { t_query_failed "$1" "$_o"; return 1; }
+  [ -z "$_o" ] || printf '%s\n' "$_o"
+}
+
+# table_sum [TABLE...]: checksums of the tables' rows (mq_jobs by
+# default), one per table, to show nothing changed. A table that is gone
+# checksums to NULL without an error: that fails too.
 table_sum() {
-  sql "CHECKSUM TABLE \`${1:-mq_jobs}\` EXTENDED" 2>/dev/null | cut -f2
+  [ $# -gt 0 ] || set -- mq_jobs
+  _sums=
+  for _t in "$@"; do
+    _o=$(sql "CHECKSUM TABLE \`$_t\` EXTENDED" 2>&1)
+    _c=$(printf '%s' "$_o" | cut -f2)
+    case $_c in
+    '' | *[!0-9]*)
+      t_query_failed "table_sum $_t" "$_o"
+      return 1 ;;
+    esac
+    _sums="$_sums${_sums:+ }$_c"
+  done
+  echo "$_sums"
 }
 
 # The finished jobs of job table $1 (default mq_jobs) per queue and state,
 # as the tables hold them and as $1_counts says ("queue state n," each):
 # is "$(counted_jobs)" "$(finished_jobs)" checks the counts.
 finished_jobs() {
-  sql "SELECT queue, state, COUNT(*) FROM \`${1:-mq_jobs}\` WHERE state IN ('done', 'dead') GROUP BY queue, state
+  sql_checked finished_jobs "SELECT queue, state, COUNT(*) FROM \`${1:-mq_jobs}\` WHERE state IN ('done', 'dead') GROUP BY queue, state
        UNION ALL SELECT queue, 'archived', COUNT(*) FROM \`${1:-mq_jobs}_archive\` GROUP BY queue ORDER BY 1, 2" | tr '\t\n' ' ,'
 }
 counted_jobs() {
-  sql "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
+  sql_checked counted_jobs "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
 }

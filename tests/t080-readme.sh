@@ -54,27 +54,7 @@ is "$(printf '%s\n' "$OUT" | grep -c '^resized img-')" 20 "the script ran once p
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'images'")" \
   "20,20" "all 20 done"
 
-# cron: every entry's command, run as cron would (with sh), the textfile
-# directory moved somewhere writable
-mkdir -p "$T_TMP/textfile"
-sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
-sql "UPDATE mq_jobs SET finished_at = NOW(6) - INTERVAL 8 DAY WHERE state = 'done'"
-example cron | grep -v '^#' | grep . |
-  sed "s|/var/lib/prometheus/node-exporter|$T_TMP/textfile|g" >"$T_TMP/cron"
-is "$(wc -l <"$T_TMP/cron" | tr -d ' ')" 3 "the crontab has 3 entries"
-i=0
-while read -r _ _ _ _ _ user cmd; do
-  i=$((i + 1))
-  is "$user" app "cron entry $i names the user"
-  run sh -c "$cmd"
-  is "$RC:$ERR" "0:" "cron entry $i runs: $(printf '%s' "$cmd" | cut -c1-40)"
-done <"$T_TMP/cron"
-is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'leased'")" 0 "cron's requeue-stale took the expired leases back"
-is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive")" 123 "cron's archive moved the week-old done jobs"
-PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
-check "cron's textfile is complete metrics (promtool)" \
-  sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/textfile/mq.prom"
-check "and no temporary file is left" test ! -e "$T_TMP/textfile/mq.prom.tmp"
+# cron: t312-cron.sh runs that example as cron would
 
 run_example recurring
 is "$RC" 0 "recurring example runs"

@@ -27,18 +27,43 @@ for i in $(seq 1 20); do
   eval "pid_$i=\$!"
 done
 # two consumers, drawn at random among those with a job going, killed
-# mid-job (a consumer may get no job at all: the first claims prefetch)
+# mid-job (a consumer may get no job at all: the first claims prefetch).
+# Each is stopped first, so that what it holds stays put while we look:
+# the job its command started must still be leased to it (its pid in
+# leased_by) under the receipt it was given; else it was between jobs,
+# and it goes on while another is drawn.
+leased_to() { # leased_to ID RECEIPT PID: 1 if the job is leased so, else 0
+  sql "SELECT COUNT(*) FROM mq_jobs WHERE id = $1 AND state = 'leased'
+    AND lease_token = '${2#*.}' AND leased_by LIKE '%:$3'"
+}
 i=0
 while [ "$(find "$T_TMP" -name 'current.*' -size +0 | wc -l)" -lt 2 ] &&
   [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-victims=$(find "$T_TMP" -name 'current.*' -size +0 | sed 's/.*current\.//' |
-  shuf -n 2 | tr '\n' ' ')
-for v in $victims; do
-  eval "kill -9 \$pid_$v"
-  # what it was doing when it died
-  cp "$T_TMP/current.$v" "$T_TMP/killed.$v"
+victims=
+for v in $(find "$T_TMP" -name 'current.*' -size +0 | sed 's/.*current\.//' | shuf); do
+  eval "pid=\$pid_$v"
+  kill -STOP "$pid"
+  sleep 0.2   # a job it started just before the stop writes its line
+  read -r id receipt <"$T_TMP/current.$v"
+  if [ "$(leased_to "$id" "$receipt" "$pid")" = 1 ]; then
+    kill -9 "$pid"
+    # what it was doing when it died
+    cp "$T_TMP/current.$v" "$T_TMP/killed.$v"
+    victims="$victims$v "
+  else
+    kill -CONT "$pid"
+  fi
+  [ "$(echo $victims | wc -w)" -lt 2 ] || break
 done
-ok "killed consumers $victims mid-job"
+is "$(echo $victims | wc -w)" 2 "two consumers (${victims% }) killed mid-job"
+for v in $victims; do
+  eval "pid=\$pid_$v"
+  wait "$pid"
+  st=$?
+  read -r id receipt <"$T_TMP/killed.$v"
+  is "$st:$(leased_to "$id" "$receipt" "$pid")" "137:1" \
+    "consumer $v died of SIGKILL holding the lease of job $id, its command's"
+done
 for p in $pids; do wait "$p" 2>/dev/null; done
 
 stuck=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'c' AND state = 'leased'")

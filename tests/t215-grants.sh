@@ -22,7 +22,7 @@ as() { # as ROLE ARGS...: mq as that role's account
   MQ_USER=mq_$as_role "$MQ" "$@"
 }
 
-sum() { sql "CHECKSUM TABLE mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts EXTENDED" | cut -f2 | tr '\n' ' '; }
+sum() { table_sum mq_jobs mq_jobs_archive mq_jobs_queues mq_jobs_counts; }
 
 # producer
 expect_status 0 "producer: push" as producer push --queue g hello
