@@ -81,8 +81,13 @@ expect_status 0 "short jobs, --concurrency 1" "$MQ" work --queue short --exit-wh
 is "$(sort -u "$T_TMP/ran.short" | wc -l | tr -d ' '):$(wc -l <"$T_TMP/ran.short" | tr -d ' ')" \
   "60:60" "short jobs: each of the 60 ran once"
 held=$(sort -n "$T_TMP/held.short" | tail -n 1)
-like "$held:$([ "$held" -ge 4 ] && [ "$held" -le 16 ] && echo in-range)" \
-  "*:in-range" "short jobs: more wait (4 to 16 held)"
+# How many wait depends on how short the jobs are on this machine: the
+# sanitized build's processes start too slowly to be short; there only
+# the bound holds (1 running + 15 waiting).
+low=4
+[ -n "${MQ_SANITIZED:-}" ] && low=1
+like "$held:$([ "$held" -ge $low ] && [ "$held" -le 16 ] && echo in-range)" \
+  "*:in-range" "short jobs: more wait ($low to 16 held)"
 
 # --wait D: exits when nothing came for D
 t0=$(date +%s)
