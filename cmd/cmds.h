@@ -113,6 +113,11 @@ void check_queue(const char *cmd, const struct mq_global *g,
  * buffer. */
 const char *shown(const char *s);
 
+/* If set, usage_error() calls it with the message (after stderr had
+ * it) instead of exiting 64: mq check prints its UNKNOWN line there and
+ * exits 3, as monitoring plugins must. It must not return. */
+extern void (*usage_hook)(const char *msg);
+
 /* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64. */
 void usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -242,6 +247,7 @@ int cmd_purge(int argc, char **argv, struct mq_global *g);
 int cmd_push(int argc, char **argv, struct mq_global *g);
 int cmd_requeue_stale(int argc, char **argv, struct mq_global *g);
 int cmd_cancel(int argc, char **argv, struct mq_global *g);
+int cmd_check(int argc, char **argv, struct mq_global *g);
 int cmd_resume(int argc, char **argv, struct mq_global *g);
 int cmd_stats(int argc, char **argv, struct mq_global *g);
 int cmd_work(int argc, char **argv, struct mq_global *g);
@@ -249,6 +255,7 @@ int cmd_completion(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
 extern const struct command ack_command, archive_command, cancel_command,
+    check_command,
     completion_command, extend_command, fail_command, init_command,
     pause_command, pop_command, purge_command, push_command,
     requeue_stale_command, resume_command, stats_command, work_command;

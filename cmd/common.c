@@ -99,16 +99,21 @@ settle(const char *cmd, struct mq_global *g, int uses_queue)
 		    g->port_env, 1, 65535);
 }
 
+void (*usage_hook)(const char *msg);
+
 void
 usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	char msg[512];
 
-	fprintf(stderr, "%s%s: ", strcmp(cmd, "mq") == 0 ? "" : "mq ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s%s: %s\n", strcmp(cmd, "mq") == 0 ? "" : "mq ",
+	    cmd, msg);
+	if (usage_hook)
+		usage_hook(msg);
 	exit(EX_USAGE);
 }
 
