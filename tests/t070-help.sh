@@ -25,7 +25,7 @@ synopsis_of_help() { # the usage lines of -h output
     sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
 }
 
-for cmd in mq ack archive cancel completion extend fail init pause pop \
+for cmd in mq ack archive cancel check completion extend fail init pause pop \
   purge push requeue-stale resume stats work; do
   page=$MAN/mq-$cmd.1.scd
   want=$(synopsis_of_page "$page" 2>/dev/null)

@@ -1,0 +1,165 @@
+#!/bin/sh
+# mq check: the Monitoring Plugins' conventions: exit 0 OK, 1 WARNING,
+# 2 CRITICAL, 3 UNKNOWN (usage errors too); one status line on stdout
+# naming what crossed which threshold, perfdata after one '|'; nothing on
+# stderr but a usage error's line; queue names from the table escaped.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+# check_is STATUS DESCRIPTION ARG...: runs mq check ARG..., expects that
+# exit status, exactly one line on stdout, and stderr empty (one line
+# for a usage error: STATUS 3 with a "usage error" line)
+check_is() {
+  want=$1 d=$2
+  shift 2
+  run "$MQ" check "$@"
+  lines=$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')
+  if [ "$RC" -ne "$want" ]; then
+    not_ok "$d" "exit status $RC, expected $want; stdout: $OUT; stderr: $ERR"
+  elif [ "$lines" -ne 1 ] || [ -z "$OUT" ]; then
+    not_ok "$d" "stdout is not one line: $OUT"
+  elif [ -n "$ERR" ] && ! case $OUT in "MQ UNKNOWN - usage error: "*) true ;; *) false ;; esac; then
+    not_ok "$d" "stderr not empty: $ERR"
+  else
+    ok "$d"
+  fi
+}
+perf() { printf '%s\n' "$OUT" | sed 's/^[^|]*|//'; }
+text() { printf '%s\n' "$OUT" | sed 's/ |.*//'; }
+# perf_ok QUEUE: the six items of QUEUE, each in the guidelines' form
+# 'label'=value[UOM];[warn];[crit];[min];[max]
+perf_ok() {
+  for item in ready scheduled leased stale dead; do
+    printf '%s\n' "$OUT" | grep -Eq " '$1\\.$item'=[0-9]+;[0-9]*;[0-9]*;0( |\$)" ||
+      { echo "no $item item of $1"; return 1; }
+  done
+  printf '%s\n' "$OUT" | grep -Eq " '$1\\.oldest_ready'=[0-9]+\\.[0-9]{3}s;[0-9.]*;[0-9.]*;0( |\$)" ||
+    { echo "no oldest_ready item of $1"; return 1; }
+}
+# every item after the '|' has the form, and there are N of them
+perf_all() {
+  n=0
+  for item in $(perf); do
+    n=$((n + 1))
+    printf '%s\n' "$item" | grep -Eq "^'[A-Za-z0-9_.-]+'=[0-9]+(\\.[0-9]+s)?;[0-9.]*;[0-9.]*;0\$" ||
+      { echo "malformed: $item"; return 1; }
+  done
+  [ "$n" -eq "$1" ] || { echo "$n items, expected $1"; return 1; }
+}
+
+# ---- no threshold: the table answers ----
+check_is 0 "an empty table: OK"
+like "$OUT" "MQ OK - 0 queues: 0 ready, 0 stale, 0 dead" "it says so, no perfdata"
+seq 1 3 | "$MQ" push --lines --queue a >/dev/null 2>&1
+"$MQ" push --queue b x >/dev/null
+check_is 0 "no threshold: OK"
+like "$(text)" "MQ OK - 2 queues: 4 ready, 0 stale, 0 dead, oldest ready *" \
+  "the totals"
+r=$(perf_ok a 2>&1 && perf_ok b 2>&1 && perf_all 12 2>&1)
+is "$r" "" "perfdata: six items per queue, each well-formed"
+
+# ---- ready (depth) ----
+check_is 1 "--warn-ready 2: WARNING" --warn-ready 2
+like "$(text)" "MQ WARNING - a: 3 ready > 2 (warning)" "names the queue, value and threshold"
+like "$OUT" "* 'a.ready'=3;2;;0 *" "the threshold in a's perfdata"
+check_is 2 "--max-ready 2: CRITICAL" --max-ready 2
+like "$(text)" "MQ CRITICAL - a: 3 ready > 2 (critical)" "critical, by name"
+like "$OUT" "* 'a.ready'=3;;2;0 *" "the threshold in a's perfdata"
+check_is 2 "--warn-ready 1 --max-ready 2: critical wins" --warn-ready 1 --max-ready 2
+is "$(text)" "MQ CRITICAL - a: 3 ready > 2 (critical)" "a is critical, not also warning; b (1) is neither"
+check_is 2 "--warn-ready 0 --max-ready 2: every queue, the worst wins" --warn-ready 0 --max-ready 2
+is "$(text)" "MQ CRITICAL - a: 3 ready > 2 (critical); b: 1 ready > 0 (warning)" \
+  "the critical queue first, then the warning one"
+check_is 0 "--max-ready 3: at the threshold is OK (above it trips)" --max-ready 3
+check_is 0 "--queue b --max-ready 2: only b counts" --queue b --max-ready 2
+like "$(text)" "MQ OK - queue b: 1 ready, 0 stale, 0 dead, oldest ready *" "one queue's totals"
+r=$(perf_ok b 2>&1 && perf_all 6 2>&1)
+is "$r" "" "perfdata of b only"
+check_is 1 "--queue b --warn-ready 0: WARNING" --queue b --warn-ready 0
+check_is 2 "--queue a --max-ready 2: CRITICAL" --queue a --max-ready 2
+
+# ---- the oldest ready job's age ----
+sql "UPDATE mq_jobs SET available_at = NOW(6) - INTERVAL 10 MINUTE WHERE queue = 'a' ORDER BY id LIMIT 1"
+check_is 1 "--warn-age 5m: WARNING" --warn-age 5m
+like "$(text)" "MQ WARNING - a: oldest ready 10m* > 5m00s (warning)" "the age and the threshold, in human units"
+check_is 2 "--max-age 5m: CRITICAL" --max-age 5m
+like "$(text)" "MQ CRITICAL - a: oldest ready 10m* > 5m00s (critical)" "critical"
+check_is 2 "--warn-age 1m --max-age 5m: critical wins" --warn-age 1m --max-age 5m
+like "$OUT" "* 'a.oldest_ready'=6[0-9][0-9].[0-9][0-9][0-9]s;60;300;0 *" \
+  "perfdata: seconds, UOM s, thresholds in seconds"
+check_is 0 "--max-age 1h: OK" --max-age 1h
+check_is 0 "--queue b --max-age 5m: b's jobs are young" --queue b --max-age 5m
+check_is 1 "--warn-age 500ms: WARNING for both queues" --warn-age 500ms
+like "$OUT" "* 'a.oldest_ready'=*;0.5;;0 *" "a fraction of a second as such"
+
+# ---- stale leases ----
+"$MQ" push --queue c y >/dev/null
+"$MQ" pop --queue c --lease 1h >/dev/null 2>&1
+check_is 0 "a live lease: --max-stale 0 is OK" --max-stale 0
+sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE queue = 'c'"
+check_is 1 "--warn-stale 0: WARNING" --warn-stale 0
+is "$(text)" "MQ WARNING - c: 1 stale > 0 (warning)" "names c"
+check_is 2 "--max-stale 0: CRITICAL" --max-stale 0
+like "$OUT" "* 'c.leased'=1;;;0 'c.stale'=1;;0;0 *" "perfdata: leased and stale"
+check_is 0 "--queue a --max-stale 0: OK" --queue a --max-stale 0
+
+# ---- dead jobs ----
+seq 1 2 | "$MQ" push --lines --queue d >/dev/null 2>&1
+"$MQ" pop --queue d --count 2 --json | sed 's/.*"receipt":"\([^"]*\)".*/\1/' |
+  while read -r rc; do "$MQ" fail --no-retry "$rc" >/dev/null; done
+check_is 1 "--warn-dead 1: WARNING" --warn-dead 1
+is "$(text)" "MQ WARNING - d: 2 dead > 1 (warning)" "names d"
+check_is 2 "--max-dead 1: CRITICAL" --max-dead 1
+check_is 2 "--warn-dead 0 --max-dead 1: critical wins" --warn-dead 0 --max-dead 1
+check_is 0 "--max-dead 2: OK" --max-dead 2
+like "$OUT" "* 'd.dead'=2;;2;0 *" "perfdata: dead"
+check_is 0 "--queue a --max-dead 0: OK" --queue a --max-dead 0
+
+# ---- all at once ----
+check_is 2 "several thresholds, several queues: the worst wins" \
+  --max-dead 1 --warn-stale 0 --warn-age 5m --max-ready 100
+is "$(text)" "MQ CRITICAL - d: 2 dead > 1 (critical); a: oldest ready $(text | sed 's/.*a: oldest ready \([^ ]*\) .*/\1/') > 5m00s (warning); c: 1 stale > 0 (warning)" \
+  "every crossing, critical first"
+r=$(perf_all 24 2>&1)
+is "$r" "" "perfdata of all four queues well-formed"
+
+# ---- a paused queue ----
+"$MQ" pause b >/dev/null
+check_is 0 "a paused queue alone is OK" --queue b
+like "$(text)" "MQ OK - queue b: *; paused: b" "the text says it is paused"
+check_is 1 "a paused queue with a tripped threshold" --warn-ready 0 --queue b
+like "$(text)" "MQ WARNING - b: 1 ready > 0 (warning); paused: b" "tripped and paused"
+
+# ---- UNKNOWN ----
+run env MQ_SOCKET=/nonexistent "$MQ" check --max-dead 1
+is "$RC" 3 "no server: UNKNOWN (3)"
+like "$OUT" "MQ UNKNOWN - *nonexistent*" "the status line says why"
+is "$ERR" "" "nothing on stderr"
+check_is 3 "no such table: UNKNOWN" --table nope
+like "$OUT" "MQ UNKNOWN - *nope*mq init*" "the status line names the table"
+check_is 3 "a bad number: UNKNOWN (usage error)" --max-dead x
+like "$OUT" "MQ UNKNOWN - usage error: *--max-dead*" "a status line on stdout"
+like "$ERR" "mq check: *--max-dead*" "and the usual line on stderr"
+check_is 3 "a bad duration: UNKNOWN" --warn-age soon
+check_is 3 "an operand: UNKNOWN" extra
+check_is 3 "an unknown option: UNKNOWN" --max-depth 3
+check_is 3 "a bad queue name: UNKNOWN" --queue 'a|b'
+run "$MQ" check -h
+is "$RC" 0 "-h: 0, as every mq command"
+
+# ---- a hostile queue name: ESC, quote, |, =, newline ----
+sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs (queue, payload) VALUES (CONCAT('h', CHAR(27), '[31m''|x=1;', CHAR(10), 'MQ OK - y'), 'z')"
+check_is 1 "a hostile queue name: one status line, WARNING" --warn-ready 2
+is "$(printf '%s\n' "$OUT" | tr -cd '|' | wc -c | tr -d ' ')" 1 "exactly one '|' in the line"
+case $OUT in
+*"$(printf '\033')"*) not_ok "no ESC in the output" "$OUT" ;;
+*) ok "no ESC in the output" ;;
+esac
+like "$(text)" "MQ WARNING - a: 3 ready > 2 (warning); paused: b" "the hostile name trips nothing"
+check_is 1 "its threshold trips" --warn-ready 0
+like "$(text)" "*; h\\\\x1b[31m'\\\\x7cx=1;\\\\x0aMQ OK - y: 1 ready > 0 (warning)*" \
+  "named escaped: \\x1b, \\x7c for '|', \\x0a"
+is "$(printf '%s\n' "$OUT" | tr -cd '|' | wc -c | tr -d ' ')" 1 "still one '|'"
+r=$(perf_all 24 2>&1)
+is "$r" "" "its perfdata is left out; the others' well-formed"
+done_testing
