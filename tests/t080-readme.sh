@@ -65,6 +65,10 @@ is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_
 like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
+run_example check
+is "$RC" 0 "check example: OK"
+like "$OUT" "MQ OK - * | '*'=*" "check example: a status line with perfdata"
+
 # systemd: each service's ExecStart runs; each timer has a schedule
 example systemd >"$T_TMP/units"
 is "$(grep -c '^ExecStart=' "$T_TMP/units")" 2 "two services"
