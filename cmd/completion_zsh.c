@@ -106,9 +106,15 @@ put_zsh_completion(FILE *f)
 	    "completion zsh' from mq's\n# option tables.\n\n", f);
 	put_sh_tables(f);
 	fputs("_mq_command_descs=(\n", f);
+	/* a summary may hold a quote ("a claimed job's lease") */
 	for (i = 0; commands[i]; i++) {
-		fprintf(f, "\t'%s:", commands[i]->name);
-		fprintf(f, "%s'\n", commands[i]->summary);
+		char desc[160];
+
+		snprintf(desc, sizeof desc, "%s:%s", commands[i]->name,
+		    commands[i]->summary);
+		fputc('\t', f);
+		put_quoted(f, desc);
+		fputc('\n', f);
 	}
 	fputs("\t'help:the help of a command'\n)\n", f);
 	fputs(zsh_body, f);

@@ -96,9 +96,15 @@ if command -v zsh >/dev/null 2>&1; then
   check "zsh -n accepts the zsh script" zsh -n "$T_TMP/_mq"
   check "the zsh script is a #compdef function" \
     grep -q '^#compdef mq$' "$T_TMP/_mq"
+  # the words zsh offers after mq: every command once, described (a
+  # quote in a summary once split them into stray words)
+  is "$(zsh -f -c 'compdef() { :; }; source "$1"; print -l $_mq_command_descs' zsh "$T_TMP/_mq" |
+    sed 's/:.*//' | tr '\n' ' ')" "$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { printf "%s ", $1 }')help " \
+    "zsh offers the commands of mq -h, each once"
 else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
+  ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
