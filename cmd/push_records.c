@@ -1,20 +1,49 @@
 /*
  * push_records.c: part of mq push (documented in mq-push(1)): the
  * records of a stream on standard input (--lines and -0), read so that
- * a stop signal is seen at once and never cuts a record in two: the caller keeps its stop signals blocked, and they are
- * let in only while waiting for input (pselect: no window between the
- * test and the wait); a record is handed over whole, or, at the end of
+ * a stop signal is seen at once and never cuts a record in two: the
+ * caller keeps its stop signals blocked, and they are let in only while
+ * waiting for input (pselect: no window between the test and the wait),
+ * or taken before each read when input never waits (stop_pending); a
+ * record is handed over whole, or, at the end of
  * the input, what follows the last delimiter. Also a single payload read
  * whole, and the stop signals.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
+
+/* A stop signal that came while blocked, taken now: pselect lets one in
+ * only when it has to wait, and input that is always ready (a file, a
+ * fast pipe) never makes it wait. 0 if none. */
+static int
+stop_pending(const sigset_t *waiting)
+{
+	static const int stops[] = { SIGTERM, SIGINT, SIGHUP };
+	struct timespec now = { 0, 0 };
+	sigset_t pending, one;
+	size_t i;
+
+	if (sigpending(&pending) != 0)
+		return 0;
+	for (i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+		if (!sigismember(&pending, stops[i]) ||
+		    sigismember(waiting, stops[i]))
+			continue;
+		sigemptyset(&one);
+		sigaddset(&one, stops[i]);
+		if (sigtimedwait(&one, NULL, &now) == stops[i])
+			return stops[i];
+	}
+	return 0;
+}
 
 int
 records_next(struct records *r, int delim, const sigset_t *waiting,
@@ -35,7 +64,7 @@ records_next(struct records *r, int delim, const sigset_t *waiting,
 		}
 		if (r->eof)
 			return 0;
-		if (*stop)
+		if (*stop || (*stop = stop_pending(waiting)) != 0)
 			return -2;
 		if (r->start)
 			memmove(r->buf, r->buf + r->start, r->len - r->start);

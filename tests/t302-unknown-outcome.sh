@@ -110,4 +110,23 @@ while [ $i -lt 5 ]; do
   fi
 done
 
+# 7. SIGTERM while the input never makes push wait (a file): pselect lets
+# a signal in only when it waits, so push must look for one itself
+sql "DELETE FROM mq_jobs WHERE queue = 'sigf'"
+seq 1 300000 >"$T_TMP/lines"
+"$MQ" push --lines --queue sigf <"$T_TMP/lines" >"$T_TMP/ids" 2>"$T_TMP/sig.err" &
+pid=$!
+i=0
+while [ "$(wc -l <"$T_TMP/ids")" -lt 2000 ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $pid
+wait $pid
+st=$?
+rows=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'sigf'")
+printed=$(wc -l <"$T_TMP/ids" | tr -d ' ')
+is "$st:$([ "$rows" -lt 300000 ] && echo stopped-early)" "143:stopped-early" \
+  "SIGTERM, input from a file: status 143, stopped before the end ($rows of 300000 rows)"
+is "$printed" "$rows" "the ids printed are the jobs pushed"
+like "$(cat "$T_TMP/sig.err")" "mq push: stopped by signal 15 after reading * records (the ids printed are the jobs pushed)" \
+  "and it says so"
+
 done_testing
