@@ -25,16 +25,16 @@
     payload ", " MQ_SQL_EPOCH_US("available_at")
 
 #define LIVE_COLS(payload) \
-    JOB_COLS("0", MQ_SQL_SHOWN_STATE, "every_us", "NULL", payload) \
-    " FROM `{{TABLE}}` j"
+    JOB_COLS("0", MQ_SQL_SHOWN_STATE, "every_us", "NULL", payload)
 #define ARCHIVE_COLS(payload) \
-    JOB_COLS("1", "'archived'", "NULL", MQ_SQL_ISO("archived_at"), \
-    payload) " FROM `{{TABLE}}_archive` j"
+    JOB_COLS("1", "'archived'", "NULL", MQ_SQL_ISO("archived_at"), payload)
+#define FROM_LIVE " FROM `{{TABLE}}` j"
+#define FROM_ARCHIVE " FROM `{{TABLE}}_archive` j"
 
 /* by primary key in each table: two index lookups, one round trip */
 static const char sql_get[] =
-    LIVE_COLS("payload") " WHERE id = ?"
-    " UNION ALL " ARCHIVE_COLS("payload") " WHERE id = ?";
+    LIVE_COLS("payload") FROM_LIVE " WHERE id = ?"
+    " UNION ALL " ARCHIVE_COLS("payload") FROM_ARCHIVE " WHERE id = ?";
 
 /* the due jobs a claim takes before this one: a range of the claim
  * index (queue, state, priority, available_at, id), bounded */
@@ -326,13 +326,31 @@ add(char *b, size_t cap, const char *s)
 	return 1;
 }
 
+/* The index a read of the job table for these states uses: with a
+ * state filter, a range of the queue's states in the claim or due index
+ * (the due one for due jobs), or of the states in the lease or finished
+ * index, sorted by id afterwards: its cost grows with the jobs in those
+ * states, not with the table. Without one, the optimizer's choice (the
+ * primary key in id order, up to the limit, as a rule). */
+static const char *
+live_index(unsigned live, const struct mq_list_filter *f)
+{
+	if (live == (1u << MQ_ST_ARCHIVED) - 1)
+		return "";
+	if (f->queue)
+		return " FORCE INDEX (claim, due)";
+	return " FORCE INDEX (lease, finished)";
+}
+
 /* One table's read: cols, then f's conditions ("id > ?" always), in
- * mq__list_sql's parameter order. */
+ * mq__list_sql's parameter order; live 0 reads the archive. */
 static int
 add_read(char *b, size_t cap, const char *cols, unsigned live,
     const struct mq_list_filter *f)
 {
 	int i, first = 1, ok = add(b, cap, cols) &&
+	    add(b, cap, live ? FROM_LIVE : FROM_ARCHIVE) &&
+	    add(b, cap, live ? live_index(live, f) : "") &&
 	    add(b, cap, " WHERE id > ?");
 
 	if (f->queue)
