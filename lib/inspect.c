@@ -32,13 +32,13 @@
 #define FROM_ARCHIVE " FROM `{{TABLE}}_archive` j"
 
 /* by primary key in each table: two index lookups, one round trip */
-static const char sql_get[] =
+const char mq__sql_job_get[] =
     LIVE_COLS("payload") FROM_LIVE " WHERE id = ?"
     " UNION ALL " ARCHIVE_COLS("payload") FROM_ARCHIVE " WHERE id = ?";
 
 /* the due jobs a claim takes before this one: a range of the claim
  * index (queue, state, priority, available_at, id), bounded */
-static const char sql_ahead[] =
+const char mq__sql_job_ahead[] =
     "SELECT COUNT(*) FROM (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND " MQ_SQL_READY_NOW " AND (priority < ?"
     " OR (priority = ? AND (available_at < " MQ_SQL_FROM_EPOCH_US
@@ -244,7 +244,7 @@ mq_job_get(struct mq_conn *c, uint64_t id, struct mq_job_info *j)
 	memset(j, 0, sizeof *j);
 	if ((r = malloc(sizeof *r)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	if ((st = mq__prepare(c, sql_get)) == NULL) {
+	if ((st = mq__prepare(c, mq__sql_job_get)) == NULL) {
 		free(r);
 		return c->err.status;
 	}
@@ -290,7 +290,7 @@ mq_job_ahead(struct mq_conn *c, const struct mq_job_info *j, uint64_t max,
 	int f;
 
 	*n = 0;
-	if ((st = mq__prepare(c, sql_ahead)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_job_ahead)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], j->queue, &qlen);
 	in[0].buffer_length = qlen = j->queue_len;

@@ -173,6 +173,12 @@ main(void)
 		check(c->db, "ack of several", ack,
 		    "@id1, @id2, @id1, @tok, @id2, @tok", "PRIMARY", "|range|");
 	}
+	/* mq why: the job by primary key in both tables; a ready job's
+	 * place, a range of the claim index */
+	check(c->db, "why: the job", mq__sql_job_get, "@id1, @id1", "PRIMARY",
+	    "|const|");
+	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
+	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
 	{
 		/* mq ls: by queue and state, a range of the claim or due
 		 * index (its rows sorted by id: the range's, not the
