@@ -568,7 +568,7 @@ struct mq_list_filter {
 				 * archived */
 	const char *error;	/* substring of last_error, or NULL */
 	size_t error_len;
-	int64_t since_us;	/* its time no longer ago than this; < 0: any */
+	int64_t since_us;	/* its time at most this long ago; < 0: any */
 	int64_t before_us;	/* its time longer ago than this; < 0: any */
 	uint64_t after;		/* ids above this only */
 	unsigned limit;		/* 1..MQ_LIST_MAX */
