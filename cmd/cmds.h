@@ -188,6 +188,9 @@ void put_shell_quoted(const unsigned char *p, size_t n);
  * as mq writes one), else put_shell_quoted. */
 void put_shell_word(const unsigned char *p, size_t n);
 
+/* A job's fields as JSON members, without braces (job_json.c). */
+void put_job_json(const struct mq_job_info *j);
+
 /* Reports a malformed receipt and exits 65. */
 void receipt_error(const char *cmd, const char *arg)
 #if defined(__GNUC__)
@@ -252,6 +255,8 @@ int cmd_resume(int argc, char **argv, struct mq_global *g);
 int cmd_stats(int argc, char **argv, struct mq_global *g);
 int cmd_work(int argc, char **argv, struct mq_global *g);
 int cmd_completion(int argc, char **argv, struct mq_global *g);
+int cmd_why(int argc, char **argv, struct mq_global *g);
+int cmd_ls(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
 extern const struct command ack_command, archive_command, cancel_command,
@@ -259,5 +264,6 @@ extern const struct command ack_command, archive_command, cancel_command,
     completion_command, extend_command, fail_command, init_command,
     pause_command, pop_command, purge_command, push_command,
     requeue_stale_command, resume_command, stats_command, work_command;
+extern const struct command why_command, ls_command;
 
 #endif

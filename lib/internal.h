@@ -10,7 +10,7 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
- * layer 4: schema.c stats.c
+ * layer 4: schema.c stats.c inspect.c
  * layer 3: counts.c wakeup.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
@@ -238,6 +238,13 @@ extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
+/* mq why's reads: the job by id in both tables, the due jobs ahead. */
+extern const char mq__sql_job_get[], mq__sql_job_ahead[];
+/* mq_job_list's statement for f (inspect.c), a template, malloc'ed.
+ * Its parameters, in order, those of f's filters that are set: per
+ * table read (the jobs, then the archive) queue, error pattern, since,
+ * before, after, limit; then the limit again if both are read. */
+char *mq__list_sql(const struct mq_list_filter *f);
 /* The ack's locking read: head, "?,?,...", pairs, "(?,?),...", tail. */
 extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
     mq__sql_ack_lock_tail[];

@@ -491,4 +491,100 @@ enum mq_status mq_set_paused(struct mq_conn *c, const char *queue,
 enum mq_status mq_purge(struct mq_conn *c, const char *queue, int leased,
     uint64_t *deleted);
 
+/* ---- inspect: one job, lists of jobs (inspect.c) ---- */
+
+/** A job's state as an operator reads it: the stored state, with ready
+ * split by its due time and leased by its deadline (sql_terms.h). */
+enum mq_state {
+	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_LEASED, MQ_ST_STALE, MQ_ST_DONE,
+	MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
+};
+
+/** The state's name ("ready", ...), or NULL; and back (-1 if none). */
+const char *mq_state_name(enum mq_state s);
+int mq_state_parse(const char *s, size_t len);
+
+/** Length of an ISO time text, "2026-01-02T03:04:05Z", and its NUL. */
+#define MQ_ISO_SIZE 21
+
+/** One job, every column; times as UTC ISO text ("" if NULL) and as
+ * microseconds from the server's now (after - before, set when the time
+ * is). Bytes from the table keep their length: another program may have
+ * written anything. */
+struct mq_job_info {
+	uint64_t id;
+	int archived;		/* found in <table>_archive */
+	enum mq_state state;	/* MQ_ST_ARCHIVED if archived */
+	char stored_state[8];	/* the state column: ready, leased, ... */
+	char queue[MQ_QUEUE_MAX + 1];
+	size_t queue_len;
+	int priority;
+	unsigned attempts, max_attempts;
+	int paused;		/* its queue is paused now */
+	char created_at[MQ_ISO_SIZE], available_at[MQ_ISO_SIZE];
+	char leased_until[MQ_ISO_SIZE], finished_at[MQ_ISO_SIZE];
+	char archived_at[MQ_ISO_SIZE];
+	int64_t age_us;		/* now - created_at */
+	int64_t due_in_us;	/* available_at - now */
+	int64_t available_epoch_us;	/* available_at, exact */
+	int has_lease;		/* leased_until is set */
+	int64_t lease_left_us;	/* leased_until - now */
+	int has_finished;
+	int64_t finished_ago_us;	/* now - finished_at */
+	int64_t every_us;	/* 0: not recurring */
+	char leased_by[256];
+	size_t leased_by_len;	/* 0: none */
+	unsigned char *error;	/* last_error, malloc'ed; NULL: none */
+	size_t error_len;
+	unsigned char *payload;	/* malloc'ed (mq_job_get only) */
+	size_t payload_len;
+	unsigned char dedup_key[256];
+	size_t dedup_len;
+	int has_dedup;
+};
+
+/** Frees what a struct mq_job_info holds (not the struct). */
+void mq_job_info_free(struct mq_job_info *j);
+
+/**
+ * One job by id, from the job table or else the archive (j->archived),
+ * with whether its queue is paused: one statement. MQ_EMPTY if neither
+ * table has it. Free with mq_job_info_free.
+ */
+enum mq_status mq_job_get(struct mq_conn *c, uint64_t id,
+    struct mq_job_info *j);
+
+/**
+ * How many due jobs of j's queue a claim takes before j (by priority,
+ * due time, id), counting up to max; j must be ready.
+ */
+enum mq_status mq_job_ahead(struct mq_conn *c, const struct mq_job_info *j,
+    uint64_t max, uint64_t *n);
+
+/** Which jobs mq_job_list lists. */
+struct mq_list_filter {
+	const char *queue;	/* NULL: every queue */
+	unsigned states;	/* bits 1u << enum mq_state; 0: all but
+				 * archived */
+	const char *error;	/* substring of last_error, or NULL */
+	size_t error_len;
+	int64_t since_us;	/* its time at most this long ago; < 0: any */
+	int64_t before_us;	/* its time longer ago than this; < 0: any */
+	uint64_t after;		/* ids above this only */
+	unsigned limit;		/* 1..MQ_LIST_MAX */
+};
+#define MQ_LIST_DEFAULT 100
+#define MQ_LIST_MAX 10000
+
+/** Called for each job listed, in id order; nonzero stops the list. */
+typedef int (*mq_job_fn)(const struct mq_job_info *j, void *ctx);
+
+/**
+ * Lists the jobs f selects, by ascending id, up to f->limit of them (a
+ * job's time: when it finished if it did, else when it was made); *more
+ * is set if more follow. Payloads are not read.
+ */
+enum mq_status mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
+    mq_job_fn fn, void *ctx, int *more);
+
 #endif

@@ -90,4 +90,35 @@
  * parameter is NULL, else the one named; binds the queue twice. */
 #define MQ_SQL_QUEUE_OR_ALL "(? IS NULL OR queue = ?)"
 
+/* The time that many microseconds (the parameter) ago. */
+#define MQ_SQL_NOW_MINUS_US MQ_SQL_NOW " - INTERVAL ? MICROSECOND"
+
+/* The states an operator reads (mq ls, mq why): ready is due now,
+ * scheduled due later; a leased job's lease is live or stale. */
+#define MQ_SQL_READY_NOW "state = 'ready' AND " MQ_SQL_IS_DUE
+#define MQ_SQL_SCHEDULED "state = 'ready' AND available_at > " MQ_SQL_NOW
+#define MQ_SQL_LEASE_LIVE \
+    "state = 'leased' AND leased_until >= " MQ_SQL_NOW
+
+/* Those states as one text column, the stored state for the others. */
+#define MQ_SQL_SHOWN_STATE \
+    "CASE WHEN " MQ_SQL_STALE " THEN 'stale'" \
+    " WHEN " MQ_SQL_READY_NOW " THEN 'ready'" \
+    " WHEN state = 'ready' THEN 'scheduled'" \
+    " ELSE CAST(state AS CHAR) END"
+
+/* A time as UTC ISO 8601 text, to the second (NULL stays NULL). */
+#define MQ_SQL_ISO(x) "DATE_FORMAT(" x ", '%Y-%m-%dT%H:%i:%sZ')"
+
+/* x - now, in microseconds (NULL if x is). */
+#define MQ_SQL_US_FROM_NOW(x) \
+    "TIMESTAMPDIFF(MICROSECOND, " MQ_SQL_NOW ", " x ")"
+
+/* A time as microseconds since 1970 (times are UTC), exact; and back,
+ * from the parameter. */
+#define MQ_SQL_EPOCH_US(x) \
+    "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " x ")"
+#define MQ_SQL_FROM_EPOCH_US \
+    "('1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)"
+
 #endif

@@ -86,6 +86,24 @@ check(MYSQL *db, const char *what, const char *tmpl, const char *using,
 	}
 }
 
+/* A read that may sort what it reads, but reads only the entries of the
+ * claim or due index of its queue and states (ref or range access). */
+static void
+check_range(MYSQL *db, const char *what, const char *tmpl, const char *using)
+{
+	char plan[8192], label[256];
+
+	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
+	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
+	printf("# %s plan: %s\n", what, plan);
+	snprintf(label, sizeof label, "%s reads the claim or due index by "
+	    "queue and state (ref or range)", what);
+	ok((strstr(plan, "|range|") || strstr(plan, "|ref|")) &&
+	    (strstr(plan, "|claim|") || strstr(plan, "|due|")), label, plan);
+	snprintf(label, sizeof label, "%s has no temporary table", what);
+	ok(strstr(plan, "temporary") == NULL, label, plan);
+}
+
 int
 main(void)
 {
@@ -124,7 +142,7 @@ main(void)
 	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
 	    mysql_error(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
-	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, "
+	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, @zero = 0, "
 	    "@tok = '0123456789abcdef0123456789abcdef'") == 0, "set parameters",
 	    mysql_error(c->db));
 
@@ -154,6 +172,45 @@ main(void)
 		    mq__sql_ack_lock_tail);
 		check(c->db, "ack of several", ack,
 		    "@id1, @id2, @id1, @tok, @id2, @tok", "PRIMARY", "|range|");
+	}
+	/* mq why: the job by primary key in both tables; a ready job's
+	 * place, a range of the claim index */
+	check(c->db, "why: the job", mq__sql_job_get, "@id1, @id1", "PRIMARY",
+	    "|const|");
+	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
+	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
+	{
+		/* mq ls: by queue and state, a range of the claim or due
+		 * index (its rows sorted by id: the range's, not the
+		 * table's); with no filter, the primary key in order */
+		struct mq_list_filter f;
+		char *sql;
+
+		memset(&f, 0, sizeof f);
+		f.queue = "a";
+		f.states = 1u << MQ_ST_DEAD;
+		f.since_us = f.before_us = -1;
+		f.limit = 5;
+		sql = mq__list_sql(&f);
+		check_range(c->db, "ls of a queue's dead jobs", sql,
+		    "@zero, @q, @n");
+		free(sql);
+		f.states = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED;
+		sql = mq__list_sql(&f);
+		check_range(c->db, "ls of a queue's waiting jobs", sql,
+		    "@zero, @q, @n");
+		free(sql);
+		f.queue = NULL;
+		f.states = 0;
+		sql = mq__list_sql(&f);
+		check(c->db, "ls of all jobs", sql, "@id1, @n", "PRIMARY",
+		    "|range|");
+		free(sql);
+		f.states = 1u << MQ_ST_ARCHIVED;
+		sql = mq__list_sql(&f);
+		check(c->db, "ls of archived jobs", sql, "@id1, @n", "PRIMARY",
+		    "|range|");
+		free(sql);
 	}
 	mq_close(c);
 	printf("1..%d\n", n);

@@ -1,0 +1,260 @@
+/*
+ * why.c: mq why: why a job is not running now, in one sentence, then the
+ * facts behind it; the answer is also the exit status, for scripts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "units.h"
+
+enum { OPT_JSON = OPT_CMD };
+
+static const struct opt opts[] = {
+	{ OPT_JSON, "json", 0, NULL, "one JSON object", COMPLETE_NONE, NULL,
+	    NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command why_command = {
+	"why", "why a job is not running now", opts, { "ID", NULL },
+	COMPLETE_NONE, NULL, 0, cmd_why
+};
+
+/* The answers, and their exit statuses (mq-why(1)). */
+enum answer {
+	WHY_READY = 0, WHY_MISSING = 1, WHY_PAUSED = 10, WHY_SCHEDULED,
+	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED
+};
+
+/* Most jobs counted ahead of a ready one: the count reads that many
+ * index entries at most. */
+#define AHEAD_MAX 10000
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	if (id == OPT_JSON)
+		*(int *)ctx = 1;
+}
+
+/* A job id: decimal digits only, 1 to 2^64 - 1. */
+static int
+parse_id(const char *s, uint64_t *id)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoull(s, &end, 10);
+	return *end || errno || *id == 0 ? -1 : 0;
+}
+
+static enum answer
+answer(const struct mq_job_info *j)
+{
+	switch (j->state) {
+	case MQ_ST_ARCHIVED:	return WHY_ARCHIVED;
+	case MQ_ST_DONE:	return WHY_DONE;
+	case MQ_ST_DEAD:	return WHY_DEAD;
+	case MQ_ST_STALE:	return WHY_STALE;
+	case MQ_ST_LEASED:	return WHY_LEASED;
+	default:		break;
+	}
+	if (j->paused)
+		return WHY_PAUSED;
+	return j->state == MQ_ST_SCHEDULED ? WHY_SCHEDULED : WHY_READY;
+}
+
+#define TEXT(p, n) put_text(stdout, (const unsigned char *)(p), (n))
+
+/* "T (in D)" or "T (D ago)" for a time us from now. */
+static void
+put_when(const char *iso, int64_t us)
+{
+	char d[DURATION_MAX];
+
+	fmt_duration(d, sizeof d, us < 0 ? -us : us);
+	printf("%s (%s%s%s)", iso, us < 0 ? "" : "in ", d,
+	    us < 0 ? " ago" : "");
+}
+
+static void
+put_holder(const struct mq_job_info *j)
+{
+	if (j->leased_by_len)
+		TEXT(j->leased_by, j->leased_by_len);
+	else
+		printf("an unknown worker");
+}
+
+/* The first line: the answer as a sentence. */
+static void
+sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead)
+{
+	int used_up = j->attempts >= j->max_attempts;
+
+	printf("job %llu ", (unsigned long long)j->id);
+	switch (a) {
+	case WHY_READY:
+		printf("is ready and due: it is waiting for a consumer");
+		if (ahead >= AHEAD_MAX)
+			printf(" (%u or more jobs ahead of it)", AHEAD_MAX);
+		else
+			printf(" (%llu job%s ahead of it)",
+			    (unsigned long long)ahead, PLURAL(ahead));
+		break;
+	case WHY_PAUSED:
+		printf("waits: its queue '");
+		TEXT(j->queue, j->queue_len);
+		printf("' is paused (mq resume)");
+		break;
+	case WHY_SCHEDULED:
+		printf("is scheduled: it is due at ");
+		put_when(j->available_at, j->due_in_us);
+		break;
+	case WHY_LEASED:
+		printf("is running: it is leased by ");
+		put_holder(j);
+		printf(" until ");
+		put_when(j->leased_until, j->lease_left_us);
+		break;
+	case WHY_STALE:
+		printf("has a stale lease: ");
+		put_holder(j);
+		printf(" held it until ");
+		put_when(j->leased_until, j->lease_left_us);
+		printf("; the worker is gone: mq requeue-stale will %s it",
+		    used_up ? "bury (attempts used up)" : "take");
+		break;
+	case WHY_DEAD:
+		printf("is dead since ");
+		put_when(j->finished_at, -j->finished_ago_us);
+		printf(used_up ? ": its attempts are used up" : "");
+		if (j->error) {
+			printf(", with error: ");
+			TEXT(j->error, j->error_len);
+		}
+		break;
+	case WHY_DONE:
+		printf("is done (finished at %s)", j->finished_at);
+		break;
+	case WHY_ARCHIVED:
+		printf("is archived (%s at %s)", j->stored_state,
+		    j->finished_at);
+		break;
+	case WHY_MISSING:
+		break;
+	}
+	if (j->every_us > 0 && a != WHY_DEAD) {
+		printf("; it is recurring, next due at ");
+		put_when(j->available_at, j->due_in_us);
+	}
+	putchar('\n');
+}
+
+/* The facts, "key: value" lines. */
+static void
+facts(const struct mq_job_info *j)
+{
+	char d[DURATION_MAX];
+
+	printf("queue: ");
+	TEXT(j->queue, j->queue_len);
+	printf("\nstate: %s\npaused: %s\npriority: %d\nattempts: %u/%u\n",
+	    mq_state_name(j->state), j->paused ? "yes" : "no", j->priority,
+	    j->attempts, j->max_attempts);
+	printf("created: ");
+	put_when(j->created_at, -j->age_us);
+	printf("\ndue: ");
+	put_when(j->available_at, j->due_in_us);
+	putchar('\n');
+	if (j->every_us > 0)
+		printf("every: %s\n", fmt_duration(d, sizeof d, j->every_us));
+	if (j->has_lease) {
+		printf("leased until: ");
+		put_when(j->leased_until, j->lease_left_us);
+		printf("\nleased by: ");
+		put_holder(j);
+		putchar('\n');
+	}
+	if (j->has_finished) {
+		printf("finished: ");
+		put_when(j->finished_at, -j->finished_ago_us);
+		putchar('\n');
+	}
+	if (j->error) {
+		printf("error: ");
+		TEXT(j->error, j->error_len);
+		putchar('\n');
+	}
+	if (j->archived)
+		printf("archived: %s\n", j->archived_at);
+}
+
+static void
+print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead)
+{
+	static const char *const names[] = { "ready", "missing", "paused",
+	    "scheduled", "leased", "stale", "dead", "done", "archived" };
+
+	printf("{\"answer\":\"%s\",\"status\":%d,",
+	    names[a == WHY_READY ? 0 : a == WHY_MISSING ? 1 : a - 8], a);
+	put_job_json(j);
+	if (a == WHY_READY)
+		printf(",\"ahead\":%llu}\n", (unsigned long long)ahead);
+	else
+		printf(",\"ahead\":null}\n");
+}
+
+int
+cmd_why(int argc, char **argv, struct mq_global *g)
+{
+	struct mq_job_info j;
+	struct mq_conn *c;
+	struct mq_error e;
+	enum mq_status st;
+	enum answer a = WHY_MISSING;
+	uint64_t id, ahead = 0;
+	int json = 0, n;
+
+	reads_only = 1;
+	n = parse_options(&why_command, argc, argv, g, option, &json);
+	settle("why", g, 0);
+	if (n != 1)
+		usage_error("why", "one job ID expected");
+	if (parse_id(argv[1], &id) != 0)
+		usage_error("why", "invalid job id '%s': a positive number, "
+		    "as push prints it", shown(argv[1]));
+
+	c = open_queue_table("why", g);
+	st = mq_job_get(c, id, &j);
+	if (st == MQ_OK && (a = answer(&j)) == WHY_READY)
+		st = mq_job_ahead(c, &j, AHEAD_MAX, &ahead);
+	e = *mq_conn_error(c);
+	mq_close(c);
+	if (st == MQ_EMPTY) {
+		if (json)
+			printf("{\"id\":%llu,\"answer\":\"missing\","
+			    "\"status\":1}\n", (unsigned long long)id);
+		fprintf(stderr, "mq why: no job %llu in table %s nor its "
+		    "archive (purged, or never pushed)\n",
+		    (unsigned long long)id, g->table);
+		return WHY_MISSING;
+	}
+	if (st != MQ_OK) {
+		mq_job_info_free(&j);
+		die("why", &e);
+	}
+	if (json)
+		print_json(&j, a, ahead);
+	else {
+		sentence(&j, a, ahead);
+		facts(&j);
+	}
+	mq_job_info_free(&j);
+	return (int)a;
+}
