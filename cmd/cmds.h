@@ -141,6 +141,10 @@ void die(const char *cmd, const struct mq_error *e)
 /* Connects and selects g->table; exits with the status on failure. */
 struct mq_conn *open_queue_table(const char *cmd, const struct mq_global *g);
 
+/* A job id: decimal digits only, 1 to 2^64 - 1: 0, or -1 if s is not
+ * one. */
+int parse_id(const char *s, uint64_t *id);
+
 /* Parses a duration option; exits 64 naming the option if invalid. */
 long long duration_arg(const char *cmd, const char *opt, const char *arg);
 

@@ -238,3 +238,15 @@ int_arg(const char *cmd, const char *opt, const char *arg, long long lo,
 		    "from %lld to %lld)", opt, shown(arg), lo, hi);
 	return v;
 }
+
+int
+parse_id(const char *s, uint64_t *id)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*id = strtoull(s, &end, 10);
+	return *end || errno || *id == 0 ? -1 : 0;
+}

@@ -80,19 +80,16 @@ parse_states(const char *arg)
 	}
 }
 
-/* --after's id: decimal digits, 0 to 2^64 - 1. */
+/* --after's id: a job id, or 0 (from the start). */
 static uint64_t
 parse_after(const char *arg)
 {
 	uint64_t id;
-	char *end;
 
-	errno = 0;
-	id = strtoull(arg, &end, 10);
-	if (*arg < '0' || *arg > '9' || *end || errno)
+	if (strcmp(arg, "0") != 0 && parse_id(arg, &id) != 0)
 		usage_error("ls", "invalid --after '%s': a job id",
 		    shown(arg));
-	return id;
+	return strcmp(arg, "0") == 0 ? 0 : id;
 }
 
 static void

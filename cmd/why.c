@@ -40,19 +40,6 @@ option(void *ctx, int id, const char *arg)
 		*(int *)ctx = 1;
 }
 
-/* A job id: decimal digits only, 1 to 2^64 - 1. */
-static int
-parse_id(const char *s, uint64_t *id)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*id = strtoull(s, &end, 10);
-	return *end || errno || *id == 0 ? -1 : 0;
-}
-
 static enum answer
 answer(const struct mq_job_info *j)
 {

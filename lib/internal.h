@@ -10,8 +10,8 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
- * layer 4: schema.c stats.c inspect.c
- * layer 3: counts.c wakeup.c
+ * layer 4: schema.c stats.c inspect.c inspect_list.c
+ * layer 3: counts.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
@@ -21,7 +21,8 @@
  * the claim, which carries acks; the claim that waits (it claims, and
  * parks in between). Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
- * SQL include sql_terms.h, which includes nothing.
+ * SQL include sql_terms.h, which includes nothing; the readers for
+ * operators (inspect*.c) share inspect.h.
  */
 #ifndef MQ_INTERNAL_H
 #define MQ_INTERNAL_H
@@ -240,7 +241,7 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
-/* mq_job_list's statement for f (inspect.c), a template, malloc'ed.
+/* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.
  * Its parameters, in order, those of f's filters that are set: per
  * table read (the jobs, then the archive) queue, error pattern, since,
  * before, after, limit; then the limit again if both are read. */
