@@ -148,6 +148,11 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		usage_error("pop", "--count above 1 needs --shell or --json");
 	if (a.form != RAW && a.receipt_path)
 		usage_error("pop", "--receipt-file goes with the raw form only");
+	/* checked before a job is claimed, not when writing it fails */
+	if ((a.path && !*a.path) || (a.receipt_path && !*a.receipt_path))
+		usage_error("pop", "-o and --receipt-file need a file name");
+	if (a.path && a.receipt_path && strcmp(a.path, a.receipt_path) == 0)
+		usage_error("pop", "-o and --receipt-file name the same file");
 	o->queue = g->queue;
 
 	/* a reader gone makes writes fail (EPIPE), not kill mq: the

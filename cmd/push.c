@@ -59,8 +59,12 @@ option(void *ctx, int id, const char *arg)
 	struct mq_push_opts *o = &a->o;
 
 	switch (id) {
-	case OPT_LINES:	a->delim = '\n'; break;
-	case '0':	a->delim = '\0'; break;
+	case OPT_LINES:
+	case '0':
+		if (a->delim != -1 && a->delim != (id == '0' ? '\0' : '\n'))
+			usage_error("push", "--lines and -0 exclude each other");
+		a->delim = id == '0' ? '\0' : '\n';
+		break;
 	case OPT_QUIET:	a->quiet = 1; break;
 	case OPT_PRIORITY:
 		o->priority = (int)int_arg("push", "--priority", arg,

@@ -90,4 +90,16 @@ err_is "mq pop: unknown option '--a\\x1b[31mb' (see 'mq pop -h')" \
   "$MQ" pop "--a$(printf '\033')[31mb"
 err_is "mq fail: one RECEIPT expected" "two operands around an option" \
   "$MQ" fail 1.x --no-retry 2.y
+# refused before anything is pushed or claimed (a job waits to be claimed)
+"$MQ" push waiting >/dev/null
+sum=$(table_sum)
+err_is "mq push: --lines and -0 exclude each other" "--lines with -0" \
+  sh -c 'printf "a\n" | "$0" push --lines -0' "$MQ"
+err_is "mq pop: -o and --receipt-file need a file name" "pop -o ''" \
+  "$MQ" pop -o ''
+err_is "mq pop: -o and --receipt-file need a file name" \
+  "pop --receipt-file ''" "$MQ" pop --receipt-file ''
+err_is "mq pop: -o and --receipt-file name the same file" \
+  "pop -o F --receipt-file F" "$MQ" pop -o "$T_TMP/f" --receipt-file "$T_TMP/f"
+is "$(table_sum)" "$sum" "none of them pushed or claimed anything"
 done_testing
