@@ -99,7 +99,7 @@ static const char bash_body[] =
     "\t\t_mq_options \"$cmd\"\n"
     "\t\t_mq_reply -W \"$_mq_r\" -- \"$cur\"\n"
     "\telif [ \"$cmd\" = mq ]; then\n"
-    "\t\t_mq_reply -W \"$_mq_commands help\" -- \"$cur\"\n"
+    "\t\t_mq_reply -W \"$_mq_commands\" -- \"$cur\"\n"
     "\telse\n"
     "\t\t_mq_operand \"$cmd\"\n"
     "\t\tcase $_mq_r in\n"

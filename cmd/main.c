@@ -154,7 +154,10 @@ main(int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (strcmp(argv[0], "help") == 0) {
-		if (argc < 2)
+		if (argc > 2)
+			usage_error("mq", "help takes one COMMAND at most");
+		if (argc < 2 || strcmp(argv[1], "help") == 0 ||
+		    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 			help();
 		argv[0] = argv[1];
 		argv[1] = "-h";

@@ -78,6 +78,11 @@ for cmd in mq ack archive cancel check completion extend fail init ls pause \
 done
 run env MQ_SOCKET=/nonexistent "$MQ" help pop
 is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq pop " "mq help pop is mq pop -h"
+for h in help -h; do
+  run env MQ_SOCKET=/nonexistent "$MQ" help $h
+  is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq [-h " "mq help $h is mq -h"
+done
+expect_status 64 "mq help takes one command at most" env MQ_SOCKET=/nonexistent "$MQ" help pop x
 run env MQ_SOCKET=/nonexistent "$MQ" --version
 like "$RC:$OUT" "0:mq [0-9]*.[0-9]*.[0-9]*" "--version prints the version"
 run env MQ_SOCKET=/nonexistent "$MQ" -V
