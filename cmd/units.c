@@ -23,6 +23,8 @@ fmt_duration(char *buf, size_t size, int64_t us)
 		snprintf(buf, size, "%lldm%02llds", s / 60, s % 60);
 	else if (s < 86400)
 		snprintf(buf, size, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+	else if (s % 86400 / 3600 == 0)
+		snprintf(buf, size, "%lldd", s / 86400);	/* "3d", not "3d0h" */
 	else
 		snprintf(buf, size, "%lldd%lldh", s / 86400, s % 86400 / 3600);
 	return buf;

@@ -43,9 +43,10 @@ main(void)
 	duration_is(3600 * s, "1h00m");
 	duration_is(2 * 3600 * s + 5 * 60 * s + 59 * s, "2h05m");
 	duration_is(86399 * s, "23h59m");
-	duration_is(86400 * s, "1d0h");
+	duration_is(86400 * s, "1d");
 	duration_is((3 * 86400 + 4 * 3600 + 3599) * s, "3d4h");
-	duration_is(400LL * 86400 * s, "400d0h");
+	duration_is(400LL * 86400 * s, "400d");
+	duration_is((2 * 86400 + 3599) * s, "2d");
 	duration_is(-1, "-");
 	duration_is(-86400 * s, "-");
 	duration_is(9223372036854775807LL, "106751991d4h");
