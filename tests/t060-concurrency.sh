@@ -6,7 +6,7 @@
 "$MQ" init >/dev/null
 # The sanitized run checks memory, not races: it drains fewer.
 JOBS=${MQ_TEST_JOBS:-2000}
-[ -n "${MQ_SANITIZED:-}" ] && JOBS=${MQ_TEST_JOBS:-300}
+[ -n "${MQ_SANITIZED:-}" ] && JOBS=${MQ_TEST_JOBS:-150}
 
 consumer() { # consumer CLAIM QUEUE LOG
   while :; do
