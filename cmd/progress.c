@@ -1,5 +1,7 @@
 /*
- * progress.c: progress and summary of long work (push --lines and -0,
+ * progress.c: part of mq push, mq archive and mq requeue-stale
+ * (documented in mq(1) OUTPUT and their pages), not a command: progress
+ * and summary of long work (push --lines and -0,
  * archive, requeue-stale). On a terminal, one line on stderr, rewritten
  * in place at most four times a second, so that an operator sees the work
  * move and how fast; elsewhere nothing until the summary, so that logs

@@ -1,5 +1,6 @@
 /*
- * table.c: the human tables: every column as wide as its widest cell or
+ * table.c: part of mq stats and mq ls (documented in mq(1) OUTPUT), not a
+ * command: the human tables: every column as wide as its widest cell or
  * its header, so that a long queue name moves the columns after it
  * instead of pushing its own row out of line. The first column is text
  * from the table (put_text: escaped, measured as shown), left-aligned;
