@@ -1,8 +1,8 @@
 /*
- * job_json.c: part of mq why and mq ls (documented in mq-why(1) and
- * mq-ls(1)), not a command: a job's fields as JSON members, the same in
- * mq why and mq ls: times as UTC ISO text with their distance from the server's now
- * in raw microseconds, text from the table JSON-escaped.
+ * job_json.c: part of mq why and mq ls (documented in mq-why(1) and mq-ls(1)),
+ * not a command: a job's fields as JSON members, the same in mq why and mq ls:
+ * times as UTC ISO text with their distance from the server's now in raw
+ * microseconds, text from the table JSON-escaped.
  */
 #include <stdio.h>
 

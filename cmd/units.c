@@ -1,8 +1,8 @@
 /*
- * units.c: part of every command that shows a duration (documented in
- * mq(1) OUTPUT), not a command: durations as people read them, the one
- * home of the rule that mq(1) OUTPUT states: at most two units, the second zero-padded where it
- * is minutes or seconds (so that a column of them reads at a glance),
+ * units.c: part of every command that shows a duration (documented in mq(1)
+ * OUTPUT), not a command: durations as people read them, the one home of the
+ * rule that mq(1) OUTPUT states: at most two units, the second zero-padded
+ * where it is minutes or seconds (so that a column of them reads at a glance),
  * truncated: a job 59.9 s old shows 59s, never a minute it has not waited.
  */
 #include <stdio.h>
