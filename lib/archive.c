@@ -98,6 +98,9 @@ batch_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK)
 		rc = mq__count_removed(c, !b->o->purge, b->ids, b->got,
 		    &b->counted);
+	/* an archived job keeps its history; a deleted one does not */
+	if (rc == MQ_OK && b->o->purge)
+		rc = mq__history_delete(c, b->ids, b->got);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
 		    &b->moved);

@@ -16,13 +16,26 @@
  * due again is not done, and is not counted. ORDER BY: a statement
  * locks its count rows in key order, whichever writer runs it. */
 static const char sql_count[] =
-    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
     " SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,"
-    " ? * COUNT(*) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
+    " ? * COUNT(*), IF(? > 0, COUNT(*), 0)"
+    " FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state IN ('done', 'dead') AND id IN (";
+/* A count's total is what was ever added to it: the counter. */
+#define COUNT_TAIL " ON DUPLICATE KEY UPDATE n = n + VALUES(n)," \
+    " total = total + VALUES(total)"
 static const char sql_count_tail[] =
-    ") GROUP BY queue, state ORDER BY queue, state"
-    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+    ") GROUP BY queue, state ORDER BY queue, state" COUNT_TAIL;
+
+/* An event (a state of the counts that only counts: failed, requeued,
+ * retried, purged) for each of the jobs, whatever their state, by the
+ * queue they are in now. */
+static const char sql_count_event[] =
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
+    " SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)"
+    " FROM `{{TABLE}}` FORCE INDEX (PRIMARY) WHERE id IN (";
+static const char sql_count_event_tail[] =
+    ") GROUP BY queue ORDER BY queue" COUNT_TAIL;
 
 /* Adds sign times the jobs among ids[0..n) that are now done or dead to
  * the counts of their queues (as "done" and "dead", or all as "archived"
@@ -31,7 +44,7 @@ static enum mq_status
 count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
     size_t n, uint64_t *written)
 {
-	MYSQL_BIND pre[2];
+	MYSQL_BIND pre[3];
 	unsigned long alen;
 	uint64_t affected;
 	enum mq_status rc;
@@ -43,7 +56,8 @@ count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
 	else
 		mq__bind_null(&pre[0]);
 	mq__bind_i64(&pre[1], &sign);
-	rc = mq__exec_ids_tail(c, sql_count, sql_count_tail, pre, 2, ids, n,
+	mq__bind_i64(&pre[2], &sign);
+	rc = mq__exec_ids_tail(c, sql_count, sql_count_tail, pre, 3, ids, n,
 	    &affected);
 	/* affected: 1 per row inserted, 2 per row updated (a write tried,
 	 * then an update), as the handler counters go */
@@ -70,35 +84,50 @@ mq__count_removed(struct mq_conn *c, int archived, const uint64_t *ids,
 	return rc;
 }
 
+enum mq_status
+mq__count_event(struct mq_conn *c, const char *event, const uint64_t *ids,
+    size_t n)
+{
+	MYSQL_BIND pre[1];
+	unsigned long elen;
+	uint64_t written;
+
+	if (n == 0)
+		return MQ_OK;
+	mq__bind_str(&pre[0], event, &elen);
+	return mq__exec_ids_tail(c, sql_count_event, sql_count_event_tail,
+	    pre, 1, ids, n, &written);
+}
+
 /* A recount adds to slot 0 the difference between the tables and the
  * counts. Both are read by one statement, so under READ COMMITTED from
  * one snapshot: a transaction that commits later adds its own part
  * afterwards, one not yet committed is in neither, and writers need not
  * stop. The job table's finished jobs are read from the claim index
  * (all of it: this is the scan the counts spare mq stats); the
- * archive's rows from the archive itself. */
+ * archive's rows from the archive itself. What a recount adds to a
+ * count it adds to its counter too (jobs someone buried by hand were
+ * buried); what it takes away, not. */
 static const char sql_recount_finished[] =
-    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
-    " SELECT q, s, 0, SUM(k) FROM ("
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
+    " SELECT q, s, 0, SUM(k), GREATEST(SUM(k), 0) FROM ("
     "  SELECT queue AS q, CAST(state AS CHAR) AS s, COUNT(*) AS k"
     "  FROM `{{TABLE}}` FORCE INDEX (claim)"
     "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
     "  UNION ALL"
     "  SELECT queue, CAST(state AS CHAR), -SUM(n) FROM `{{TABLE}}_counts`"
     "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
-    " ) d GROUP BY q, s HAVING SUM(k) <> 0 ORDER BY q, s"
-    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+    " ) d GROUP BY q, s HAVING SUM(k) <> 0 ORDER BY q, s" COUNT_TAIL;
 
 static const char sql_recount_archived[] =
-    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n)"
-    " SELECT q, 'archived', 0, SUM(k) FROM ("
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
+    " SELECT q, 'archived', 0, SUM(k), GREATEST(SUM(k), 0) FROM ("
     "  SELECT queue AS q, COUNT(*) AS k FROM `{{TABLE}}_archive`"
     "  GROUP BY queue"
     "  UNION ALL"
     "  SELECT queue, -SUM(n) FROM `{{TABLE}}_counts`"
     "  WHERE state = 'archived' GROUP BY queue"
-    " ) d GROUP BY q HAVING SUM(k) <> 0 ORDER BY q"
-    " ON DUPLICATE KEY UPDATE n = n + VALUES(n)";
+    " ) d GROUP BY q HAVING SUM(k) <> 0 ORDER BY q" COUNT_TAIL;
 
 /* Two recounts at once would both add the same difference: one waits
  * for the other (and then finds nothing to add). A name of the table's,

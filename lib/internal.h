@@ -232,6 +232,21 @@ enum mq_status mq__count_finished(struct mq_conn *c, const uint64_t *ids,
 enum mq_status mq__count_removed(struct mq_conn *c, int archived,
     const uint64_t *ids, size_t n, uint64_t *written);
 
+/* The counter of an event (failed, requeued, retried, purged: counts
+ * that are counters only) goes up by one for each of ids[0..n), in the
+ * queue each is in now. In the transaction of the write, after it. */
+enum mq_status mq__count_event(struct mq_conn *c, const char *event,
+    const uint64_t *ids, size_t n);
+
+/* History (history.c): a row per job of ids[0..n) for event (failed,
+ * expired, retried), with the state, attempts and lease holder each job
+ * has now and error (NULL: none); in the transaction of the write,
+ * after it. And the rows of jobs being deleted. */
+enum mq_status mq__history_add(struct mq_conn *c, const char *event,
+    const void *error, size_t error_len, const uint64_t *ids, size_t n);
+enum mq_status mq__history_delete(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
 extern const char mq__sql_claim_select[];

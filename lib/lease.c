@@ -146,8 +146,11 @@ fail_tx(struct mq_conn *c, void *ctx)
 		mq__bind_null(&in[f->res->dead ? 0 : 1]);
 	rc = mq__execute(c, st, in, "cannot fail job");
 	mq__release(c, st);
-	if (rc == MQ_OK && f->res->dead)
-		rc = mq__count_finished(c, &id, 1);
+	if (rc == MQ_OK)
+		rc = mq__history_add(c, "failed", f->o->error, elen, &id, 1);
+	if (rc == MQ_OK)
+		rc = f->res->dead ? mq__count_finished(c, &id, 1) :
+		    mq__count_event(c, "failed", &id, 1);
 	return rc;
 }
 

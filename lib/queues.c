@@ -85,6 +85,11 @@ purge_tx(struct mq_conn *c, void *ctx)
 	mq__release(c, st);
 	if (rc != MQ_OK || p->got == 0)
 		return rc;
+	/* counted while they are there to be grouped: the rows picked are
+	 * locked (and so still in their state) */
+	if ((rc = mq__count_event(c, "purged", p->ids, p->got)) != MQ_OK ||
+	    (rc = mq__history_delete(c, p->ids, p->got)) != MQ_OK)
+		return rc;
 	/* the state again: a job claimed meanwhile is no longer waiting */
 	mq__bind_str(&in[0], p->state, &slen);
 	return mq__exec_ids(c, sql_delete, in, 1, p->ids, p->got, &p->deleted);

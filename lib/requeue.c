@@ -119,6 +119,11 @@ reap_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && nd)
 		rc = mq__exec_ids(c, sql_bury, NULL, 0, r->split + nr, nd,
 		    &r->buried);
+	/* every picked row was locked and stale: each was moved */
+	if (rc == MQ_OK)
+		rc = mq__history_add(c, "expired", NULL, 0, r->split, r->got);
+	if (rc == MQ_OK && r->requeued)
+		rc = mq__count_event(c, "requeued", r->split, nr);
 	if (rc == MQ_OK && r->buried)
 		rc = mq__count_finished(c, r->split + nr, nd);
 	return rc;

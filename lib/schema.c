@@ -1,6 +1,7 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
- * companions (<table>_archive, <table>_queues, <table>_counts). The SQL
+ * companions (<table>_archive, <table>_queues, <table>_counts,
+ * <table>_history). The SQL
  * is in sql/, embedded at build time; the version lives in the job
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
@@ -18,11 +19,12 @@ extern const char mq_sql_upgrade_3[];
 extern const char mq_sql_upgrade_4[];
 extern const char mq_sql_upgrade_5[];
 extern const char mq_sql_upgrade_6[];
+extern const char mq_sql_upgrade_7[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
-	mq_sql_upgrade_5, mq_sql_upgrade_6,
+	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -36,7 +38,7 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
  * producer need not be able to). */
 #define SQL_PROBE \
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
-    " `{{TABLE}}_queues`, `{{TABLE}}_counts`;" \
+    " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " @@SESSION.binlog_format, DATABASE();" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
@@ -44,7 +46,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 static const char sql_probe[] = SQL_PROBE;
 static const char sql_probe_init[] = SQL_PROBE
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0"
-    ";SHOW CREATE TABLE `{{TABLE}}_counts`";
+    ";SHOW CREATE TABLE `{{TABLE}}_counts`"
+    ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0";
 
 /* The counts table's comment once mq init has filled it (it is made with
  * ", to fill" after this). */
@@ -53,7 +56,9 @@ static const char sql_counts_filled[] =
     "ALTER TABLE `{{TABLE}}_counts` COMMENT='" COUNTS_FILLED "';\n";
 
 /* the tables next to the job table, by suffix (in the probe's order) */
-static const char *const companions[] = { "_queues", "_archive", "_counts" };
+static const char *const companions[] = {
+	"_queues", "_archive", "_counts", "_history"
+};
 #define NCOMP (sizeof companions / sizeof companions[0])
 
 struct probe {
@@ -131,9 +136,10 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 	default:
 		if (k - P_COMPANIONS < NCOMP)
 			p->companion[k - P_COMPANIONS] = 1;
-		if (k - P_COMPANIONS == 2 && row && mysql_num_fields(res) >= 2)
+		if (k - P_COMPANIONS == 2 && row && mysql_num_fields(res) >= 2) {
 			table_comment(row[1], p->counts_comment,
 			    sizeof p->counts_comment);
+		}
 		break;
 	}
 }
@@ -333,6 +339,27 @@ refuse_bad_queues(struct mq_conn *c)
 	return st;
 }
 
+/* Upgrade 7's change to the counts table, before the script: one ALTER,
+ * all or nothing. Run again after a cut (the version is recorded in the
+ * other table), it finds its column there (1060); with no counts table
+ * (1146), the schema makes a new one afterwards. */
+static const char sql_counts_7[] =
+    "ALTER TABLE `{{TABLE}}_counts` ADD COLUMN"
+    " total BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+    " MODIFY state ENUM('done', 'dead', 'archived', 'failed', 'requeued',"
+    " 'retried', 'purged') NOT NULL;\n";
+
+static enum mq_status
+counts_7(struct mq_conn *c)
+{
+	enum mq_status st = run_script(c, sql_counts_7, "cannot upgrade table");
+	unsigned err = mysql_errno(c->db);
+
+	if (st != MQ_OK && (err == ER_DUP_FIELDNAME || err == ER_NO_SUCH_TABLE))
+		return MQ_OK;
+	return st;
+}
+
 /* Counts just made (or made by hand, or whose filling was cut short)
  * start from what the tables hold; the comment says when that is done. */
 static enum mq_status
@@ -375,14 +402,17 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	for (; v < MQ_SCHEMA_VERSION; v++) {
 		if (v + 1 == 6 && (st = refuse_bad_queues(c)) != MQ_OK)
 			return st;
+		if (v + 1 == 7 && (st = counts_7(c)) != MQ_OK)
+			return st;
 		if ((st = run_script(c, upgrades[v + 1],
 		    "cannot upgrade table")) != MQ_OK)
 			return st;
 	}
-	if (rep->from_version == MQ_SCHEMA_VERSION &&
-	    (!p.companion[0] || !p.companion[1] || !p.companion[2])) {
+	if (!p.companion[0] || !p.companion[1] || !p.companion[2] ||
+	    !p.companion[3]) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
-		rep->companions_created = 1;
+		rep->companions_created =
+		    rep->from_version == MQ_SCHEMA_VERSION;
 		if ((st = run_script(c, mq_sql_schema,
 		    "cannot create table")) != MQ_OK)
 			return st;

@@ -27,12 +27,15 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 CREATE ROLE IF NOT EXISTS {{TABLE}}_consumer;
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_consumer;
 GRANT SELECT ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_consumer;
--- the counts of finished jobs, which an ack, a fail that buries and a
--- cancel add to (SELECT of n: the sum reads it)
-GRANT SELECT (n), INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_consumer;
+-- the counts and counters, which an ack, a fail and a cancel add to
+-- (SELECT of n and total: the sums read them), and the history a fail
+-- writes
+GRANT SELECT (n, total), INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_consumer;
+GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
--- cancel, stats --recount (and all the above). cancel needs only SELECT
+-- cancel, stats --recount, ls, show, why, check, top, retry (and all the
+-- above). cancel needs only SELECT
 -- and UPDATE on the job table and to add to the counts, so the consumer
 -- role's grants allow it too.
 CREATE ROLE IF NOT EXISTS {{TABLE}}_operator;
@@ -40,3 +43,4 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_
 GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_operator;

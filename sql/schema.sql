@@ -1,5 +1,5 @@
--- mq schema, version 6: the job table, its archive, the queues' settings
--- (pause) and the counts of finished jobs. Upgrades from older versions are sql/upgrade-N.sql.
+-- mq schema, version 7: the job table, its archive, the queues' settings
+-- (pause), the counts and counters, and the history of failed attempts. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -80,7 +80,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- a period is positive and counts from an anchor
   CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
     OR (every_us > 0 AND every_anchor IS NOT NULL))
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 6';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 7';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -111,10 +111,18 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
   PRIMARY KEY (queue)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 2';
 
--- Finished jobs per queue, kept by the writes that finish, archive or
--- bury them, in the same transaction, so that mq stats reads a few rows
--- here instead of every finished job's index entry. state: 'done' and
--- 'dead' count the job table's finished jobs, 'archived' the archive's.
+-- Finished jobs per queue, and the queue's counters, kept by the writes
+-- that change them, in the same transaction, so that mq stats reads a
+-- few rows here instead of every finished job's index entry.
+--   n: 'done' and 'dead' count the job table's finished jobs, 'archived'
+--   the archive's (a gauge: archive and purge lower it).
+--   total: what was ever added to n (a counter: never lowered). The
+--   states that are events only (failed: a fail that retries; requeued:
+--   a stale lease taken back; retried: a dead job put back by mq retry;
+--   cancelled: a waiting or running job deleted by cancel or purge) add
+--   to both. How many jobs were pushed is not written by the push (that
+--   would cost it a round trip): it is what is live now plus what left,
+--   less what came back (mq-queue(7) COUNTERS).
 -- A count is the sum of its slots: each session adds to its own
 -- (CONNECTION_ID() % 16), so concurrent consumers seldom wait on one
 -- row. Rows changed by hand are not counted: `mq stats --recount`.
@@ -123,8 +131,34 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
 -- mq init.
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_counts` (
   queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  state         ENUM('done', 'dead', 'archived') NOT NULL,
+  state         ENUM('done', 'dead', 'archived', 'failed', 'requeued',
+                  'retried', 'purged') NOT NULL,
   slot          TINYINT UNSIGNED NOT NULL,
   n             BIGINT NOT NULL,
+  total         BIGINT UNSIGNED NOT NULL DEFAULT 0,
   PRIMARY KEY (queue, state, slot)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq counts 1, to fill';
+
+-- How each attempt that did not end in an ack ended, and what an
+-- operator did to the job: one row per event, written in the transaction
+-- of the write that ended the attempt. Kept while the job is kept, in the
+-- job table or in the archive; deleted with it.
+--   event: failed (mq fail, or mq work's job failed or timed out),
+--   expired (the lease ran out: requeue-stale took it back), retried
+--   (mq retry put the dead job back, attempts reset).
+--   state: where the event left the job: 'ready' (to run again) or
+--   'dead'.
+--   attempt: the job's attempts when it happened; worker: the lease
+--   holder (host:pid); error: the error text, truncated as last_error.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (
+  job_id        BIGINT UNSIGNED NOT NULL,
+  seq           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  event         ENUM('failed', 'expired', 'retried') NOT NULL,
+  state         ENUM('ready', 'dead') NOT NULL,
+  attempt       INT UNSIGNED NOT NULL,
+  at            DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  worker        VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  error         BLOB NULL,
+  PRIMARY KEY (job_id, seq),
+  KEY seq (seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq history 1';

@@ -178,5 +178,5 @@ finished_jobs() {
        UNION ALL SELECT queue, 'archived', COUNT(*) FROM \`${1:-mq_jobs}_archive\` GROUP BY queue ORDER BY 1, 2" | tr '\t\n' ' ,'
 }
 counted_jobs() {
-  sql_checked counted_jobs "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
+  sql_checked counted_jobs "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` WHERE state IN ('done', 'dead', 'archived') GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
 }

@@ -144,7 +144,7 @@ is "$RC:$OUT" "0:zero-date,behind-zero," "available_at 0000-00-00: claimed, and 
 
 # finished jobs without finished_at: archived, not left for ever
 nocheck "$ins, state, finished_at) VALUES ('f', 'done-no-time', 'done', NULL), ('f', 'dead-no-time', 'dead', NULL)"
-sql "INSERT INTO mq_jobs_counts VALUES ('f', 'done', 0, 1), ('f', 'dead', 0, 1)"
+sql "INSERT INTO mq_jobs_counts (queue, state, slot, n) VALUES ('f', 'done', 0, 1), ('f', 'dead', 0, 1)"
 run timeout 20 "$MQ" archive --dead --older-than 1d
 is "$RC" 0 "finished_at NULL: archive ends"
 is "$(sql "SELECT payload FROM mq_jobs_archive WHERE queue = 'f' ORDER BY id" | tr '\n' ,)" \

@@ -1,0 +1,21 @@
+-- mq schema upgrade 6 -> 7: the history of attempts, and counters next
+-- to the counts (see schema.sql). `mq init` runs this on a version 6
+-- table. The counts table gets its new column and states first, in one
+-- ALTER that mq init skips when the column is already there (a script
+-- cut short is run again from the top); the counters start at 0.
+-- Stop the consumers of the old mq first: they refuse a version 7 table.
+
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (
+  job_id        BIGINT UNSIGNED NOT NULL,
+  seq           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  event         ENUM('failed', 'expired', 'retried') NOT NULL,
+  state         ENUM('ready', 'dead') NOT NULL,
+  attempt       INT UNSIGNED NOT NULL,
+  at            DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  worker        VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  error         BLOB NULL,
+  PRIMARY KEY (job_id, seq),
+  KEY seq (seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq history 1';
+
+ALTER TABLE `{{TABLE}}` COMMENT='mq schema 7';
