@@ -429,6 +429,22 @@ enum mq_status mq_requeue_stale(struct mq_conn *c,
 /* ---- stats ---- */
 
 /** Counts of one queue. */
+/* A queue's counters: monotonic, never lowered by archive or purge
+ * (mq-queue(7) COUNTERS). pushed is derived: the jobs live now plus
+ * those that left (done, dead, purged) less those that came back
+ * (retried), all read from one snapshot. */
+struct mq_counters {
+	uint64_t pushed;
+	uint64_t done;		/* acked (a recurring job's runs: not) */
+	uint64_t failed;	/* failed and to be retried */
+	uint64_t dead;		/* buried: failed for good, cancelled,
+				 * or its lease expired on its last attempt */
+	uint64_t requeued;	/* stale leases taken back */
+	uint64_t retried;	/* dead jobs put back by mq retry */
+	uint64_t archived;
+	uint64_t purged;	/* waiting or running jobs deleted by purge */
+};
+
 struct mq_queue_stats {
 	char queue[MQ_QUEUE_MAX + 1];
 	size_t queue_len;	/* a name another program wrote may hold NUL */
@@ -440,6 +456,7 @@ struct mq_queue_stats {
 	uint64_t recurring;	/* recurring jobs, ready or leased */
 	int paused;
 	double oldest_ready_s;	/* age of the oldest due job, 0 if none */
+	struct mq_counters total;
 };
 
 /**
