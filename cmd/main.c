@@ -22,7 +22,7 @@ const struct command *const commands[] = {
 	&completion_command, &extend_command, &fail_command, &init_command,
 	&ls_command, &pause_command, &pop_command, &purge_command,
 	&push_command, &requeue_stale_command, &resume_command, &stats_command,
-	&why_command, &work_command, NULL
+	&top_command, &why_command, &work_command, NULL
 };
 
 static const struct opt main_opts[] = {

@@ -604,4 +604,21 @@ typedef int (*mq_job_fn)(const struct mq_job_info *j, void *ctx);
 enum mq_status mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
     mq_job_fn fn, void *ctx, int *more);
 
+/* ---- workers: who holds leases (workers.c) ---- */
+
+/** The workers holding leases in one queue: distinct leased_by. */
+struct mq_queue_workers {
+	char queue[MQ_QUEUE_MAX + 1];
+	size_t queue_len;	/* a name another program wrote may hold NUL */
+	uint64_t workers;
+};
+
+/**
+ * Per queue (of queue only, if not NULL) with leased jobs, the number
+ * of distinct leased_by among them, read from the lease index. Free
+ * *qw with free().
+ */
+enum mq_status mq_workers(struct mq_conn *c, const char *queue,
+    struct mq_queue_workers **qw, size_t *n);
+
 #endif

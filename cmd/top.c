@@ -1,0 +1,328 @@
+/*
+ * top.c: mq top: a live view of the queues on a terminal, like top(1):
+ * depth, rates in and out from the monotonic counters, ETA, the oldest
+ * ready job, the workers holding leases, a sparkline. Plain ANSI: the
+ * alternate screen while it runs, and the terminal as it was after, on
+ * every way out. Not on a terminal, or --once: plain snapshots, no
+ * escape sequence. The frame and the rates: top_view.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "top.h"
+
+enum { OPT_INTERVAL = OPT_CMD, OPT_ONCE };
+
+static const struct opt opts[] = {
+	{ OPT_QUEUE, "queue", 0, "Q", "only this queue (default: every queue)",
+	    COMPLETE_QUEUE, NULL, NULL, 0, 0 },
+	{ OPT_INTERVAL, "interval", 0, "D", "refresh every D, 100ms..1d "
+	    "(default 2s; with\n--once, the time between its two samples: "
+	    "1s)", COMPLETE_DURATION, NULL, NULL, 0, 0 },
+	{ OPT_ONCE, "once", 0, NULL, "print one snapshot, without escape "
+	    "sequences,\nand exit", COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command top_command = {
+	"top", "live view of the queues: depth, rates, workers", opts,
+	{ "", NULL }, COMPLETE_NONE, NULL, 0, cmd_top
+};
+
+struct top_args {
+	int64_t interval_us;	/* 0: not given */
+	int once, one;
+};
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	struct top_args *a = ctx;
+
+	if (id == OPT_QUEUE)
+		a->one = 1;
+	else if (id == OPT_ONCE)
+		a->once = 1;
+	else if (id == OPT_INTERVAL) {
+		a->interval_us = duration_arg("top", "--interval", arg);
+		if (a->interval_us < 100000 || a->interval_us > 86400000000LL)
+			usage_error("top", "--interval must be 100ms to 1d, "
+			    "not '%s'", shown(arg));
+	}
+}
+
+/* The terminal as mq top found it, for restore(): a global, because
+ * exit() reaches only functions without arguments. */
+static struct termios saved_tio;
+static int tio_changed, screen_on;
+
+/* The self-pipe: the signals reach the loop through it, never act
+ * inside a handler. */
+static int sig_fd[2] = { -1, -1 };
+
+static void
+on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+
+	(void)!write(sig_fd[1], &b, 1);
+	errno = saved;
+}
+
+/* Leaves the alternate screen, shows the cursor, and gives the terminal
+ * back its settings; does nothing twice. */
+static void
+restore(void)
+{
+	static const char leave[] = "\033[?1049l\033[?25h";
+
+	if (tio_changed)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+	tio_changed = 0;
+	if (screen_on) {
+		fflush(stdout);
+		(void)!write(STDOUT_FILENO, leave, sizeof leave - 1);
+	}
+	screen_on = 0;
+}
+
+/* The alternate screen, the cursor hidden, keys one by one without
+ * echo (Ctrl-C still a SIGINT). */
+static void
+enter_screen(void)
+{
+	static const char enter[] = "\033[?1049h\033[?25l";
+	struct termios t;
+
+	atexit(restore);
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+		t = saved_tio;
+		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
+			tio_changed = 1;
+	}
+	screen_on = 1;
+	(void)!write(STDOUT_FILENO, enter, sizeof enter - 1);
+}
+
+static void
+catch_signals(int tty)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
+	struct sigaction sa;
+	size_t i;
+
+	if (pipe(sig_fd) != 0) {
+		fprintf(stderr, "mq top: pipe: %s\n", strerror(errno));
+		exit(EX_OSERR);
+	}
+	for (i = 0; i < 2; i++) {
+		fcntl(sig_fd[i], F_SETFL, O_NONBLOCK);
+		fcntl(sig_fd[i], F_SETFD, FD_CLOEXEC);
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;	/* the client library's reads go on */
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (tty || sigs[i] != SIGWINCH)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* What ends a wait: the time, a key that quits, a resize, a signal. */
+enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2 };
+
+/* Waits until deadline (now_us()); keys from stdin if *keys. Returns
+ * W_TIME, W_QUIT, W_RESIZE or the number of a stopping signal. */
+static int
+wait_until(int64_t deadline, int *keys)
+{
+	struct pollfd p[2];
+	unsigned char b;
+	int64_t left;
+	char k;
+
+	for (;;) {
+		if ((left = deadline - now_us()) <= 0)
+			return W_TIME;
+		p[0].fd = sig_fd[0];
+		p[0].events = POLLIN;
+		p[1].fd = *keys ? STDIN_FILENO : -1;
+		p[1].events = POLLIN;
+		if (poll(p, 2, (int)((left + 999) / 1000)) <= 0)
+			continue;
+		if ((p[0].revents & POLLIN) && read(sig_fd[0], &b, 1) == 1)
+			return b == SIGWINCH ? W_RESIZE : b;
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (read(STDIN_FILENO, &k, 1) != 1)
+				*keys = 0;	/* no more keys: no quitting by q */
+			else if (k == 'q' || k == 'Q')
+				return W_QUIT;
+		}
+	}
+}
+
+/* The window's size into fr (on a terminal). */
+static void
+measure(struct top_frame *fr)
+{
+	struct winsize ws;
+
+	fr->width = 80;
+	fr->height = 24;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+		fr->width = ws.ws_col;
+		fr->height = ws.ws_row;
+	}
+	/* the last line stays empty: a newline there would scroll */
+	fr->height = fr->height > 1 ? fr->height - 1 : 1;
+}
+
+/* One sample of every queue (or g->queue) into *qs; exits on an error,
+ * with the terminal restored first so that the message stays on it. */
+static void
+sample(struct mq_conn *c, const char *queue, struct top_queue **qs,
+    size_t *nq)
+{
+	struct mq_queue_stats *s = NULL;
+	struct mq_queue_workers *w = NULL;
+	struct mq_error e;
+	enum mq_status st;
+	uint64_t archived;
+	size_t n = 0, nw = 0;
+
+	st = mq_stats(c, queue, &s, &n, &archived);
+	if (st == MQ_OK)
+		st = mq_workers(c, queue, &w, &nw);
+	if (st != MQ_OK) {
+		e = *mq_conn_error(c);
+		mq_close(c);
+		restore();
+		die("top", &e);
+	}
+	if (top_update(qs, nq, s, n, w, nw, now_us()) != 0) {
+		restore();
+		fprintf(stderr, "mq top: out of memory\n");
+		exit(EX_OSERR);
+	}
+	free(s);
+	free(w);
+}
+
+/* The live view on a terminal; returns the exit status. */
+static int
+live(struct mq_conn *c, const char *queue, struct top_frame *fr)
+{
+	struct top_queue *qs = NULL;
+	size_t nq = 0;
+	int64_t next;
+	int keys = 1, r = W_TIME;
+
+	enter_screen();
+	for (;;) {
+		if (r == W_TIME) {
+			sample(c, queue, &qs, &nq);
+			next = now_us() + fr->interval_us;
+		}
+		measure(fr);
+		fputs("\033[H", stdout);
+		top_draw(stdout, fr, qs, nq);
+		fputs("\033[J", stdout);
+		fflush(stdout);
+		if ((r = wait_until(next, &keys)) == W_QUIT || r == SIGINT)
+			break;
+		if (r > 0) {
+			restore();
+			free(qs);
+			return 128 + r;
+		}
+	}
+	restore();
+	free(qs);
+	return 0;
+}
+
+/* Snapshots, plain lines: one with --once (its rates from two samples),
+ * else one every interval until a signal. Returns the exit status. */
+static int
+plain(struct mq_conn *c, const char *queue, struct top_frame *fr, int once)
+{
+	struct top_queue *qs = NULL;
+	size_t nq = 0;
+	int keys = 0, r, first = 1;
+
+	sample(c, queue, &qs, &nq);
+	for (;;) {
+		if (!once) {
+			if (!first)
+				putchar('\n');
+			top_draw(stdout, fr, qs, nq);
+			if (fflush(stdout) == EOF || ferror(stdout))
+				break;	/* main.c: a reader gone, or an error */
+		}
+		first = 0;
+		if ((r = wait_until(now_us() + fr->interval_us, &keys)) > 0) {
+			free(qs);
+			return 128 + r;
+		}
+		sample(c, queue, &qs, &nq);
+		if (once) {
+			top_draw(stdout, fr, qs, nq);
+			break;
+		}
+	}
+	free(qs);
+	return 0;
+}
+
+/* Whether the locale's characters are UTF-8: the sparkline's blocks. */
+static int
+utf8_locale(void)
+{
+	int r = 0;
+
+	if (setlocale(LC_CTYPE, "") != NULL)
+		r = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	setlocale(LC_CTYPE, "C");
+	return r;
+}
+
+int
+cmd_top(int argc, char **argv, struct mq_global *g)
+{
+	struct top_args a = { 0, 0, 0 };
+	struct top_frame fr;
+	struct mq_conn *c;
+	int n, tty, rc;
+
+	reads_only = 1;
+	n = parse_options(&top_command, argc, argv, g, option, &a);
+	settle("top", g, 0);
+	if (n > 0)
+		usage_error("top", "unexpected argument '%s'", shown(argv[1]));
+	tty = !a.once && isatty(STDOUT_FILENO);
+	memset(&fr, 0, sizeof fr);
+	fr.table = g->table;
+	fr.interval_us = a.interval_us ? a.interval_us :
+	    a.once ? 1000000 : 2000000;
+	fr.utf8 = utf8_locale();
+	fr.tty = tty;
+	catch_signals(tty);
+	c = open_queue_table("top", g);
+	rc = tty ? live(c, a.one ? g->queue : NULL, &fr) :
+	    plain(c, a.one ? g->queue : NULL, &fr, a.once);
+	mq_close(c);
+	return rc;
+}

@@ -1,0 +1,301 @@
+/*
+ * top_view.c: part of mq top (mq-top(1)): the rates from the monotonic
+ * counters, the history of each queue from refresh to refresh, and the
+ * frame: a header line and one line per queue, cut to the terminal.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "top.h"
+#include "units.h"
+
+double
+top_rate(uint64_t from, uint64_t to, int64_t t0, int64_t t1)
+{
+	if (t1 <= t0 || to < from)
+		return -1;
+	return (double)(to - from) * 1e6 / (double)(t1 - t0);
+}
+
+double
+top_eta(uint64_t ready, double in, double out)
+{
+	if (in < 0 || out < 0 || out - in <= 0)
+		return -1;
+	return (double)ready / (out - in);
+}
+
+static const struct top_queue *
+find_old(const struct top_queue *q, size_t n, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (q[i].s.queue_len == len &&
+		    memcmp(q[i].s.queue, name, len) == 0)
+			return &q[i];
+	return NULL;
+}
+
+/* The rates of q at sample cur, then cur into its history. */
+static void
+advance(struct top_queue *q, const struct top_sample *cur)
+{
+	const struct top_sample *old = NULL, *r;
+	unsigned i;
+
+	q->in = q->out = q->in_1m = q->out_1m = -1;
+	if (q->has_last && (cur->in < q->last.in || cur->out < q->last.out))
+		q->ring_n = 0;	/* counters went back: start again */
+	if (q->has_last) {
+		q->in = top_rate(q->last.in, cur->in, q->last.t, cur->t);
+		q->out = top_rate(q->last.out, cur->out, q->last.t, cur->t);
+		if (q->spark_n == TOP_SPARK)
+			memmove(q->spark, q->spark + 1,
+			    (TOP_SPARK - 1) * sizeof q->spark[0]);
+		else
+			q->spark_n++;
+		q->spark[q->spark_n - 1] = q->out;
+	}
+	/* the minute's rates: from the oldest sample of the last minute
+	 * (since the start, while mq top has run less) */
+	for (i = 0; i < q->ring_n && old == NULL; i++) {
+		r = &q->ring[(q->ring_head + TOP_RING - q->ring_n + i) %
+		    TOP_RING];
+		if (cur->t - r->t <= TOP_MINUTE_US)
+			old = r;
+	}
+	if (old) {
+		q->in_1m = top_rate(old->in, cur->in, old->t, cur->t);
+		q->out_1m = top_rate(old->out, cur->out, old->t, cur->t);
+	}
+	r = q->ring_n ? &q->ring[(q->ring_head + TOP_RING - 1) % TOP_RING] :
+	    NULL;
+	if (r == NULL || cur->t - r->t >= 1000000) {
+		q->ring[q->ring_head] = *cur;
+		q->ring_head = (q->ring_head + 1) % TOP_RING;
+		if (q->ring_n < TOP_RING)
+			q->ring_n++;
+	}
+	q->last = *cur;
+	q->has_last = 1;
+}
+
+int
+top_update(struct top_queue **qs, size_t *nq,
+    const struct mq_queue_stats *stats, size_t n,
+    const struct mq_queue_workers *w, size_t nw, int64_t t)
+{
+	struct top_queue *q = calloc(n ? n : 1, sizeof *q);
+	const struct top_queue *old;
+	struct top_sample cur;
+	size_t i, k;
+
+	if (q == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		old = find_old(*qs, *nq, stats[i].queue, stats[i].queue_len);
+		if (old)
+			q[i] = *old;
+		q[i].s = stats[i];
+		q[i].workers = 0;
+		for (k = 0; k < nw; k++)
+			if (w[k].queue_len == stats[i].queue_len &&
+			    memcmp(w[k].queue, stats[i].queue,
+			    w[k].queue_len) == 0)
+				q[i].workers = w[k].workers;
+		cur.t = t;
+		cur.in = stats[i].total.pushed;
+		cur.out = stats[i].total.done + stats[i].total.dead;
+		advance(&q[i], &cur);
+	}
+	free(*qs);
+	*qs = q;
+	*nq = n;
+	return 0;
+}
+
+/* A rate as a cell: "-" if unknown. */
+static void
+fmt_rate(char *buf, size_t size, double r)
+{
+	if (r < 0)
+		snprintf(buf, size, "-");
+	else if (r < 10)
+		snprintf(buf, size, "%.2f", r);
+	else if (r < 1000)
+		snprintf(buf, size, "%.1f", r);
+	else
+		snprintf(buf, size, "%.0f", r);
+}
+
+/* The sparkline of q's out rates, scaled to their largest; an unknown
+ * rate is a space. */
+static void
+fmt_spark(char *buf, size_t size, const struct top_queue *q, int utf8)
+{
+	static const char *const blocks[] = { "\u2581", "\u2582", "\u2583",
+	    "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
+	static const char ascii[] = "_.:-=+*#";
+	double max = 0;
+	size_t used = 0;
+	unsigned i;
+	int lv;
+
+	for (i = 0; i < q->spark_n; i++)
+		if (q->spark[i] > max)
+			max = q->spark[i];
+	buf[0] = '\0';
+	for (i = 0; i < q->spark_n && used + 4 < size; i++) {
+		lv = max > 0 ? (int)(q->spark[i] / max * 7 + 0.5) : 0;
+		if (q->spark[i] < 0)
+			buf[used++] = ' ';
+		else if (utf8)
+			used += (size_t)snprintf(buf + used, size - used, "%s",
+			    blocks[lv]);
+		else
+			buf[used++] = ascii[lv];
+		buf[used] = '\0';
+	}
+	if (used == 0)
+		snprintf(buf, size, "-");
+}
+
+enum { NCOL = 14, CELL = 4 * TOP_SPARK + 4 };
+
+static const char *const head[NCOL] = { "QUEUE", "READY", "SCHED",
+    "LEASED", "STALE", "DEAD", "IN/S", "OUT/S", "IN/S(1M)", "OUT/S(1M)",
+    "ETA", "OLDEST", "WORKERS", "HISTORY" };
+
+/* The cells of q (cell[0], the name, is written apart). */
+static void
+cells(char c[NCOL][CELL], const struct top_queue *q, int utf8)
+{
+	const uint64_t v[] = { q->s.ready, q->s.scheduled, q->s.leased,
+	    q->s.stale, q->s.dead };
+	double eta = top_eta(q->s.ready, q->in, q->out);
+	unsigned k;
+
+	for (k = 0; k < 5; k++)
+		snprintf(c[k + 1], CELL, "%llu", (unsigned long long)v[k]);
+	fmt_rate(c[6], CELL, q->in);
+	fmt_rate(c[7], CELL, q->out);
+	fmt_rate(c[8], CELL, q->in_1m);
+	fmt_rate(c[9], CELL, q->out_1m);
+	fmt_duration(c[10], CELL, eta < 0 ? -1 : (int64_t)(eta * 1e6));
+	fmt_duration(c[11], CELL, q->s.ready ?
+	    (int64_t)(q->s.oldest_ready_s * 1e6) : -1);
+	snprintf(c[12], CELL, "%llu", (unsigned long long)q->workers);
+	fmt_spark(c[13], CELL, q, utf8);
+}
+
+/* Columns of UTF-8 text s: one per character. */
+static size_t
+cols(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Line s, cut to fr->width columns, then the end of line. */
+static void
+put_line(FILE *f, const struct top_frame *fr, const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && fr->width &&
+		    ++n > fr->width)
+			break;
+		putc(s[i], f);
+	}
+	fputs(fr->tty ? "\033[K\n" : "\n", f);
+}
+
+/* The header: the time, the table, the totals, the refresh. */
+static void
+header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
+    size_t n)
+{
+	uint64_t t[5] = { 0, 0, 0, 0, 0 };
+	double in = 0, out = 0;
+	char when[32], rin[16], rout[16], every[DURATION_MAX];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		t[0] += q[i].s.ready;
+		t[1] += q[i].s.scheduled;
+		t[2] += q[i].s.leased;
+		t[3] += q[i].s.stale;
+		t[4] += q[i].s.dead;
+		in = in < 0 || q[i].in < 0 ? -1 : in + q[i].in;
+		out = out < 0 || q[i].out < 0 ? -1 : out + q[i].out;
+	}
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	fmt_rate(rin, sizeof rin, n ? in : -1);
+	fmt_rate(rout, sizeof rout, n ? out : -1);
+	fmt_duration(every, sizeof every, fr->interval_us);
+	fprintf(f, "mq top %s table %s: %zu queue%s, %llu ready, "
+	    "%llu scheduled, %llu leased, %llu stale, %llu dead; "
+	    "in %s/s, out %s/s; every %s", when, fr->table, n, PLURAL(n),
+	    (unsigned long long)t[0], (unsigned long long)t[1],
+	    (unsigned long long)t[2], (unsigned long long)t[3],
+	    (unsigned long long)t[4], rin, rout, every);
+}
+
+void
+top_draw(FILE *f, const struct top_frame *fr, const struct top_queue *q,
+    size_t n)
+{
+	char (*c)[NCOL][CELL] = calloc(n ? n : 1, sizeof *c);
+	size_t w[NCOL], i, k, len, rows;
+	char *line = NULL;
+	FILE *m;
+
+	if (c == NULL || (m = open_memstream(&line, &len)) == NULL) {
+		free(c);
+		return;
+	}
+	for (k = 0; k < NCOL; k++)
+		w[k] = strlen(head[k]);
+	for (i = 0; i < n; i++) {
+		cells(c[i], &q[i], fr->utf8);
+		k = text_width((const unsigned char *)q[i].s.queue,
+		    q[i].s.queue_len);
+		w[0] = k > w[0] ? k : w[0];
+		for (k = 1; k < NCOL; k++)
+			if (cols(c[i][k]) > w[k])
+				w[k] = cols(c[i][k]);
+	}
+	header(m, fr, q, n);
+	fflush(m);
+	put_line(f, fr, line, (size_t)ftell(m));
+	rewind(m);
+	for (k = 0; k < NCOL; k++)
+		fprintf(m, k == 0 ? "%-*s" : k == NCOL - 1 ? "  %-*s" :
+		    "  %*s", (int)w[k], head[k]);
+	fflush(m);
+	put_line(f, fr, line, (size_t)ftell(m));
+	/* on a terminal, the rows that fit under the two lines above */
+	rows = fr->height > 2 ? fr->height - 2 : fr->height ? 0 : n;
+	for (i = 0; i < n && i < rows; i++) {
+		rewind(m);
+		k = put_text(m, (const unsigned char *)q[i].s.queue,
+		    q[i].s.queue_len);
+		fprintf(m, "%*s", (int)(w[0] - k), "");
+		for (k = 1; k < NCOL - 1; k++)
+			fprintf(m, "  %*s", (int)w[k], c[i][k]);
+		fprintf(m, "  %s", c[i][NCOL - 1]);
+		fflush(m);
+		put_line(f, fr, line, (size_t)ftell(m));
+	}
+	fclose(m);
+	free(line);
+	free(c);
+}
