@@ -4,18 +4,14 @@
  * ready job, the workers holding leases, a sparkline. Plain ANSI: the
  * alternate screen while it runs, and the terminal as it was after, on
  * every way out. Not on a terminal, or --once: plain snapshots, no
- * escape sequence. The frame and the rates: top_view.c.
+ * escape sequence. The terminal: top_term.c; the rates: top_rate.c;
+ * the frame: top_view.c.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "top.h"
@@ -58,136 +54,6 @@ option(void *ctx, int id, const char *arg)
 			usage_error("top", "--interval must be 100ms to 1d, "
 			    "not '%s'", shown(arg));
 	}
-}
-
-/* The terminal as mq top found it, for restore(): a global, because
- * exit() reaches only functions without arguments. */
-static struct termios saved_tio;
-static int tio_changed, screen_on;
-
-/* The self-pipe: the signals reach the loop through it, never act
- * inside a handler. */
-static int sig_fd[2] = { -1, -1 };
-
-static void
-on_signal(int sig)
-{
-	unsigned char b = (unsigned char)sig;
-	int saved = errno;
-
-	(void)!write(sig_fd[1], &b, 1);
-	errno = saved;
-}
-
-/* Leaves the alternate screen, shows the cursor, and gives the terminal
- * back its settings; does nothing twice. */
-static void
-restore(void)
-{
-	static const char leave[] = "\033[?1049l\033[?25h";
-
-	if (tio_changed)
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
-	tio_changed = 0;
-	if (screen_on) {
-		fflush(stdout);
-		(void)!write(STDOUT_FILENO, leave, sizeof leave - 1);
-	}
-	screen_on = 0;
-}
-
-/* The alternate screen, the cursor hidden, keys one by one without
- * echo (Ctrl-C still a SIGINT). */
-static void
-enter_screen(void)
-{
-	static const char enter[] = "\033[?1049h\033[?25l";
-	struct termios t;
-
-	atexit(restore);
-	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
-		t = saved_tio;
-		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		t.c_cc[VMIN] = 1;
-		t.c_cc[VTIME] = 0;
-		if (tcsetattr(STDIN_FILENO, TCSADRAIN, &t) == 0)
-			tio_changed = 1;
-	}
-	screen_on = 1;
-	(void)!write(STDOUT_FILENO, enter, sizeof enter - 1);
-}
-
-static void
-catch_signals(int tty)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
-	struct sigaction sa;
-	size_t i;
-
-	if (pipe(sig_fd) != 0) {
-		fprintf(stderr, "mq top: pipe: %s\n", strerror(errno));
-		exit(EX_OSERR);
-	}
-	for (i = 0; i < 2; i++) {
-		fcntl(sig_fd[i], F_SETFL, O_NONBLOCK);
-		fcntl(sig_fd[i], F_SETFD, FD_CLOEXEC);
-	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;	/* the client library's reads go on */
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (tty || sigs[i] != SIGWINCH)
-			sigaction(sigs[i], &sa, NULL);
-}
-
-/* What ends a wait: the time, a key that quits, a resize, a signal. */
-enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2 };
-
-/* Waits until deadline (now_us()); keys from stdin if *keys. Returns
- * W_TIME, W_QUIT, W_RESIZE or the number of a stopping signal. */
-static int
-wait_until(int64_t deadline, int *keys)
-{
-	struct pollfd p[2];
-	unsigned char b;
-	int64_t left;
-	char k;
-
-	for (;;) {
-		if ((left = deadline - now_us()) <= 0)
-			return W_TIME;
-		p[0].fd = sig_fd[0];
-		p[0].events = POLLIN;
-		p[1].fd = *keys ? STDIN_FILENO : -1;
-		p[1].events = POLLIN;
-		if (poll(p, 2, (int)((left + 999) / 1000)) <= 0)
-			continue;
-		if ((p[0].revents & POLLIN) && read(sig_fd[0], &b, 1) == 1)
-			return b == SIGWINCH ? W_RESIZE : b;
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (read(STDIN_FILENO, &k, 1) != 1)
-				*keys = 0;	/* no more keys: no quitting by q */
-			else if (k == 'q' || k == 'Q')
-				return W_QUIT;
-		}
-	}
-}
-
-/* The window's size into fr (on a terminal). */
-static void
-measure(struct top_frame *fr)
-{
-	struct winsize ws;
-
-	fr->width = 80;
-	fr->height = 24;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
-		fr->width = ws.ws_col;
-		fr->height = ws.ws_row;
-	}
-	/* the last line stays empty: a newline there would scroll */
-	fr->height = fr->height > 1 ? fr->height - 1 : 1;
 }
 
 /* One sample of every queue (or g->queue) into *qs; exits on an error,

@@ -1,6 +1,7 @@
 /*
- * top.h: what mq top's files share (top.c: options, the loop, the
- * terminal; top_view.c: rates and the frame it draws).
+ * top.h: what mq top's files share (top.c: options and the loop;
+ * top_term.c: the terminal; top_rate.c: the rates; top_view.c: the
+ * frame it draws).
  */
 #ifndef MQ_TOP_H
 #define MQ_TOP_H
@@ -52,6 +53,21 @@ int top_update(struct top_queue **qs, size_t *nq,
     const struct mq_queue_stats *stats, size_t n,
     const struct mq_queue_workers *w, size_t nw, int64_t t);
 
+/* The terminal (top_term.c). restore() leaves the alternate screen,
+ * shows the cursor and gives the keys their settings back, once, however
+ * mq top ends (enter_screen() makes exit() call it too). */
+void enter_screen(void);
+void restore(void);
+/* SIGINT, SIGTERM, SIGHUP (and SIGWINCH on a terminal) into the pipe
+ * wait_until() reads. */
+void catch_signals(int tty);
+/* What ends a wait: the time, a key that quits, a resize; else the
+ * number of a stopping signal. */
+enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2 };
+/* Waits until deadline (now_us()), for keys from stdin too if *keys (0
+ * once stdin ends). */
+int wait_until(int64_t deadline, int *keys);
+
 /* What a frame is drawn with. */
 struct top_frame {
 	const char *table;
@@ -60,6 +76,9 @@ struct top_frame {
 	size_t width, height;	/* 0: no limit (not a terminal) */
 	int tty;		/* "\033[K" ends each line */
 };
+
+/* The window's size into fr (on a terminal; top_term.c). */
+void measure(struct top_frame *fr);
 
 /* The header line and the table into f, each line cut to the width. */
 void top_draw(FILE *f, const struct top_frame *fr,
