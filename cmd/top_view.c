@@ -109,14 +109,15 @@ put_line(FILE *f, const struct top_frame *fr, const char *s, size_t len)
 	fputs(fr->tty ? "\033[K\n" : "\n", f);
 }
 
-/* The header: the time, the table, the totals, the refresh. */
+/* The header: the time (UTC), the table, the totals, and the rates
+ * over the last interval. */
 static void
 header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
     size_t n)
 {
 	uint64_t t[5] = { 0, 0, 0, 0, 0 };
 	double in = 0, out = 0;
-	char when[32], rin[16], rout[16], every[DURATION_MAX];
+	char when[32], rin[16], rout[16], over[DURATION_MAX];
 	time_t now = time(NULL);
 	struct tm tm;
 	size_t i;
@@ -133,13 +134,13 @@ header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	fmt_rate(rin, sizeof rin, n ? in : -1);
 	fmt_rate(rout, sizeof rout, n ? out : -1);
-	fmt_duration(every, sizeof every, fr->interval_us);
+	fmt_duration(over, sizeof over, fr->interval_us);
 	fprintf(f, "mq top %s table %s: %zu queue%s, %llu ready, "
 	    "%llu scheduled, %llu leased, %llu stale, %llu dead; "
-	    "in %s/s, out %s/s; every %s", when, fr->table, n, PLURAL(n),
+	    "in %s/s, out %s/s over %s", when, fr->table, n, PLURAL(n),
 	    (unsigned long long)t[0], (unsigned long long)t[1],
 	    (unsigned long long)t[2], (unsigned long long)t[3],
-	    (unsigned long long)t[4], rin, rout, every);
+	    (unsigned long long)t[4], rin, rout, over);
 }
 
 void

@@ -104,6 +104,24 @@ check_range(MYSQL *db, const char *what, const char *tmpl, const char *using)
 	ok(strstr(plan, "temporary") == NULL, label, plan);
 }
 
+/* A read of the leased jobs only: a range (or ref) of the lease index
+ * (state, leased_until); it may sort them by queue to group them (a
+ * filesort of that range's rows, the jobs running now, not the
+ * table's). */
+static void
+check_lease(MYSQL *db, const char *what, const char *tmpl, const char *using)
+{
+	char plan[4096], label[256];
+
+	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
+	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
+	printf("# %s plan: %s\n", what, plan);
+	snprintf(label, sizeof label, "%s reads the lease index by state "
+	    "(ref or range)", what);
+	ok((strstr(plan, "|range|") || strstr(plan, "|ref|")) &&
+	    strstr(plan, "|lease|") != NULL, label, plan);
+}
+
 int
 main(void)
 {
@@ -179,6 +197,13 @@ main(void)
 	    "|const|");
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
+	/* mq top's workers: the 'leased' range of the lease index, the
+	 * jobs running now, whatever else the table holds; its groups are
+	 * made from that range alone */
+	check_lease(c->db, "top: the workers (all queues)", mq__sql_workers,
+	    "@null, @null");
+	check_lease(c->db, "top: the workers (one queue)", mq__sql_workers,
+	    "@q, @q");
 	{
 		/* mq ls: by queue and state, a range of the claim or due
 		 * index (its rows sorted by id: the range's, not the
