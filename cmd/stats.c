@@ -84,6 +84,51 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 	    PLURAL(archived));
 }
 
+/* The counters, by name, in the order mq-stats(1) lists them. */
+#define NCOUNTERS 8
+static const char *const counter_names[NCOUNTERS] = { "pushed", "done",
+    "failed", "dead", "requeued", "retried", "archived", "purged" };
+static const char *const counter_help[NCOUNTERS] = {
+	"Jobs pushed (mq push, or an INSERT by another program)",
+	"Jobs acked (done; a recurring job's runs are not counted)",
+	"Failed attempts that will be retried",
+	"Jobs buried (failed for good, cancelled, or their last lease "
+	"expired)",
+	"Expired leases taken back by mq requeue-stale",
+	"Dead jobs put back by mq retry",
+	"Finished jobs moved to the archive",
+	"Waiting or running jobs deleted by mq purge",
+};
+
+static void
+counter_values(const struct mq_queue_stats *q, uint64_t v[NCOUNTERS])
+{
+	const struct mq_counters *t = &q->total;
+
+	v[0] = t->pushed;
+	v[1] = t->done;
+	v[2] = t->failed;
+	v[3] = t->dead;
+	v[4] = t->requeued;
+	v[5] = t->retried;
+	v[6] = t->archived;
+	v[7] = t->purged;
+}
+
+/* ,"counters":{...}} closing a queue's object */
+static void
+print_json_counters(const struct mq_queue_stats *q)
+{
+	uint64_t v[NCOUNTERS];
+	size_t k;
+
+	counter_values(q, v);
+	for (k = 0; k < NCOUNTERS; k++)
+		printf("%s\"%s\":%llu", k ? "," : ",\"counters\":{",
+		    counter_names[k], (unsigned long long)v[k]);
+	printf("}}");
+}
+
 static void
 print_json(const char *table, const struct mq_queue_stats *q, size_t n,
     uint64_t archived)
@@ -97,7 +142,7 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		printf(",\"ready\":%llu,\"scheduled\":%llu,"
 		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
 		    "\"dead\":%llu,\"recurring\":%llu,\"paused\":%s,"
-		    "\"oldest_ready_seconds\":%.3f}",
+		    "\"oldest_ready_seconds\":%.3f",
 		    (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].leased,
@@ -106,6 +151,7 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		    (unsigned long long)q[i].dead,
 		    (unsigned long long)q[i].recurring,
 		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
+		print_json_counters(&q[i]);
 	}
 	printf("],\"archive\":%llu}\n", (unsigned long long)archived);
 }
@@ -166,6 +212,20 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++) {
 		labels("mq_oldest_ready_age_seconds", table, &q[i]);
 		printf("} %.3f\n", q[i].oldest_ready_s);
+	}
+	for (k = 0; k < NCOUNTERS; k++) {
+		printf("# HELP mq_jobs_%s_total %s.\n"
+		    "# TYPE mq_jobs_%s_total counter\n", counter_names[k],
+		    counter_help[k], counter_names[k]);
+		for (i = 0; i < n; i++) {
+			uint64_t v[NCOUNTERS];
+			char name[40];
+			counter_values(&q[i], v);
+			snprintf(name, sizeof name, "mq_jobs_%s_total",
+			    counter_names[k]);
+			labels(name, table, &q[i]);
+			printf("} %llu\n", (unsigned long long)v[k]);
+		}
 	}
 	printf("# HELP mq_archive_jobs Jobs moved to the archive table and "
 	    "still there.\n"

@@ -43,10 +43,22 @@ static const char sql_paused[] =
     "SELECT queue, '', paused, 0, 0 FROM `{{TABLE}}_queues`"
     " WHERE " MQ_SQL_QUEUE_OR_ALL;
 
-/* a count below 0 can only come from rows changed by hand: shown as 0 */
+/* a count below 0 can only come from rows changed by hand: shown as 0;
+ * the counter rides in the column of the due jobs */
 static const char sql_counts[] =
     "SELECT queue, CAST(state AS CHAR), CAST(GREATEST(SUM(n), 0) AS UNSIGNED),"
-    " 0, 0 FROM `{{TABLE}}_counts` GROUP BY queue, state";
+    " CAST(SUM(total) AS UNSIGNED), 0 FROM `{{TABLE}}_counts`"
+    " GROUP BY queue, state";
+
+/* The figures come from several statements; the derived counter (pushed:
+ * what is live plus what left) must come from one snapshot, or an ack
+ * committed between two of them would count its job twice and a later
+ * read would see the counter go down. A read-only transaction at
+ * REPEATABLE READ reads them all from the snapshot it starts with. */
+static const char sql_snapshot[] =
+    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+static const char sql_snapshot_start[] =
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY";
 
 struct acc {
 	struct mq_queue_stats *qs;
@@ -81,6 +93,48 @@ entry(struct acc *a, const char *queue, size_t len)
 }
 
 enum part { QUEUES, LIVE, STALE, RECURRING, PAUSED, COUNTS };
+
+/* A row of the counts: the gauge n of done and dead, and each counter. */
+static void
+count_into(struct mq_queue_stats *e, const char *state, uint64_t n,
+    uint64_t total)
+{
+	struct mq_counters *t = &e->total;
+
+	if (strcmp(state, "done") == 0) {
+		e->done = n;
+		t->done = total;
+	} else if (strcmp(state, "dead") == 0) {
+		e->dead = n;
+		t->dead = total;
+	} else if (strcmp(state, "archived") == 0) {
+		t->archived = total;
+	} else if (strcmp(state, "failed") == 0) {
+		t->failed = total;
+	} else if (strcmp(state, "requeued") == 0) {
+		t->requeued = total;
+	} else if (strcmp(state, "retried") == 0) {
+		t->retried = total;
+	} else if (strcmp(state, "purged") == 0) {
+		t->purged = total;
+	}
+}
+
+/* Jobs come in by push (or from another program's INSERT) and by mq
+ * retry, and leave done, dead or purged; the archive takes finished ones
+ * only. So what was pushed is what is live now plus what left, less what
+ * came back. Never below what is live: a row deleted by hand would make
+ * the identity short. */
+static void
+derive_pushed(struct mq_queue_stats *e)
+{
+	const struct mq_counters *t = &e->total;
+	uint64_t live = e->ready + e->scheduled + e->leased;
+	uint64_t in = live + t->done + t->dead + t->purged;
+
+	e->total.pushed = in > t->retried && in - t->retried > live ?
+	    in - t->retried : live;
+}
 
 /* Runs one of the queries above (rows: queue, state, n, due, age_us),
  * with queue bound to its nq parameters. A queue that has only a count
@@ -134,11 +188,11 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		q[len[0]] = '\0';
 		state[len[1] < sizeof state - 1 ? len[1] : sizeof state - 1] =
 		    '\0';
-		if (part == COUNTS && strcmp(state, "archived") == 0) {
+		if (part == COUNTS && strcmp(state, "archived") == 0)
 			*archived += n;
-			continue;
-		}
-		if ((part == COUNTS && n == 0) || (want &&
+		/* a queue whose counts are all 0 and whose counters are too
+		 * is left out; its counters are kept otherwise */
+		if ((part == COUNTS && n == 0 && due == 0) || (want &&
 		    (len[0] != strlen(want) || memcmp(q, want, len[0]) != 0)))
 			continue;
 		if ((e = entry(a, q, len[0])) == NULL) {
@@ -157,10 +211,8 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->oldest_ready_s = (double)age / 1e6;
 		} else if (strcmp(state, "leased") == 0) {
 			e->leased = n;
-		} else if (strcmp(state, "done") == 0) {
-			e->done = n;
-		} else if (strcmp(state, "dead") == 0) {
-			e->dead = n;
+		} else if (part == COUNTS) {
+			count_into(e, state, n, due);
 		}
 	}
 	if (rc == MQ_OK && r == 1)
@@ -201,6 +253,10 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 		memcpy(one.queue, queue, one.queue_len);
 		want = &one;
 	}
+	if (mysql_real_query(c->db, sql_snapshot, sizeof sql_snapshot - 1) ||
+	    mysql_real_query(c->db, sql_snapshot_start,
+	    sizeof sql_snapshot_start - 1))
+		return mq__dberr(c, NULL, "cannot read statistics");
 	if (queue && entry(&a, queue, one.queue_len) == NULL)
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 	else if (!queue)
@@ -223,10 +279,17 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	if (rc == MQ_OK)
 		rc = gather(c, sql_counts, COUNTS, NULL, 0, queue, &a,
 		    archived);
+	/* read only: ending it cannot lose anything */
+	if (rc == MQ_OK && mysql_commit(c->db) != 0)
+		rc = mq__dberr(c, NULL, "cannot read statistics");
+	else if (rc != MQ_OK)
+		(void)mysql_rollback(c->db);
 	if (rc != MQ_OK) {
 		free(a.qs);
 		return rc;
 	}
+	for (i = 0; i < a.n; i++)
+		derive_pushed(&a.qs[i]);
 	if (a.n > 1)	/* qsort's array must not be NULL, even for 0 */
 		qsort(a.qs, a.n, sizeof *a.qs, by_name);
 	*qs = a.qs;

@@ -180,3 +180,19 @@ finished_jobs() {
 counted_jobs() {
   sql_checked counted_jobs "SELECT queue, state, SUM(n) FROM \`${1:-mq_jobs}_counts\` WHERE state IN ('done', 'dead', 'archived') GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
 }
+
+# counters [QUEUE]: the counters of QUEUE (default "default") as
+# mq stats --json gives them: "pushed done failed dead requeued retried
+# archived purged"
+counters() {
+  "$MQ" stats --json | python3 -c '
+import json, sys
+q = [x for x in json.load(sys.stdin)["queues"] if x["queue"] == sys.argv[1]]
+c = q[0]["counters"] if q else {}
+print(" ".join(str(c.get(k, 0)) for k in ("pushed", "done", "failed",
+    "dead", "requeued", "retried", "archived", "purged")))' "${1:-default}"
+}
+# history_of ID: the job's history rows, "event state attempt worker error,"
+history_of() {
+  sql_checked history_of "SELECT event, state, attempt, COALESCE(worker, '-'), COALESCE(error, '-') FROM mq_jobs_history WHERE job_id = $1 ORDER BY seq" | tr '\t\n' ' ,'
+}

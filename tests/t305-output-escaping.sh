@@ -90,7 +90,7 @@ expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
 printf '%s\n' "$OUT" >"$T_TMP/metrics.prom"
 check "prometheus: only printable ASCII" printable "$T_TMP/metrics.prom"
 is "$(grep -c 'queue="forged"' "$T_TMP/metrics.prom")" 0 "prometheus: no forged sample line"
-is "$(grep -vc '^#' "$T_TMP/metrics.prom")" 64 "prometheus: 9 samples per queue and the archive's, no more"
+is "$(grep -vc '^#' "$T_TMP/metrics.prom")" 120 "prometheus: 9 gauges and 8 counters per queue (7 queues) and the archive's, no more"
 is "$(grep -c '^mq_jobs{table="mq_jobs",queue="' "$T_TMP/metrics.prom")" 35 \
   "prometheus: every mq_jobs sample line starts as one"
 has_line "$T_TMP/metrics.prom" \
