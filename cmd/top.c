@@ -135,8 +135,9 @@ plain(struct mq_conn *c, const char *queue, struct top_frame *fr, int once)
 			if (!first)
 				putchar('\n');
 			top_draw(stdout, fr, qs, nq);
+			/* a reader gone, or an error: main.c says */
 			if (fflush(stdout) == EOF || ferror(stdout))
-				break;	/* main.c: a reader gone, or an error */
+				break;
 		}
 		first = 0;
 		if ((r = wait_until(now_us() + fr->interval_us, &keys)) > 0) {

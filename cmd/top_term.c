@@ -119,8 +119,9 @@ wait_until(int64_t deadline, int *keys)
 		if ((p[0].revents & POLLIN) && read(sig_fd[0], &b, 1) == 1)
 			return b == SIGWINCH ? W_RESIZE : b;
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			/* stdin ended: no more keys, the rest by signals */
 			if (read(STDIN_FILENO, &k, 1) != 1)
-				*keys = 0;	/* no more keys: no quitting by q */
+				*keys = 0;
 			else if (k == 'q' || k == 'Q')
 				return W_QUIT;
 		}
