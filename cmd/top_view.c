@@ -23,25 +23,26 @@ fmt_rate(char *buf, size_t size, double r)
 		snprintf(buf, size, "%.0f", r);
 }
 
-/* The sparkline of q's out rates, scaled to their largest; an unknown
- * rate is a space. */
+/* The sparkline of q's last max out rates, scaled to their largest; an
+ * unknown rate is a space. */
 static void
-fmt_spark(char *buf, size_t size, const struct top_queue *q, int utf8)
+fmt_spark(char *buf, size_t size, const struct top_queue *q, int utf8,
+    size_t max)
 {
 	static const char *const blocks[] = { "\u2581", "\u2582", "\u2583",
 	    "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
 	static const char ascii[] = "_.:-=+*#";
-	double max = 0;
+	unsigned i, from = q->spark_n > max ? q->spark_n - (unsigned)max : 0;
+	double top = 0;
 	size_t used = 0;
-	unsigned i;
 	int lv;
 
-	for (i = 0; i < q->spark_n; i++)
-		if (q->spark[i] > max)
-			max = q->spark[i];
+	for (i = from; i < q->spark_n; i++)
+		if (q->spark[i] > top)
+			top = q->spark[i];
 	buf[0] = '\0';
-	for (i = 0; i < q->spark_n && used + 4 < size; i++) {
-		lv = max > 0 ? (int)(q->spark[i] / max * 7 + 0.5) : 0;
+	for (i = from; i < q->spark_n && used + 4 < size; i++) {
+		lv = top > 0 ? (int)(q->spark[i] / top * 7 + 0.5) : 0;
 		if (q->spark[i] < 0)
 			buf[used++] = ' ';
 		else if (utf8)
@@ -61,9 +62,10 @@ static const char *const head[NCOL] = { "QUEUE", "READY", "SCHED",
     "LEASED", "STALE", "DEAD", "IN/S", "OUT/S", "IN/S(1M)", "OUT/S(1M)",
     "ETA", "OLDEST", "WORKERS", "HISTORY" };
 
-/* The cells of q (cell[0], the name, is written apart). */
+/* The cells of q but its name (written apart) and its sparkline (made
+ * to the width left). */
 static void
-cells(char c[NCOL][CELL], const struct top_queue *q, int utf8)
+cells(char c[NCOL][CELL], const struct top_queue *q)
 {
 	const uint64_t v[] = { q->s.ready, q->s.scheduled, q->s.leased,
 	    q->s.stale, q->s.dead };
@@ -80,7 +82,39 @@ cells(char c[NCOL][CELL], const struct top_queue *q, int utf8)
 	fmt_duration(c[11], CELL, q->s.ready ?
 	    (int64_t)(q->s.oldest_ready_s * 1e6) : -1);
 	snprintf(c[12], CELL, "%llu", (unsigned long long)q->workers);
-	fmt_spark(c[13], CELL, q, utf8);
+}
+
+/* Which columns fit in fr->width (on[k]) and the space between them
+ * (*sep); returns how many rates the sparkline shows. The sparkline
+ * takes the width left, its latest rates first. Tried in turn until the
+ * sparkline has room: two spaces between columns, one, one without the
+ * minute's rates; then no sparkline, and what does not fit is cut. */
+static size_t
+layout(const struct top_frame *fr, const size_t w[NCOL], int on[NCOL],
+    int *sep)
+{
+	size_t k, used, need = strlen(head[NCOL - 1]);
+	int try;
+
+	for (k = 0; k < NCOL; k++)
+		on[k] = 1;
+	*sep = 2;
+	if (fr->width == 0)
+		return TOP_SPARK;
+	for (try = 0; try < 4; try++) {
+		*sep = try ? 1 : 2;
+		on[8] = on[9] = try < 2;
+		for (used = w[0], k = 1; k < NCOL - 1; k++)
+			used += on[k] ? w[k] + (size_t)*sep : 0;
+		if (used + (size_t)*sep + need <= fr->width)
+			break;
+	}
+	if (try == 4) {
+		on[NCOL - 1] = 0;
+		return 0;
+	}
+	k = fr->width - used - (size_t)*sep;
+	return k < TOP_SPARK ? k : TOP_SPARK;
 }
 
 /* Columns of UTF-8 text s: one per character. */
@@ -148,8 +182,9 @@ top_draw(FILE *f, const struct top_frame *fr, const struct top_queue *q,
     size_t n)
 {
 	char (*c)[NCOL][CELL] = calloc(n ? n : 1, sizeof *c);
-	size_t w[NCOL], i, k, len, rows;
+	size_t w[NCOL], i, k, len, rows, spark;
 	char *line = NULL;
+	int on[NCOL], sep;
 	FILE *m;
 
 	if (c == NULL || (m = open_memstream(&line, &len)) == NULL) {
@@ -159,21 +194,27 @@ top_draw(FILE *f, const struct top_frame *fr, const struct top_queue *q,
 	for (k = 0; k < NCOL; k++)
 		w[k] = strlen(head[k]);
 	for (i = 0; i < n; i++) {
-		cells(c[i], &q[i], fr->utf8);
+		cells(c[i], &q[i]);
 		k = text_width((const unsigned char *)q[i].s.queue,
 		    q[i].s.queue_len);
 		w[0] = k > w[0] ? k : w[0];
-		for (k = 1; k < NCOL; k++)
+		for (k = 1; k < NCOL - 1; k++)
 			if (cols(c[i][k]) > w[k])
 				w[k] = cols(c[i][k]);
 	}
+	spark = layout(fr, w, on, &sep);
+	for (i = 0; i < n; i++)
+		fmt_spark(c[i][NCOL - 1], CELL, &q[i], fr->utf8, spark);
 	header(m, fr, q, n);
 	fflush(m);
 	put_line(f, fr, line, (size_t)ftell(m));
 	rewind(m);
 	for (k = 0; k < NCOL; k++)
-		fprintf(m, k == 0 ? "%-*s" : k == NCOL - 1 ? "  %-*s" :
-		    "  %*s", (int)w[k], head[k]);
+		if (on[k] && k == NCOL - 1)
+			fprintf(m, "%*s%s", sep, "", head[k]);
+		else if (on[k])
+			fprintf(m, "%*s%*s", k ? sep : 0, "",
+			    k ? (int)w[k] : -(int)w[k], head[k]);
 	fflush(m);
 	put_line(f, fr, line, (size_t)ftell(m));
 	/* on a terminal, the rows that fit under the two lines above */
@@ -184,8 +225,11 @@ top_draw(FILE *f, const struct top_frame *fr, const struct top_queue *q,
 		    q[i].s.queue_len);
 		fprintf(m, "%*s", (int)(w[0] - k), "");
 		for (k = 1; k < NCOL - 1; k++)
-			fprintf(m, "  %*s", (int)w[k], c[i][k]);
-		fprintf(m, "  %s", c[i][NCOL - 1]);
+			if (on[k])
+				fprintf(m, "%*s%*s", sep, "", (int)w[k],
+				    c[i][k]);
+		if (on[NCOL - 1])
+			fprintf(m, "%*s%s", sep, "", c[i][NCOL - 1]);
 		fflush(m);
 		put_line(f, fr, line, (size_t)ftell(m));
 	}
