@@ -11,12 +11,12 @@
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
  * layer 4: schema.c stats.c inspect.c inspect_list.c
- * layer 3: counts.c wakeup.c inspect_row.c
+ * layer 3: counts.c history.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
- * connections and id lists; counting finished jobs, and parking and
+ * connections and id lists; counting, the history, and parking and
  * waking waiters; the operations (push wakes waiters, it does not claim);
  * the claim, which carries acks; the claim that waits (it claims, and
  * parks in between). Headers: every file includes internal.h (which
