@@ -256,6 +256,8 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
+/* mq show's read of a job's history (history_read.c). */
+extern const char mq__sql_history_get[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.
  * Its parameters, in order, those of f's filters that are set: per
  * table read (the jobs, then the archive) queue, error pattern, since,
