@@ -18,7 +18,7 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_OUTPUT, "output", 'o', "FILE", "the raw payload to FILE "
 	    "(- : standard output);\none ID only", COMPLETE_FILE, NULL,
-	    NULL, 0, 0 },
+	    "[-o FILE]", 0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
