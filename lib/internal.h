@@ -10,7 +10,7 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
- * layer 4: schema.c stats.c inspect.c inspect_list.c
+ * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
  * layer 3: counts.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
