@@ -64,7 +64,8 @@ write_payload(const struct mq_job_info *j, const char *path)
 	return 0;
 }
 
-/* One job: read, history, printed; 0, or 1 if there is no such job. */
+/* One job: read, history, printed (after a blank line unless first);
+ * 0, or 1 if there is no such job. */
 static int
 show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 {
@@ -95,11 +96,8 @@ show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 		show_text(&j, a->path, first);
 	st = mq_job_history(c, id, a->json ? show_json_event :
 	    show_text_event, &events);
-	if (st != MQ_OK) {
-		if (!a->json)
-			putchar('\n');
+	if (st != MQ_OK)
 		die("show", mq_conn_error(c));
-	}
 	if (a->json)
 		printf("]}\n");
 	else if (events == 0)
@@ -113,8 +111,8 @@ cmd_show(int argc, char **argv, struct mq_global *g)
 {
 	struct args a = { 0, NULL };
 	struct mq_conn *c;
-	uint64_t *ids, id;
-	int i, n, missing = 0;
+	uint64_t *ids;
+	int i, n, missing = 0, any = 0;
 
 	reads_only = 1;
 	n = parse_options(&show_command, argc, argv, g, option, &a);
@@ -143,9 +141,10 @@ cmd_show(int argc, char **argv, struct mq_global *g)
 
 	c = open_queue_table("show", g);
 	for (i = 0; i < n; i++) {
-		id = ids[i];
-		if (show_one(c, id, &a, i == 0) != 0)
+		if (show_one(c, ids[i], &a, !any) != 0)
 			missing = 1;
+		else
+			any = 1;
 	}
 	mq_close(c);
 	free(ids);

@@ -217,6 +217,8 @@ is "$(printf '%s\n' "$OUT" | grep '^job ' | tr '\n' ' ')" "job $done_id job $rea
 like "$OUT" "*
 
 job $ready*" "several: a blank line between jobs"
+run "$MQ" show 999999 "$ready"
+is "$(printf '%s\n' "$OUT" | sed -n 1p)" "job $ready" "a missing first id: no blank line before the first job shown"
 run "$MQ" show 999998 999999
 is "$RC:$OUT" "1:" "only missing ids: status 1, nothing on stdout"
 is "$(printf '%s\n' "$ERR" | wc -l | tr -d ' ')" 2 "only missing ids: a line per id"
