@@ -10,8 +10,13 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
+<<<<<<< HEAD
  * layer 4: schema.c stats.c inspect.c inspect_list.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
+=======
+ * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
+ * layer 3: counts.c wakeup.c inspect_row.c
+>>>>>>> h-show
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
@@ -256,6 +261,8 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
+/* mq show's read of a job's history (history_read.c). */
+extern const char mq__sql_history_get[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.
  * Its parameters, in order, those of f's filters that are set: per
  * table read (the jobs, then the archive) queue, error pattern, since,
