@@ -42,9 +42,22 @@ static const struct opt opts[] = {
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
+/* The UNKNOWN line of a usage error (the command's usage_hook): a monitoring system
+ * reads stdout and the exit status, not stderr. */
+static void
+usage_unknown(const char *msg)
+{
+	fputs("MQ UNKNOWN - usage error: ", stdout);
+	check_put_text((const unsigned char *)msg, strlen(msg));
+	putchar('\n');
+	fflush(stdout);
+	exit(ST_UNKNOWN);
+}
+
 const struct command check_command = {
 	"check", "health check for Nagios, cron, probes (exit 0-3)", opts,
-	{ "", NULL }, COMPLETE_NONE, NULL, 0, cmd_check
+	{ "", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_check,
+	usage_unknown
 };
 
 static void
@@ -95,18 +108,6 @@ option(void *ctx, int id, const char *arg)
 	}
 }
 
-/* The UNKNOWN line of a usage error (usage_hook): a monitoring system
- * reads stdout and the exit status, not stderr. */
-static void
-usage_unknown(const char *msg)
-{
-	fputs("MQ UNKNOWN - usage error: ", stdout);
-	check_put_text((const unsigned char *)msg, strlen(msg));
-	putchar('\n');
-	fflush(stdout);
-	exit(ST_UNKNOWN);
-}
-
 /* The UNKNOWN line of a failure to connect or to read. */
 static int
 unknown(const struct mq_error *e)
@@ -134,8 +135,6 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 	size_t n, i;
 	int nargs, m;
 
-	reads_only = 1;
-	usage_hook = usage_unknown;
 	memset(&a, 0, sizeof a);
 	nargs = parse_options(&check_command, argc, argv, g, option, &a);
 	settle("check", g, 0);

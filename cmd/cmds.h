@@ -113,12 +113,8 @@ void check_queue(const char *cmd, const struct mq_global *g,
  * buffer. */
 const char *shown(const char *s);
 
-/* If set, usage_error() calls it with the message (after stderr had
- * it) instead of exiting 64: mq check prints its UNKNOWN line there and
- * exits 3, as monitoring plugins must. It must not return. */
-extern void (*usage_hook)(const char *msg);
-
-/* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64. */
+/* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64 (or
+ * as the command's usage_hook says: options.h). */
 void usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3), noreturn))
@@ -237,11 +233,6 @@ void progress_clear(struct progress *p);
 /* progress_clear(), then the summary line unless quiet. */
 void progress_summary(struct progress *p);
 
-/* Set by a command that changes nothing (stats): its output into a pipe
- * whose reader has gone ends it quietly, as SIGPIPE ends coreutils
- * (main.c; mq(1) OUTPUT). */
-extern int reads_only;
-
 /* The commands. */
 int cmd_ack(int argc, char **argv, struct mq_global *g);
 int cmd_archive(int argc, char **argv, struct mq_global *g);
@@ -261,6 +252,7 @@ int cmd_work(int argc, char **argv, struct mq_global *g);
 int cmd_completion(int argc, char **argv, struct mq_global *g);
 int cmd_why(int argc, char **argv, struct mq_global *g);
 int cmd_ls(int argc, char **argv, struct mq_global *g);
+int cmd_show(int argc, char **argv, struct mq_global *g);
 int cmd_top(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
@@ -270,6 +262,7 @@ extern const struct command ack_command, archive_command, cancel_command,
     pause_command, pop_command, purge_command, push_command,
     requeue_stale_command, resume_command, stats_command, work_command;
 extern const struct command why_command, ls_command;
+extern const struct command show_command;
 extern const struct command top_command;
 
 #endif

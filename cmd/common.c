@@ -99,11 +99,10 @@ settle(const char *cmd, struct mq_global *g, int uses_queue)
 		    g->port_env, 1, 65535);
 }
 
-void (*usage_hook)(const char *msg);
-
 void
 usage_error(const char *cmd, const char *fmt, ...)
 {
+	const struct command *c;
 	va_list ap;
 	char msg[512];
 
@@ -112,8 +111,9 @@ usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "%s%s: %s\n", strcmp(cmd, "mq") == 0 ? "" : "mq ",
 	    cmd, msg);
-	if (usage_hook)
-		usage_hook(msg);
+	c = find_command_spec(cmd);
+	if (c && c->usage_hook)
+		c->usage_hook(msg);
 	exit(EX_USAGE);
 }
 

@@ -25,7 +25,7 @@ static const struct opt opts[] = {
 const struct command completion_command = {
 	"completion", "print a shell completion script", opts,
 	{ "bash|zsh|fish", NULL }, COMPLETE_WORDS, "bash zsh fish", 0,
-	cmd_completion
+	cmd_completion, NULL
 };
 
 static void

@@ -43,7 +43,7 @@ static const struct opt opts[] = {
 
 const struct command ls_command = {
 	"ls", "list jobs by queue, state, error, time", opts, { "", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_ls
+	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_ls, NULL
 };
 
 enum form { FORM_TABLE, FORM_JSON, FORM_IDS };
@@ -162,7 +162,6 @@ cmd_ls(int argc, char **argv, struct mq_global *g)
 	memset(&a, 0, sizeof a);
 	a.f.since_us = a.f.before_us = -1;
 	a.f.limit = MQ_LIST_DEFAULT;
-	reads_only = 1;
 	n = parse_options(&ls_command, argc, argv, g, option, &a);
 	settle("ls", g, 0);
 	if (a.forms == 3)

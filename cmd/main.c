@@ -21,8 +21,8 @@ const struct command *const commands[] = {
 	&ack_command, &archive_command, &cancel_command, &check_command,
 	&completion_command, &extend_command, &fail_command, &init_command,
 	&ls_command, &pause_command, &pop_command, &purge_command,
-	&push_command, &requeue_stale_command, &resume_command, &stats_command,
-	&top_command, &why_command, &work_command, NULL
+	&push_command, &requeue_stale_command, &resume_command, &show_command,
+	&stats_command, &top_command, &why_command, &work_command, NULL
 };
 
 static const struct opt main_opts[] = {
@@ -33,7 +33,7 @@ static const struct opt main_opts[] = {
 
 const struct command main_command = {
 	"mq", NULL, main_opts, { "COMMAND [ARG...]", NULL }, COMPLETE_COMMAND,
-	NULL, CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL
+	NULL, CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL, NULL
 };
 
 static void
@@ -90,9 +90,6 @@ sanitise_stdfd(void)
 		}
 	}
 }
-
-/* Set by a command that changes nothing: see cmds.h. */
-int reads_only;
 
 /* Whether stdout is a pipe (or socket) nobody reads any more: the write
  * failed with EPIPE, or, the error having been met by an earlier write,
@@ -169,7 +166,7 @@ main(int argc, char **argv)
 	rc = cmd->fn(argc, argv, &g);
 	errno = 0;	/* the flush's own error, not one from before */
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		if (reads_only && reader_gone(errno))
+		if ((cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
 		fprintf(stderr, "mq %s: write failure on standard output\n",
 		    cmd->name);

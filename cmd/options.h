@@ -56,12 +56,18 @@ struct command {
 	const char *operand_words;	/* COMPLETE_WORDS */
 	unsigned flags;
 	int (*fn)(int argc, char **argv, struct mq_global *g);
+	/* if not NULL: called with the message of a usage error before
+	 * mq exits 64 (mq check says it its own way and exits 3) */
+	void (*usage_hook)(const char *msg);
 };
 
 #define CMD_POSIX 1u		/* the first operand ends the options */
 #define CMD_QUEUE_LIST 2u	/* --queue takes a preference list */
 #define CMD_OWN_HELP 4u		/* -h goes to the callback (mq itself) */
 #define CMD_MAIN 8u		/* mq itself, before the command name */
+/* changes nothing: a reader that goes away (mq ls | head -1) ends it
+ * quietly, by SIGPIPE, as coreutils end */
+#define CMD_READS_ONLY 16u
 
 /* The rows every command takes: --table, the connection options and -h
  * (ids below OPT_CMD, applied to the global settings by the parser). */

@@ -78,7 +78,7 @@ static const struct opt opts[] = {
 
 const struct command pop_command = {
 	"pop", "claim jobs", opts, { "", NULL }, COMPLETE_NONE, NULL,
-	CMD_QUEUE_LIST, cmd_pop
+	CMD_QUEUE_LIST, cmd_pop, NULL
 };
 
 struct pop_args {

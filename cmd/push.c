@@ -44,7 +44,7 @@ static const struct opt opts[] = {
 
 const struct command push_command = {
 	"push", "add jobs", opts, { "[PAYLOAD]", "" }, COMPLETE_NONE, NULL, 0,
-	cmd_push
+	cmd_push, NULL
 };
 
 struct push_args {

@@ -27,7 +27,7 @@ static const struct opt opts[] = {
 
 const struct command stats_command = {
 	"stats", "queue health: counts, ages", opts, { "", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_stats
+	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_stats, NULL
 };
 
 struct stats_args {
@@ -246,7 +246,6 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 	size_t n;
 	int nargs;
 
-	reads_only = 1;
 	nargs = parse_options(&stats_command, argc, argv, g, option, &a);
 	settle("stats", g, 0);
 	if (a.json && a.prom)

@@ -31,7 +31,7 @@ static const struct opt opts[] = {
 
 const struct command top_command = {
 	"top", "live view of the queues: depth, rates, workers", opts,
-	{ "", NULL }, COMPLETE_NONE, NULL, 0, cmd_top
+	{ "", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_top, NULL
 };
 
 struct top_args {
@@ -174,7 +174,6 @@ cmd_top(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	int n, tty, rc;
 
-	reads_only = 1;
 	n = parse_options(&top_command, argc, argv, g, option, &a);
 	settle("top", g, 0);
 	if (n > 0)

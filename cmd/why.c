@@ -20,7 +20,7 @@ static const struct opt opts[] = {
 
 const struct command why_command = {
 	"why", "why a job is not running now", opts, { "ID", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_why
+	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_why, NULL
 };
 
 /* The answers, and their exit statuses (mq-why(1)). */
@@ -208,7 +208,6 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 	uint64_t id, ahead = 0;
 	int json = 0, n;
 
-	reads_only = 1;
 	n = parse_options(&why_command, argc, argv, g, option, &json);
 	settle("why", g, 0);
 	if (n != 1)

@@ -65,7 +65,7 @@ static const struct opt opts[] = {
 const struct command work_command = {
 	"work", "run a command for each job: a consumer loop", opts,
 	{ "-- CMD [ARG...]", NULL }, COMPLETE_PROGRAM, NULL,
-	CMD_POSIX | CMD_QUEUE_LIST, cmd_work
+	CMD_POSIX | CMD_QUEUE_LIST, cmd_work, NULL
 };
 
 static void

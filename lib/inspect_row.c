@@ -98,6 +98,9 @@ mq__inspect_bind_row(struct row *r)
 	o[22].length = &r->len[22];
 	o[22].is_null = &r->null[22];
 	mq__bind_i64(&o[23], &r->j.available_epoch_us);
+	mq__bind_i32(&o[24], &r->token);
+	bind_text(&o[25], r->anchor, sizeof r->anchor - 1, &r->len[25],
+	    &r->null[25]);
 }
 
 /* Column col, of len bytes, into a new buffer *p (NULL if null). */
@@ -169,6 +172,10 @@ mq__inspect_finish_row(struct mq_conn *c, MYSQL_STMT *st, struct row *r)
 	j->leased_by[j->leased_by_len] = '\0';
 	j->every_us = r->null[18] ? 0 : r->every;
 	j->paused = r->paused != 0;
+	j->has_token = r->token != 0;
+	k = r->null[25] ? 0 : (int)cut(r->len[25], MQ_ISO_SIZE - 1);
+	memcpy(j->every_anchor, r->anchor, (size_t)k);
+	j->every_anchor[k] = '\0';
 	j->has_dedup = !r->null[21];
 	j->dedup_len = j->has_dedup ? cut(r->len[21], sizeof j->dedup_key) :
 	    0;

@@ -10,13 +10,14 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
- * layer 4: schema.c stats.c inspect.c inspect_list.c workers.c
- * layer 3: counts.c wakeup.c inspect_row.c
+ * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
+ * layer 4: workers.c
+ * layer 3: counts.c history.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
- * connections and id lists; counting finished jobs, and parking and
+ * connections and id lists; counting, the history, and parking and
  * waking waiters; the operations (push wakes waiters, it does not claim);
  * the claim, which carries acks; the claim that waits (it claims, and
  * parks in between). Headers: every file includes internal.h (which
@@ -256,6 +257,8 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
+/* mq show's read of a job's history (history_read.c). */
+extern const char mq__sql_history_get[];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

@@ -558,6 +558,8 @@ struct mq_job_info {
 	unsigned char dedup_key[256];
 	size_t dedup_len;
 	int has_dedup;
+	int has_token;		/* a lease token is set */
+	char every_anchor[MQ_ISO_SIZE];	/* recurring: "" if not */
 };
 
 /** Frees what a struct mq_job_info holds (not the struct). */
@@ -577,6 +579,31 @@ enum mq_status mq_job_get(struct mq_conn *c, uint64_t id,
  */
 enum mq_status mq_job_ahead(struct mq_conn *c, const struct mq_job_info *j,
     uint64_t max, uint64_t *n);
+
+/** One event of a job's history (<table>_history). */
+struct mq_history_entry {
+	uint64_t seq;		/* the order they happened in */
+	char event[8];		/* failed, expired, retried */
+	char state[8];		/* where it left the job: ready, dead */
+	unsigned attempt;	/* the job's attempts then */
+	char at[MQ_ISO_SIZE];
+	int64_t ago_us;		/* now - at */
+	char worker[256];	/* the lease holder, host:pid */
+	size_t worker_len;	/* 0: none */
+	const unsigned char *error;	/* NULL: none; valid during the call */
+	size_t error_len;
+};
+
+/** Called for each event of a history; nonzero stops the reading. */
+typedef int (*mq_history_fn)(const struct mq_history_entry *h, void *ctx);
+
+/**
+ * The history of job id, in the job table or the archive, event by event
+ * in the order they happened: one statement, one range of the history's
+ * primary key. No event (or no such job) calls fn never.
+ */
+enum mq_status mq_job_history(struct mq_conn *c, uint64_t id,
+    mq_history_fn fn, void *ctx);
 
 /** Which jobs mq_job_list lists. */
 struct mq_list_filter {

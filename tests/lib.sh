@@ -196,3 +196,16 @@ print(" ".join(str(c.get(k, 0)) for k in ("pushed", "done", "failed",
 history_of() {
   sql_checked history_of "SELECT event, state, attempt, COALESCE(worker, '-'), COALESCE(error, '-') FROM mq_jobs_history WHERE job_id = $1 ORDER BY seq" | tr '\t\n' ' ,'
 }
+# tallied [QUEUE]: what the counters pushed, done, failed, dead and
+# requeued of QUEUE (default "default") must be, from the job table, the
+# archive and the history (when nothing was purged, cancelled or moved
+# to another queue): is "$(counters Q | cut -d' ' -f1-5)" "$(tallied Q)"
+tallied() {
+  _q=${1:-default}
+  sql_checked tallied "SELECT
+    (SELECT COUNT(*) FROM mq_jobs WHERE queue = '$_q') + (SELECT COUNT(*) FROM mq_jobs_archive WHERE queue = '$_q'),
+    (SELECT COUNT(*) FROM mq_jobs WHERE queue = '$_q' AND state = 'done') + (SELECT COUNT(*) FROM mq_jobs_archive WHERE queue = '$_q' AND state = 'done'),
+    (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.event = 'failed' AND h.state = 'ready' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q')),
+    (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.state = 'dead' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q')),
+    (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.event = 'expired' AND h.state = 'ready' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q'))" | tr '\t' ' '
+}

@@ -89,6 +89,10 @@ is "$(cat "$T_TMP/arch")" "archived 5000 jobs" "archive finished while consumers
 is "$(cat "$T_TMP/cons.1" "$T_TMP/cons.2")" "" "consumers saw no error"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'work' AND state = 'done'")" 300 "consumers did all 300 jobs"
 is "$(counted_jobs)" "$(finished_jobs)" "the counts kept up with both"
+is "$(counters work | cut -d' ' -f1-5)" "300 300 0 0 0" "the counters too"
+"$MQ" archive --older-than 0s >/dev/null 2>&1
+is "$(counters work | cut -d' ' -f1,2,7)" "300 300 300" "archived: pushed and done stay, archived counts them"
+is "$(counters work | cut -d' ' -f1-5)" "$(tallied work)" "the counters agree with the tables"
 
 sum=$(table_sum)
 expect_status 64 "bad --older-than" "$MQ" archive --older-than yesterday

@@ -61,6 +61,7 @@ for strategy in skip-locked update; do
   is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done'), SUM(attempts = 1)) FROM mq_jobs WHERE queue = '$q'")" \
     "$JOBS,$JOBS,$JOBS" "$strategy: the table: all done, each delivered once"
   is "$(counted_jobs | tr ',' '\n' | grep "^$q ")" "$q done $JOBS" "$strategy: counted once each"
+  is "$(counters "$q")" "$JOBS $JOBS 0 0 0 0 0 0" "$strategy: the counters: $JOBS pushed, $JOBS done, nothing else"
   w=$(cat "$T_TMP/$q".w? | wc -l | tr -d ' ')
   l=$(cat "$T_TMP/$q".l? | wc -l | tr -d ' ')
   check "$strategy: both kinds of consumer worked (mq work $w, loops $l)" test "$w" -gt 0 -a "$l" -gt 0

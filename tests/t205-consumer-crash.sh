@@ -79,6 +79,8 @@ is "$RC" 0 "a new consumer finishes them"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'c'")" \
   "$JOBS,$JOBS" "every job is done"
 is "$(counted_jobs)" "c done $JOBS," "and counted once"
+is "$(counters c | cut -d' ' -f1-5)" "$(tallied c)" "the counters agree with the table and the history (an 'expired' row per job taken back)"
+is "$(counters c | cut -d' ' -f1,2,5)" "$JOBS $JOBS $stuck" "$JOBS pushed and done, $stuck requeued"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'c' AND attempts = 2")" "$stuck" \
   "attempts show one redelivery for each job the killed consumers held"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'c' AND attempts NOT IN (1, 2)")" 0 \

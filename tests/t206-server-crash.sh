@@ -95,6 +95,7 @@ is "$(grep -v '^pop \(3\|69\)$\|^ack \(3\|69\)$\|^ack 2$' "$T_TMP"/l?.status 2>/
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'c'")" \
   "3000,3000" "every job done after the crash"
 is "$(counted_jobs | tr ',' '\n' | grep '^c ')" "c done 3000" "and counted once: a count commits with its jobs, or not at all"
+is "$(counters c | cut -d' ' -f1-5)" "$(tallied c)" "the counters agree with the table and the history after the crash"
 cat "$T_TMP"/w? "$T_TMP"/l? 2>/dev/null | sort -n | uniq >"$T_TMP/ran"
 is "$(wc -l <"$T_TMP/ran" | tr -d ' ')" 3000 "every job ran (an ack lost in the crash means it ran again)"
 done_testing

@@ -51,6 +51,8 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
   refuse 64 "table '$shown' (cancel)" "$MQ" cancel --table "$name" 1
   refuse 64 "job id '$shown' (cancel)" "$MQ" cancel "$name"
   refuse 64 "job id '$shown' (why)" "$MQ" why "$name"
+  refuse 64 "job id '$shown' (show)" "$MQ" show 1 "$name"
+  refuse 64 "table '$shown' (show)" "$MQ" show --table "$name" 1
   refuse 64 "queue '$shown' (ls)" "$MQ" ls --queue "$name"
   refuse 64 "state '$shown' (ls)" "$MQ" ls --state "ready,$name"
   refuse 64 "id '$shown' (ls --after)" "$MQ" ls --after "$name"

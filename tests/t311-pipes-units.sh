@@ -84,7 +84,7 @@ is "$(oldest u6)" "-" "no ready job: -"
 like "$(printf '%s\n' "$OUT" | awk '$1 == "u5" { print $2, $3, $4 }')" "1 0 0" \
   "counts stay plain integers"
 run "$MQ" stats --queue u4 --json
-like "$OUT" '*"oldest_ready_seconds":750[0-9].[0-9][0-9][0-9]}*' \
+like "$OUT" '*"oldest_ready_seconds":750[0-9].[0-9][0-9][0-9],*' \
   "--json keeps raw seconds"
 run "$MQ" stats --queue u4 --prometheus
 like "$OUT" '*mq_oldest_ready_age_seconds{table="mq_jobs",queue="u4"} 750[0-9].[0-9][0-9][0-9]

@@ -159,6 +159,14 @@ main(void)
 	    "available_at) SELECT 's', 'x', UTC_TIMESTAMP(6) + INTERVAL seq MINUTE "
 	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
 	    mysql_error(c->db));
+	/* the history of many jobs, several rows each */
+	ok(mysql_query(c->db, "INSERT INTO explain_jobs_history (job_id, "
+	    "event, state, attempt, worker, error) SELECT 1 + seq % 5000, "
+	    "'failed', 'ready', 1 + seq DIV 5000, 'h:1', 'e' "
+	    "FROM seq_1_to_20000") == 0 &&
+	    mysql_query(c->db, "ANALYZE TABLE explain_jobs_history") == 0,
+	    "fill the history", mysql_error(c->db));
+	mysql_free_result(mysql_store_result(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
 	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, @zero = 0, "
 	    "@tok = '0123456789abcdef0123456789abcdef'") == 0, "set parameters",
@@ -195,6 +203,10 @@ main(void)
 	 * place, a range of the claim index */
 	check(c->db, "why: the job", mq__sql_job_get, "@id1, @id1", "PRIMARY",
 	    "|const|");
+	/* mq show: the same job read, then its history, one range of the
+	 * history's primary key (job_id, seq), in order */
+	check(c->db, "show: the history", mq__sql_history_get, "@id1",
+	    "PRIMARY", "|ref|");
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
 	/* mq top's workers: the 'leased' range of the lease index, the
