@@ -109,6 +109,8 @@ live(struct mq_conn *c, const char *queue, struct top_frame *fr)
 		fflush(stdout);
 		if ((r = wait_until(next, &keys)) == W_QUIT || r == SIGINT)
 			break;
+		if (r == W_SUSPEND)
+			suspend();	/* then drawn again */
 		if (r > 0) {
 			restore();
 			free(qs);

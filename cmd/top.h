@@ -58,12 +58,15 @@ int top_update(struct top_queue **qs, size_t *nq,
  * mq top ends (enter_screen() makes exit() call it too). */
 void enter_screen(void);
 void restore(void);
-/* SIGINT, SIGTERM, SIGHUP (and SIGWINCH on a terminal) into the pipe
- * wait_until() reads. */
+/* Ctrl-Z (SIGTSTP): the terminal restored, stopped; on SIGCONT, the
+ * screen entered again. */
+void suspend(void);
+/* SIGINT, SIGTERM, SIGHUP (and SIGWINCH, SIGTSTP on a terminal) into
+ * the pipe wait_until() reads. */
 void catch_signals(int tty);
-/* What ends a wait: the time, a key that quits, a resize; else the
- * number of a stopping signal. */
-enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2 };
+/* What ends a wait: the time, a key that quits, a resize, Ctrl-Z; else
+ * the number of a stopping signal. */
+enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2, W_SUSPEND = -3 };
 /* Waits until deadline (now_us()), for keys from stdin too if *keys (0
  * once stdin ends). */
 int wait_until(int64_t deadline, int *keys);

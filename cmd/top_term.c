@@ -58,9 +58,11 @@ void
 enter_screen(void)
 {
 	static const char enter[] = "\033[?1049h\033[?25l";
+	static int registered;
 	struct termios t;
 
-	atexit(restore);
+	if (!registered++)
+		atexit(restore);
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 		t = saved_tio;
 		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -74,9 +76,25 @@ enter_screen(void)
 }
 
 void
+suspend(void)
+{
+	struct sigaction sa, old;
+
+	restore();
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, &old);
+	raise(SIGTSTP);		/* stopped here until SIGCONT */
+	sigaction(SIGTSTP, &old, NULL);
+	enter_screen();
+}
+
+void
 catch_signals(int tty)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGWINCH,
+	    SIGTSTP };
 	struct sigaction sa;
 	size_t i;
 
@@ -93,7 +111,7 @@ catch_signals(int tty)
 	sa.sa_flags = SA_RESTART;	/* the client library's reads go on */
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (tty || sigs[i] != SIGWINCH)
+		if (tty || (sigs[i] != SIGWINCH && sigs[i] != SIGTSTP))
 			sigaction(sigs[i], &sa, NULL);
 }
 
@@ -117,7 +135,8 @@ wait_until(int64_t deadline, int *keys)
 		if (poll(p, 2, (int)((left + 999) / 1000)) <= 0)
 			continue;
 		if ((p[0].revents & POLLIN) && read(sig_fd[0], &b, 1) == 1)
-			return b == SIGWINCH ? W_RESIZE : b;
+			return b == SIGWINCH ? W_RESIZE :
+			    b == SIGTSTP ? W_SUSPEND : b;
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			/* stdin ended: no more keys, the rest by signals */
 			if (read(STDIN_FILENO, &k, 1) != 1)

@@ -5,7 +5,8 @@
 # escaped, no escape sequence at all when not a terminal; plain
 # snapshots until a signal; on a terminal (a pty), the alternate screen
 # is left, the cursor shown and the terminal's settings given back on q,
-# SIGINT, SIGTERM and SIGHUP; SIGWINCH redraws to the new width.
+# SIGINT, SIGTERM and SIGHUP; SIGWINCH redraws to the new width; Ctrl-Z
+# gives the terminal back, and takes it again after.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
 
@@ -118,11 +119,13 @@ MQ_TABLE=missing expect_status 78 "no such table: 78" "$MQ" top --once
 
 # ---- on a terminal ----
 # pty ACTION: runs mq top on a new pty (100x30), waits for its first
-# frame (the end of its drawing, ESC [J), then: q (the key), INT, TERM, HUP (the signal), or WINCH (the
-# window 40 columns wide and the signal, then q). Prints the exit
-# status; whether the alternate screen was entered; whether the output
-# ends leaving it and showing the cursor; whether the pty's settings are
-# as before; whether it ran on after SIGWINCH; the widest line after it.
+# frame (the end of its drawing, ESC [J), then: q (the key), INT, TERM,
+# HUP (the signal), WINCH (the window 40 columns wide and the signal,
+# then q) or TSTP (the signal, then q). Prints the exit status; whether
+# the alternate screen was entered; whether the output ends leaving it
+# and showing the cursor; whether the pty's settings are as before;
+# whether it ran on after SIGWINCH (after SIGTSTP: and took the screen
+# again); the widest line after SIGWINCH.
 pty() {
   python3 - "$MQ" "$1" <<'PY'
 import fcntl, os, select, signal, struct, subprocess, sys, termios, time
@@ -160,6 +163,15 @@ elif action == 'WINCH':
     alive = int(p.poll() is None)
     mark = len(out)
     drain(time.time() + 10, lambda o: o.count(b'\x1b[J', mark) > 0)
+    os.write(m, b'q')
+elif action == 'TSTP':
+    # a process group without a parent in the session is orphaned: the
+    # kernel does not stop it, it goes on at once, as after SIGCONT
+    os.kill(p.pid, signal.SIGTSTP)
+    drain(time.time() + 10, lambda o: o.find(b'\x1b[?1049l\x1b[?25h', mark) >= 0
+          and o.find(b'\x1b[?1049h', o.find(b'\x1b[?1049l', mark)) >= 0)
+    alive = int(p.poll() is None and
+                out.find(b'\x1b[?1049h', out.find(b'\x1b[?1049l', mark)) >= 0)
     os.write(m, b'q')
 else:
     os.kill(p.pid, getattr(signal, 'SIG' + action))
@@ -200,4 +212,9 @@ is "${1:-} ${3:-} ${4:-}" "0 1 1" \
   "terminal: after SIGWINCH, q ends it, terminal restored"
 check "terminal: redrawn to 40 columns (widest line ${6:-})" \
   [ "${6:-99}" -le 40 -a "${6:-0}" -gt 30 ]
+set -- $(pty TSTP)
+is "${5:-}" 1 \
+  "terminal: Ctrl-Z (SIGTSTP) gives the terminal back, then takes it again"
+is "${1:-} ${3:-} ${4:-}" "0 1 1" \
+  "terminal: after SIGTSTP, q ends it, terminal restored"
 done_testing
