@@ -10,13 +10,8 @@
  * layer 6: pop_wait.c
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
-<<<<<<< HEAD
- * layer 4: schema.c stats.c inspect.c inspect_list.c
- * layer 3: counts.c history.c wakeup.c inspect_row.c
-=======
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
- * layer 3: counts.c wakeup.c inspect_row.c
->>>>>>> h-show
+ * layer 3: counts.c history.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
