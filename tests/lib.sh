@@ -209,3 +209,22 @@ tallied() {
     (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.state = 'dead' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q')),
     (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.event = 'expired' AND h.state = 'ready' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q'))" | tr '\t' ' '
 }
+
+# The README's examples: each block after an "<!-- example: NAME -->"
+# marker. example NAME prints its code; run_example NAME runs it with
+# sh -e (t080, t326), output in $OUT and $ERR, status in $RC.
+README=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/README.md
+example() {
+  awk -v name="$1" '
+    $0 == "<!-- example: " name " -->" { found = 1; next }
+    found && /^```/ { if (inside) exit; inside = 1; next }
+    inside { print }' "$README"
+}
+run_example() {
+  example "$1" >"$T_TMP/$1.sh"
+  if [ ! -s "$T_TMP/$1.sh" ]; then
+    not_ok "README has the $1 example"
+    return
+  fi
+  run sh -e "$T_TMP/$1.sh"
+}

@@ -2,27 +2,10 @@
 # The README's examples, run as written: each block after an
 # "<!-- example: NAME -->" marker.
 . "$(dirname "$0")/lib.sh"
-README=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/README.md
 mkdir -p "$T_TMP/bin" "$T_TMP/work"
 ln -s "$MQ" "$T_TMP/bin/mq"
 PATH=$T_TMP/bin:$PATH
 cd "$T_TMP/work" || exit 1
-
-example() { # example NAME: the code of that block
-  awk -v name="$1" '
-    $0 == "<!-- example: " name " -->" { found = 1; next }
-    found && /^```/ { if (inside) exit; inside = 1; next }
-    inside { print }' "$README"
-}
-
-run_example() { # run_example NAME: runs it with sh -e, status in $RC
-  example "$1" >"$T_TMP/$1.sh"
-  if [ ! -s "$T_TMP/$1.sh" ]; then
-    not_ok "README has the $1 example"
-    return
-  fi
-  run sh -e "$T_TMP/$1.sh"
-}
 
 run_example producer
 is "$RC" 0 "producer example runs"
