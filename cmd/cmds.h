@@ -261,6 +261,7 @@ int cmd_work(int argc, char **argv, struct mq_global *g);
 int cmd_completion(int argc, char **argv, struct mq_global *g);
 int cmd_why(int argc, char **argv, struct mq_global *g);
 int cmd_ls(int argc, char **argv, struct mq_global *g);
+int cmd_retry(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
 extern const struct command ack_command, archive_command, cancel_command,
@@ -269,5 +270,6 @@ extern const struct command ack_command, archive_command, cancel_command,
     pause_command, pop_command, purge_command, push_command,
     requeue_stale_command, resume_command, stats_command, work_command;
 extern const struct command why_command, ls_command;
+extern const struct command retry_command;
 
 #endif
