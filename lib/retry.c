@@ -174,6 +174,8 @@ struct tx {
 	struct batch *b;
 	const char *pat;
 	unsigned long plen;
+	int64_t prio, at_us;	/* the cursor before the batch */
+	uint64_t after;
 };
 
 static enum mq_status
@@ -188,6 +190,10 @@ batch_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc;
 	size_t i, k;
 
+	/* a batch run again (a deadlock) starts where it first did */
+	b->prio = t->prio;
+	b->at_us = t->at_us;
+	b->after = t->after;
 	b->retried = 0;
 	b->n = b->nconflicts = 0;
 	if (o->ids)
@@ -389,8 +395,12 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 			    NULL, 0, b.given, b.ngiven, b.ids, b.want, &b.got);
 		else if (o->dry_run)
 			rc = pick_filter(c, sql_dry_pick, &b, t.pat, t.plen);
-		else
+		else {
+			t.prio = b.prio;
+			t.at_us = b.at_us;
+			t.after = b.after;
 			rc = mq__in_tx(c, batch_tx, &t);
+		}
 		if (rc == MQ_OK && o->dry_run && !o->ids && b.got)
 			rc = move_cursor(c, &b, b.ids[b.got - 1]);
 		if (rc != MQ_OK)
