@@ -104,8 +104,8 @@ option(void *ctx, int id, const char *arg)
 	case OPT_ALL:	a->all = 1; break;
 	case OPT_TO_QUEUE:
 		if (!mq_valid_queue(arg))
-			usage_error("retry", "invalid --to-queue '%s': letters, "
-			    "digits, '_', '.' and '-', at most 64",
+			usage_error("retry", "invalid --to-queue '%s': "
+			    "letters, digits, '_', '.' and '-', at most 64",
 			    shown(arg));
 		o->to_queue = arg;
 		break;

@@ -500,7 +500,7 @@ enum mq_status mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 /** Why mq_retry left a job as it was. */
 enum mq_retry_skip {
 	MQ_RETRY_NOT_DEAD,	/* a given id: not a dead job, or no job */
-	MQ_RETRY_DEDUP		/* its dedup key is live again in the queue */
+	MQ_RETRY_DEDUP		/* its dedup key is live again */
 };
 
 /** Which dead jobs to put back, and how. */
