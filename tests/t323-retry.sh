@@ -157,7 +157,12 @@ else not_ok "and took ${t1ms} ms (>= 1500): a trickle"; fi
 many_dead s 500
 "$MQ" retry --queue s --all --rate 100/s >"$T_TMP/rs" 2>"$T_TMP/es" &
 ps=$!
-sleep 1
+# once it is under way (a batch committed), and half a second more
+i=0
+while [ "$(dead_in s)" -eq 500 ] && [ $i -lt 200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+sleep 0.5
 kill -TERM $ps
 wait $ps; st=$?
 ns=$(sed -n 's/^retried \([0-9]*\) jobs*$/\1/p' "$T_TMP/rs")
