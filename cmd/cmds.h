@@ -252,6 +252,7 @@ int cmd_work(int argc, char **argv, struct mq_global *g);
 int cmd_completion(int argc, char **argv, struct mq_global *g);
 int cmd_why(int argc, char **argv, struct mq_global *g);
 int cmd_ls(int argc, char **argv, struct mq_global *g);
+int cmd_retry(int argc, char **argv, struct mq_global *g);
 int cmd_show(int argc, char **argv, struct mq_global *g);
 int cmd_top(int argc, char **argv, struct mq_global *g);
 
@@ -262,6 +263,7 @@ extern const struct command ack_command, archive_command, cancel_command,
     pause_command, pop_command, purge_command, push_command,
     requeue_stale_command, resume_command, stats_command, work_command;
 extern const struct command why_command, ls_command;
+extern const struct command retry_command;
 extern const struct command show_command;
 extern const struct command top_command;
 

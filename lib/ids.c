@@ -56,10 +56,13 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 	return mq__exec_ids_tail(c, head, ")", pre, npre, ids, n, affected);
 }
 
-enum mq_status
-mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
+/* The statement head "?,?,...?" tail for the n ids (padded, for short
+ * lists), prepared, with pre then the ids bound into b[] (*b and *copy
+ * malloc'ed: the caller frees them); NULL with c->err set. */
+static MYSQL_STMT *
+prepare_ids(struct mq_conn *c, const char *head, const char *tail,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
-    uint64_t *affected)
+    MYSQL_BIND **b, uint64_t **copy)
 {
 	/* short lists (claims, acks) recur: padded to a power of two by
 	 * repeating the last id (harmless in IN), a few statements kept
@@ -68,14 +71,12 @@ mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
 	size_t np = n <= MQ_IDS_KEPT ? mq__padded(n) : n;
 	size_t hl = strlen(head), i;
 	char *sql = malloc(hl + 2 * np + strlen(tail) + 1), *p;
-	MYSQL_BIND *b = calloc(npre + np, sizeof *b);
-	uint64_t *copy = malloc(np * sizeof *copy);
 	MYSQL_STMT *st = NULL;
-	enum mq_status rc;
 
-	*affected = 0;
-	if (sql == NULL || b == NULL || copy == NULL) {
-		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	*b = calloc(npre + np, sizeof **b);
+	*copy = malloc(np * sizeof **copy);
+	if (sql == NULL || *b == NULL || *copy == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
 	memcpy(sql, head, hl);
@@ -86,13 +87,30 @@ mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
 	}
 	strcpy(p, tail);
 	if (npre)
-		memcpy(b, pre, npre * sizeof *b);
+		memcpy(*b, pre, npre * sizeof **b);
 	for (i = 0; i < np; i++) {
-		copy[i] = ids[i < n ? i : n - 1];
-		mq__bind_u64(&b[npre + i], &copy[i]);
+		(*copy)[i] = ids[i < n ? i : n - 1];
+		mq__bind_u64(&(*b)[npre + i], &(*copy)[i]);
 	}
 	st = np <= MQ_IDS_KEPT ? mq__prepare_keyed(c, head, np, sql) :
 	    mq__prepare_once(c, sql);
+out:
+	free(sql);
+	return st;
+}
+
+enum mq_status
+mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *affected)
+{
+	MYSQL_BIND *b = NULL;
+	uint64_t *copy = NULL;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	*affected = 0;
+	st = prepare_ids(c, head, tail, pre, npre, ids, n, &b, &copy);
 	if (st == NULL) {
 		rc = c->err.status;
 		goto out;
@@ -100,11 +118,33 @@ mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
 	rc = mq__execute(c, st, b, "cannot update jobs");
 	if (rc == MQ_OK)
 		*affected = mysql_stmt_affected_rows(st);
+	mq__release(c, st);
 out:
-	if (st)
-		mq__release(c, st);
 	free(copy);
 	free(b);
-	free(sql);
+	return rc;
+}
+
+enum mq_status
+mq__select_ids_in(struct mq_conn *c, const char *head, const char *tail,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t max, size_t *got)
+{
+	MYSQL_BIND *b = NULL;
+	uint64_t *copy = NULL;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	*got = 0;
+	st = prepare_ids(c, head, tail, pre, npre, ids, n, &b, &copy);
+	if (st == NULL) {
+		rc = c->err.status;
+		goto out;
+	}
+	rc = mq__select_ids(c, st, b, out, NULL, max, got);
+	mq__release(c, st);
+out:
+	free(copy);
+	free(b);
 	return rc;
 }

@@ -7,9 +7,6 @@
 
 #include "inspect.h"
 
-/* The time a job is listed by: when it finished, else when it was made. */
-#define JOB_TIME "COALESCE(finished_at, created_at)"
-
 /* Appends s to the statement b (of cap bytes); 0 when out of room. */
 static int
 add(char *b, size_t cap, const char *s)
@@ -63,12 +60,12 @@ add_read(char *b, size_t cap, const char *cols, unsigned live,
 		ok = ok && add(b, cap, ")");
 	}
 	if (f->error)
-		ok = ok && add(b, cap, " AND last_error LIKE ? ESCAPE '!'");
+		ok = ok && add(b, cap, " AND " MQ_SQL_ERROR_LIKE);
 	if (f->since_us >= 0)
-		ok = ok && add(b, cap, " AND " JOB_TIME " >= "
+		ok = ok && add(b, cap, " AND " MQ_SQL_JOB_TIME " >= "
 		    MQ_SQL_NOW_MINUS_US);
 	if (f->before_us >= 0)
-		ok = ok && add(b, cap, " AND " JOB_TIME " < "
+		ok = ok && add(b, cap, " AND " MQ_SQL_JOB_TIME " < "
 		    MQ_SQL_NOW_MINUS_US);
 	return ok && add(b, cap, " ORDER BY id LIMIT ?");
 }
@@ -114,28 +111,6 @@ mq__list_sql(const struct mq_list_filter *f)
 	return b;
 }
 
-/* f->error as a LIKE pattern that matches it as a substring: % and _
- * (and the escape, !) are plain characters. */
-static char *
-like_pattern(const struct mq_list_filter *f, unsigned long *len)
-{
-	char *p = malloc(2 * f->error_len + 3), *o = p;
-	size_t i;
-
-	if (p == NULL)
-		return NULL;
-	*o++ = '%';
-	for (i = 0; i < f->error_len; i++) {
-		if (f->error[i] == '%' || f->error[i] == '_' ||
-		    f->error[i] == '!')
-			*o++ = '!';
-		*o++ = f->error[i];
-	}
-	*o++ = '%';
-	*len = (unsigned long)(o - p);
-	return p;
-}
-
 /* Binds one read's parameters from in[*k] on. */
 static void
 bind_read(MYSQL_BIND *in, size_t *k, const struct mq_list_filter *f,
@@ -178,7 +153,8 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 	    !mq_valid_queue(f->queue)))
 		return mq__fail(c, MQ_EINVAL, "invalid list filter");
 	if ((sql = mq__list_sql(f)) == NULL ||
-	    (f->error && (pat = like_pattern(f, &plen)) == NULL) ||
+	    (f->error && (pat = mq__like_substring(f->error,
+	    f->error_len, &plen)) == NULL) ||
 	    (r = malloc(sizeof *r)) == NULL) {
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;

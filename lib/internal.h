@@ -11,7 +11,7 @@
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
- * layer 4: workers.c
+ * layer 4: workers.c retry.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
  * layer 2: conn.c ids.c
  * layer 1: client_init.c stmt.c token.c
@@ -215,6 +215,12 @@ enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *affected);
 
+/* As mq__exec_ids_tail, for a SELECT of ids (as mq__select_ids): collects
+ * up to max of them into out. */
+enum mq_status mq__select_ids_in(struct mq_conn *c, const char *head,
+    const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, uint64_t *out, size_t max, size_t *got);
+
 /* The one thing every write that finishes jobs (done or dead: ack,
  * fail, cancel, requeue-stale's burials) does in its transaction, after
  * its writes to the jobs: adds the jobs among ids[0..n) that are now
@@ -253,6 +259,7 @@ enum mq_status mq__history_delete(struct mq_conn *c, const uint64_t *ids,
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
+extern const char mq__sql_retry_pick[];
 extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */

@@ -495,6 +495,61 @@ struct mq_archive_opts {
 enum mq_status mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
     uint64_t *moved);
 
+/* ---- retry ---- */
+
+/** Why mq_retry left a job as it was. */
+enum mq_retry_skip {
+	MQ_RETRY_NOT_DEAD,	/* a given id: not a dead job, or no job */
+	MQ_RETRY_DEDUP		/* its dedup key is live again */
+};
+
+/** Which dead jobs to put back, and how. */
+struct mq_retry_opts {
+	const uint64_t *ids;	/* these jobs (n_ids of them); NULL: by
+				 * the filter */
+	size_t n_ids;
+	const char *queue;	/* the filter: this queue's dead jobs */
+	const char *error;	/* whose last error contains this, or NULL */
+	size_t error_len;
+	int64_t since_us;	/* finished at most this long ago; < 0: any */
+	int64_t before_us;	/* finished longer ago than this; < 0: any */
+	const char *to_queue;	/* into this queue; NULL: their own */
+	unsigned batch;		/* jobs per transaction (default 100) */
+	double rate;		/* at most this many jobs a second; 0: no
+				 * limit */
+	int dry_run;		/* change nothing: fn gets each job */
+	/* each job a dry run would retry (if not NULL), by id */
+	void (*fn)(uint64_t id, void *arg);
+	/* each job left as it was, and why (if not NULL) */
+	void (*skipped)(uint64_t id, enum mq_retry_skip why, void *arg);
+	/* after each batch commits, with its jobs (if not NULL) */
+	void (*progress)(uint64_t jobs, void *arg);
+	/* between batches: waits up to us microseconds (the rate's pause,
+	 * 0: none); nonzero stops the retry (if NULL: sleeps) */
+	int (*between)(int64_t us, void *arg);
+	void *arg;		/* for fn, skipped, progress and between */
+};
+
+/** What mq_retry did (or would do). */
+struct mq_retry_report {
+	uint64_t retried;	/* back to ready (dry run: would be) */
+	uint64_t not_dead;	/* given ids not dead or not found */
+	uint64_t dedup;		/* left dead: dedup key live again */
+	int stopped;		/* between() asked to stop */
+};
+
+/**
+ * Puts dead jobs back to ready: due now, attempts 0, the last error
+ * kept, a "retried" history row each; into o->to_queue if set. One
+ * short transaction per batch, the rows locked (SKIP LOCKED where the
+ * server has it: concurrent retries take disjoint jobs), counted in it;
+ * then the target queue's waiters are woken. A job whose dedup key is
+ * live again in its queue stays dead (o->skipped). rep counts what was
+ * done, also when a later batch failed.
+ */
+enum mq_status mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
+    struct mq_retry_report *rep);
+
 /* ---- queues: pause, resume, purge ---- */
 
 /** Pauses (paused = 1) or resumes a queue; *changed if it was not so. */

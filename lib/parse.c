@@ -268,3 +268,22 @@ mq_check_time(const char *s)
 		p++;
 	return *p == '\0' ? MQ_OK : MQ_EINVAL;
 }
+
+char *
+mq__like_substring(const char *s, size_t n, unsigned long *len)
+{
+	char *p = malloc(2 * n + 3), *o = p;
+	size_t i;
+
+	if (p == NULL)
+		return NULL;
+	*o++ = '%';
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' || s[i] == '_' || s[i] == '!')
+			*o++ = '!';
+		*o++ = s[i];
+	}
+	*o++ = '%';
+	*len = (unsigned long)(o - p);
+	return p;
+}

@@ -11,4 +11,9 @@
  * how many, 0 if it is not valid. */
 size_t mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1]);
 
+/* s[0..n) as a LIKE pattern that matches it as a substring, with '!'
+ * as the escape (MQ_SQL_ERROR_LIKE): % and _ (and !) are plain
+ * characters. malloc'ed, its length in *len; NULL if out of memory. */
+char *mq__like_substring(const char *s, size_t n, unsigned long *len);
+
 #endif

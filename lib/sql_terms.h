@@ -107,6 +107,14 @@
     " WHEN state = 'ready' THEN 'scheduled'" \
     " ELSE CAST(state AS CHAR) END"
 
+/* The operator's filters (mq ls, mq retry). The last error contains a
+ * text: the parameter is mq__like_substring's pattern. */
+#define MQ_SQL_ERROR_LIKE "last_error LIKE ? ESCAPE '!'"
+
+/* The time --since and --before compare: when the job finished, else
+ * when it was made. */
+#define MQ_SQL_JOB_TIME "COALESCE(finished_at, created_at)"
+
 /* A time as UTC ISO 8601 text, to the second (NULL stays NULL). */
 #define MQ_SQL_ISO(x) "DATE_FORMAT(" x ", '%Y-%m-%dT%H:%i:%sZ')"
 

@@ -26,7 +26,7 @@ synopsis_of_help() { # the usage lines of -h output
 }
 
 for cmd in mq ack archive cancel check completion extend fail init ls pause \
-  pop purge push requeue-stale resume show stats top why work; do
+  pop purge push requeue-stale resume retry show stats top why work; do
   page=$MAN/mq-$cmd.1.scd
   want=$(synopsis_of_page "$page" 2>/dev/null)
   case $cmd in

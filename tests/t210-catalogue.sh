@@ -56,6 +56,9 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
   refuse 64 "queue '$shown' (ls)" "$MQ" ls --queue "$name"
   refuse 64 "state '$shown' (ls)" "$MQ" ls --state "ready,$name"
   refuse 64 "id '$shown' (ls --after)" "$MQ" ls --after "$name"
+  refuse 64 "queue '$shown' (retry)" "$MQ" retry --queue "$name" --all
+  refuse 64 "queue '$shown' (retry --to-queue)" "$MQ" retry --to-queue "$name" "$a"
+  refuse 64 "job id '$shown' (retry)" "$MQ" retry "$name"
 done
 refuse 64 "table of 57 characters (its archive's would not fit)" \
   "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
@@ -70,6 +73,7 @@ for d in -1s -5 99999999999999999999s 36601d 1e9 soon 1h30 '' '5 s' 0x10; do
   refuse 64 "duration '$d' (archive --older-than)" "$MQ" archive --older-than "$d"
   refuse 64 "duration '$d' (work --timeout)" "$MQ" work --timeout "$d" -- true
   refuse 64 "duration '$d' (push --every)" "$MQ" push --every "$d" x
+  refuse 64 "duration '$d' (retry --since)" "$MQ" retry --queue q --since "$d"
 done
 for t in '2026-13-01 00:00' "2026-01-01 00:00'; DROP TABLE mq_jobs; --" now @-1; do
   refuse 64 "time '$(printf '%s' "$t" | cut -c1-20)' (push --at)" "$MQ" push --at "$t" x
@@ -78,6 +82,15 @@ for v in -1 0 abc 99999999999999999999 1.5; do
   refuse 64 "count '$v' (pop --count)" "$MQ" pop --count "$v"
 done
 refuse 64 "priority 40000" "$MQ" push --priority 40000 x
+# mq retry: a selection it can trust, a rate it can keep
+for v in 0 -1 abc 10/x 1/s/s 1e3 '' 2000000/s 5/h; do
+  refuse 64 "rate '$v' (retry --rate)" "$MQ" retry --queue q --all --rate "$v"
+done
+refuse 64 "retry --queue without a filter or --all" "$MQ" retry --queue q
+refuse 64 "retry of nothing (no id, no --queue)" "$MQ" retry
+refuse 64 "retry of ids and a filter" "$MQ" retry --queue q --error x "$a"
+refuse 64 "retry --all without --queue" "$MQ" retry --all
+refuse 64 "retry --batch 0" "$MQ" retry --queue q --all --batch 0
 refuse 64 "a receipt that looks like an option" "$MQ" ack "-1.$(printf '%032d' 0)"
 
 # receipts: malformed, forged, another job's

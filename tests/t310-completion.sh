@@ -34,7 +34,7 @@ check "the script registers itself without bash-completion" \
   bash --norc --noprofile -c '. "$1" && complete -p mq | grep -q -- "-F _mq"' \
   sh "$T_TMP/mq.bash"
 is "$(comp mq po)" "pop" "mq po<TAB>: pop"
-is "$(comp mq re)" "requeue-stale resume" "mq re<TAB>: both commands"
+is "$(comp mq re)" "requeue-stale resume retry" "mq re<TAB>: the three commands"
 is "$(comp mq pop --cl)" "--claim" "mq pop --cl<TAB>: --claim"
 is "$(comp mq pop --claim '')" "skip-locked update" \
   "mq pop --claim <TAB>: its values"

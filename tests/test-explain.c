@@ -169,7 +169,8 @@ main(void)
 	mysql_free_result(mysql_store_result(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
 	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, @zero = 0, "
-	    "@tok = '0123456789abcdef0123456789abcdef'") == 0, "set parameters",
+	    "@tok = '0123456789abcdef0123456789abcdef', @minp = -32769, "
+	    "@pat = '%x%'") == 0, "set parameters",
 	    mysql_error(c->db));
 
 	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
@@ -184,6 +185,14 @@ main(void)
 	    "@q, @q, @n", "lease", NULL);
 	check(c->db, "archive", mq__sql_archive_pick, "@done, @age, @n",
 	    "finished", NULL);
+	/* retry: a queue's dead jobs from the cursor on, a range of the
+	 * claim index in its order (the filters checked on the way) */
+	check(c->db, "retry", mq__sql_retry_pick, "@q, @minp, @minp, @zero, "
+	    "@zero, @zero, @null, @null, @null, @null, @null, @null, @n",
+	    "claim", "|range|");
+	check(c->db, "retry with filters", mq__sql_retry_pick, "@q, @zero, "
+	    "@zero, @zero, @zero, @id1, @pat, @pat, @age, @age, @zero, "
+	    "@zero, @n", "claim", "|range|");
 	/* stats: one claim-index entry per queue, then each queue's ready
 	 * and leased ranges; done and dead entries are never read */
 	check(c->db, "stats: the queues", mq__sql_stats_queues, "",
