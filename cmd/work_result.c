@@ -174,7 +174,12 @@ error_text(const struct slot *s, int64_t timeout_us, char *buf)
 	start = (s->tail_pos + TAIL - keep) % TAIL;
 	for (i = 0; i < keep; i++)
 		buf[(size_t)n + i] = s->tail[(start + i) % TAIL];
-	return (size_t)n + keep;
+	/* the line break that ends the last line is not part of the error
+	 * (it would show as \x0a in mq ls and mq show) */
+	while (keep > 0 && (buf[(size_t)n + keep - 1] == '\n' ||
+	    buf[(size_t)n + keep - 1] == '\r'))
+		keep--;
+	return keep ? (size_t)n + keep : (size_t)n - 2;
 }
 
 int

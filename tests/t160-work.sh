@@ -38,7 +38,7 @@ expect_status 0 "work --exit-when-empty drains the queue" \
   "$MQ" work --queue a --exit-when-empty -- "$T_TMP/job.sh"
 is "$(row "$ok" "state, attempts")" "done,1" "exit 0: acked"
 is "$(row "$fail" "state, attempts, last_error")" \
-  "ready,1,exit status 3; something broke in job $fail\\n" "exit 3: failed, stderr's tail kept"
+  "ready,1,exit status 3; something broke in job $fail" "exit 3: failed, stderr's tail kept"
 like "$ERR" "*something broke in job $fail
 mq work: job $fail: failed (non-zero exit); due again in *s" "stderr passed on, the failure reported"
 like "$(grep "^$ok " "$LOG")" "$ok $ok.* a 1" "MQ_ID, MQ_RECEIPT, MQ_QUEUE, MQ_ATTEMPT set"
