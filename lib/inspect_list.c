@@ -19,17 +19,35 @@ add(char *b, size_t cap, const char *s)
 	return 1;
 }
 
-/* The index a read of the job table for these states uses: with a
- * state filter, a range of the queue's states in the claim or due index
- * (the due one for due jobs), or of the states in the lease or finished
- * index, sorted by id afterwards: its cost grows with the jobs in those
- * states, not with the table. Without one, the optimizer's choice (the
- * primary key in id order, up to the limit, as a rule). */
+/* Whether the states (bits of enum mq_state) are all kept as one value
+ * of the state column: ready and scheduled are 'ready', leased and stale
+ * 'leased'. */
+static int
+one_stored_state(unsigned live)
+{
+	const unsigned ready = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED,
+	    leased = 1u << MQ_ST_LEASED | 1u << MQ_ST_STALE;
+
+	return (live & ~ready) == 0 || (live & ~leased) == 0 ||
+	    live == 1u << MQ_ST_DONE || live == 1u << MQ_ST_DEAD;
+}
+
+/* The index a read of the job table for these states uses. A queue's
+ * jobs of one stored state: the list index, (queue, state, id), read in
+ * id order from the page's first id, so a page costs its own rows
+ * (ready jobs that are not due, or scheduled ones that are, are read and
+ * passed over). Several states of a queue: a range of each in the claim
+ * or due index; no queue: of the states in the lease or finished index;
+ * sorted by id afterwards: the cost grows with the jobs in those states,
+ * not with the table. Without a state filter, the optimizer's choice
+ * (the primary key in id order, up to the limit, as a rule). */
 static const char *
 live_index(unsigned live, const struct mq_list_filter *f)
 {
 	if (live == (1u << MQ_ST_ARCHIVED) - 1)
 		return "";
+	if (f->queue && one_stored_state(live))
+		return " FORCE INDEX (list)";
 	if (f->queue)
 		return " FORCE INDEX (claim, due)";
 	return " FORCE INDEX (lease, finished)";

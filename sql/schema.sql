@@ -56,6 +56,10 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   UNIQUE KEY dedup (queue, dedup_live),
   -- the recurring jobs alone, for stats
   KEY recurring (every_us, queue, state),
+  -- mq ls: a queue's jobs of one state in id order (InnoDB ends every
+  -- key with the primary key), so a page reads its own rows, not the
+  -- million done jobs it is the newest of
+  KEY list (queue, state),
   -- a queue name mq accepts (--queue): mq can claim from it
   CONSTRAINT `{{TABLE}}_queue` CHECK (queue REGEXP '^[A-Za-z0-9_.-]+$'),
   -- not '' (what a non-strict session stores for a value not in the ENUM)

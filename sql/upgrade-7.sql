@@ -1,5 +1,5 @@
--- mq schema upgrade 6 -> 7: the history of attempts, and counters next
--- to the counts (see schema.sql). `mq init` runs this on a version 6
+-- mq schema upgrade 6 -> 7: the history of attempts, counters next to
+-- the counts, and the index list for mq ls (see schema.sql). `mq init` runs this on a version 6
 -- table. The counts table gets its new column and states first, in one
 -- ALTER that mq init skips when the column is already there (a script
 -- cut short is run again from the top); the counters start at 0.
@@ -18,4 +18,6 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (
   KEY seq (seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq history 1';
 
-ALTER TABLE `{{TABLE}}` COMMENT='mq schema 7';
+-- the index mq ls pages a queue's state by, and the version, in one
+-- ALTER: built in place (writers go on), all or nothing
+ALTER TABLE `{{TABLE}}` ADD KEY list (queue, state), COMMENT='mq schema 7';

@@ -226,9 +226,11 @@ main(void)
 	check_lease(c->db, "top: the workers (one queue)", mq__sql_workers,
 	    "@q, @q");
 	{
-		/* mq ls: by queue and state, a range of the claim or due
-		 * index (its rows sorted by id: the range's, not the
-		 * table's); with no filter, the primary key in order */
+		/* mq ls: a queue's jobs of one stored state, a range of the
+		 * list index in id order (no sort: a page reads its rows);
+		 * of several, ranges of the claim or due index (sorted by
+		 * id: the ranges' rows, not the table's); with no filter,
+		 * the primary key in order */
 		struct mq_list_filter f;
 		char *sql;
 
@@ -238,12 +240,17 @@ main(void)
 		f.since_us = f.before_us = -1;
 		f.limit = 5;
 		sql = mq__list_sql(&f);
-		check_range(c->db, "ls of a queue's dead jobs", sql,
-		    "@zero, @q, @n");
+		check(c->db, "ls of a queue's dead jobs", sql,
+		    "@zero, @q, @n", "list", "|range|");
 		free(sql);
 		f.states = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED;
 		sql = mq__list_sql(&f);
-		check_range(c->db, "ls of a queue's waiting jobs", sql,
+		check(c->db, "ls of a queue's waiting jobs", sql,
+		    "@zero, @q, @n", "list", "|range|");
+		free(sql);
+		f.states = 1u << MQ_ST_READY | 1u << MQ_ST_DEAD;
+		sql = mq__list_sql(&f);
+		check_range(c->db, "ls of a queue's ready and dead jobs", sql,
 		    "@zero, @q, @n");
 		free(sql);
 		f.queue = NULL;
