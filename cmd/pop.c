@@ -47,17 +47,23 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 	return rc;
 }
 
+/* The stop signals' dispositions mq pop was started with (a background
+ * job of a shell ignores SIGINT). */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction started_with[3];
+
 /* --wait D, as mq_pop_wait, but with the stop signals (SIGTERM, SIGINT,
  * SIGHUP) held blocked and caught while claiming, so that none ends mq
- * between a claim's COMMIT and the hand-over, and at their default while
- * parked in mq_wait, which claims nothing: there they end mq at once. */
+ * between a claim's COMMIT and the hand-over, and as mq was started with
+ * while parked in mq_wait, which claims nothing: there they end mq at
+ * once, as before. */
 static enum mq_status
 pop_waiting(struct mq_conn *c, const struct mq_pop_opts *o, long long wait,
     const sigset_t *held, struct mq_job **jobs, size_t *n)
 {
 	long long deadline = now_us() + wait, left;
 	enum mq_status rc, why;
-	unsigned idle;
+	unsigned idle, k;
 	sigset_t unused;
 
 	for (;;) {
@@ -66,9 +72,8 @@ pop_waiting(struct mq_conn *c, const struct mq_pop_opts *o, long long wait,
 			return rc;
 		why = rc;
 		/* one caught while claiming nothing ends mq now */
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		for (k = 0; k < 3; k++)
+			sigaction(stop_signals[k], &started_with[k], NULL);
 		sigprocmask(SIG_UNBLOCK, held, NULL);
 		if (stop_signal)
 			raise(stop_signal);
@@ -217,6 +222,8 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	}
 	/* a stop signal between the claim's COMMIT and the hand-over would
 	 * leave the jobs leased to nobody: held from here (HAND-OVER) */
+	for (i = 0; i < 3; i++)
+		sigaction(stop_signals[i], NULL, &started_with[i]);
 	catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, NULL);
 	st = a.wait ? pop_waiting(c, o, a.wait, &held, &jobs, &n) :
