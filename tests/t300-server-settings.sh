@@ -168,4 +168,18 @@ MQ_DEFAULTS_FILE="$T_TMP/small.cnf" expect_status 0 \
 "$MQ" ack "$r"
 is "$(sql "SELECT state, COUNT(*), SUM(attempts) FROM t_packet GROUP BY state" | tr '\t' ' ')" "done 2 2" \
   "both jobs done, one attempt each"
+# a job table converted to another engine (MyISAM: no transactions, no
+# row locks; on 6f40b45, 4 consumers popping at once were handed 29 of
+# 240 jobs twice, and mq init called it up to date)
+export MQ_TABLE=t_myisam
+"$MQ" init >/dev/null
+sql "ALTER TABLE t_myisam ENGINE=MyISAM"
+expect_status 78 "a MyISAM job table: push refused" "$MQ" push x
+like "$ERR" "mq push: table '$T_DB.t_myisam' uses the MyISAM engine: mq needs InnoDB (ALTER TABLE \`t_myisam\` ENGINE=InnoDB)" \
+  "it says why, and how to put it back"
+expect_status 78 "a MyISAM job table: pop refused" "$MQ" pop
+expect_status 78 "a MyISAM job table: mq init refuses it" "$MQ" init
+is "$(sql "SELECT COUNT(*) FROM t_myisam")" 0 "nothing was pushed"
+sql "ALTER TABLE t_myisam ENGINE=InnoDB"
+expect_status 0 "back on InnoDB: push" "$MQ" push x
 done_testing
