@@ -61,4 +61,32 @@ for fd in 2 1 0; do
     "done0,done0,done0" "fd $fd closed: every job done, none changed by a job's output"
 done
 
+# stdin open but left non-blocking by the producer (a pipe whose writer
+# is slow): mq push waits for its input (on 6f40b45 the single push
+# failed at once, 74 "cannot read standard input")
+cat >"$T_TMP/nonblock.py" <<'EOP'
+import os, fcntl, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(sys.argv[1:], stdin=r, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)
+os.close(r)
+try:
+    time.sleep(0.3)
+    os.write(w, b"slow")
+    time.sleep(0.3)
+    os.write(w, b"-writer\n")
+except BrokenPipeError:
+    pass
+os.close(w)
+o, e = p.communicate()
+sys.stdout.write("%d %s %s" % (p.returncode, o.decode().strip(), e.decode().strip()))
+EOP
+for form in "" --lines; do
+  set -- $(python3 "$T_TMP/nonblock.py" "$MQ" push --quiet --queue nb $form)
+  is "$# ${1:-}" "2 0" "push $form from a non-blocking stdin: status 0, one id ($*)"
+  is "$(sql "SELECT CAST(payload AS CHAR) FROM mq_jobs WHERE id = '${2:-0}'")" \
+    "slow-writer$([ -z "$form" ] && printf '\\n')" "push $form: the whole input"
+done
+
 done_testing
