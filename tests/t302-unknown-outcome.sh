@@ -184,4 +184,10 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 done
 is "$lost" 0 "SIGTERM during pop --count 50, 12 times: the jobs leased are those printed"
 
+# -h and -V into a full disk: no success (on 6f40b45 they exited 0
+# having written nothing)
+for a in -h -V "help" "push -h" "help ls"; do
+  expect_status 74 "mq $a >/dev/full: status 74" sh -c "\"\$0\" $a >/dev/full" "$MQ"
+done
+
 done_testing
