@@ -243,7 +243,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    o->queue);
 	if (st != MQ_OK) {
 		mq_close(c);
-		return EXIT_EMPTY;
+		return stop_signal ? 128 + stop_signal : EXIT_EMPTY;
 	}
 	if (a.form == SHELL && a.count_given)
 		printf("MQ_COUNT=%zu\n", n);
@@ -273,6 +273,8 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    (int)stop_signal);
 		rc = 128 + stop_signal;
 	}
+	/* held again: another one must not cut the give-back short */
+	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (rc != 0)
 		rc = give_back(c, jobs + i, n - i, i, why, rc);
 	else if (stop_signal)	/* every job out, then stopped */
