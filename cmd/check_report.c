@@ -3,6 +3,7 @@
  * crossed which threshold or the totals, the paused queues, and the
  * performance data, as the Monitoring Plugins' guidelines write them.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +31,24 @@ check_put_text(const unsigned char *p, size_t n)
 	}
 }
 
+/* A count as a value: a counts table edited by hand may sum above
+ * LLONG_MAX, which must not wrap to a negative that passes every
+ * threshold. */
+static long long
+count_value(uint64_t n)
+{
+	return n > (uint64_t)LLONG_MAX ? LLONG_MAX : (long long)n;
+}
+
 /* A queue's value of metric m: ages in microseconds. */
 static long long
 value(const struct mq_queue_stats *q, enum metric m)
 {
 	switch (m) {
 	case M_AGE:	return (long long)(q->oldest_ready_s * 1e6);
-	case M_DEAD:	return (long long)q->dead;
-	case M_STALE:	return (long long)q->stale;
-	case M_READY:	return (long long)q->ready;
+	case M_DEAD:	return count_value(q->dead);
+	case M_STALE:	return count_value(q->stale);
+	case M_READY:	return count_value(q->ready);
 	default:	return 0;
 	}
 }

@@ -26,8 +26,8 @@ extern unsigned std_closed;
 #define STDERR_CLOSED 4u
 
 /* Exits 74 naming the descriptor if one of which (STDIN_CLOSED,
- * STDOUT_CLOSED, STDERR_CLOSED) was closed at start: before anything is claimed or
- * pushed. */
+ * STDOUT_CLOSED, STDERR_CLOSED) was closed at start, or is open the wrong
+ * way (stdout read-only): before anything is claimed or pushed. */
 void need_stdio(const char *cmd, unsigned which);
 
 /* A monotonic clock, in microseconds. */

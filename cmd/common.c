@@ -3,6 +3,7 @@
  * every command, so that each reads and fails the same way.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,13 +127,38 @@ now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Whether standard descriptor fd is open the wrong way round for its
+ * use (`1<&0`: stdout read-only; stdin write-only): as good as closed,
+ * every write or read fails, but only after the work is done. */
+static int
+wrong_way(int fd)
+{
+	int mode = fcntl(fd, F_GETFL);
+
+	if (mode == -1)
+		return 1;
+	mode &= O_ACCMODE;
+	return fd == 0 ? mode == O_WRONLY : mode == O_RDONLY;
+}
+
 void
 need_stdio(const char *cmd, unsigned which)
 {
-	unsigned closed = std_closed & which;
+	unsigned closed = std_closed & which, unusable = 0;
+	int fd;
 
-	if (closed == 0)
+	for (fd = 0; fd <= 2; fd++)
+		if ((which & ~closed & 1u << fd) && wrong_way(fd))
+			unusable |= 1u << fd;
+	if ((closed | unusable) == 0)
 		return;
+	if (closed == 0) {
+		fprintf(stderr, "mq %s: standard %s is not open for %s: "
+		    "nothing done\n", cmd, unusable & STDIN_CLOSED ? "input" :
+		    unusable & STDOUT_CLOSED ? "output" : "error",
+		    unusable & STDIN_CLOSED ? "reading" : "writing");
+		exit(EX_IOERR);
+	}
 	fprintf(stderr, "mq %s: standard %s is closed: nothing done\n", cmd,
 	    closed & STDIN_CLOSED ? "input" : closed & STDOUT_CLOSED ?
 	    "output" : "error");

@@ -48,7 +48,7 @@ help(void)
 		printf("  %-14s %s\n", commands[i]->name, commands[i]->summary);
 	put_option_help(stdout, &main_command);
 	printf("\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n");
-	exit(0);
+	exit_written(&main_command);
 }
 
 static void
@@ -58,7 +58,7 @@ main_option(void *ctx, int id, const char *arg)
 		help();
 	if (id == 'V') {
 		printf("mq %s\n", MQ_VERSION);
-		exit(0);
+		exit_written(&main_command);
 	}
 }
 

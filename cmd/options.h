@@ -101,7 +101,15 @@ void put_usage(FILE *f, const struct command *cmd);
 /* The option list of -h: cmd's rows, then the shared ones. */
 void put_option_help(FILE *f, const struct command *cmd);
 
-/* Prints the usage and the option list on stdout and exits 0. */
+/* Exits 0 once stdout is written out, else 74 with the error line. */
+void exit_written(const struct command *cmd)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Prints the usage and the option list on stdout and exits 0 (74 if
+ * they could not be written). */
 void help_exit(const struct command *cmd)
 #if defined(__GNUC__)
     __attribute__((noreturn))

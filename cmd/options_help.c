@@ -84,9 +84,23 @@ put_option_help(FILE *f, const struct command *cmd)
 }
 
 void
+exit_written(const struct command *cmd)
+{
+	/* -h or -V into a full disk is no success (74, as every command's
+	 * output); a reader gone ends mq by SIGPIPE first, as coreutils */
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "mq%s%s: write failure on standard output\n",
+		    cmd->flags & CMD_MAIN ? "" : " ",
+		    cmd->flags & CMD_MAIN ? "" : cmd->name);
+		exit(EX_IOERR);
+	}
+	exit(0);
+}
+
+void
 help_exit(const struct command *cmd)
 {
 	put_usage(stdout, cmd);
 	put_option_help(stdout, cmd);
-	exit(0);
+	exit_written(cmd);
 }

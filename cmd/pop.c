@@ -47,6 +47,52 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 	return rc;
 }
 
+/* The stop signals' dispositions mq pop was started with (a background
+ * job of a shell ignores SIGINT). */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction started_with[3];
+
+/* --wait D, as mq_pop_wait, but with the stop signals (SIGTERM, SIGINT,
+ * SIGHUP) held blocked and caught while claiming, so that none ends mq
+ * between a claim's COMMIT and the hand-over, and as mq was started with
+ * while parked in mq_wait, which claims nothing: there they end mq at
+ * once, as before. */
+static enum mq_status
+pop_waiting(struct mq_conn *c, const struct mq_pop_opts *o, long long wait,
+    const sigset_t *held, struct mq_job **jobs, size_t *n)
+{
+	long long deadline = now_us() + wait, left;
+	enum mq_status rc, why;
+	unsigned idle, k;
+	sigset_t unused;
+
+	for (;;) {
+		rc = mq_pop(c, o, jobs, n);
+		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
+			return rc;
+		why = rc;
+		/* one caught while claiming nothing ends mq now */
+		for (k = 0; k < 3; k++)
+			sigaction(stop_signals[k], &started_with[k], NULL);
+		sigprocmask(SIG_UNBLOCK, held, NULL);
+		if (stop_signal)
+			raise(stop_signal);
+		idle = 0;
+		do {
+			if ((left = deadline - now_us()) <= 0)
+				return why;
+			if (left > mq_wait_backoff_us(idle))
+				left = mq_wait_backoff_us(idle);
+			idle++;
+			rc = mq_wait(c, o->queue, left);
+		} while (rc == MQ_EMPTY);
+		catch_stop(&unused);
+		sigprocmask(SIG_BLOCK, held, NULL);
+		if (rc != MQ_OK)
+			return rc;
+	}
+}
+
 enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
     OPT_RECEIPT_FILE, OPT_WAIT };
 
@@ -135,6 +181,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	enum mq_status st;
 	size_t n, i;
+	sigset_t held;
 	char why[300] = "";
 
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
@@ -173,8 +220,18 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 
 		a.wait = left > 0 ? left : 1;
 	}
-	st = a.wait ? mq_pop_wait(c, o, a.wait, &jobs, &n) :
+	/* a stop signal between the claim's COMMIT and the hand-over would
+	 * leave the jobs leased to nobody: held from here (HAND-OVER) */
+	for (i = 0; i < 3; i++)
+		sigaction(stop_signals[i], NULL, &started_with[i]);
+	catch_stop(&held);
+	sigprocmask(SIG_BLOCK, &held, NULL);
+	st = a.wait ? pop_waiting(c, o, a.wait, &held, &jobs, &n) :
 	    mq_pop(c, o, &jobs, &n);
+	/* caught from now on: one that came during the claim gives every
+	 * job back; one during the output, the jobs not yet out (a blocked
+	 * write fails with EINTR) */
+	stop_signal_pending(&held);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
@@ -186,14 +243,16 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    o->queue);
 	if (st != MQ_OK) {
 		mq_close(c);
-		return EXIT_EMPTY;
+		return stop_signal ? 128 + stop_signal : EXIT_EMPTY;
 	}
 	if (a.form == SHELL && a.count_given)
 		printf("MQ_COUNT=%zu\n", n);
 	/* each job is out (flushed) before the next is written: when a
 	 * write fails, the jobs before were handed over, and this one and
 	 * those after it are given back */
-	for (i = 0; i < n && rc == 0; i++) {
+	for (i = 0; i < n; i++) {
+		if (stop_signal)
+			break;
 		if (a.form == JSON)
 			pop_print_json(&jobs[i]);
 		else if (a.form == SHELL)
@@ -206,9 +265,20 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 			    "output");
 			rc = EX_IOERR;
 		}
+		if (rc != 0)
+			break;
 	}
+	if (stop_signal && i < n) {
+		snprintf(why, sizeof why, "stopped by signal %d",
+		    (int)stop_signal);
+		rc = 128 + stop_signal;
+	}
+	/* held again: another one must not cut the give-back short */
+	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (rc != 0)
-		rc = give_back(c, jobs + i - 1, n - i + 1, i - 1, why, rc);
+		rc = give_back(c, jobs + i, n - i, i, why, rc);
+	else if (stop_signal)	/* every job out, then stopped */
+		rc = 128 + stop_signal;
 	mq_close(c);
 	mq_jobs_free(jobs, n);
 	return rc;

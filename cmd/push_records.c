@@ -10,6 +10,7 @@
  * whole, and the stop signals.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +118,19 @@ slurp(size_t max, size_t *len)
 				break;
 			buf = nb;
 		}
+		errno = 0;
 		r = fread(buf + n, 1, cap - n, stdin);
 		n += r;
+		if (n <= max && ferror(stdin) && (errno == EAGAIN ||
+		    errno == EWOULDBLOCK)) {
+			/* a stdin left non-blocking by the producer has no
+			 * input yet: wait for it, as --lines does */
+			struct pollfd in = { 0, POLLIN, 0 };
+
+			clearerr(stdin);
+			if (poll(&in, 1, -1) >= 0 || errno == EINTR)
+				continue;
+		}
 		if (r == 0 || n > max)
 			break;
 	}

@@ -121,6 +121,7 @@ struct beat_task {
  * task's thread owns until it is collected (its connection, its task). */
 struct worker {
 	struct mq_global *g;
+	int err_stalled;	/* stderr took no write: jobs' output waits */
 	struct mq_pop_opts pop;
 	int64_t lease_us, timeout_us, wait_us;
 	long long max_jobs, claimed;
@@ -205,8 +206,13 @@ int find_command(const char *cmd, char *path, size_t size);
 int spawn_job(struct slot *s, const char *path, char **argv);
 
 /* Reads what the child wrote to stderr: passed on, and its tail kept.
- * At end of file the pipe is closed. */
-void drain(struct slot *s);
+ * At end of file the pipe is closed. Returns 1, reading nothing, while
+ * mq work's stderr cannot take a write (unless the job has ended: then
+ * what stderr cannot take is dropped), else 0. */
+int drain(struct slot *s, int ended);
+
+/* Whether mq work's stderr takes a write now (or fails at once). */
+int stderr_ready(void);
 
 /* Signals the job's whole process group. */
 void kill_job(const struct slot *s, int sig);

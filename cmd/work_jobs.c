@@ -8,6 +8,7 @@
 #define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -177,21 +178,43 @@ out:
 	return e;
 }
 
-void
-drain(struct slot *s)
+/* Whether mq work's own stderr takes a write of PIPE_BUF bytes now
+ * without blocking (or fails at once: its reader gone). */
+int
+stderr_ready(void)
+{
+	struct pollfd p = { 2, POLLOUT, 0 };
+
+	return poll(&p, 1, 0) == 1 &&
+	    (p.revents & (POLLOUT | POLLERR | POLLHUP));
+}
+
+int
+drain(struct slot *s, int ended)
 {
 	char buf[4096];
 	ssize_t n, i;
+	int ready;
 
-	while (s->err_fd >= 0 && (n = read(s->err_fd, buf, sizeof buf)) != 0) {
+	/* a log reader that stalls (mq work's stderr a pipe nobody reads)
+	 * must not stall the loop, and with it every heartbeat and timeout:
+	 * a running job's output waits in its own pipe (the job blocks, as
+	 * it would writing there itself); an ended job's is read for its
+	 * error text, and what stderr cannot take is not forwarded */
+	while (s->err_fd >= 0) {
+		if (!(ready = stderr_ready()) && !ended)
+			return 1;
+		if ((n = read(s->err_fd, buf, sizeof buf)) == 0)
+			break;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
-				return;
+				return 0;
 			break;
 		}
-		(void)!fwrite(buf, 1, (size_t)n, stderr);
+		if (ready)
+			(void)!fwrite(buf, 1, (size_t)n, stderr);
 		for (i = 0; i < n; i++) {
 			s->tail[s->tail_pos] = buf[i];
 			s->tail_pos = (s->tail_pos + 1) % TAIL;
@@ -202,6 +225,7 @@ drain(struct slot *s)
 	if (s->err_fd >= 0)
 		close(s->err_fd);
 	s->err_fd = -1;
+	return 0;
 }
 
 void

@@ -78,8 +78,8 @@ timeout_ms(struct worker *w)
 static void
 loop(struct worker *w)
 {
-	struct pollfd fds[MAX_SLOTS + 4];
-	int map[MAX_SLOTS + 4], nfds, i, r, wait_idx;
+	struct pollfd fds[MAX_SLOTS + 5];
+	int map[MAX_SLOTS + 5], nfds, i, r, wait_idx, err_idx;
 	unsigned char sig;
 
 	while (!done(w)) {
@@ -104,13 +104,21 @@ loop(struct worker *w)
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = w->beat.fd[0];
 		fds[nfds++].events = POLLIN;
-		for (i = 0; i < w->nslots; i++)
+		/* while stderr takes no write, the jobs' output waits in
+		 * their pipes, and the loop for stderr (drain) */
+		for (i = 0; i < w->nslots && !w->err_stalled; i++)
 			if (w->slot[i].state == RUNNING &&
 			    w->slot[i].err_fd >= 0) {
 				map[nfds] = i;
 				fds[nfds].fd = w->slot[i].err_fd;
 				fds[nfds++].events = POLLIN;
 			}
+		err_idx = -1;
+		if (w->err_stalled) {
+			err_idx = nfds;
+			fds[nfds].fd = 2;
+			fds[nfds++].events = POLLOUT;
+		}
 		wait_idx = -1;
 		if (w->waiting) {
 			wait_idx = nfds;
@@ -131,9 +139,12 @@ loop(struct worker *w)
 			op_apply(w);
 		if (r > 0 && fds[2].revents && dbt_collect(&w->beat))
 			beat_apply(w);
+		if (err_idx >= 0 && fds[err_idx].revents)
+			w->err_stalled = 0;
 		for (i = 3; r > 0 && i < nfds; i++)
-			if (i != wait_idx && fds[i].revents)
-				drain(&w->slot[map[i]]);
+			if (i != wait_idx && i != err_idx && fds[i].revents &&
+			    drain(&w->slot[map[i]], 0))
+				w->err_stalled = 1;
 		if (w->waiting && wait_idx >= 0 && fds[wait_idx].revents)
 			step_wait(w, fds[wait_idx].revents, 0);
 		else if (w->waiting && w->wait.timeout_ms >= 0 && r == 0)

@@ -83,7 +83,7 @@ reap(struct worker *w)
 			    s->ended_at - s->started_at + 1;
 			/* what is written now is read; a background process
 			 * that still holds the pipe is not waited for */
-			drain(s);
+			drain(s, 1);
 			if (s->err_fd >= 0) {
 				close(s->err_fd);
 				s->err_fd = -1;

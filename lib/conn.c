@@ -54,6 +54,7 @@
  */
 #define MQ_READ_TIMEOUT 300		/* seconds, the client's */
 #define MQ_LONG_READ_TIMEOUT 86400	/* mq init: DDL on big tables */
+#define MQ_MAX_PACKET (1UL << 30)	/* bytes: max_allowed_packet's top */
 #define SESSION_COMMON \
     "ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION autocommit=1," \
     " SESSION completion_type=0," \
@@ -260,6 +261,13 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 #else
 	fcntl((int)c->db->net.fd, F_SETFD, FD_CLOEXEC);
 #endif
+	/* an option file's max-allowed-packet bounds what this client takes
+	 * (it is read as it connects, after mq's options): set below a
+	 * job's size, that job's claim commits and its row never arrives,
+	 * again on every claim, stalling the queue. Any packet the server
+	 * may send is taken (1 GiB: the protocol's and server's maximum). */
+	if (c->db->net.max_packet_size < MQ_MAX_PACKET)
+		c->db->net.max_packet_size = MQ_MAX_PACKET;
 	/* jitter for deadlock retries: peers must not draw the same */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);

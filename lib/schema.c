@@ -65,6 +65,7 @@ struct probe {
 	uint64_t max_packet, autoinc_step, companion[NCOMP];
 	char binlog[32], database[65];
 	char comment[2049];	/* the job table's; "" if missing */
+	char engine[65];	/* the job table's; "" if not shown */
 	char counts_comment[64];	/* the counts table's (mq init) */
 	int exists;
 };
@@ -102,6 +103,22 @@ table_comment(const char *ddl, char *out, size_t size)
 	out[n] = '\0';
 }
 
+/* The table's engine in SHOW CREATE TABLE's text (") ENGINE=InnoDB"),
+ * "" if it is not there. */
+static void
+table_engine(const char *ddl, char *out, size_t size)
+{
+	const char *p = ddl ? strstr(ddl, "\n) ENGINE=") : NULL;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (p == NULL)
+		return;
+	for (p += 10; *p && *p != ' ' && *p != '\n' && n + 1 < size; p++)
+		out[n++] = *p;
+	out[n] = '\0';
+}
+
 /* The probe's statements, in order: the session's settings (two
  * statements: conn.c); temporary tables of mq's names dropped (an
  * init_connect or init-command that made one would hide the real table:
@@ -130,8 +147,10 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		break;
 	case P_TABLE:
 		p->exists = 1;
-		if (row && mysql_num_fields(res) >= 2)
+		if (row && mysql_num_fields(res) >= 2) {
 			table_comment(row[1], p->comment, sizeof p->comment);
+			table_engine(row[1], p->engine, sizeof p->engine);
+		}
 		break;
 	default:
 		if (k - P_COMPANIONS < NCOMP)
@@ -222,11 +241,26 @@ schema_version(const char *comment)
 	return v;
 }
 
+/* A job table in another engine (converted by hand: mq init makes
+ * InnoDB) has no transactions nor row locks: claims deliver one job to
+ * two consumers, and nothing given back is rolled back. Refused. */
+static enum mq_status
+check_engine(struct mq_conn *c, const char *table, const struct probe *p)
+{
+	if (p->engine[0] == '\0' || strcmp(p->engine, "InnoDB") == 0)
+		return MQ_OK;
+	return mq__fail(c, MQ_ESCHEMA, "table '%s.%s' uses the %s engine: "
+	    "mq needs InnoDB (ALTER TABLE `%s` ENGINE=InnoDB)", p->database,
+	    table, p->engine, table);
+}
+
 static enum mq_status
 check_version(struct mq_conn *c, const char *table, const struct probe *p)
 {
 	int v = schema_version(p->comment);
 
+	if (p->exists && check_engine(c, table, p) != MQ_OK)
+		return MQ_ESCHEMA;
 	if (!p->exists)
 		return mq__fail(c, MQ_ESCHEMA, "table '%s.%s' does not exist: "
 		    "run 'mq init' to create it", p->database, table);
@@ -397,6 +431,8 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	v = schema_version(p.comment);
 	if (v == 0 || v > MQ_SCHEMA_VERSION)
 		return check_version(c, table, &p);
+	if ((st = check_engine(c, table, &p)) != MQ_OK)
+		return st;
 	rep->from_version = v;
 	/* each upgrade script records its version last: rerun-safe */
 	for (; v < MQ_SCHEMA_VERSION; v++) {

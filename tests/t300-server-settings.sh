@@ -146,4 +146,40 @@ hsql "SET GLOBAL tx_read_only = 0, GLOBAL init_connect = 'CREATE TEMPORARY TABLE
 MQ_USER=app MQ_TABLE=t_move expect_status 0 "init_connect hiding the table behind a temporary one: push" "$MQ" push hidden
 is "$(hsql "SELECT COUNT(*) FROM h.t_move")" 3 "the job is in the real table"
 hsql "SET GLOBAL init_connect = ''"
+
+# an option file's max-allowed-packet below a job's size (the client's
+# own limit; on the test's own server): the job is claimed and handed
+# over, by pop and by work (on 6f40b45 every claim failed, 69, the job
+# leased to nobody, its attempt counted: the queue stalled)
+printf '[client]\nmax-allowed-packet=16384\n' >"$T_TMP/small.cnf"
+export MQ_SOCKET="$MQ_TEST_SOCKET" MQ_DATABASE="$T_DB" MQ_USER=root MQ_TABLE=t_packet
+"$MQ" init >/dev/null
+big=$(head -c 60000 /dev/zero | tr '\0' x)
+"$MQ" push "$big" >/dev/null
+MQ_DEFAULTS_FILE="$T_TMP/small.cnf" expect_status 0 \
+  "client max-allowed-packet 16384: pop of a 60000-byte job" "$MQ" pop --shell
+is "$(printf '%s\n' "$OUT" | sed -n 's/^MQ_PAYLOAD=//p' | wc -c | tr -d ' ')" 60003 \
+  "the whole payload handed over (quoted)"
+r=$(printf '%s\n' "$OUT" | sed -n 's/^MQ_RECEIPT=//p')
+MQ_DEFAULTS_FILE="$T_TMP/small.cnf" expect_status 0 \
+  "client max-allowed-packet 16384: push of 60000 bytes" "$MQ" push "$big"
+MQ_DEFAULTS_FILE="$T_TMP/small.cnf" expect_status 0 \
+  "client max-allowed-packet 16384: work" "$MQ" work --exit-when-empty -- sh -c 'test "$(wc -c)" -eq 60000'
+"$MQ" ack "$r"
+is "$(sql "SELECT state, COUNT(*), SUM(attempts) FROM t_packet GROUP BY state" | tr '\t' ' ')" "done 2 2" \
+  "both jobs done, one attempt each"
+# a job table converted to another engine (MyISAM: no transactions, no
+# row locks; on 6f40b45, 4 consumers popping at once were handed 29 of
+# 240 jobs twice, and mq init called it up to date)
+export MQ_TABLE=t_myisam
+"$MQ" init >/dev/null
+sql "ALTER TABLE t_myisam ENGINE=MyISAM"
+expect_status 78 "a MyISAM job table: push refused" "$MQ" push x
+like "$ERR" "mq push: table '$T_DB.t_myisam' uses the MyISAM engine: mq needs InnoDB (ALTER TABLE \`t_myisam\` ENGINE=InnoDB)" \
+  "it says why, and how to put it back"
+expect_status 78 "a MyISAM job table: pop refused" "$MQ" pop
+expect_status 78 "a MyISAM job table: mq init refuses it" "$MQ" init
+is "$(sql "SELECT COUNT(*) FROM t_myisam")" 0 "nothing was pushed"
+sql "ALTER TABLE t_myisam ENGINE=InnoDB"
+expect_status 0 "back on InnoDB: push" "$MQ" push x
 done_testing

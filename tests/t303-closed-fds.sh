@@ -61,4 +61,50 @@ for fd in 2 1 0; do
     "done0,done0,done0" "fd $fd closed: every job done, none changed by a job's output"
 done
 
+# stdin open but left non-blocking by the producer (a pipe whose writer
+# is slow): mq push waits for its input (on 6f40b45 the single push
+# failed at once, 74 "cannot read standard input")
+cat >"$T_TMP/nonblock.py" <<'EOP'
+import os, fcntl, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(sys.argv[1:], stdin=r, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)
+os.close(r)
+try:
+    time.sleep(0.3)
+    os.write(w, b"slow")
+    time.sleep(0.3)
+    os.write(w, b"-writer\n")
+except BrokenPipeError:
+    pass
+os.close(w)
+o, e = p.communicate()
+sys.stdout.write("%d %s %s" % (p.returncode, o.decode().strip(), e.decode().strip()))
+EOP
+for form in "" --lines; do
+  set -- $(python3 "$T_TMP/nonblock.py" "$MQ" push --quiet --queue nb $form)
+  is "$# ${1:-}" "2 0" "push $form from a non-blocking stdin: status 0, one id ($*)"
+  is "$(sql "SELECT CAST(payload AS CHAR) FROM mq_jobs WHERE id = '${2:-0}'")" \
+    "slow-writer$([ -z "$form" ] && printf '\\n')" "push $form: the whole input"
+done
+
+# open the wrong way round: stdout read-only (1<&0, 1</dev/null), stdin
+# write-only. Nothing is pushed or claimed (on 6f40b45 push inserted the
+# jobs and then failed to print their ids, 74: a producer that retries
+# pushes them twice)
+sql "DELETE FROM mq_jobs WHERE queue = 'ro'"
+expect_status 74 "push with stdout read-only: 74" sh -c '"$0" push --queue ro x 1</dev/null' "$MQ"
+is "$ERR" "mq push: standard output is not open for writing: nothing done" "it says so"
+expect_status 74 "push --lines with stdout read-only (1<&0): 74" sh -c 'printf "a\nb\n" | "$0" push --queue ro --lines 1<&0' "$MQ"
+expect_status 74 "push with stdin write-only: 74" sh -c '"$0" push --queue ro 0>"$1"' "$MQ" "$T_TMP/wo"
+is "$ERR" "mq push: standard input is not open for reading: nothing done" "it says so"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'ro'")" 0 "nothing was pushed"
+"$MQ" push --queue ro y >/dev/null
+expect_status 74 "pop --json with stdout read-only: 74" sh -c '"$0" pop --queue ro --json 1</dev/null' "$MQ"
+run sh -c '"$0" pop --queue ro 2</dev/null' "$MQ"
+is "$RC $OUT" "74 " "pop (raw) with stderr read-only (its receipt's place): 74, no payload"
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'ro'" | tr '\t' ' ')" "ready 0" \
+  "the job was never claimed"
+
 done_testing

@@ -195,4 +195,27 @@ like "$((t1 - t0)):$([ $((t1 - t0)) -le 16000 ] && echo in-time)" "*:in-time" \
   "within 5 s plus the 10 s bound"
 like "$(cat "$T_TMP/pop.err")" "mq pop: *" "and says why, in one line"
 
+# ---- mq work whose stderr takes no write (a log reader that stalls) ----
+# The heartbeats go on: the leases (3 s) are extended while the jobs'
+# output waits in their pipes, and all of it comes out once read (on
+# 6f40b45 the loop blocked writing it: at 6 s both leases had run out,
+# and requeue-stale put both jobs back while they ran)
+"$MQ" push --queue stall a >/dev/null
+"$MQ" push --queue stall b >/dev/null
+mkfifo "$T_TMP/stall.fifo"
+"$MQ" work --queue stall --lease 3s --concurrency 2 --exit-when-empty -- \
+  sh -c 'head -c 300000 /dev/zero >&2; sleep 4' 2>"$T_TMP/stall.fifo" &
+wpid=$!
+exec 7<"$T_TMP/stall.fifo"	# the reader: opened, not read for 7 s
+sleep 7
+is "$(sql "SELECT GROUP_CONCAT(state, leased_until > UTC_TIMESTAMP(6) ORDER BY id) FROM mq_jobs WHERE queue = 'stall'")" \
+  "leased1,leased1" "stderr not read for 7 s: both leases (3 s) still extended"
+run "$MQ" requeue-stale --queue stall
+is "$(echo $OUT)" "requeued 0 dead 0" "requeue-stale finds nothing stale"
+is "$(wc -c <&7 | tr -d ' ')" 600000 "the jobs' output, read at last, is whole"
+exec 7<&-
+gone "$wpid" 200
+is "$WRC $(sql "SELECT GROUP_CONCAT(state, attempts ORDER BY id) FROM mq_jobs WHERE queue = 'stall'")" \
+  "0 done1,done1" "both jobs done, once each"
+
 done_testing

@@ -215,4 +215,12 @@ nocheck "$ins, available_at) VALUES ('k2', 'zero-date', '0000-00-00')"
 expect_status 0 "checks on: a zero-date row is claimed all the same" "$MQ" pop --queue k2
 is "$OUT" zero-date "(the job)"
 is "$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE queue = 'k2'")" leased "and leased"
+# the counts table edited by hand, its sum for a queue above 2^63: mq
+# check must not take it for a negative that passes every threshold (on
+# 6f40b45: "MQ OK", status 0, with the dead count over --max-dead)
+sql "INSERT INTO mq_jobs_counts VALUES ('huge', 'dead', 1, 9223372036854775807), ('huge', 'dead', 2, 9223372036854775807)"
+run "$MQ" check --queue huge --max-dead 1
+is "$RC" 2 "counts summing above 2^63: mq check --max-dead 1 is CRITICAL (2)"
+like "$OUT" "MQ CRITICAL - huge: 9223372036854775807 dead > 1 (critical) |*" "and names the queue"
+sql "DELETE FROM mq_jobs_counts WHERE queue = 'huge'"
 done_testing
