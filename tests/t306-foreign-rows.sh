@@ -218,7 +218,7 @@ is "$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE queue = 'k2'")" leased 
 # the counts table edited by hand, its sum for a queue above 2^63: mq
 # check must not take it for a negative that passes every threshold (on
 # 6f40b45: "MQ OK", status 0, with the dead count over --max-dead)
-sql "INSERT INTO mq_jobs_counts VALUES ('huge', 'dead', 1, 9223372036854775807), ('huge', 'dead', 2, 9223372036854775807)"
+sql "INSERT INTO mq_jobs_counts (queue, state, slot, n) VALUES ('huge', 'dead', 1, 9223372036854775807), ('huge', 'dead', 2, 9223372036854775807)"
 run "$MQ" check --queue huge --max-dead 1
 is "$RC" 2 "counts summing above 2^63: mq check --max-dead 1 is CRITICAL (2)"
 like "$OUT" "MQ CRITICAL - huge: 9223372036854775807 dead > 1 (critical) |*" "and names the queue"
