@@ -109,7 +109,7 @@ refuse_check "duration with a line break and ESC (--warn-age)" --queue q --warn-
 # (on 72dbc31 the UNKNOWN line doubled the backslashes of the escapes)
 refuse_check "duration with a bar and a backslash (--max-age)" --max-age '1s|x\y'
 is "$OUT" "MQ UNKNOWN - usage error: invalid duration for --max-age: '1s\\x7cx\\\\y' (examples: 30s, 5m, 1h30m, 500ms, 2d)" \
-  "check: the bar as \\x7c, the backslash as shown on stderr (\\\\)"
+  "check: the bar as x7c escaped, the backslash doubled as on stderr"
 refuse 64 "duration with a line break and ESC (top --interval)" \
   "$MQ" top --once --interval "$dur"
 is "$(printf '%s' "$ERR" | LC_ALL=C tr -d '\040-\176' | wc -c | tr -d ' ')" 0 \

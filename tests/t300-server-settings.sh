@@ -8,7 +8,9 @@
 # read timeout, COMMIT that disconnects, one-row select limits, unique
 # and CHECK checks off, read-only transactions by default. The core path
 # of every command runs against it, as root and as that account, and the
-# tables show exactly what mq printed.
+# tables show exactly what mq printed: the operator's commands too (ls,
+# why, show, check, retry by id and by filter into another queue, top
+# --once across the idle timeouts) and the counters of stats --json.
 . "$(dirname "$0")/lib.sh"
 
 H=$T_TMP/hostile
