@@ -42,13 +42,21 @@ static const struct opt opts[] = {
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
-/* The UNKNOWN line of a usage error (the command's usage_hook): a monitoring system
- * reads stdout and the exit status, not stderr. */
+/* The UNKNOWN line of a usage error (the command's usage_hook): a
+ * monitoring system reads stdout and the exit status, not stderr. The
+ * message is the stderr line's, whose values usage_error's callers escaped
+ * already (shown()): escaping it again would double its backslashes, so
+ * only a bar, which would start the performance data, becomes \x7c. */
 static void
 usage_unknown(const char *msg)
 {
 	fputs("MQ UNKNOWN - usage error: ", stdout);
-	check_put_text((const unsigned char *)msg, strlen(msg));
+	for (; *msg; msg++) {
+		if (*msg == '|')
+			fputs("\\x7c", stdout);
+		else
+			putchar(*msg);
+	}
 	putchar('\n');
 	fflush(stdout);
 	exit(ST_UNKNOWN);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # valgrind finds no error and no leak on the main paths: init, push (one,
 # stream, --every), pop (both strategies, every form, a queue list), ack
-# (recurring too), cancel, stats, and the error exits.
+# (recurring too), cancel, stats, the error exits, and the operator's
+# commands: ls, why, show, check, retry, top --once, stats --json.
 . "$(dirname "$0")/lib.sh"
 if [ -n "${MQ_SANITIZED:-}" ]; then
   ok "# SKIP valgrind does not run sanitized binaries"
@@ -55,4 +56,60 @@ vg 0 "work (acks, a failure, prefetch, an idle wait)" work --queue work \
   --concurrency 3 --wait 1500ms -- sh -c '[ "$(cat)" != fail ]'
 is "$(sql "SELECT CONCAT_WS(',', SUM(state = 'done'), SUM(state = 'ready')) FROM mq_jobs WHERE queue = 'work'")" \
   "20,1" "work under valgrind did the jobs"
+# the operator's commands, on a dead job with a history, a ready one, a
+# leased one and an archived one
+d1=$("$MQ" push --queue ops --dedup dk dead-one)
+d2=$("$MQ" push --queue ops dead-two)
+"$MQ" fail --retry-in 0s --error "first try" "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+"$MQ" fail --no-retry --error "boom one" "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+"$MQ" fail --no-retry --error "boom two" "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+r3=$("$MQ" push --queue ops ready-three)
+is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE queue = 'ops'")" \
+  "dead,dead,ready" "two dead jobs, one ready"
+vg 0 "ls" ls
+vg 0 "ls --json --state dead,ready --queue ops" ls --json --state dead,ready --queue ops
+is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 3 "ls --json: three lines"
+vg 0 "ls --ids --error boom --limit 1 (a next page)" ls --ids --queue ops --error boom --limit 1
+is "$OUT:$ERR" "$d1:mq ls: more: --after $d1" "ls --ids: the first page and how to get the next"
+"$MQ" archive --older-than 0s >/dev/null
+vg 0 "ls --state archived" ls --state archived --limit 3
+vg 14 "why of a dead job" why "$d1"
+vg 0 "why --json of a ready job" why --json "$r3"
+like "$OUT" '*"answer":"ready",*' "why --json: ready"
+vg 1 "why of a missing job" why 999999
+vg 0 "show of two jobs (history, dedup key)" show "$d1" "$r3"
+like "$OUT" '*history:*failed, attempt 1, then ready*first try*failed, attempt 2, then dead*boom two*' \
+  "show: the history of both attempts"
+vg 0 "show --json" show --json "$d1" "$d2"
+is "$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+print(" ".join(str(len(json.loads(l)["history"])) for l in sys.stdin))')" "2 1" \
+  "show --json: valid JSON, the history of each job"
+vg 0 "show -o" show -o "$T_TMP/shown" "$d2"
+is "$(cat "$T_TMP/shown")" dead-two "show -o wrote the payload"
+vg 1 "show of a missing job" show "$d1" 999999
+vg 64 "show -o of two jobs" show -o "$T_TMP/x" "$d1" "$d2"
+vg 0 "check" check --queue ops
+vg 2 "check, critical" check --max-dead 0 --warn-age 1s
+like "$OUT" 'MQ CRITICAL - *ops: 2 dead > 0 (critical)*' "check: the crossing named"
+vg 3 "check, a usage error" check --max-dead x
+vg 0 "retry --dry-run" retry --queue ops --error boom --dry-run
+is "$(printf '%s\n' "$OUT" | sort -n | tr '\n' ' ')" "$d1 $d2 " "retry --dry-run: the two dead ids"
+vg 0 "retry by id" retry "$d1"
+vg 1 "retry of a job that is not dead" retry "$d1" "$r3"
+vg 0 "retry by filter --to-queue" retry --queue ops --all --to-queue ops2
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(queue, ':', state) ORDER BY id) FROM mq_jobs WHERE id IN ($d1, $d2, $r3)")" \
+  "ops:ready,ops2:ready,ops:ready" "retry: both back to ready, one in ops2"
+"$MQ" pop --queue ops -o /dev/null >/dev/null
+vg 0 "top --once" top --once --interval 200ms
+like "$OUT" '*QUEUE*ops *ops2 *' "top --once: a line per queue"
+vg 0 "top --once --queue" top --once --queue ops --interval 100ms
+vg 64 "top, a usage error" top --once --interval 1ms
+vg 0 "stats --json" stats --json
+is "$(printf '%s' "$OUT" | python3 -c '
+import json, sys
+for q in json.load(sys.stdin)["queues"]:
+    if q["queue"].startswith("ops"):
+        print(q["queue"], " ".join(str(v) for v in q["counters"].values()))' | tr '\n' ,)" \
+  "ops 3 0 1 2 0 1 0 0,ops2 1 0 0 0 0 1 0 0," "stats --json: the counters of ops and ops2"
 done_testing

@@ -33,6 +33,24 @@ refuse() { # refuse STATUS WHAT CMD...: refused, one line, nothing changed
   fi
 }
 
+# mq check speaks the plugin guidelines: a usage error is UNKNOWN (3),
+# one status line on stdout saying what the stderr line says, nothing
+# else on it, and no row changed
+refuse_check() { # refuse_check WHAT ARGS...
+  cwhat=$1
+  shift
+  refuse 3 "$cwhat (check)" "$MQ" check "$@"
+  # a value echoed back is escaped (shown as \xHH) the same on both
+  # lines; a bar, which would start the performance data, as \x7c
+  if [ "$(printf '%s\n' "$OUT" | wc -l)" -ne 1 ] ||
+    [ -n "$(printf '%s' "$OUT" | LC_ALL=C tr -d '\040-\176')" ]; then
+    not_ok "$cwhat: one printable UNKNOWN line on stdout" "stdout: $OUT"
+  else
+    is "$OUT" "MQ UNKNOWN - usage error: $(printf '%s' "${ERR#mq check: }" | sed 's/|/\\x7c/g')" \
+      "$cwhat: the UNKNOWN line on stdout says what stderr says"
+  fi
+}
+
 # names: quotes, backticks, semicolons, spaces, non-ASCII, empty, too long
 long64=$(printf '%065d' 0 | tr 0 q)
 for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
@@ -59,22 +77,64 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
   refuse 64 "queue '$shown' (retry)" "$MQ" retry --queue "$name" --all
   refuse 64 "queue '$shown' (retry --to-queue)" "$MQ" retry --to-queue "$name" "$a"
   refuse 64 "job id '$shown' (retry)" "$MQ" retry "$name"
+  refuse_check "queue '$shown'" --queue "$name"
+  refuse_check "table '$shown'" --table "$name"
+  refuse 64 "queue '$shown' (top)" "$MQ" top --once --queue "$name"
+  refuse 64 "table '$shown' (top)" "$MQ" top --once --table "$name"
 done
+refuse_check "a queue list" --queue a,b
+refuse 64 "a queue list (top)" "$MQ" top --once --queue a,b
 refuse 64 "table of 57 characters (its archive's would not fit)" \
   "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
 
 # durations: negative, overflowing, garbage
-for d in -1s -5 99999999999999999999s 36601d 1e9 soon 1h30 '' '5 s' 0x10; do
-  refuse 64 "duration '$d' (push --delay)" "$MQ" push --delay "$d" x
-  refuse 64 "duration '$d' (pop --lease)" "$MQ" pop --lease "$d"
-  refuse 64 "duration '$d' (pop --wait)" "$MQ" pop --wait "$d"
-  refuse 64 "duration '$d' (extend --lease)" "$MQ" extend --lease "$d" "$rb"
-  refuse 64 "duration '$d' (fail --retry-in)" "$MQ" fail --retry-in "$d" "$rb"
-  refuse 64 "duration '$d' (archive --older-than)" "$MQ" archive --older-than "$d"
-  refuse 64 "duration '$d' (work --timeout)" "$MQ" work --timeout "$d" -- true
-  refuse 64 "duration '$d' (push --every)" "$MQ" push --every "$d" x
-  refuse 64 "duration '$d' (retry --since)" "$MQ" retry --queue q --since "$d"
+# (not $d: expect_status sets d to its description)
+for dur in -1s -5 99999999999999999999s 36601d 1e9 soon 1h30 '' '5 s' 0x10; do
+  refuse 64 "duration '$dur' (push --delay)" "$MQ" push --delay "$dur" x
+  refuse 64 "duration '$dur' (pop --lease)" "$MQ" pop --lease "$dur"
+  refuse 64 "duration '$dur' (pop --wait)" "$MQ" pop --wait "$dur"
+  refuse 64 "duration '$dur' (extend --lease)" "$MQ" extend --lease "$dur" "$rb"
+  refuse 64 "duration '$dur' (fail --retry-in)" "$MQ" fail --retry-in "$dur" "$rb"
+  refuse 64 "duration '$dur' (archive --older-than)" "$MQ" archive --older-than "$dur"
+  refuse 64 "duration '$dur' (work --timeout)" "$MQ" work --timeout "$dur" -- true
+  refuse 64 "duration '$dur' (push --every)" "$MQ" push --every "$dur" x
+  refuse 64 "duration '$dur' (retry --since)" "$MQ" retry --queue q --since "$dur"
+  refuse_check "duration '$dur' (--max-age)" --max-age "$dur"
+  refuse 64 "duration '$dur' (top --interval)" "$MQ" top --once --interval "$dur"
 done
+# a duration with a line break and ESC in it: echoed back escaped
+dur=$(printf '1s\nMQ OK - \033[2J')
+refuse_check "duration with a line break and ESC (--max-age)" --max-age "$dur"
+refuse_check "duration with a line break and ESC (--warn-age)" --queue q --warn-age "$dur"
+# (on 72dbc31 the UNKNOWN line doubled the backslashes of the escapes)
+refuse_check "duration with a bar and a backslash (--max-age)" --max-age '1s|x\y'
+is "$OUT" "MQ UNKNOWN - usage error: invalid duration for --max-age: '1s\\x7cx\\\\y' (examples: 30s, 5m, 1h30m, 500ms, 2d)" \
+  "check: the bar as x7c escaped, the backslash doubled as on stderr"
+refuse 64 "duration with a line break and ESC (top --interval)" \
+  "$MQ" top --once --interval "$dur"
+is "$(printf '%s' "$ERR" | LC_ALL=C tr -d '\040-\176' | wc -c | tr -d ' ')" 0 \
+  "top: the refused duration comes back escaped (printable stderr)"
+# mq top refreshes from 100ms to 1d
+for dur in 0s 99ms 1d1ms 2d; do
+  refuse 64 "interval '$dur' out of range (top)" "$MQ" top --once --interval "$dur"
+done
+refuse 64 "an operand (top)" "$MQ" top --once q
+refuse 64 "unknown option (top)" "$MQ" top --once --bogus
+# thresholds: integers from 0 to 999999999999999 (int_arg, shared by every
+# command, takes a leading blank as strtoll does: ' 5' is 5 everywhere)
+for v in -1 abc 1000000000000000 99999999999999999999 1.5 '' 0x10 '5 ' 1e3 \
+  "1' OR '1'='1" "$(printf '1\n\033[2J')"; do
+  shown=$(printf '%s' "$v" | tr '\n\033' '??')
+  refuse_check "threshold '$shown' (--max-dead)" --max-dead "$v"
+done
+for o in --warn-dead --max-stale --warn-stale --max-ready --warn-ready; do
+  for v in 1000000000000000 "$(printf '1\n\033[2J')"; do
+    refuse_check "threshold '$(printf '%s' "$v" | tr '\n\033' '??')' ($o)" "$o" "$v"
+  done
+done
+refuse_check "an operand" q
+refuse_check "unknown option" --bogus
+refuse_check "a threshold without its value" --max-dead
 for t in '2026-13-01 00:00' "2026-01-01 00:00'; DROP TABLE mq_jobs; --" now @-1; do
   refuse 64 "time '$(printf '%s' "$t" | cut -c1-20)' (push --at)" "$MQ" push --at "$t" x
 done

@@ -8,7 +8,9 @@
 # read timeout, COMMIT that disconnects, one-row select limits, unique
 # and CHECK checks off, read-only transactions by default. The core path
 # of every command runs against it, as root and as that account, and the
-# tables show exactly what mq printed.
+# tables show exactly what mq printed: the operator's commands too (ls,
+# why, show, check, retry by id and by filter into another queue, top
+# --once across the idle timeouts) and the counters of stats --json.
 . "$(dirname "$0")/lib.sh"
 
 H=$T_TMP/hostile
@@ -107,6 +109,87 @@ round() { # round USER SQL_MODE TABLE
   expect_status 0 "$w ack of the recurring job" "$MQ" ack "$r"
   is "$(hsql "SELECT state, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), available_at) BETWEEN 18 AND 20 FROM h.$3 WHERE queue = 'every'" | tr '\t' ' ')" \
     "ready 1" "$w due again at the next slot, 20 minutes on (UTC, no run skipped)"
+  ops "$@"
+}
+# answers STATUS DESCRIPTION CMD...: CMD exits STATUS (an answer, not an
+# error: mq why, mq check) with nothing on stderr
+answers() {
+  a_want=$1 a_d=$2
+  shift 2
+  run "$@"
+  if [ "$RC" -eq "$a_want" ] && [ -z "$ERR" ]; then
+    ok "$a_d"
+  else
+    not_ok "$a_d" "exit status $RC, expected $a_want; stderr: $ERR"
+  fi
+}
+# ops USER SQL_MODE TABLE: the operator's commands, on a queue of their
+# own: one job done, one failed and due again in an hour, one dead
+ops() {
+  c1=$("$MQ" push --queue ops a1) c2=$("$MQ" push --queue ops a2) c3=$("$MQ" push --queue ops a3)
+  "$MQ" ack "$("$MQ" pop --queue ops -o /dev/null)"
+  "$MQ" fail --retry-in 1h --error e1 "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+  "$MQ" fail --no-retry --error e2 "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+  is "$(hsql "SELECT GROUP_CONCAT(state, attempts ORDER BY id) FROM h.$3 WHERE queue = 'ops'")" \
+    "done1,ready1,dead1" "$w ops: done, failed, dead"
+  is "$(counters ops)" "3 1 1 1 0 0 0 0" "$w stats --json: the counters pushed 3, done 1, failed 1, dead 1"
+  expect_status 0 "$w ls --ids" "$MQ" ls --queue ops --ids
+  is "$(echo $OUT)" "$c1 $c2 $c3" "$w ls lists the three (select limit 1 globally)"
+  expect_status 0 "$w ls --state dead --json" "$MQ" ls --state dead,scheduled --queue ops --json
+  is "$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print(d["id"], d["state"], d["error"], 3500e6 < d["available_at_from_now_us"] <= 3600e6)' | tr '\n' ,)" \
+    "$c2 scheduled e1 True,$c3 dead e2 False," "$w ls --json: the two, due times in UTC"
+  expect_status 0 "$w ls (the table)" "$MQ" ls --queue ops
+  is "$(printf '%s\n' "$OUT" | awk 'NR > 1 { print $1, $2, $3, $5 }' | tr '\n' ,)" \
+    "$c1 ops done 1/10,$c2 ops scheduled 1/10,$c3 ops dead 1/10," "$w ls: the table's rows"
+  answers 15 "$w why of the done job" "$MQ" why "$c1"
+  answers 11 "$w why of the failed job" "$MQ" why --json "$c2"
+  is "$(printf '%s' "$OUT" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["answer"], d["error"], 3500e6 < d["available_at_from_now_us"] <= 3600e6)')" \
+    "scheduled e1 True" "$w why --json: scheduled, in an hour (UTC)"
+  answers 14 "$w why of the dead job" "$MQ" why "$c3"
+  like "$OUT" "job $c3 is dead since *, with error: e2*" "$w why: dead, with its error"
+  answers 16 "$w why of an archived job" "$MQ" why "${r1%%.*}"
+  expect_status 0 "$w show --json" "$MQ" show --json "$c2" "$c3" "${r1%%.*}"
+  is "$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print(d["id"], d["state"], d["payload"], " ".join("%s/%s/%s/%s" % (h["event"], h["state"], h["attempt"], h["error"]) for h in d["history"]))' | tr '\n' ,)" \
+    "$c2 scheduled a2 failed/ready/1/e1,$c3 dead a3 failed/dead/1/e2,${r1%%.*} archived p1 ," \
+    "$w show --json: state, payload and history of each"
+  expect_status 0 "$w show -o" "$MQ" show -o "$T_TMP/shown" "$c3"
+  is "$(cat "$T_TMP/shown")" a3 "$w show -o wrote the payload"
+  like "$OUT" "*history:*failed, attempt 1, then dead, worker *, error: e2*" "$w show: the history line"
+  answers 2 "$w check --max-dead 0" "$MQ" check --queue ops --max-dead 0
+  like "$OUT" "MQ CRITICAL - ops: 1 dead > 0 (critical) | 'ops.ready'=0;;;0 'ops.scheduled'=1;;;0 *" \
+    "$w check: critical, the figures"
+  expect_status 0 "$w check" "$MQ" check --queue ops --max-stale 0
+  like "$OUT" "MQ OK - queue ops: 0 ready, 0 stale, 1 dead | *" "$w check: OK"
+  expect_status 0 "$w retry by id" "$MQ" retry "$c3"
+  is "$OUT" "retried 1 job" "$w retry: one job"
+  is "$(hsql "SELECT state, attempts, queue, finished_at IS NULL FROM h.$3 WHERE id = $c3" | tr '\t' ' ')" \
+    "ready 0 ops 1" "$w the retry committed (autocommit off globally)"
+  is "$(hsql "SELECT GROUP_CONCAT(event, '/', state ORDER BY seq) FROM h.${3}_history WHERE job_id = $c3")" \
+    "failed/dead,retried/ready" "$w the history: the failure, then the retry"
+  "$MQ" fail --no-retry --error e3 "$("$MQ" pop --queue ops -o /dev/null)" >/dev/null
+  expect_status 0 "$w retry --dry-run by filter" "$MQ" retry --queue ops --error e --dry-run
+  is "$OUT" "$c3" "$w retry --dry-run: the dead job"
+  expect_status 0 "$w retry by filter --to-queue" "$MQ" retry --queue ops --error e3 --to-queue ops2
+  is "$(hsql "SELECT state, attempts, queue FROM h.$3 WHERE id = $c3" | tr '\t' ' ')" \
+    "ready 0 ops2" "$w the job is in ops2, ready"
+  is "$(counters ops) / $(counters ops2)" "3 1 1 2 0 1 0 0 / 1 0 0 0 0 1 0 0" \
+    "$w stats --json: the counters of both queues, exact"
+  # top samples twice, 3.5 s apart: longer than the idle timeouts
+  # (idle_transaction_timeout=1, wait_timeout=3 globally)
+  expect_status 0 "$w top --once across the idle timeouts" "$MQ" top --once --interval 3500ms
+  is "$(printf '%s\n' "$OUT" | awk '$1 == "ops" || $1 == "ops2" { print $1, $2, $3, $4, $5, $6 }' | tr '\n' ,)" \
+    "ops 0 1 0 0 0,ops2 1 0 0 0 0," "$w top: the depth of ops and ops2"
 }
 round root ORACLE t_oracle
 round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi

@@ -4,7 +4,9 @@
 # newlines, NUL; payloads of any bytes, invalid UTF-8 included) reach
 # neither a terminal raw nor break a machine format: mq stats (table,
 # --json, --prometheus), mq pop (--json, --shell), the error line, and
-# the commands that only count (requeue-stale --dry-run, archive, work).
+# the commands that only count (requeue-stale --dry-run, archive, work),
+# and the operator's commands (ls, why, show, check, top, retry): errors,
+# leased_by, dedup keys and the history's workers and errors too.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
 PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
@@ -213,5 +215,158 @@ sql "SET SESSION check_constraint_checks=0; UPDATE mq_jobs SET state = 'ready', 
   >"$T_TMP/work" 2>&1
 check "work: only printable ASCII on its output" printable "$T_TMP/work"
 is "$(grep -c 'failed (non-zero exit)' "$T_TMP/work")" 3 "work ran and failed 3 of them"
+
+# ---- the operator's commands: ls, why, show, check, top, retry ----
+# clean FILE: valid UTF-8, no C0 control but the line feed, no DEL, no C1
+# control, no bidirectional override or isolate
+clean() {
+  python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")
+bad = [c for c in t if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0
+       or 0x202a <= ord(c) <= 0x202e or 0x2066 <= ord(c) <= 0x2069]
+sys.exit(1 if bad else 0)' "$1"
+}
+oq=$(printf 'o\033[2J|x')                       # a queue with ESC and a bar
+oerr=$(printf 'err \033]0;t\007 \342\200\256rev\nline2\r\377 end')
+olb=$(printf 'host\033[31m:1\n2')
+odk=$(printf 'dk\033[H\nk')
+owk=$(printf 'w\033[1m:9\r')
+oherr=$(printf 'h \033[2J\n\342\201\246 \300')
+opl=$(printf 'pay \033[2J\n\377')
+sql "SET SESSION check_constraint_checks=0; DELETE FROM mq_jobs; DELETE FROM mq_jobs_history;
+  INSERT INTO mq_jobs (id, queue, state, attempts, payload, last_error, finished_at, dedup_key, leased_by)
+    VALUES (501, 0x$(qhex "$oq"), 'dead', 1, 0x$(qhex "$opl"), 0x$(qhex "$oerr"), UTC_TIMESTAMP(6), 0x$(qhex "$odk"), 0x$(qhex "$olb"));
+  INSERT INTO mq_jobs (id, queue, state, attempts, payload, leased_until, lease_token, leased_by)
+    VALUES (502, 0x$(qhex "$oq"), 'leased', 1, 'x', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '0123456789abcdef0123456789abcdef', 0x$(qhex "$olb"));
+  INSERT INTO mq_jobs (id, queue, state, attempts, payload, last_error, finished_at, leased_by)
+    VALUES (503, 'ok', 'dead', 1, 'y', 0x$(qhex "$oerr"), UTC_TIMESTAMP(6), 0x$(qhex "$olb"));
+  INSERT INTO mq_jobs_history (job_id, event, state, attempt, worker, error)
+    VALUES (501, 'failed', 'dead', 1, 0x$(qhex "$owk"), 0x$(qhex "$oherr")),
+           (503, 'failed', 'dead', 1, 0x$(qhex "$owk"), 0x$(qhex "$oherr"))"
+"$MQ" stats --recount >/dev/null 2>&1
+is "$(sql "SELECT COUNT(*) FROM mq_jobs") $(sql "SELECT COUNT(*) FROM mq_jobs_history")" "3 2" \
+  "three hostile jobs and two history rows planted"
+# answers STATUS DESCRIPTION CMD...: CMD exits STATUS (an answer, not an
+# error: mq why, mq check) with nothing on stderr
+answers() {
+  a_want=$1 a_d=$2
+  shift 2
+  run "$@"
+  if [ "$RC" -eq "$a_want" ] && [ -z "$ERR" ]; then
+    ok "$a_d"
+  else
+    not_ok "$a_d" "exit status $RC, expected $a_want; stderr: $ERR"
+  fi
+}
+# outputs OUT ERR NAME: both streams clean (stdout in $T_TMP/o-NAME)
+outputs() {
+  printf '%s\n' "$1" >"$T_TMP/o-$3"
+  printf '%s\n' "$2" >"$T_TMP/e-$3"
+  if clean "$T_TMP/o-$3" && clean "$T_TMP/e-$3"; then
+    ok "$3: no raw control byte on stdout nor stderr"
+  else
+    not_ok "$3: no raw control byte on stdout nor stderr" "$(od -c "$T_TMP/o-$3" "$T_TMP/e-$3" | head -20)"
+  fi
+}
+# the JSON lines of file $1: every string decodes to the stored bytes, as
+# the bytes given (invalid UTF-8 as U+FFFD each)
+json_is() { # json_is FILE PYTHON-EXPR-PER-LINE WANT DESCRIPTION
+  is "$(python3 -c '
+import json, sys
+for l in open(sys.argv[1], encoding="utf-8"):
+    d = json.loads(l)
+    print(ascii(eval(sys.argv[2])))' "$1" "$2" 2>&1)" "$3" "$4"
+}
+pyq() { # the Python ascii() of bytes $1 decoded with U+FFFD for invalid ones
+  printf '%s' "$1" | python3 -c 'import sys; print(ascii(sys.stdin.buffer.read().decode("utf-8", "replace")))'
+}
+
+COLUMNS=200 expect_status 0 "ls with hostile queue, error and leased_by" "$MQ" ls
+outputs "$OUT" "$ERR" ls
+is "$(grep -c '' "$T_TMP/o-ls")" 4 "ls: a header and three lines: no field broke a line"
+is "$(grep '^ *501 ' "$T_TMP/o-ls" | awk '{ $6 = "AGE"; print }')" \
+  '501 o\x1b[2J|x dead 0 1/10 AGE - host\x1b[31m:1\x0a2 err \x1b]0;t\x07 \xe2\x80\xaerev\x0aline2\x0d\xff end' \
+  "ls: queue, leased_by and error escaped as \\xHH"
+expect_status 0 "ls --json" "$MQ" ls --json
+printf '%s\n' "$OUT" >"$T_TMP/ls.json"
+json_is "$T_TMP/ls.json" '(d["id"], d["queue"], d["leased_by"], d["error"])' \
+  "$(printf '(501, %s, %s, %s)\n' "$(pyq "$oq")" "$(pyq "$olb")" "$(pyq "$oerr")"
+     printf '(502, %s, %s, None)\n' "$(pyq "$oq")" "$(pyq "$olb")"
+     printf "(503, 'ok', %s, %s)\n" "$(pyq "$olb")" "$(pyq "$oerr")")" \
+  "ls --json: valid JSON, each string the stored text"
+outputs "$OUT" "$ERR" "ls --json"
+
+answers 14 "why of the hostile dead job" "$MQ" why 501
+outputs "$OUT" "$ERR" "why (dead)"
+is "$(printf '%s\n' "$OUT" | sed -n 1p | sed 's/since [^,]*,/since T,/')" \
+  'job 501 is dead since T, with error: err \x1b]0;t\x07 \xe2\x80\xaerev\x0aline2\x0d\xff end' \
+  "why: the sentence on one line, the error escaped"
+has_line "$T_TMP/o-why (dead)" 'queue: o\x1b[2J|x' "why: the queue escaped"
+answers 12 "why of the leased job" "$MQ" why 502
+outputs "$OUT" "$ERR" "why (leased)"
+has_line "$T_TMP/o-why (leased)" 'leased by: host\x1b[31m:1\x0a2' "why: leased by, escaped"
+answers 14 "why --json" "$MQ" why --json 501
+printf '%s\n' "$OUT" >"$T_TMP/why.json"
+json_is "$T_TMP/why.json" '(d["queue"], d["leased_by"], d["error"])' \
+  "($(pyq "$oq"), $(pyq "$olb"), $(pyq "$oerr"))" "why --json: valid, the stored text"
+
+expect_status 0 "show of the hostile jobs" "$MQ" show 501 502 503
+outputs "$OUT" "$ERR" show
+has_line "$T_TMP/o-show" 'dedup key: dk\x1b[H\x0ak' "show: the dedup key escaped"
+has_line "$T_TMP/o-show" 'leased by: host\x1b[31m:1\x0a2' "show: leased by escaped"
+is "$(grep -c 'worker w\\x1b\[1m:9\\x0d, error: h \\x1b\[2J\\x0a\\xe2\\x81\\xa6 \\xc0$' "$T_TMP/o-show")" 2 \
+  "show: the history's worker and error escaped, each event on one line"
+expect_status 0 "show --json" "$MQ" show --json 501 503
+printf '%s\n' "$OUT" >"$T_TMP/show.json"
+json_is "$T_TMP/show.json" '(d["queue"], d["dedup_key"], d["payload_encoding"], d["payload"], [(h["worker"], h["error"]) for h in d["history"]])' \
+  "$(printf '(%s, %s, %s, %s, [(%s, %s)])\n' "$(pyq "$oq")" "$(pyq "$odk")" "'base64'" "'$(printf '%s' "$opl" | base64 | tr -d '\n')'" "$(pyq "$owk")" "$(pyq "$oherr")"
+     printf "('ok', None, 'utf8', 'y', [(%s, %s)])\n" "$(pyq "$owk")" "$(pyq "$oherr")")" \
+  "show --json: valid, queue, dedup key, payload (base64) and history as stored"
+outputs "$OUT" "$ERR" "show --json"
+expect_status 0 "show -o" "$MQ" show -o "$T_TMP/raw" 501
+is "$(hex <"$T_TMP/raw")" "$(qhex "$opl")" "show -o: the payload raw, in the file"
+outputs "$OUT" "$ERR" "show -o"
+
+expect_status 0 "check with a hostile queue" "$MQ" check
+outputs "$OUT" "$ERR" check
+like "$OUT" 'MQ OK - * queues: 0 ready, 0 stale, 2 dead | *' "check: OK, the totals"
+is "$(printf '%s' "$OUT" | tr -cd '|' | wc -c | tr -d ' ')" 1 \
+  "check: one bar, the one before the performance data"
+answers 2 "check, critical on the hostile queue" "$MQ" check --max-dead 0
+outputs "$OUT" "$ERR" "check (critical)"
+is "${OUT%% | *}" 'MQ CRITICAL - o\x1b[2J\x7cx: 1 dead > 0 (critical); ok: 1 dead > 0 (critical)' \
+  "check: the name escaped, its bar as \\x7c"
+is "$(printf '%s' "$OUT" | tr -cd '|' | wc -c | tr -d ' ') $(printf '%s' "$OUT" | grep -o "'[^']*'=" | grep -cv "^'[A-Za-z0-9_.-]*'=$") $(printf '%s' "$OUT" | grep -c "'ok.dead'=1;;0;0")" \
+  "1 0 1" "check: one bar, performance data only for the plain name"
+
+expect_status 0 "top --once with hostile names and workers" "$MQ" top --once --interval 100ms
+outputs "$OUT" "$ERR" top
+is "$(printf '%s\n' "$OUT" | awk '$1 == "o\\x1b[2J|x" { print $2, $3, $4, $5, $6, $(NF - 1) }')" \
+  "0 0 1 0 1 1" "top: the hostile queue escaped on one line, its worker counted"
+
+expect_status 0 "retry --dry-run by id" "$MQ" retry --dry-run 501 503
+outputs "$OUT" "$ERR" "retry --dry-run"
+is "$(echo $OUT)" "501 503" "retry --dry-run: the ids"
+expect_status 0 "retry --dry-run by filter on the error" "$MQ" retry --dry-run --queue ok --error "$(printf '\033]0;t\007')"
+outputs "$OUT" "$ERR" "retry --dry-run --error"
+is "$OUT" 503 "retry --dry-run --error: a pattern of control bytes matches byte for byte"
+expect_status 1 "retry of a leased job (not dead)" "$MQ" retry 501 502
+outputs "$OUT" "$ERR" retry
+is "$OUT|$ERR" "retried 1 job|mq retry: 1 job not dead (or no such job): 502" "retry: the count, the id left"
+
+# a server message with a hostile name in it, through every new command
+db=$(printf 't305o\033[2J\033]0;x\007')
+sql_root "CREATE DATABASE \`$db\`"
+for c in ls "why 1" "show 1" "top --once" "retry 1"; do
+  # shellcheck disable=SC2086
+  expect_status 78 "$c: a database named with ESC" "$MQ" $c --database "$db"
+  outputs "$OUT" "$ERR" "$c (the error line)"
+done
+answers 3 "check: a database named with ESC" "$MQ" check --database "$db"
+outputs "$OUT" "$ERR" "check (the UNKNOWN line)"
+is "$OUT" "MQ UNKNOWN - table 't305o\\x1b[2J\\x1b]0;x\\x07.mq_jobs' does not exist: run 'mq init' to create it" \
+  "check: the name in the UNKNOWN line escaped"
+sql_root "DROP DATABASE \`$db\`"
 
 done_testing
