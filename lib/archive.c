@@ -13,12 +13,6 @@
 
 #include "internal.h"
 
-/* Rows others may write between two looks without counting as work (a
- * stray statistics update, a heartbeat), and how long the archive stays
- * gentle after it last saw others' writes. */
-#define OTHERS_ROWS 2
-#define BUSY_MEMORY_US 1000000
-
 /* Finished (column f) more than the parameter's microseconds ago; a
  * finished job without a finish time (another program's row) is old
  * enough. */
@@ -110,29 +104,6 @@ batch_tx(struct mq_conn *c, void *ctx)
 	return rc;
 }
 
-/* Rows written in InnoDB tables by every session since the server
- * started (a status read: no privilege needed); 0 if unreadable. */
-static uint64_t
-rows_written(struct mq_conn *c)
-{
-	static const char sql[] = "SHOW GLOBAL STATUS WHERE Variable_name IN"
-	    " ('Handler_write', 'Handler_update',"
-	    " 'Handler_delete')";
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	uint64_t n = 0;
-
-	if (mysql_real_query(c->db, sql, sizeof sql - 1) != 0)
-		return 0;
-	if ((res = mysql_store_result(c->db)) == NULL)
-		return 0;
-	while ((row = mysql_fetch_row(res)) != NULL)
-		if (row[1])
-			n += strtoull(row[1], NULL, 10);
-	mysql_free_result(res);
-	return n;
-}
-
 static void
 sleep_us(int64_t us)
 {
@@ -150,8 +121,7 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	unsigned batch = o->batch ? o->batch : 500;
 	struct batch b;
 	enum mq_status rc = MQ_OK;
-	int64_t busy_at = INT64_MIN / 2;
-	uint64_t written;
+	struct mq__yield y;
 	size_t i;
 
 	*moved = 0;
@@ -164,12 +134,11 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	b.want = batch;
 	if ((b.ids = calloc(batch, sizeof *b.ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	written = rows_written(c);
+	mq__yield_start(c, &y);
 	for (i = 0; i < (o->dead ? 2u : 1u) && rc == MQ_OK; i++) {
 		b.state = states[i];
 		do {
-			int64_t t0 = mq__now_us(), now;
-			uint64_t w;
+			int64_t t0 = mq__now_us();
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
@@ -177,24 +146,10 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 				o->progress(b.moved, o->progress_arg);
 			if (rc != MQ_OK || b.got != b.want)
 				break;
-			/* Others at work (rows written beyond this batch's
-			 * own, since the last look; or no reading): leave
-			 * them the server 5/6 of the time, for a second
-			 * after they were last seen, as archiving is never
-			 * urgent and claims are (on a 2-core machine whose
-			 * consumers use both cores, 300k rows, median of 3
-			 * to 8 runs: consumers lost 34% at 1.5x, 14% at 3x,
-			 * 8% at 5x, with the server's purge and flushing
-			 * adding up to 25% either way). Nobody else: no
-			 * pause. */
-			now = mq__now_us();
-			w = rows_written(c);
-			if (w == 0 || w - written > (o->purge ? 1 : 2) *
-			    (uint64_t)b.moved + b.counted + OTHERS_ROWS)
-				busy_at = now;
-			written = w;
-			if (now - busy_at < BUSY_MEMORY_US)
-				sleep_us((now - t0) * 5);
+			/* the batch's own rows: copied (unless purged) and
+			 * deleted, and the counts (yield.c) */
+			sleep_us(mq__yield_pause(c, &y, t0, (o->purge ? 1 : 2) *
+			    (uint64_t)b.moved + b.counted));
 		} while (rc == MQ_OK);
 	}
 	free(b.ids);

@@ -13,7 +13,7 @@
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c retry.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
- * layer 2: conn.c ids.c
+ * layer 2: conn.c ids.c yield.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
@@ -253,6 +253,17 @@ enum mq_status mq__history_add(struct mq_conn *c, const char *event,
     const void *error, size_t error_len, const uint64_t *ids, size_t n);
 enum mq_status mq__history_delete(struct mq_conn *c, const uint64_t *ids,
     size_t n);
+
+/* Bulk work that gives way to others (yield.c): after a batch that
+ * began at t0 and wrote own rows itself, the pause in microseconds that leaves the
+ * server to other writers, 0 when there are none. */
+struct mq__yield {
+	uint64_t written;
+	int64_t busy_at;
+};
+void mq__yield_start(struct mq_conn *c, struct mq__yield *y);
+int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
+    uint64_t own);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */

@@ -349,7 +349,8 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	struct tx t;
 	uint64_t *given = NULL;
 	size_t ngiven = 0, next = 0, i;
-	int64_t start;
+	int64_t start, t0, wait, pause;
+	struct mq__yield y;
 	enum mq_status rc = MQ_OK;
 
 	memset(rep, 0, sizeof *rep);
@@ -381,7 +382,9 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	}
 	t.b = &b;
 	start = mq__now_us();
+	mq__yield_start(c, &y);
 	for (;;) {
+		t0 = mq__now_us();
 		if (o->ids) {
 			if (next == ngiven)
 				break;
@@ -424,10 +427,16 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 			report_not_dead(&b, rep);
 		if (o->ids ? next == ngiven : b.got < b.want)
 			break;
-		/* the rate: not ahead of start + retried / rate */
-		if (between(o->rate > 0 && !o->dry_run ? start +
+		/* the rate: not ahead of start + retried / rate; and at any
+		 * rate, give way to consumers writing meanwhile (yield.c;
+		 * the batch's own rows: each job updated, its history row,
+		 * and a few count rows) */
+		wait = o->rate > 0 && !o->dry_run ? start +
 		    (int64_t)((double)rep->retried * 1e6 / o->rate) -
-		    mq__now_us() : 0, o->arg)) {
+		    mq__now_us() : 0;
+		pause = o->dry_run ? 0 : mq__yield_pause(c, &y, t0,
+		    2 * (uint64_t)b.retried + 8);
+		if (between(wait > pause ? wait : pause, o->arg)) {
 			rep->stopped = 1;
 			break;
 		}
