@@ -259,7 +259,10 @@ int_arg(const char *cmd, const char *opt, const char *arg, long long lo,
 
 	errno = 0;
 	v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi)
+	/* digits, after a minus at most: not the blanks or the plus sign
+	 * strtoll would also take */
+	if (errno || end == arg || *end || v < lo || v > hi ||
+	    (arg[arg[0] == '-'] < '0' || arg[arg[0] == '-'] > '9'))
 		usage_error(cmd, "invalid value for %s: '%s' (an integer "
 		    "from %lld to %lld)", opt, shown(arg), lo, hi);
 	return v;

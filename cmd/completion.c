@@ -66,7 +66,6 @@ static int
 list_queues(struct mq_global *g)
 {
 	struct mq_queue_stats *q;
-	uint64_t archived;
 	struct mq_error e;
 	struct mq_conn *c;
 	size_t n, i;
@@ -80,7 +79,7 @@ list_queues(struct mq_global *g)
 	if ((c = mq_connect(&g->conn, &e)) == NULL)
 		return 0;
 	if (mq_use_table(c, g->table) != MQ_OK ||
-	    mq_stats(c, NULL, &q, &n, &archived) != MQ_OK) {
+	    mq_queue_names(c, &q, &n) != MQ_OK) {
 		mq_close(c);
 		return 0;
 	}

@@ -468,6 +468,14 @@ enum mq_status mq_stats(struct mq_conn *c, const char *queue,
     struct mq_queue_stats **qs, size_t *n, uint64_t *archived);
 
 /**
+ * The names of the queues that have jobs in the table, sorted, as
+ * mq_stats gives them but with no figure: one entry per queue of the
+ * claim index (a loose index scan), for shell completion. Free *qs.
+ */
+enum mq_status mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs,
+    size_t *n);
+
+/**
  * Counts the finished and archived jobs again, from the tables, into
  * <table>_counts: after rows were changed by hand. Reads the whole claim
  * index and the archive; writers need not stop.

@@ -234,6 +234,28 @@ by_name(const void *x, const void *y)
 }
 
 enum mq_status
+mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs, size_t *n)
+{
+	struct acc a = { NULL, 0, 0 };
+	uint64_t archived = 0;
+	enum mq_status rc;
+
+	*qs = NULL;
+	*n = 0;
+	rc = gather(c, mq__sql_stats_queues, QUEUES, NULL, 0, NULL, &a,
+	    &archived);
+	if (rc != MQ_OK) {
+		free(a.qs);
+		return rc;
+	}
+	if (a.n > 1)
+		qsort(a.qs, a.n, sizeof *a.qs, by_name);
+	*qs = a.qs;
+	*n = a.n;
+	return MQ_OK;
+}
+
+enum mq_status
 mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
     size_t *n, uint64_t *archived)
 {

@@ -121,8 +121,8 @@ done
 refuse 64 "an operand (top)" "$MQ" top --once q
 refuse 64 "unknown option (top)" "$MQ" top --once --bogus
 # thresholds: integers from 0 to 999999999999999 (int_arg, shared by every
-# command, takes a leading blank as strtoll does: ' 5' is 5 everywhere)
-for v in -1 abc 1000000000000000 99999999999999999999 1.5 '' 0x10 '5 ' 1e3 \
+# command: digits only, not the leading blank or plus sign strtoll takes)
+for v in -1 abc 1000000000000000 99999999999999999999 1.5 '' 0x10 '5 ' ' 5' +5 1e3 \
   "1' OR '1'='1" "$(printf '1\n\033[2J')"; do
   shown=$(printf '%s' "$v" | tr '\n\033' '??')
   refuse_check "threshold '$shown' (--max-dead)" --max-dead "$v"
@@ -138,7 +138,7 @@ refuse_check "a threshold without its value" --max-dead
 for t in '2026-13-01 00:00' "2026-01-01 00:00'; DROP TABLE mq_jobs; --" now @-1; do
   refuse 64 "time '$(printf '%s' "$t" | cut -c1-20)' (push --at)" "$MQ" push --at "$t" x
 done
-for v in -1 0 abc 99999999999999999999 1.5; do
+for v in -1 0 abc 99999999999999999999 1.5 ' 5' +5 '	5'; do
   refuse 64 "count '$v' (pop --count)" "$MQ" pop --count "$v"
 done
 refuse 64 "priority 40000" "$MQ" push --priority 40000 x
