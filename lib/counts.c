@@ -29,11 +29,12 @@ static const char sql_count_tail[] =
 
 /* An event (a state of the counts that only counts: failed, requeued,
  * retried, purged) for each of the jobs, whatever their state, by the
- * queue they are in now. */
+ * queue they are in now; only those in the queue given, if one is. */
 static const char sql_count_event[] =
     "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
     " SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)"
-    " FROM `{{TABLE}}` FORCE INDEX (PRIMARY) WHERE id IN (";
+    " FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
+    " WHERE (? IS NULL OR queue = ?) AND id IN (";
 static const char sql_count_event_tail[] =
     ") GROUP BY queue ORDER BY queue" COUNT_TAIL;
 
@@ -85,18 +86,24 @@ mq__count_removed(struct mq_conn *c, int archived, const uint64_t *ids,
 }
 
 enum mq_status
-mq__count_event(struct mq_conn *c, const char *event, const uint64_t *ids,
-    size_t n)
+mq__count_event(struct mq_conn *c, const char *event, const char *only,
+    const uint64_t *ids, size_t n)
 {
-	MYSQL_BIND pre[1];
-	unsigned long elen;
+	MYSQL_BIND pre[3];
+	unsigned long elen, qlen;
 	uint64_t written;
+	int i;
 
 	if (n == 0)
 		return MQ_OK;
 	mq__bind_str(&pre[0], event, &elen);
+	for (i = 1; i < 3; i++)
+		if (only)
+			mq__bind_str(&pre[i], only, &qlen);
+		else
+			mq__bind_null(&pre[i]);
 	return mq__exec_ids_tail(c, sql_count_event, sql_count_event_tail,
-	    pre, 1, ids, n, &written);
+	    pre, 3, ids, n, &written);
 }
 
 /* A recount adds to slot 0 the difference between the tables and the

@@ -240,10 +240,11 @@ enum mq_status mq__count_removed(struct mq_conn *c, int archived,
     const uint64_t *ids, size_t n, uint64_t *written);
 
 /* The counter of an event (failed, requeued, retried, purged: counts
- * that are counters only) goes up by one for each of ids[0..n), in the
- * queue each is in now. In the transaction of the write, after it. */
+ * that are counters only) goes up by one for each of ids[0..n) (only
+ * those in queue only, if not NULL), in the queue each is in now. In
+ * the transaction of the write. */
 enum mq_status mq__count_event(struct mq_conn *c, const char *event,
-    const uint64_t *ids, size_t n);
+    const char *only, const uint64_t *ids, size_t n);
 
 /* History (history.c): a row per job of ids[0..n) for event (failed,
  * expired, retried), with the state, attempts and lease holder each job

@@ -87,7 +87,8 @@ purge_tx(struct mq_conn *c, void *ctx)
 		return rc;
 	/* counted while they are there to be grouped: the rows picked are
 	 * locked (and so still in their state) */
-	if ((rc = mq__count_event(c, "purged", p->ids, p->got)) != MQ_OK ||
+	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
+	    p->got)) != MQ_OK ||
 	    (rc = mq__history_delete(c, p->ids, p->got)) != MQ_OK)
 		return rc;
 	/* the state again: a job claimed meanwhile is no longer waiting */

@@ -123,7 +123,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "expired", NULL, 0, r->split, r->got);
 	if (rc == MQ_OK && r->requeued)
-		rc = mq__count_event(c, "requeued", r->split, nr);
+		rc = mq__count_event(c, "requeued", NULL, r->split, nr);
 	if (rc == MQ_OK && r->buried)
 		rc = mq__count_finished(c, r->split + nr, nd);
 	return rc;

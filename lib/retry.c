@@ -221,8 +221,15 @@ batch_tx(struct mq_conn *c, void *ctx)
 	}
 	if (b->n == 0)
 		return MQ_OK;
-	/* off the dead count while they are still dead */
+	/* off the dead count while they are still dead; and counted as
+	 * retried in the queue they came back to, before --to-queue moves
+	 * them: a job moved to another queue came into that one, which
+	 * its pushed counter counts (derived: live + done + dead + purged -
+	 * retried), so only the jobs already there are retried there */
 	rc = mq__count_removed(c, 0, b->list, b->n, NULL);
+	if (rc == MQ_OK)
+		rc = mq__count_event(c, "retried", o->to_queue, b->list,
+		    b->n);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_retry, pre, 1, b->list, b->n,
 		    &changed);
@@ -231,8 +238,6 @@ batch_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && changed != b->n)
 		return mq__fail(c, MQ_ERETRY, "retry changed %llu of %zu jobs",
 		    (unsigned long long)changed, b->n);
-	if (rc == MQ_OK)
-		rc = mq__count_event(c, "retried", b->list, b->n);
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "retried", NULL, 0, b->list, b->n);
 	if (rc == MQ_OK)

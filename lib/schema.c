@@ -376,12 +376,20 @@ refuse_bad_queues(struct mq_conn *c)
 /* Upgrade 7's change to the counts table, before the script: one ALTER,
  * all or nothing. Run again after a cut (the version is recorded in the
  * other table), it finds its column there (1060); with no counts table
- * (1146), the schema makes a new one afterwards. */
+ * (1146), the schema makes a new one afterwards. Then the counters of
+ * done, dead and archived jobs start from their counts: pushed is
+ * derived from them (stats.c), and a counter that started below its
+ * count would make it go down once dead jobs that died before the
+ * upgrade are retried and finished. Set, not added: a rerun (no
+ * version 7 writer runs before the version is recorded) sets the same. */
 static const char sql_counts_7[] =
     "ALTER TABLE `{{TABLE}}_counts` ADD COLUMN"
     " total BIGINT UNSIGNED NOT NULL DEFAULT 0,"
     " MODIFY state ENUM('done', 'dead', 'archived', 'failed', 'requeued',"
     " 'retried', 'purged') NOT NULL;\n";
+static const char sql_counts_7_totals[] =
+    "UPDATE `{{TABLE}}_counts` SET total = GREATEST(n, 0)"
+    " WHERE state IN ('done', 'dead', 'archived');\n";
 
 static enum mq_status
 counts_7(struct mq_conn *c)
@@ -389,9 +397,9 @@ counts_7(struct mq_conn *c)
 	enum mq_status st = run_script(c, sql_counts_7, "cannot upgrade table");
 	unsigned err = mysql_errno(c->db);
 
-	if (st != MQ_OK && (err == ER_DUP_FIELDNAME || err == ER_NO_SUCH_TABLE))
-		return MQ_OK;
-	return st;
+	if (st != MQ_OK && err != ER_DUP_FIELDNAME)
+		return err == ER_NO_SUCH_TABLE ? MQ_OK : st;
+	return run_script(c, sql_counts_7_totals, "cannot upgrade table");
 }
 
 /* Counts just made (or made by hand, or whose filling was cut short)

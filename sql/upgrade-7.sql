@@ -2,7 +2,8 @@
 -- the counts, and the index list for mq ls (see schema.sql). `mq init` runs this on a version 6
 -- table. The counts table gets its new column and states first, in one
 -- ALTER that mq init skips when the column is already there (a script
--- cut short is run again from the top); the counters start at 0.
+-- cut short is run again from the top), then the done, dead and
+-- archived counters start from their counts, the others at 0.
 -- Stop the consumers of the old mq first: they refuse a version 7 table.
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (

@@ -275,7 +275,15 @@ is "$(table_sum v6_jobs)" "$sum" "no job changed"
 is "$(cols v6_jobs_counts)" "$(cols mq_jobs_counts)" "the counts table's columns = created ones"
 is "$(cols v6_jobs_history):$(keys v6_jobs_history)" "$(cols mq_jobs_history):$(keys mq_jobs_history)" "the history table = a created one"
 is "$(sql "SELECT queue, state, slot, n, total FROM v6_jobs_counts ORDER BY 1, 2, 3" | tr '\t\n' ' ,')" \
-  "a done 0 1 0,a dead 3 1 0," "the counts kept, the counters from 0"
+  "a done 0 1 1,a dead 3 1 1," "the counts kept; the done and dead counters start from them"
+pushed_a() { "$MQ" stats --table v6_jobs --json | python3 -c 'import json, sys; print([q for q in json.load(sys.stdin)["queues"] if q["queue"] == "a"][0]["counters"]["pushed"])'; }
+is "$(pushed_a)" 4 "pushed: the 4 jobs of queue a"
+dead_id=$(sql "SELECT id FROM v6_jobs WHERE payload = 'dead'")
+"$MQ" retry --table v6_jobs "$dead_id" >/dev/null
+is "$(pushed_a)" 4 "a job dead before the upgrade, retried: pushed stays 4"
+"$MQ" pop --table v6_jobs --queue a --receipt-file "$T_TMP/r6" >/dev/null
+"$MQ" ack --table v6_jobs "$(cat "$T_TMP/r6")"
+is "$(pushed_a)" 4 "and acked: pushed stays 4 (it never goes down)"
 is "$(counted_jobs v6_jobs)" "$(finished_jobs v6_jobs)" "the counts equal the tables"
 sed 's/{{TABLE}}/v6b/g' "$TESTS_DIR/schema-v6.sql" | sql "$(cat)"
 sql "ALTER TABLE v6b_counts COMMENT = 'mq counts 1'"

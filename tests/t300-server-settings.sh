@@ -183,7 +183,7 @@ for l in sys.stdin:
   expect_status 0 "$w retry by filter --to-queue" "$MQ" retry --queue ops --error e3 --to-queue ops2
   is "$(hsql "SELECT state, attempts, queue FROM h.$3 WHERE id = $c3" | tr '\t' ' ')" \
     "ready 0 ops2" "$w the job is in ops2, ready"
-  is "$(counters ops) / $(counters ops2)" "3 1 1 2 0 1 0 0 / 1 0 0 0 0 1 0 0" \
+  is "$(counters ops) / $(counters ops2)" "3 1 1 2 0 1 0 0 / 1 0 0 0 0 0 0 0" \
     "$w stats --json: the counters of both queues, exact"
   # top samples twice, 3.5 s apart: longer than the idle timeouts
   # (idle_transaction_timeout=1, wait_timeout=3 globally)

@@ -90,11 +90,17 @@ is "$("$MQ" retry --queue b --since 1h --dry-run 2>/dev/null)" "$new" "--since 1
 run "$MQ" retry --queue b --since 1h
 is "$RC:$OUT:$(state_of "$new"):$(state_of "$old")" "0:retried 1 job:ready:dead" "--since retries only the recent one"
 
-# --to-queue moves them, counted in the new queue
+# --to-queue moves them: into queue c they came, as a push would
+# (pushed, derived, counts them), not retried (which takes one off c's
+# pushed); the source's counters keep the death
+rb=$(retried_counter b)
 run "$MQ" retry --queue b --all --to-queue c
 is "$RC:$OUT" "0:retried 1 job" "--all --to-queue: retried"
 is "$(sql "SELECT CONCAT(queue, ':', state) FROM mq_jobs WHERE id = $old")" "c:ready" "the job is ready in queue c"
-is "$(retried_counter c)" 1 "the retried counter counts it in queue c"
+is "$(retried_counter c):$(retried_counter b)" "0:$rb" "a moved job is not counted retried, in either queue"
+is "$(counters c | cut -d' ' -f1)" 1 "queue c's pushed counts it"
+"$MQ" pop --queue c --receipt-file "$T_TMP/rc" >/dev/null && "$MQ" ack "$(cat "$T_TMP/rc")"
+is "$(counters c | cut -d' ' -f1,2)" "1 1" "acked there: pushed stays 1, done 1"
 counts_exact "--to-queue"
 expect_status 64 "an invalid --to-queue is refused" "$MQ" retry --queue b --all --to-queue "a b"
 
