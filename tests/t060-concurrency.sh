@@ -1,11 +1,11 @@
 #!/bin/sh
-# 4 consumer processes drain 2,000 jobs, one `mq pop` + `mq ack` per job,
+# 4 consumer processes drain 1,000 jobs, one `mq pop` + `mq ack` per job,
 # under each claim strategy: every job is acked exactly once, as the table
 # and the consumers' own logs both show.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
 # The sanitized run checks memory, not races: it drains fewer.
-JOBS=${MQ_TEST_JOBS:-2000}
+JOBS=${MQ_TEST_JOBS:-1000}
 [ -n "${MQ_SANITIZED:-}" ] && JOBS=${MQ_TEST_JOBS:-150}
 
 consumer() { # consumer CLAIM QUEUE LOG
