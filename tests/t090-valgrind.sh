@@ -111,5 +111,5 @@ import json, sys
 for q in json.load(sys.stdin)["queues"]:
     if q["queue"].startswith("ops"):
         print(q["queue"], " ".join(str(v) for v in q["counters"].values()))' | tr '\n' ,)" \
-  "ops 3 0 1 2 0 1 0 0,ops2 1 0 0 0 0 1 0 0," "stats --json: the counters of ops and ops2"
+  "ops 3 0 1 2 0 1 0 0,ops2 1 0 0 0 0 0 0 0," "stats --json: the counters of ops and ops2"
 done_testing
