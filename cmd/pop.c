@@ -52,44 +52,28 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
 static struct sigaction started_with[3];
 
-/* --wait D, as mq_pop_wait, but with the stop signals (SIGTERM, SIGINT,
- * SIGHUP) held blocked and caught while claiming, so that none ends mq
- * between a claim's COMMIT and the hand-over, and as mq was started with
- * while parked in mq_wait, which claims nothing: there they end mq at
- * once, as before. */
-static enum mq_status
-pop_waiting(struct mq_conn *c, const struct mq_pop_opts *o, long long wait,
-    const sigset_t *held, struct mq_job **jobs, size_t *n)
+/* While --wait parks in mq_wait, which claims nothing, the stop
+ * signals (SIGTERM, SIGINT, SIGHUP) act as mq was started with: there
+ * they end mq at once, as before. While it claims they are held blocked
+ * and caught, so that none ends mq between a claim's COMMIT and the
+ * hand-over (mq_pop_wait calls this around its waits). */
+static void
+park_signals(int parked, void *arg)
 {
-	long long deadline = now_us() + wait, left;
-	enum mq_status rc, why;
-	unsigned idle, k;
+	const sigset_t *held = arg;
 	sigset_t unused;
+	unsigned k;
 
-	for (;;) {
-		rc = mq_pop(c, o, jobs, n);
-		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
-			return rc;
-		why = rc;
+	if (parked) {
 		/* one caught while claiming nothing ends mq now */
 		for (k = 0; k < 3; k++)
 			sigaction(stop_signals[k], &started_with[k], NULL);
 		sigprocmask(SIG_UNBLOCK, held, NULL);
 		if (stop_signal)
 			raise(stop_signal);
-		idle = 0;
-		do {
-			if ((left = deadline - now_us()) <= 0)
-				return why;
-			if (left > mq_wait_backoff_us(idle))
-				left = mq_wait_backoff_us(idle);
-			idle++;
-			rc = mq_wait(c, o->queue, left);
-		} while (rc == MQ_EMPTY);
+	} else {
 		catch_stop(&unused);
 		sigprocmask(SIG_BLOCK, held, NULL);
-		if (rc != MQ_OK)
-			return rc;
 	}
 }
 
@@ -226,8 +210,8 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		sigaction(stop_signals[i], NULL, &started_with[i]);
 	catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, NULL);
-	st = a.wait ? pop_waiting(c, o, a.wait, &held, &jobs, &n) :
-	    mq_pop(c, o, &jobs, &n);
+	st = a.wait ? mq_pop_wait(c, o, a.wait, park_signals, &held, &jobs,
+	    &n) : mq_pop(c, o, &jobs, &n);
 	/* caught from now on: one that came during the claim gives every
 	 * job back; one during the output, the jobs not yet out (a blocked
 	 * write fails with EINTR) */

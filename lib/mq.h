@@ -287,9 +287,16 @@ enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
  */
 int64_t mq_wait_backoff_us(unsigned idle_waits);
 
-/** As mq_pop, but waits up to wait_us for a job (mq_wait in between). */
+/**
+ * As mq_pop, but waits up to wait_us for a job (mq_wait in between). If
+ * park is not NULL, it is called with 1 before the waits that follow a
+ * claim that found nothing, and with 0 after them, before the next claim
+ * (mq pop lets stop signals end it while parked, and holds them while
+ * claiming).
+ */
 enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
-    int64_t wait_us, struct mq_job **jobs, size_t *n);
+    int64_t wait_us, void (*park)(int parked, void *arg), void *arg,
+    struct mq_job **jobs, size_t *n);
 
 /**
  * Wakes up to n consumers waiting on queue (KILL QUERY of their marked

@@ -10,7 +10,8 @@
 
 enum mq_status
 mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
-    struct mq_job **jobs, size_t *n)
+    void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
+    size_t *n)
 {
 	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
 	enum mq_status rc, why;
@@ -23,6 +24,8 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
 			return rc;
 		why = rc;
+		if (park)
+			park(1, arg);
 		idle = 0;
 		do {
 			if ((left = deadline - mq__now_us()) <= 0)
@@ -32,6 +35,8 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 			idle++;
 			rc = mq_wait(c, o->queue, left);
 		} while (rc == MQ_EMPTY);
+		if (park)
+			park(0, arg);
 		if (rc != MQ_OK)
 			return rc;
 	}
