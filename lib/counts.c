@@ -5,7 +5,10 @@
  * or removes jobs adds what it did to a count row, and mq stats sums a
  * few rows. Each session adds to its own slot of a count (its connection
  * id modulo 16), so that concurrent consumers seldom wait for one row's
- * lock; a count is the sum of its slots.
+ * lock; a count is the sum of its slots. On a Galera cluster each node
+ * has slots of its own (16 times its index, plus that): two nodes'
+ * sessions never write one row, and so never fail certification
+ * against each other (a lock wait on one node is no failure).
  */
 #include <string.h>
 
@@ -17,7 +20,7 @@
  * locks its count rows in key order, whichever writer runs it. */
 static const char sql_count[] =
     "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
-    " SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,"
+    " SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16 + ?,"
     " ? * COUNT(*), IF(? > 0, COUNT(*), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state IN ('done', 'dead') AND id IN (";
@@ -32,7 +35,7 @@ static const char sql_count_tail[] =
  * queue they are in now; only those in the queue given, if one is. */
 static const char sql_count_event[] =
     "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
-    " SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)"
+    " SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)"
     " FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE (? IS NULL OR queue = ?) AND id IN (";
 static const char sql_count_event_tail[] =
@@ -45,7 +48,7 @@ static enum mq_status
 count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
     size_t n, uint64_t *written)
 {
-	MYSQL_BIND pre[3];
+	MYSQL_BIND pre[4];
 	unsigned long alen;
 	uint64_t affected;
 	enum mq_status rc;
@@ -56,9 +59,10 @@ count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
 		mq__bind_str(&pre[0], "archived", &alen);
 	else
 		mq__bind_null(&pre[0]);
-	mq__bind_i64(&pre[1], &sign);
+	mq__bind_i64(&pre[1], &c->count_slot_base);
 	mq__bind_i64(&pre[2], &sign);
-	rc = mq__exec_ids_tail(c, sql_count, sql_count_tail, pre, 3, ids, n,
+	mq__bind_i64(&pre[3], &sign);
+	rc = mq__exec_ids_tail(c, sql_count, sql_count_tail, pre, 4, ids, n,
 	    &affected);
 	/* affected: 1 per row inserted, 2 per row updated (a write tried,
 	 * then an update), as the handler counters go */
@@ -89,7 +93,7 @@ enum mq_status
 mq__count_event(struct mq_conn *c, const char *event, const char *only,
     const uint64_t *ids, size_t n)
 {
-	MYSQL_BIND pre[3];
+	MYSQL_BIND pre[4];
 	unsigned long elen, qlen;
 	uint64_t written;
 	int i;
@@ -97,13 +101,14 @@ mq__count_event(struct mq_conn *c, const char *event, const char *only,
 	if (n == 0)
 		return MQ_OK;
 	mq__bind_str(&pre[0], event, &elen);
-	for (i = 1; i < 3; i++)
+	mq__bind_i64(&pre[1], &c->count_slot_base);
+	for (i = 2; i < 4; i++)
 		if (only)
 			mq__bind_str(&pre[i], only, &qlen);
 		else
 			mq__bind_null(&pre[i]);
 	return mq__exec_ids_tail(c, sql_count_event, sql_count_event_tail,
-	    pre, 3, ids, n, &written);
+	    pre, 4, ids, n, &written);
 }
 
 /* A recount adds to slot 0 the difference between the tables and the

@@ -72,6 +72,8 @@ struct mq_conn {
 	unsigned long max_packet;	/* server's max_allowed_packet */
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
+	int galera;			/* a Galera node (wsrep on) */
+	int64_t count_slot_base;	/* counts.c: this node's slots */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */

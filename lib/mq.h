@@ -153,7 +153,7 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 7
+#define MQ_SCHEMA_VERSION 8
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);

@@ -24,10 +24,10 @@ static const char sql_due_epoch[] =
 static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
 /* a live job with the same key: its id. A plain INSERT that fails on the
  * dedup index, then this read, needs only INSERT and SELECT (id, queue,
- * dedup_live): ON DUPLICATE KEY UPDATE would need UPDATE on every column,
+ * dedup_unique): ON DUPLICATE KEY UPDATE would need UPDATE on every column,
  * and so let a producer rewrite any job. */
 static const char sql_live_key[] =
-    "SELECT id FROM `{{TABLE}}` WHERE queue = ? AND dedup_live = ?";
+    "SELECT id FROM `{{TABLE}}` WHERE dedup_unique = CONCAT(?, '/', ?)";
 
 /* Rows per multi-row INSERT, and bytes of payload per batch. */
 #define BATCH_ROWS 1000

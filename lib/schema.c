@@ -20,11 +20,12 @@ extern const char mq_sql_upgrade_4[];
 extern const char mq_sql_upgrade_5[];
 extern const char mq_sql_upgrade_6[];
 extern const char mq_sql_upgrade_7[];
+extern const char mq_sql_upgrade_8[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
-	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7,
+	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7, mq_sql_upgrade_8,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -36,18 +37,30 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
  * times as much. The statements run in turn until one fails: which one
  * tells what is missing. mq init reads the archive and the counts too (a
  * producer need not be able to). */
-#define SQL_PROBE \
+#define SQL_PROBE(WSREP) \
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
     " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
-    " @@SESSION.binlog_format, DATABASE();" \
+    " @@SESSION.binlog_format, DATABASE(), " WSREP ";" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
     "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
-static const char sql_probe[] = SQL_PROBE;
-static const char sql_probe_init[] = SQL_PROBE
-    ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0"
-    ";SHOW CREATE TABLE `{{TABLE}}_counts`"
-    ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0";
+#define SQL_PROBE_INIT \
+    ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
+    ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
+    ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0"
+/* Galera (MariaDB only: MySQL has no such variables): on for the server,
+ * on for this session, and the node's index in the cluster, read only
+ * when it is on (IF evaluates one branch). */
+#define SQL_WSREP "@@GLOBAL.wsrep_on, @@SESSION.wsrep_on," \
+    " IF(@@GLOBAL.wsrep_on, (SELECT VARIABLE_VALUE FROM" \
+    " information_schema.GLOBAL_STATUS" \
+    " WHERE VARIABLE_NAME = 'WSREP_LOCAL_INDEX'), NULL)"
+#define SQL_NO_WSREP "0, 0, NULL"
+static const char sql_probe[] = SQL_PROBE(SQL_WSREP);
+static const char sql_probe_init[] = SQL_PROBE(SQL_WSREP) SQL_PROBE_INIT;
+static const char sql_probe_mysql[] = SQL_PROBE(SQL_NO_WSREP);
+static const char sql_probe_init_mysql[] = SQL_PROBE(SQL_NO_WSREP)
+    SQL_PROBE_INIT;
 
 /* The counts table's comment once mq init has filled it (it is made with
  * ", to fill" after this). */
@@ -63,6 +76,8 @@ static const char *const companions[] = {
 
 struct probe {
 	uint64_t max_packet, autoinc_step, companion[NCOMP];
+	int wsrep, wsrep_session;	/* Galera on: server, session */
+	unsigned node_index;		/* the node's, in the cluster */
 	char binlog[32], database[65];
 	char comment[2049];	/* the job table's; "" if missing */
 	char engine[65];	/* the job table's; "" if not shown */
@@ -144,6 +159,10 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		p->autoinc_step = row[1] ? strtoull(row[1], NULL, 10) : 1;
 		copy_cell(p->binlog, sizeof p->binlog, row[2]);
 		copy_cell(p->database, sizeof p->database, row[3]);
+		p->wsrep = row[4] && strcmp(row[4], "1") == 0;
+		p->wsrep_session = row[5] && strcmp(row[5], "1") == 0;
+		p->node_index = row[6] ? (unsigned)strtoul(row[6], NULL, 10) :
+		    0;
 		break;
 	case P_TABLE:
 		p->exists = 1;
@@ -166,8 +185,11 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 static enum mq_status
 probe_once(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
-	char *tail = mq__expand(init ? sql_probe_init : sql_probe, table,
-	    NULL), *sql = NULL;
+	const char *info = mysql_get_server_info(c->db);
+	int mariadb = info && strstr(info, "MariaDB") != NULL;
+	char *tail = mq__expand(init ? (mariadb ? sql_probe_init :
+	    sql_probe_init_mysql) : (mariadb ? sql_probe : sql_probe_mysql),
+	    table, NULL), *sql = NULL;
 	const char *session = mq__session_sql(c);
 	MYSQL_RES *res;
 	unsigned k, err;
@@ -241,6 +263,19 @@ schema_version(const char *comment)
 	return v;
 }
 
+/* On a Galera node a session with wsrep_on off (an init_connect, an
+ * option file) writes on this node alone: its pushes and acks never
+ * reach the others, and the nodes' tables part ways. Refused. */
+static enum mq_status
+check_wsrep(struct mq_conn *c, const struct probe *p)
+{
+	if (p->wsrep && !p->wsrep_session)
+		return mq__fail(c, MQ_ECONFIG, "wsrep_on is OFF in this session "
+		    "of a Galera node: its writes would stay on this node; "
+		    "remove what sets it (init_connect, an option file)");
+	return MQ_OK;
+}
+
 /* A job table in another engine (converted by hand: mq init makes
  * InnoDB) has no transactions nor row locks: claims deliver one job to
  * two consumers, and nothing given back is rolled back. Refused. */
@@ -306,8 +341,12 @@ mq_use_table(struct mq_conn *c, const char *table)
 		return st;
 	if ((st = check_version(c, table, &p)) != MQ_OK)
 		return st;
+	if ((st = check_wsrep(c, &p)) != MQ_OK)
+		return st;
 	c->max_packet = (unsigned long)p.max_packet;
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
+	c->galera = p.wsrep;
+	c->count_slot_base = 16 * (p.node_index % 16);
 	return MQ_OK;
 }
 
@@ -427,6 +466,8 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	if ((st = set_table(c, table)) != MQ_OK)
 		return st;
 	if ((st = probe(c, table, &p, 1)) != MQ_OK)
+		return st;
+	if ((st = check_wsrep(c, &p)) != MQ_OK)
 		return st;
 	rep->binlog_statement = strcmp(p.binlog, "STATEMENT") == 0;
 	if (!p.exists) {

@@ -14,7 +14,7 @@
 -- needs nothing more)
 CREATE ROLE IF NOT EXISTS {{TABLE}}_producer;
 GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
-GRANT SELECT (id, queue, dedup_live) ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
+GRANT SELECT (id, queue, dedup_live, dedup_unique) ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
 GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 -- Optional, for fast wakeups of consumers logged in as other users (see
 -- mq-pop(1), WAKEUPS): seeing and killing their waiting statements takes

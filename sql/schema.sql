@@ -1,4 +1,4 @@
--- mq schema, version 7: the job table, its archive, the queues' settings
+-- mq schema, version 8: the job table, its archive, the queues' settings
 -- (pause), the counts and counters, and the history of failed attempts. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
@@ -39,6 +39,12 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   dedup_key     VARBINARY(255) NULL,
   -- the key while the job is live, NULL once finished: frees the key
   dedup_live    VARBINARY(255) AS (IF(state IN ('ready', 'leased'), dedup_key, NULL)) STORED,
+  -- what the dedup key is unique over: queue '/' key while the job is
+  -- live, else NULL as a whole. One column, so that a job without a
+  -- live key gives Galera no certification key (with (queue,
+  -- dedup_live), every such job of a queue shared one: upgrade-8.sql)
+  dedup_unique  VARBINARY(320) AS (IF(state IN ('ready', 'leased')
+    AND dedup_key IS NOT NULL, CONCAT(queue, '/', dedup_key), NULL)) STORED,
   -- recurring jobs: an ack makes the job due again at the first
   -- every_anchor + k * every_us after now instead of done; NULL: once
   every_us      BIGINT NULL,
@@ -53,7 +59,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   KEY lease (state, leased_until),
   -- finished jobs by age, for archive
   KEY finished (state, finished_at),
-  UNIQUE KEY dedup (queue, dedup_live),
+  UNIQUE KEY dedup (dedup_unique),
   -- the recurring jobs alone, for stats
   KEY recurring (every_us, queue, state),
   -- mq ls: a queue's jobs of one state in id order (InnoDB ends every
@@ -84,7 +90,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- a period is positive and counts from an anchor
   CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
     OR (every_us > 0 AND every_anchor IS NOT NULL))
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 7';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 8';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,

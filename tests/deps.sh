@@ -3,6 +3,8 @@
 # the demo need and this machine lacks. As root, or through sudo.
 # clang and libclang-rt-dev: the libFuzzer run of the parsers (t220).
 # zsh and fish: t310 checks the completion scripts for them.
+# galera-4 and rsync: the 3-node cluster of tests/galera.sh (t400); its
+# SST scripts ship only in mariadb-server and are taken out of it below.
 # libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
@@ -12,7 +14,7 @@ set -eu
 # usage: deps.sh [bench]   (bench: also what tests/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
-libclang-rt-dev zsh fish"
+libclang-rt-dev zsh fish galera-4 rsync"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do
@@ -62,4 +64,28 @@ if ! command -v promtool >/dev/null 2>&1 && [ ! -x "$top/.deps/bin/promtool" ]; 
   cp "$tmp/x/usr/bin/promtool" "$top/.deps/bin/promtool"
   rm -rf "$tmp"
   echo "deps.sh: promtool taken from Debian's prometheus package into .deps/bin" >&2
+fi
+
+# wsrep_sst_rsync and wsrep_sst_common: a Galera node that joins runs them
+# to copy a donor's data. They ship in Debian's mariadb-server, whose
+# installation would start a system MariaDB: take the two scripts out of
+# the package instead, into .deps/bin (tests/galera.sh puts it on PATH).
+if [ ! -x "$top/.deps/bin/wsrep_sst_rsync" ]; then
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download mariadb-server >/dev/null 2>&1); then
+    if [ "$sudo" = none ]; then
+      echo "deps.sh: cannot download the mariadb-server package for the" \
+        "SST scripts; run as root (or with sudo) once" >&2
+      rm -rf "$tmp"
+      exit 1
+    fi
+    $sudo apt-get update -q >&2
+    (cd "$tmp" && apt-get download mariadb-server >/dev/null)
+  fi
+  dpkg-deb -x "$tmp"/mariadb-server_*.deb "$tmp/x"
+  mkdir -p "$top/.deps/bin"
+  cp "$tmp/x/usr/bin/wsrep_sst_common" "$tmp/x/usr/bin/wsrep_sst_rsync" \
+    "$top/.deps/bin/"
+  rm -rf "$tmp"
+  echo "deps.sh: wsrep_sst_rsync taken from Debian's mariadb-server package into .deps/bin" >&2
 fi

@@ -1,0 +1,168 @@
+#!/bin/sh
+# galera.sh: a private, throw-away 3-node MariaDB Galera cluster on this
+# machine, for tests and benchmarks.
+#   galera.sh start DIR          three nodes in DIR/n1..n3, sockets
+#                                DIR/n1/sock..DIR/n3/sock, replicating
+#                                on 127.0.0.1 only; waits until all three
+#                                are synced
+#   galera.sh stop DIR           stop them all and remove DIR
+#   galera.sh kill DIR N         kill -9 node N's server (a crash)
+#   galera.sh rejoin DIR N       start node N again; waits until synced
+#   galera.sh status DIR N       node N's wsrep_local_state_comment
+# Ports: DIR/base holds a free base port P; node N uses P+10N (group
+# communication), +1 (IST), +2 (SST) and +3 (clients, 127.0.0.1).
+# Needs Debian's galera-4 and rsync, and the SST scripts that ship only
+# in mariadb-server: tests/deps.sh takes them out of that package into
+# .deps/bin without installing its service. Works as root and as an
+# ordinary user.
+set -eu
+
+PATH=$PATH:/usr/sbin:/usr/local/sbin
+top=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$top/.deps/bin:$PATH
+export PATH
+usage="usage: galera.sh start|stop|kill|rejoin|status DIR [N]"
+cmd=${1:?$usage}
+dir=${2:?$usage}
+
+as_user=
+[ "$(id -u)" -eq 0 ] && as_user=--user=root
+provider=/usr/lib/galera/libgalera_smm.so
+
+port_free() { # port_free PORT
+  ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+}
+
+pick_base() {
+  i=0
+  while [ $i -lt 50 ]; do
+    # a random base in 20000..59990, every port of the three nodes free
+    base=$(( ($(od -An -N2 -tu2 /dev/urandom) % 4000) * 10 + 20000 ))
+    ok=1
+    for n in 1 2 3; do
+      for k in 0 1 2 3; do
+        port_free $((base + 10 * n + k)) || ok=0
+      done
+    done
+    [ $ok -eq 1 ] && { echo "$base"; return 0; }
+    i=$((i + 1))
+  done
+  echo "galera.sh: no free ports" >&2
+  exit 1
+}
+
+sql_node() { # sql_node N STATEMENT
+  mariadb --no-defaults --socket="$dir/n$1/sock" --user=root \
+    --connect-timeout=2 -N -B -e "$2" 2>/dev/null
+}
+
+node_state() { # node_state N: Synced, Donor/Desynced, Joining, ...
+  sql_node "$1" "SHOW STATUS LIKE 'wsrep_local_state_comment'" |
+    cut -f2
+}
+
+run_node() { # run_node N [--wsrep-new-cluster]
+  n=$1
+  shift
+  base=$(cat "$dir/base")
+  addr="gcomm://127.0.0.1:$((base + 10)),127.0.0.1:$((base + 20)),127.0.0.1:$((base + 30))"
+  p=$((base + 10 * n))
+  nd=$dir/n$n
+  # shellcheck disable=SC2086
+  mariadbd --no-defaults --datadir="$nd/data" --socket="$nd/sock" \
+    --port=$((p + 3)) --bind-address=127.0.0.1 \
+    --pid-file="$nd/pid" --log-error="$nd/error.log" \
+    --innodb-buffer-pool-size=128M --innodb-log-file-size=48M \
+    --max-connections=300 --default-time-zone=+00:00 \
+    --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+    --wsrep-on=ON --wsrep-provider=$provider \
+    --wsrep-cluster-name=mq-test --wsrep-node-name=node$n \
+    --wsrep-cluster-address="$addr" --wsrep-node-address=127.0.0.1:$p \
+    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$p;ist.recv_addr=127.0.0.1:$((p + 1));gcache.size=64M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S" \
+    --wsrep-sst-method=rsync --wsrep-sst-receive-address=127.0.0.1:$((p + 2)) \
+    $as_user "$@" ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 &
+  echo $! >"$nd/mariadbd.pid"
+}
+
+wait_synced() { # wait_synced N
+  i=0
+  until [ "$(node_state "$1")" = Synced ]; do
+    i=$((i + 1))
+    if [ $i -gt 1200 ] || ! kill -0 "$(cat "$dir/n$1/mariadbd.pid")" 2>/dev/null; then
+      echo "galera.sh: node $1 did not reach Synced:" >&2
+      tail -n 30 "$dir/n$1/error.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}
+
+stop_node() { # stop_node N SIGNAL
+  f=$dir/n$1/mariadbd.pid
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  kill "-$2" "$pid" 2>/dev/null || true
+  i=0
+  while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+case $cmd in
+start)
+  mkdir -p "$dir/n1" "$dir/n2" "$dir/n3"
+  for f in "$provider" "$(command -v wsrep_sst_rsync || echo /nonexistent)" \
+      "$(command -v rsync || echo /nonexistent)"; do
+    [ -e "$f" ] || {
+      echo "galera.sh: missing $f: run tests/deps.sh" >&2
+      exit 1
+    }
+  done
+  pick_base >"$dir/base"
+  mariadb-install-db --no-defaults --datadir="$dir/n1/data" $as_user \
+    --auth-root-authentication-method=normal --skip-test-db \
+    --skip-name-resolve --force >"$dir/install.log" 2>&1 || {
+    echo "galera.sh: mariadb-install-db failed:" >&2
+    tail -n 30 "$dir/install.log" >&2
+    exit 1
+  }
+  # the joiners start from the same empty server; SST brings them up
+  # to date (rsync: it replaces their data)
+  cp -a "$dir/n1/data" "$dir/n2/data"
+  cp -a "$dir/n1/data" "$dir/n3/data"
+  if [ -n "$as_user" ]; then
+    # rsync's daemon, started as root, drops to nobody before it writes
+    # the joiner's datadir: let nobody reach and write the datadirs
+    # (mariadbd runs as root and reads them all the same)
+    chmod 711 "$dir"
+    chown -R nobody "$dir/n1/data" "$dir/n2/data" "$dir/n3/data"
+  fi
+  run_node 1 --wsrep-new-cluster
+  wait_synced 1
+  run_node 2
+  run_node 3
+  wait_synced 2
+  wait_synced 3
+  ;;
+stop)
+  for n in 3 2 1; do stop_node $n TERM; done
+  rm -rf "$dir"
+  ;;
+kill)
+  stop_node "${3:?$usage}" KILL
+  ;;
+rejoin)
+  run_node "${3:?$usage}"
+  wait_synced "$3"
+  ;;
+status)
+  node_state "${3:?$usage}"
+  ;;
+*)
+  echo "$usage" >&2
+  exit 64
+  ;;
+esac
