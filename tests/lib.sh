@@ -232,3 +232,41 @@ run_example() {
   fi
   run sh -e "$T_TMP/$1.sh"
 }
+
+# ---- a 3-node Galera cluster (tests/galera.sh) ----
+# galera_cluster: $MQ_TEST_GALERA when the runner started one for the
+# whole run; else starts one for this test, stopped at its exit. Then
+# G_DIR is the cluster's directory, the test's database exists on every
+# node, and: gsql N "STATEMENT" runs it as root on node N in that
+# database; gmq N ARGS... runs mq against node N; gstatus N NAME reads a
+# status variable of node N.
+galera_cluster() {
+  if [ -n "${MQ_TEST_GALERA:-}" ]; then
+    G_DIR=$MQ_TEST_GALERA
+  else
+    G_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mq-gal.XXXXXX")
+    T_OWN_GALERA=$G_DIR
+    trap 'sh "$TESTS_DIR/galera.sh" stop "$T_OWN_GALERA"; t_cleanup' EXIT
+    sh "$TESTS_DIR/galera.sh" start "$G_DIR" >&2 || {
+      echo "Bail out! cannot start a Galera cluster"
+      exit 1
+    }
+  fi
+  mariadb --no-defaults --socket="$G_DIR/n1/sock" --user=root -N -B \
+    -e "DROP DATABASE IF EXISTS \`$T_DB\`; CREATE DATABASE \`$T_DB\`" || {
+    echo "Bail out! cannot create database $T_DB on the cluster"
+    exit 1
+  }
+}
+gsql() { # gsql N STATEMENT
+  mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root -N -B \
+    "$T_DB" -e "$2"
+}
+gmq() { # gmq N ARGS...
+  _n=$1
+  shift
+  MQ_SOCKET="$G_DIR/n$_n/sock" "$MQ" "$@"
+}
+gstatus() { # gstatus N VARIABLE
+  gsql "$1" "SHOW GLOBAL STATUS LIKE '$2'" | cut -f2
+}
