@@ -74,6 +74,8 @@ struct mq_conn {
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int galera;			/* a Galera node (wsrep on) */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
+	uint32_t shares, share;		/* pop.c: claim shares on Galera */
+	unsigned claims;		/* pop.c: claims made */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
@@ -271,6 +273,7 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
 extern const char mq__sql_claim_select[];
+extern const char mq__sql_claim_select_share[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_retry_pick[];

@@ -17,6 +17,16 @@
  * when nothing is (a statement of its own before an UPDATE claim).
  * Scheduled jobs of a more urgent priority than every due one are still
  * walked over; see mq-queue(7).
+ *
+ * On a Galera cluster, row locks are each node's own: consumers on two
+ * nodes take the same head of the queue, and one of them fails
+ * certification at commit. So there, a claim first takes from its
+ * node's share of the jobs ((id DIV step) MOD nodes = the node's index;
+ * step is auto_increment_increment, so that the ids one node gives out
+ * spread over every share), in the claim's order within the share; if
+ * its share has nothing due, the whole queue. One claim in 64 takes
+ * the head of the whole queue anyway: a share whose node has no
+ * consumers is late, never stranded.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +37,18 @@
 /* The index's tail is exactly this ORDER BY: no filesort, and the
  * locking read touches only the rows it returns or skips. The guard
  * (MQ_SQL_ANY_DUE) ends the claim at one probe when nothing is due. */
-const char mq__sql_claim_select[] =
-    "SELECT id, queue, priority, attempts, payload"
-    " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
-    " ORDER BY priority, available_at, id LIMIT ?"
-    " FOR UPDATE SKIP LOCKED";
+#define CLAIM_SELECT(share) \
+    "SELECT id, queue, priority, attempts, payload" \
+    " FROM `{{TABLE}}` FORCE INDEX (claim)" \
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") \
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") share \
+    " ORDER BY priority, available_at, id LIMIT ?" \
+    " FOR UPDATE SKIP LOCKED"
+const char mq__sql_claim_select[] = CLAIM_SELECT("");
+
+/* A node's share of the jobs (Galera): binds step, nodes, index. */
+#define IN_SHARE " AND (id DIV ?) MOD ? = ?"
+const char mq__sql_claim_select_share[] = CLAIM_SELECT(IN_SHARE);
 
 /* attempts + 1 stops at the column's top, and max_attempts is raised to
  * at least the attempts: a row written by another program (max_attempts
@@ -58,10 +73,12 @@ const char mq__sql_claim_select[] =
 static const char sql_lease_ids[] =
     "UPDATE `{{TABLE}}`" CLAIM_SET " WHERE id IN (";
 
-static const char sql_claim_update[] =
-    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " ORDER BY priority, available_at, id LIMIT ?";
+#define CLAIM_UPDATE(share) \
+    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET \
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") share \
+    " ORDER BY priority, available_at, id LIMIT ?"
+static const char sql_claim_update[] = CLAIM_UPDATE("");
+static const char sql_claim_update_share[] = CLAIM_UPDATE(IN_SHARE);
 
 /* The update claim's guard, a statement of its own: MySQL (and MariaDB
  * before 10.3.2) refuse a subquery on the table an UPDATE writes. */
@@ -87,7 +104,22 @@ struct claim {
 	char token[MQ_TOKEN_LEN + 1];
 	struct mq_job *jobs;
 	size_t n;
+	int share;		/* only the node's share (Galera) */
+	uint32_t share_bind[3];	/* step, nodes, the node's index */
 };
+
+/* Binds the share's three parameters at b. */
+static void
+bind_share(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b)
+{
+	int i;
+
+	cl->share_bind[0] = (uint32_t)(c->autoinc_step ? c->autoinc_step : 1);
+	cl->share_bind[1] = c->shares;
+	cl->share_bind[2] = c->share % (c->shares ? c->shares : 1);
+	for (i = 0; i < 3; i++)
+		mq__bind_u32(&b[i], &cl->share_bind[i]);
+}
 
 void
 mq_jobs_free(struct mq_job *jobs, size_t n)
@@ -174,7 +206,7 @@ static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[4];
+	MYSQL_BIND in[7];
 	unsigned long qlen, len[2];
 	uint32_t limit;
 	uint64_t *ids, affected;
@@ -190,7 +222,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
-	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
+	if ((sel = mq__prepare(c, cl->share ? mq__sql_claim_select_share :
+	    mq__sql_claim_select)) == NULL)
 		return c->err.status;
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
 	    q++) {
@@ -198,7 +231,9 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
 		mq__bind_str(&in[1], cl->queues[q], &qlen);
 		mq__bind_str(&in[2], cl->queues[q], &qlen);
-		mq__bind_u32(&in[3], &limit);
+		if (cl->share)
+			bind_share(c, cl, &in[3]);
+		mq__bind_u32(&in[cl->share ? 6 : 3], &limit);
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = fetch_jobs(c, sel, cl);
@@ -276,7 +311,7 @@ any_due(struct mq_conn *c, const char *queue)
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	MYSQL_BIND in[6];
+	MYSQL_BIND in[9];
 	unsigned long len[2], qlen;
 	uint64_t got = 0, k;
 	uint32_t limit;
@@ -291,13 +326,16 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			rc = MQ_OK;
 			continue;
 		}
-		if (rc != MQ_OK || (st = mq__prepare(c, sql_claim_update)) == NULL)
+		if (rc != MQ_OK || (st = mq__prepare(c, cl->share ?
+		    sql_claim_update_share : sql_claim_update)) == NULL)
 			return rc != MQ_OK ? rc : c->err.status;
 		limit = cl->o->count - (uint32_t)got;
 		bind_lease(c, cl, in, len, &lease);
 		mq__bind_str(&in[3], cl->queues[q], &qlen);
 		mq__bind_str(&in[4], cl->queues[q], &qlen);
-		mq__bind_u32(&in[5], &limit);
+		if (cl->share)
+			bind_share(c, cl, &in[5]);
+		mq__bind_u32(&in[cl->share ? 8 : 5], &limit);
 		rc = mq__execute_retry(c, st, in, "cannot claim");
 		k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 		mq__release(c, st);
@@ -381,18 +419,28 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		return rc;
 	if (how == MQ_CLAIM_AUTO)
 		how = mq_server_claim(c);
-	if (how == MQ_CLAIM_SKIP_LOCKED) {
-		/* an empty claim commits too: the acks are kept */
-		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
-		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
-			*acked = 1;
-	} else {
+	if (how == MQ_CLAIM_UPDATE) {
 		if (nr && (rc = mq__in_tx(c, acks_tx, &cl)) != MQ_OK)
 			return rc;
 		if (acked)
 			*acked = 1;
 		cl.nacks = 0;
-		rc = claim_update(c, &cl);
+	}
+	/* Galera: the node's share first (above), then the whole queue */
+	cl.share = c->shares > 1 && c->claims++ % 64 != 63;
+	for (;;) {
+		if (how == MQ_CLAIM_SKIP_LOCKED) {
+			/* an empty claim commits too: the acks are kept */
+			rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
+			if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
+				*acked = 1;
+			cl.nacks = 0;
+		} else {
+			rc = claim_update(c, &cl);
+		}
+		if (rc != MQ_EMPTY || !cl.share)
+			break;
+		cl.share = 0;
 	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);

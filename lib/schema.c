@@ -51,11 +51,14 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and the node's index in the cluster, read only
  * when it is on (IF evaluates one branch). */
-#define SQL_WSREP "@@GLOBAL.wsrep_on, @@SESSION.wsrep_on," \
+#define SQL_WSREP_STATUS(name) \
     " IF(@@GLOBAL.wsrep_on, (SELECT VARIABLE_VALUE FROM" \
-    " information_schema.GLOBAL_STATUS" \
-    " WHERE VARIABLE_NAME = 'WSREP_LOCAL_INDEX'), NULL)"
-#define SQL_NO_WSREP "0, 0, NULL"
+    " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '" name "')," \
+    " NULL)"
+#define SQL_WSREP "@@GLOBAL.wsrep_on, @@SESSION.wsrep_on," \
+    SQL_WSREP_STATUS("WSREP_LOCAL_INDEX") "," \
+    SQL_WSREP_STATUS("WSREP_CLUSTER_SIZE")
+#define SQL_NO_WSREP "0, 0, NULL, NULL"
 static const char sql_probe[] = SQL_PROBE(SQL_WSREP);
 static const char sql_probe_init[] = SQL_PROBE(SQL_WSREP) SQL_PROBE_INIT;
 static const char sql_probe_mysql[] = SQL_PROBE(SQL_NO_WSREP);
@@ -78,6 +81,7 @@ struct probe {
 	uint64_t max_packet, autoinc_step, companion[NCOMP];
 	int wsrep, wsrep_session;	/* Galera on: server, session */
 	unsigned node_index;		/* the node's, in the cluster */
+	unsigned cluster_size;		/* nodes in the cluster */
 	char binlog[32], database[65];
 	char comment[2049];	/* the job table's; "" if missing */
 	char engine[65];	/* the job table's; "" if not shown */
@@ -163,6 +167,8 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		p->wsrep_session = row[5] && strcmp(row[5], "1") == 0;
 		p->node_index = row[6] ? (unsigned)strtoul(row[6], NULL, 10) :
 		    0;
+		p->cluster_size = row[7] ? (unsigned)strtoul(row[7], NULL,
+		    10) : 0;
 		break;
 	case P_TABLE:
 		p->exists = 1;
@@ -347,6 +353,8 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
 	c->galera = p.wsrep;
 	c->count_slot_base = 16 * (p.node_index % 16);
+	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
+	c->share = p.node_index;
 	return MQ_OK;
 }
 
