@@ -28,6 +28,20 @@ option(void *ctx, int id, const char *arg)
 		*(int *)ctx = 1;
 }
 
+/* What mq needs of a Galera node holds (else mq_init failed): say so,
+ * and what still deserves a look. */
+static void
+galera_lines(const struct mq_galera_report *r)
+{
+	printf("galera: node %lu of %lu (%s); binlog_format ROW, "
+	    "innodb_autoinc_lock_mode 2\n", r->node, r->nodes, shown(r->state));
+	if (r->no_pk)
+		fprintf(stderr, "mq init: warning: %lu table%s of this database "
+		    "without a primary key (Galera replicates them slowly and "
+		    "certifies them without keys): %s\n", r->no_pk,
+		    r->no_pk == 1 ? "" : "s", shown(r->no_pk_names));
+}
+
 int
 cmd_init(int argc, char **argv, struct mq_global *g)
 {
@@ -79,5 +93,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 	else
 		printf("table %s is up to date (schema %d)\n", g->table,
 		    MQ_SCHEMA_VERSION);
+	if (rep.galera.on)
+		galera_lines(&rep.galera);
 	return 0;
 }

@@ -272,6 +272,11 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
+/* galera.c: on a Galera node, what mq needs of it (MQ_ECONFIG if not
+ * there) and what it is; all 0 elsewhere. */
+enum mq_status mq__galera_check(struct mq_conn *c,
+    struct mq_galera_report *g);
+
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_claim_select_share[];
 extern const char mq__sql_requeue_pick[];

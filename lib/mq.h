@@ -159,11 +159,22 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 char *mq_schema_sql(const char *table);
 
 /** What mq_init did. */
+/** A Galera node, as mq init found it (all 0 elsewhere). */
+struct mq_galera_report {
+	int on;			/* wsrep on: a Galera node */
+	unsigned long node;	/* its place in the cluster, from 1 */
+	unsigned long nodes;	/* nodes in the cluster */
+	char state[32];		/* Synced, Donor/Desynced, ... */
+	unsigned long no_pk;	/* tables of the database without a PK */
+	char no_pk_names[256];	/* their names, ", " between, cut */
+};
+
 struct mq_init_report {
 	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
 	int companions_created;	/* _archive, _queues or _counts was missing */
 	int binlog_statement;	/* binlog_format is STATEMENT: unsafe */
+	struct mq_galera_report galera;
 };
 
 /** Creates or upgrades table, <table>_archive, _queues and _counts;

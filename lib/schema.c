@@ -463,8 +463,8 @@ use_and_fill(struct mq_conn *c, const char *table)
 	return run_script(c, sql_counts_filled, "cannot fill the counts");
 }
 
-enum mq_status
-mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
+static enum mq_status
+init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 {
 	struct probe p;
 	enum mq_status st;
@@ -516,4 +516,15 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	    rep->from_version == MQ_SCHEMA_VERSION)
 		return mq_use_table(c, table);
 	return use_and_fill(c, table);
+}
+
+enum mq_status
+mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
+{
+	enum mq_status st = init_tables(c, table, rep);
+
+	/* after the tables: their primary keys are among what is checked */
+	if (st == MQ_OK)
+		st = mq__galera_check(c, &rep->galera);
+	return st;
 }

@@ -68,6 +68,14 @@ run_node() { # run_node N [--wsrep-new-cluster]
   addr="gcomm://127.0.0.1:$((base + 10)),127.0.0.1:$((base + 20)),127.0.0.1:$((base + 30))"
   p=$((base + 10 * n))
   nd=$dir/n$n
+  # rsync's daemon, started as root, drops to nobody before it writes
+  # the joiner's datadir: let nobody reach and write it (mariadbd runs
+  # as root and reads it all the same); again at a rejoin, for the
+  # files mariadbd made since
+  if [ -n "$as_user" ]; then
+    chmod 711 "$dir"
+    chown -R nobody "$nd/data"
+  fi
   # shellcheck disable=SC2086
   mariadbd --no-defaults --datadir="$nd/data" --socket="$nd/sock" \
     --port=$((p + 3)) --bind-address=127.0.0.1 \
@@ -133,13 +141,6 @@ start)
   # to date (rsync: it replaces their data)
   cp -a "$dir/n1/data" "$dir/n2/data"
   cp -a "$dir/n1/data" "$dir/n3/data"
-  if [ -n "$as_user" ]; then
-    # rsync's daemon, started as root, drops to nobody before it writes
-    # the joiner's datadir: let nobody reach and write the datadirs
-    # (mariadbd runs as root and reads them all the same)
-    chmod 711 "$dir"
-    chown -R nobody "$dir/n1/data" "$dir/n2/data" "$dir/n3/data"
-  fi
   run_node 1 --wsrep-new-cluster
   wait_synced 1
   run_node 2

@@ -1,0 +1,77 @@
+/*
+ * galera.c: what mq needs of a Galera cluster, checked by mq init on a
+ * node (wsrep on). Without ROW binlogs a node refuses or mangles writes;
+ * with innodb_autoinc_lock_mode other than 2 concurrent pushes on one
+ * node deadlock on the table's AUTO-INC lock; a table without a primary
+ * key is replicated row by row with a full scan per row and certified
+ * without keys. The node's state and its place in the cluster are
+ * reported, not required.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Text query: no input but the server's own names. Tables without a
+ * primary key in the database (base tables: views have none). */
+static const char sql_galera[] =
+    "SELECT @@GLOBAL.binlog_format, @@GLOBAL.innodb_autoinc_lock_mode,"
+    " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    "  WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT'),"
+    " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    "  WHERE VARIABLE_NAME = 'WSREP_LOCAL_INDEX'),"
+    " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    "  WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE'),"
+    " (SELECT COUNT(*) FROM information_schema.TABLES t"
+    "  WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE'"
+    "  AND NOT EXISTS (SELECT 1 FROM information_schema.TABLE_CONSTRAINTS k"
+    "   WHERE k.TABLE_SCHEMA = t.TABLE_SCHEMA"
+    "   AND k.TABLE_NAME = t.TABLE_NAME"
+    "   AND k.CONSTRAINT_TYPE = 'PRIMARY KEY')),"
+    " (SELECT GROUP_CONCAT(t.TABLE_NAME ORDER BY t.TABLE_NAME SEPARATOR ', ')"
+    "  FROM information_schema.TABLES t"
+    "  WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE'"
+    "  AND NOT EXISTS (SELECT 1 FROM information_schema.TABLE_CONSTRAINTS k"
+    "   WHERE k.TABLE_SCHEMA = t.TABLE_SCHEMA"
+    "   AND k.TABLE_NAME = t.TABLE_NAME"
+    "   AND k.CONSTRAINT_TYPE = 'PRIMARY KEY'))";
+
+static void
+cell(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+enum mq_status
+mq__galera_check(struct mq_conn *c, struct mq_galera_report *g)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	char binlog[32] = "", autoinc[16] = "";
+
+	memset(g, 0, sizeof *g);
+	if (!c->galera)
+		return MQ_OK;
+	g->on = 1;
+	if (mysql_real_query(c->db, sql_galera, sizeof sql_galera - 1) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL)
+		return mq__dberr(c, NULL, "cannot read the Galera settings");
+	if ((row = mysql_fetch_row(res)) != NULL) {
+		cell(binlog, sizeof binlog, row[0]);
+		cell(autoinc, sizeof autoinc, row[1]);
+		cell(g->state, sizeof g->state, row[2]);
+		g->node = row[3] ? strtoul(row[3], NULL, 10) + 1 : 0;
+		g->nodes = row[4] ? strtoul(row[4], NULL, 10) : 0;
+		g->no_pk = row[5] ? strtoul(row[5], NULL, 10) : 0;
+		cell(g->no_pk_names, sizeof g->no_pk_names, row[6]);
+	}
+	mysql_free_result(res);
+	if (strcmp(binlog, "ROW") != 0 || strcmp(autoinc, "2") != 0)
+		return mq__fail(c, MQ_ECONFIG, "this Galera node has "
+		    "binlog_format=%s and innodb_autoinc_lock_mode=%s; mq needs "
+		    "binlog_format=ROW and innodb_autoinc_lock_mode=2 on every "
+		    "node (set them in the server's configuration)", binlog,
+		    autoinc);
+	return MQ_OK;
+}

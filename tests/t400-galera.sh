@@ -1,0 +1,147 @@
+#!/bin/sh
+# mq on a 3-node Galera cluster (tests/galera.sh): mq init's checks;
+# exactly-once drains with consumers on all three nodes under both claim
+# strategies; no certification failure (1213) reaches a user; dedup and
+# recounts across nodes; a cross-node ack right after the pop; kill -9 of
+# one node's server mid-drain and its rejoin: nothing lost, redeliveries
+# only for jobs whose lease it held, their late acks refused.
+. "$(dirname "$0")/lib.sh"
+if [ ! -e /usr/lib/galera/libgalera_smm.so ]; then
+  echo "1..0 # SKIP galera-4 is not installed (tests/deps.sh installs it)"
+  exit 0
+fi
+galera_cluster
+JOBS=300
+[ -n "${MQ_SANITIZED:-}" ] && JOBS=60
+
+gsql 1 "CREATE TABLE other_nopk (a INT)"
+expect_status 0 "init on node 2" gmq 2 init
+like "$OUT" "*galera: node ? of 3 (Synced); binlog_format ROW, innodb_autoinc_lock_mode 2" \
+  "init reports the node, the cluster and what mq needs of it"
+like "$ERR" "*1 table of this database without a primary key*other_nopk" \
+  "and warns of a table without a primary key"
+expect_status 0 "init on node 3: up to date" gmq 3 init
+like "$OUT" "table mq_jobs is up to date (schema 8)*" "the tables replicated"
+
+# a session with wsrep_on off would write on its node alone
+printf '[client]\ninit-command=SET SESSION wsrep_on=OFF\n' >"$T_TMP/off.cnf"
+expect_status 78 "a session with wsrep_on off is refused" \
+  env MQ_DEFAULTS_FILE="$T_TMP/off.cnf" MQ_SOCKET="$G_DIR/n1/sock" "$MQ" push x
+like "$ERR" "*wsrep_on is OFF in this session*" "and says why"
+is "$(gsql 2 "SELECT COUNT(*) FROM mq_jobs")" 0 "nothing was pushed"
+
+finished_on() { # finished_on NODE: the job table's finished jobs
+  gsql "$1" "SELECT queue, state, COUNT(*) FROM mq_jobs WHERE state IN ('done', 'dead') GROUP BY queue, state ORDER BY 1, 2" | tr '\t\n' ' ,'
+}
+counted_on() { # counted_on NODE: what the counts say of them
+  gsql "$1" "SELECT queue, state, SUM(n) FROM mq_jobs_counts WHERE state IN ('done', 'dead') GROUP BY queue, state HAVING SUM(n) <> 0 ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
+}
+
+certs() { # certification failures and brute-force aborts, all nodes
+  _t=0
+  for _n in 1 2 3; do
+    _t=$((_t + $(gstatus $_n wsrep_local_cert_failures) + $(gstatus $_n wsrep_local_bf_aborts)))
+  done
+  echo $_t
+}
+
+consumer() { # consumer NODE CLAIM QUEUE LOG
+  while :; do
+    r=$(gmq "$1" pop --claim "$2" --queue "$3" -o "$4.payload" 2>>"$4.err")
+    st=$?
+    [ $st -eq 1 ] && break
+    if [ $st -ne 0 ]; then
+      echo "pop failed with status $st" >>"$4.err"
+      break
+    fi
+    # the ack goes to the next node: right after the claim, elsewhere
+    if gmq $(($1 % 3 + 1)) ack "$r" 2>>"$4.err"; then
+      printf '%s %s\n' "${r%%.*}" "$(cat "$4.payload")" >>"$4"
+    else
+      echo "ack failed for $r" >>"$4.err"
+    fi
+  done
+}
+
+for claim in skip-locked update; do
+  q=g_$(printf '%s' "$claim" | tr -c 'a-z' _)
+  seq 1 "$JOBS" | gmq 1 push --lines --queue "$q" >/dev/null
+  c0=$(certs)
+  for i in 1 2 3 4 5 6; do
+    : >"$T_TMP/$q.$i"
+    consumer $((i % 3 + 1)) "$claim" "$q" "$T_TMP/$q.$i" &
+  done
+  wait
+  c1=$(certs)
+  cat "$T_TMP/$q".[1-6] >"$T_TMP/$q.all"
+  is "$(cat "$T_TMP/$q".*.err 2>/dev/null)" "" "$claim: no consumer saw an error (no 1213 surfaced)"
+  is "$(cut -d' ' -f1 "$T_TMP/$q.all" | sort | uniq -d | wc -l | tr -d ' ')" 0 \
+    "$claim: no job acked twice"
+  is "$(cut -d' ' -f2 "$T_TMP/$q.all" | sort -n | md5sum)" "$(seq 1 "$JOBS" | md5sum)" \
+    "$claim: every payload processed once, by consumers on 3 nodes"
+  for n in 1 2 3; do
+    is "$(gsql $n "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done'), SUM(attempts = 1)) FROM mq_jobs WHERE queue = '$q'")" \
+      "$JOBS,$JOBS,$JOBS" "$claim: node $n: all done, each delivered once"
+  done
+  echo "# $claim: $((c1 - c0)) certification failures and BF aborts for $JOBS jobs (retried inside mq)"
+done
+
+# mq work on all three nodes
+seq 1 "$JOBS" | gmq 2 push --lines --queue w >/dev/null
+for n in 1 2 3 1 2 3; do
+  gmq $n work --queue w --exit-when-empty -- sh -c 'printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/w.out" 2>>"$T_TMP/w.err" &
+done
+wait
+is "$(cat "$T_TMP/w.err")" "" "mq work on 3 nodes: no error"
+is "$(grep -c . "$T_TMP/w.out")" "$JOBS" "mq work: $JOBS jobs run"
+is "$(sort -n "$T_TMP/w.out" | uniq | wc -l | tr -d ' ')" "$JOBS" "mq work: each once"
+
+# dedup across nodes: one live job per key and queue, whichever node
+id1=$(gmq 1 push --queue d --dedup k1 a)
+is "$(gmq 2 push --queue d --dedup k1 b)" "$id1" "dedup: node 2 finds node 1's live job"
+is "$(gmq 3 push --queue d --dedup k1 c)" "$id1" "dedup: node 3 too"
+is "$(gsql 3 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'd'")" 1 "dedup: one job"
+
+# recounts at once on two nodes (GET_LOCK is per node): certification
+# makes one of them count again, so nothing is added twice
+gsql 1 "UPDATE mq_jobs_counts SET n = n + 50 WHERE queue = 'w' AND state = 'done' LIMIT 1"
+gmq 1 stats --recount >/dev/null 2>"$T_TMP/rc1" &
+gmq 3 stats --recount >/dev/null 2>"$T_TMP/rc3" &
+wait
+is "$(counted_on 2)" "$(finished_on 2)" "two recounts at once on two nodes: the counts equal the table"
+
+# kill -9 of node 3's server mid-drain. Leases of 8 s: the cluster
+# stalls its commits for a few seconds until it declares node 3 gone
+# (tests/galera.sh: evs.suspect_timeout 3 s)
+seq 1 "$JOBS" | gmq 1 push --lines --queue k >/dev/null
+late=$(gmq 3 pop --queue k --lease 3s -o /dev/null)
+on3=
+for n in 1 2 3 1 2 3; do
+  gmq $n work --queue k --lease 8s --exit-when-empty -- sh -c 'sleep 0.02; printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/k.out" 2>>"$T_TMP/k.err.$n" &
+  [ $n -eq 3 ] && on3="$on3 $!"
+done
+sleep 2
+sh "$TESTS_DIR/galera.sh" kill "$G_DIR" 3
+# node 3's workers would reconnect to it forever: their operator stops
+# them; the jobs they held are leased to nobody now
+sleep 1
+kill -TERM $on3 2>/dev/null
+wait
+is "$(cat "$T_TMP/k.err.1" "$T_TMP/k.err.2")" "" "the workers on nodes 1 and 2 saw no error"
+sleep 3
+expect_status 0 "requeue-stale on node 1 takes back node 3's leases" gmq 1 requeue-stale
+gmq 2 work --queue k --exit-when-empty -- sh -c 'printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/k.out" 2>>"$T_TMP/k.err.2"
+is "$(gsql 1 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'k'")" \
+  "$JOBS,$JOBS" "after the kill: every job done on node 1"
+is "$(sort -n "$T_TMP/k.out" | uniq | wc -l | tr -d ' ')" "$JOBS" "every job run once (the one popped by hand too: redelivered)"
+redelivered=$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k' AND attempts > 1")
+expired=$(gsql 1 "SELECT COUNT(DISTINCT job_id) FROM mq_jobs_history WHERE event = 'expired' AND job_id IN (SELECT id FROM mq_jobs WHERE queue = 'k')")
+is "$redelivered" "$expired" "redeliveries only for jobs whose lease expired ($redelivered)"
+expect_status 2 "the late ack of a job leased on the killed node is refused" gmq 2 ack "$late"
+is "$(gsql 2 "SELECT attempts > 1 AND state = 'done' FROM mq_jobs WHERE id = ${late%%.*}")" 1 \
+  "and that job was redelivered and done"
+expect_status 0 "node 3 rejoins" sh "$TESTS_DIR/galera.sh" rejoin "$G_DIR" 3
+is "$(gsql 3 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'k'")" \
+  "$JOBS,$JOBS" "the rejoined node has every job done"
+is "$(counted_on 3)" "$(finished_on 3)" "and counts that equal its table"
+done_testing
