@@ -278,7 +278,7 @@ enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
 
 extern const char mq__sql_claim_select[];
-extern const char mq__sql_claim_select_share[];
+extern const char mq__sql_claim_share[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_retry_pick[];

@@ -26,7 +26,11 @@
  * spread over every share), in the claim's order within the share; if
  * its share has nothing due, the whole queue. One claim in 64 takes
  * the head of the whole queue anyway: a share whose node has no
- * consumers is late, never stranded.
+ * consumers is late, never stranded. The share's jobs are picked by a
+ * read without locks, then locked one by one by primary key: a locking
+ * read of the claim index would lock, if only for an instant, the other
+ * shares' rows it passes, and another node's claim of one of them,
+ * applied here, would then abort this one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,18 +41,33 @@
 /* The index's tail is exactly this ORDER BY: no filesort, and the
  * locking read touches only the rows it returns or skips. The guard
  * (MQ_SQL_ANY_DUE) ends the claim at one probe when nothing is due. */
-#define CLAIM_SELECT(share) \
-    "SELECT id, queue, priority, attempts, payload" \
-    " FROM `{{TABLE}}` FORCE INDEX (claim)" \
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") \
-    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") share \
-    " ORDER BY priority, available_at, id LIMIT ?" \
-    " FOR UPDATE SKIP LOCKED"
-const char mq__sql_claim_select[] = CLAIM_SELECT("");
+const char mq__sql_claim_select[] =
+    "SELECT id, queue, priority, attempts, payload"
+    " FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
+    " ORDER BY priority, available_at, id LIMIT ?"
+    " FOR UPDATE SKIP LOCKED";
 
 /* A node's share of the jobs (Galera): binds step, nodes, index. */
 #define IN_SHARE " AND (id DIV ?) MOD ? = ?"
-const char mq__sql_claim_select_share[] = CLAIM_SELECT(IN_SHARE);
+
+/* The share's due jobs, in claim order, read without a lock. */
+const char mq__sql_claim_share[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") IN_SHARE
+    " ORDER BY priority, available_at, id LIMIT ?";
+
+/* One of them, locked alone, if it is still due and nobody here holds
+ * it. */
+static const char sql_claim_one[] =
+    "SELECT id, queue, priority, attempts, payload FROM `{{TABLE}}`"
+    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " FOR UPDATE SKIP LOCKED";
+
+/* Spare candidates: the ones other consumers of this node take first. */
+#define SHARE_SPARE 8
 
 /* attempts + 1 stops at the column's top, and max_attempts is raised to
  * at least the attempts: a row written by another program (max_attempts
@@ -73,12 +92,13 @@ const char mq__sql_claim_select_share[] = CLAIM_SELECT(IN_SHARE);
 static const char sql_lease_ids[] =
     "UPDATE `{{TABLE}}`" CLAIM_SET " WHERE id IN (";
 
-#define CLAIM_UPDATE(share) \
-    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET \
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") share \
-    " ORDER BY priority, available_at, id LIMIT ?"
-static const char sql_claim_update[] = CLAIM_UPDATE("");
-static const char sql_claim_update_share[] = CLAIM_UPDATE(IN_SHARE);
+static const char sql_claim_update[] =
+    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " ORDER BY priority, available_at, id LIMIT ?";
+static const char sql_claim_update_one[] =
+    "UPDATE `{{TABLE}}`" CLAIM_SET
+    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?");
 
 /* The update claim's guard, a statement of its own: MySQL (and MariaDB
  * before 10.3.2) refuse a subquery on the table an UPDATE writes. */
@@ -202,11 +222,119 @@ bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 	mq__bind_str(&b[2], c->leased_by, &len[1]);
 }
 
+/* The ids of up to want due jobs of queue in the node's share, in
+ * claim order, into ids (*got of them). */
+static enum mq_status
+share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t want, uint64_t *ids, size_t *got)
+{
+	MYSQL_BIND in[7], out[1];
+	unsigned long qlen;
+	uint64_t id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int i;
+
+	*got = 0;
+	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL)
+		return c->err.status;
+	for (i = 0; i < 3; i++)
+		mq__bind_str(&in[i], queue, &qlen);
+	bind_share(c, cl, &in[3]);
+	mq__bind_u32(&in[6], &want);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	rc = mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot claim");
+	while (rc == MQ_OK && (i = mysql_stmt_fetch(st)) == 0 && *got < want)
+		ids[(*got)++] = id;
+	if (rc == MQ_OK && i == 1)
+		rc = mq__dberr(c, st, "cannot claim");
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+/* Galera, SKIP LOCKED: up to limit jobs of the node's share of queue,
+ * appended to cl->jobs. */
+static enum mq_status
+claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit)
+{
+	MYSQL_BIND in[3];
+	unsigned long qlen;
+	uint32_t want = limit + SHARE_SPARE;
+	uint64_t *ids, id;
+	size_t got, i, goal = cl->n + limit;
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc;
+
+	if ((ids = malloc(want * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = share_candidates(c, cl, queue, want, ids, &got);
+	if (rc == MQ_OK && got && (st = mq__prepare(c, sql_claim_one)) == NULL)
+		rc = c->err.status;
+	for (i = 0; rc == MQ_OK && i < got && cl->n < goal; i++) {
+		id = ids[i];
+		mq__bind_u64(&in[0], &id);
+		mq__bind_str(&in[1], queue, &qlen);
+		mq__bind_str(&in[2], queue, &qlen);
+		if ((rc = mq__execute(c, st, in, "cannot claim")) == MQ_OK)
+			rc = fetch_jobs(c, st, cl);
+		if (rc == MQ_OK)
+			mysql_stmt_free_result(st);
+	}
+	if (st)
+		mq__release(c, st);
+	free(ids);
+	return rc;
+}
+
+/* Galera, UPDATE claims: each of the share's candidates in a statement
+ * of its own, until limit are leased; *got of them. */
+static enum mq_status
+claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit, uint64_t *got)
+{
+	MYSQL_BIND in[6];
+	unsigned long len[2], qlen;
+	uint32_t want = limit + SHARE_SPARE;
+	uint64_t *ids, id;
+	int64_t lease;
+	size_t n, i;
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc;
+
+	*got = 0;
+	if ((ids = malloc(want * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = share_candidates(c, cl, queue, want, ids, &n);
+	if (rc == MQ_OK && n &&
+	    (st = mq__prepare(c, sql_claim_update_one)) == NULL)
+		rc = c->err.status;
+	for (i = 0; rc == MQ_OK && i < n && *got < limit; i++) {
+		id = ids[i];
+		bind_lease(c, cl, in, len, &lease);
+		mq__bind_u64(&in[3], &id);
+		mq__bind_str(&in[4], queue, &qlen);
+		mq__bind_str(&in[5], queue, &qlen);
+		rc = mq__execute_retry(c, st, in, "cannot claim");
+		if (rc == MQ_OK)
+			*got += mysql_stmt_affected_rows(st);
+	}
+	if (st)
+		mq__release(c, st);
+	free(ids);
+	return rc;
+}
+
 static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[7];
+	MYSQL_BIND in[4];
 	unsigned long qlen, len[2];
 	uint32_t limit;
 	uint64_t *ids, affected;
@@ -222,18 +350,19 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
-	if ((sel = mq__prepare(c, cl->share ? mq__sql_claim_select_share :
-	    mq__sql_claim_select)) == NULL)
+	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
 		return c->err.status;
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
 	    q++) {
 		limit = cl->o->count - (uint32_t)cl->n;
+		if (cl->share) {
+			rc = claim_share_locked(c, cl, cl->queues[q], limit);
+			continue;
+		}
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
 		mq__bind_str(&in[1], cl->queues[q], &qlen);
 		mq__bind_str(&in[2], cl->queues[q], &qlen);
-		if (cl->share)
-			bind_share(c, cl, &in[3]);
-		mq__bind_u32(&in[cl->share ? 6 : 3], &limit);
+		mq__bind_u32(&in[3], &limit);
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = fetch_jobs(c, sel, cl);
@@ -311,7 +440,7 @@ any_due(struct mq_conn *c, const char *queue)
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	MYSQL_BIND in[9];
+	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
 	uint64_t got = 0, k;
 	uint32_t limit;
@@ -326,19 +455,22 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			rc = MQ_OK;
 			continue;
 		}
-		if (rc != MQ_OK || (st = mq__prepare(c, cl->share ?
-		    sql_claim_update_share : sql_claim_update)) == NULL)
-			return rc != MQ_OK ? rc : c->err.status;
+		if (rc != MQ_OK)
+			return rc;
 		limit = cl->o->count - (uint32_t)got;
-		bind_lease(c, cl, in, len, &lease);
-		mq__bind_str(&in[3], cl->queues[q], &qlen);
-		mq__bind_str(&in[4], cl->queues[q], &qlen);
-		if (cl->share)
-			bind_share(c, cl, &in[5]);
-		mq__bind_u32(&in[cl->share ? 8 : 5], &limit);
-		rc = mq__execute_retry(c, st, in, "cannot claim");
-		k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
-		mq__release(c, st);
+		if (cl->share) {
+			rc = claim_share_update(c, cl, cl->queues[q], limit, &k);
+		} else {
+			if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+				return c->err.status;
+			bind_lease(c, cl, in, len, &lease);
+			mq__bind_str(&in[3], cl->queues[q], &qlen);
+			mq__bind_str(&in[4], cl->queues[q], &qlen);
+			mq__bind_u32(&in[5], &limit);
+			rc = mq__execute_retry(c, st, in, "cannot claim");
+			k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
+			mq__release(c, st);
+		}
 		if (k > 0) {
 			got += k;
 			rc = read_claimed(c, cl, cl->queues[q]);

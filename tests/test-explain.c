@@ -169,6 +169,7 @@ main(void)
 	mysql_free_result(mysql_store_result(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
 	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, @zero = 0, "
+	    "@three = 3, "
 	    "@tok = '0123456789abcdef0123456789abcdef', @minp = -32769, "
 	    "@pat = '%x%'") == 0, "set parameters",
 	    mysql_error(c->db));
@@ -177,6 +178,9 @@ main(void)
 	    NULL);
 	/* a queue of jobs scheduled for later: the due index says so at
 	 * once, and the claim index is not read (it would walk them all) */
+	/* Galera: a node's share, read without locks, in index order */
+	check(c->db, "claim of a node's share", mq__sql_claim_share,
+	    "@q, @q, @q, @three, @three, @zero, @n", "claim", NULL);
 	check(c->db, "claim with nothing due", mq__sql_claim_select,
 	    "@s, @s, @s, @n", "due", "Impossible WHERE");
 	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
