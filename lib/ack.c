@@ -227,33 +227,21 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	return rc;
 }
 
-/* Galera: reads and writes do not wait for the write sets of other
- * nodes to be applied here, so a job claimed on another node an instant
- * ago may still look ready on this one, and its receipt lost. Each
- * receipt that looked lost is tried once more after a causality check
- * (wsrep_sync_wait: the node first applies all the cluster committed
- * before). Only then, so an ack costs nothing more when all is well. */
+/* Galera: each receipt that looked lost, once more after this node has
+ * caught up with the cluster (galera.c). */
 static enum mq_status
 ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	static const char wait[] = "SET SESSION wsrep_sync_wait = 3";
-	static const char restore[] =
-	    "SET SESSION wsrep_sync_wait = @@GLOBAL.wsrep_sync_wait";
 	enum mq_status rc = MQ_OK;
 	size_t i;
 
-	if (mysql_real_query(c->db, wait, sizeof wait - 1) != 0)
-		return mq__dberr(c, NULL, "cannot wait for the cluster");
 	for (i = 0; i < n && rc == MQ_OK; i++) {
 		struct ack one = { r + i, 1, lost + i };
 
 		if (lost[i])
-			rc = mq__in_tx(c, ack_tx, &one);
+			rc = mq__in_tx_caught_up(c, ack_tx, &one);
 	}
-	if (mysql_real_query(c->db, restore, sizeof restore - 1) != 0 &&
-	    rc == MQ_OK)
-		rc = mq__dberr(c, NULL, "cannot wait for the cluster");
 	return rc;
 }
 

@@ -75,3 +75,32 @@ mq__galera_check(struct mq_conn *c, struct mq_galera_report *g)
 		    autoinc);
 	return MQ_OK;
 }
+
+/* Reads and writes on a Galera node do not wait for the write sets of
+ * other nodes to be applied here: a job claimed on another node an
+ * instant ago may still look ready on this one, and its receipt lost.
+ * An ack, fail or extend that found its receipt lost is therefore run
+ * once more after a causality check (wsrep_sync_wait: the node first
+ * applies all the cluster committed before), and only then, so that it
+ * costs nothing more when all is well. A second run cannot apply twice:
+ * the receipt's token fences it (a job acked or failed is no longer
+ * leased with that token). */
+enum mq_status
+mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn, void *ctx)
+{
+	static const char wait[] = "SET SESSION wsrep_sync_wait = 3";
+	static const char restore[] =
+	    "SET SESSION wsrep_sync_wait = @@GLOBAL.wsrep_sync_wait";
+	enum mq_status rc;
+	struct mq_error saved;
+
+	if (mysql_real_query(c->db, wait, sizeof wait - 1) != 0)
+		return mq__dberr(c, NULL, "cannot wait for the cluster");
+	rc = mq__in_tx(c, fn, ctx);
+	saved = c->err;
+	if (mysql_real_query(c->db, restore, sizeof restore - 1) != 0 &&
+	    rc == MQ_OK)
+		return mq__dberr(c, NULL, "cannot wait for the cluster");
+	c->err = saved;
+	return rc;
+}

@@ -277,6 +277,10 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
 enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
 
+/* galera.c: mq__in_tx after this node caught up with the cluster. */
+enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
+    void *ctx);
+
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_claim_share[];
 extern const char mq__sql_requeue_pick[];

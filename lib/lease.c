@@ -159,9 +159,13 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
     const struct mq_fail_opts *o, struct mq_fail_result *res)
 {
 	struct fail f = { r, o, res };
+	enum mq_status rc;
 
 	memset(res, 0, sizeof *res);
-	return mq__in_tx(c, fail_tx, &f);
+	rc = mq__in_tx(c, fail_tx, &f);
+	if (rc == MQ_ELEASE && c->galera)	/* galera.c */
+		rc = mq__in_tx_caught_up(c, fail_tx, &f);
+	return rc;
 }
 
 struct extend {
@@ -196,10 +200,14 @@ enum mq_status
 mq_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 {
 	struct extend e = { r, lease_us, 0 };
+	enum mq_status rc;
 
 	if (lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "lease must be positive");
-	return mq__in_tx(c, extend_tx, &e);
+	rc = mq__in_tx(c, extend_tx, &e);
+	if (rc == MQ_ELEASE && c->galera)	/* galera.c */
+		rc = mq__in_tx_caught_up(c, extend_tx, &e);
+	return rc;
 }
 
 enum mq_status

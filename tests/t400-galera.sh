@@ -98,6 +98,21 @@ is "$(cat "$T_TMP/w.err")" "" "mq work on 3 nodes: no error"
 is "$(grep -c . "$T_TMP/w.out")" "$JOBS" "mq work: $JOBS jobs run"
 is "$(sort -n "$T_TMP/w.out" | uniq | wc -l | tr -d ' ')" "$JOBS" "mq work: each once"
 
+# fail and extend right after the claim, on other nodes, 20 times: a
+# receipt that looks lost there is tried again once the node caught up
+bad=0
+for i in $(seq 1 20); do
+  gmq 1 push --queue fx "job $i" >/dev/null
+  r=$(gmq 1 pop --queue fx -o /dev/null) || bad=$((bad + 1))
+  gmq 2 extend "$r" --lease 5m 2>>"$T_TMP/fx.err" || bad=$((bad + 1))
+  gmq 3 fail "$r" --error "e$i" >/dev/null 2>>"$T_TMP/fx.err" || bad=$((bad + 1))
+done
+is "$bad:$(cat "$T_TMP/fx.err")" "0:" "pop on node 1, extend on node 2, fail on node 3: all 20 went through"
+is "$(gsql 2 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'ready' AND attempts = 1), SUM(last_error LIKE 'e%')) FROM mq_jobs WHERE queue = 'fx'")" \
+  "20,20,20" "each failed once, back to ready"
+is "$(gsql 3 "SELECT COUNT(*) FROM mq_jobs_history WHERE event = 'failed' AND job_id IN (SELECT id FROM mq_jobs WHERE queue = 'fx')")" \
+  20 "one history row each: nothing applied twice"
+
 # dedup across nodes: one live job per key and queue, whichever node
 id1=$(gmq 1 push --queue d --dedup k1 a)
 is "$(gmq 2 push --queue d --dedup k1 b)" "$id1" "dedup: node 2 finds node 1's live job"
