@@ -327,6 +327,15 @@ idle=$(awk -v a="$((q2 - q1 - 1))" -v b="$((q1 - q0 - 1))" 'BEGIN { printf "%.1f
 row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle statements/s" \
   "<= 10 ms; about 1/s" "$(meets "$med" 10 '<=')" "$ROUNDS rounds; idle: 10 s of pop --wait"
 
+# ---- Galera: the same consumers over three nodes vs on one
+if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
+  if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+    . "$top/tests/bench-galera.sh"
+  else
+    echo "# galera rows skipped: galera-4 is not installed" >&2
+  fi
+fi
+
 # ---- the table
 printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \
   "$("$MQ" --version | cut -d' ' -f2)" "$(date -u +%Y-%m-%d)" "$(uname -m)" \
