@@ -149,11 +149,13 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
  WHERE id = ?
 SQL;
 
-const SCHEMA_MIN = 7;	/* the first schema these statements are right for */
+/* the first schema these statements are right for */
+const SCHEMA_MIN = 7;
 const RETRIES = 8;	/* tries of a transaction that met 1213 or 1205 */
 const ERROR_MAX = 4096;	/* bytes of error text kept, as mq keeps */
 
-class Fail extends Exception {}	/* one line to report; code: exit status */
+/* an error to report in one line; its code is the exit status */
+class Fail extends Exception {}
 
 function usage(string $why): never
 {
@@ -298,7 +300,8 @@ function claim(PDO $db, array $o, string $token): ?array
 	if ($n == 0)
 		return null;
 	/* committed: the job is ours until the lease ends */
-	$row = run($db, SQL_CLAIM_READ, $t, [$q, $token])->fetch(PDO::FETCH_NUM);
+	$row = run($db, SQL_CLAIM_READ, $t, [$q, $token])
+	    ->fetch(PDO::FETCH_NUM);
 	return [(int)$row[0], (int)$row[3], $row[4]];
 }
 
@@ -370,11 +373,12 @@ function extend(PDO $db, array $o, int $id, string $token): void
 $o = options();
 try {
 	$db = connect($o);
-	$token = bin2hex(random_bytes(16));	/* 128 random bits, lowercase */
+	/* 128 random bits, lowercase hex */
+	$token = bin2hex(random_bytes(16));
 	$job = claim($db, $o, $token);
 	if ($job === null) {
-		fwrite(STDERR, "consumer.php: queue {$o['queue']}: nothing to " .
-		    "claim\n");
+		fwrite(STDERR, "consumer.php: queue {$o['queue']}: " .
+		    "nothing to claim\n");
 		exit(1);
 	}
 	[$id, $attempt, $payload] = $job;

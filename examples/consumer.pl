@@ -154,7 +154,8 @@ SQL
 
 use constant ERROR_MAX => 4096;	# bytes of error text kept, as mq keeps
 
-use constant SCHEMA_MIN => 7;	# the first schema these statements are right for
+# the first schema these statements are right for
+use constant SCHEMA_MIN => 7;
 use constant RETRIES => 8;	# tries of a transaction that met 1213 or 1205
 
 # An error to report in one line, with the exit status to use.
@@ -200,7 +201,8 @@ sub transaction {
 		die $e if ref $e || ($code != 1213 && $code != 1205);
 		fail_with("gave up after ${\RETRIES} deadlocks or lock wait " .
 		    "timeouts: " . $db->errstr, 75) if $try == RETRIES;
-		select(undef, undef, undef, (0.005 + rand(0.015)) * 2**($try - 1));
+		select(undef, undef, undef,
+		    (0.005 + rand(0.015)) * 2**($try - 1));
 	}
 }
 
@@ -216,8 +218,10 @@ sub connect_db {
 	    mysql_server_prepare => 1 });
 	$db->do('SET NAMES utf8mb4');
 	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
-	run($db, 'SET time_zone = ?', $o->{table}, $tz) if defined $tz && $tz ne '';
-	my ($v) = run($db, SQL_VERSION, $o->{table}, $o->{table})->fetchrow_array;
+	run($db, 'SET time_zone = ?', $o->{table}, $tz)
+	    if defined $tz && $tz ne '';
+	my ($v) = run($db, SQL_VERSION, $o->{table}, $o->{table})
+	    ->fetchrow_array;
 	# newer schemas only add: these statements stay right there
 	fail_with("table '$o->{table}' is not an mq table of schema " .
 	    SCHEMA_MIN . " or later: run 'mq init'", 78)
@@ -235,8 +239,10 @@ sub report {
 }
 # 128 random bits from the kernel, as 32 lowercase hex digits
 sub token {
-	open(my $r, '<:raw', '/dev/urandom') or fail_with("/dev/urandom: $!", 74);
-	read($r, my $raw, 16) == 16 or fail_with('cannot read /dev/urandom', 74);
+	open(my $r, '<:raw', '/dev/urandom')
+	    or fail_with("/dev/urandom: $!", 74);
+	read($r, my $raw, 16) == 16
+	    or fail_with('cannot read /dev/urandom', 74);
 	return unpack('H*', $raw);
 }
 
@@ -248,8 +254,8 @@ sub claim {
 	my $worker = hostname() . ":$$";
 	if ($o->{claim} eq 'skip-locked') {
 		return transaction($db, sub {
-			my @row = run($db, SQL_CLAIM_SELECT, $t, $q, $q, $q, I(1))
-			    ->fetchrow_array or return ();
+			my @row = run($db, SQL_CLAIM_SELECT, $t, $q, $q, $q,
+			    I(1))->fetchrow_array or return ();
 			my $n = run($db, SQL_CLAIM_LEASE, $t, $token, $lease,
 			    $worker, I($row[0]))->rows;
 			fail_with("claim leased $n of 1 rows") if $n != 1;
@@ -281,7 +287,8 @@ sub ack {
 		my $n = run($db, SQL_ACK, $o->{table}, I($id), $token)->rows;
 		lost($id) if $n != 1;
 		# the job and its count commit together: mq stats stays exact
-		run($db, SQL_COUNT_FINISHED, $o->{table}, undef, I(1), I(1), I($id));
+		run($db, SQL_COUNT_FINISHED, $o->{table}, undef, I(1), I(1),
+		    I($id));
 	});
 }
 
@@ -303,7 +310,8 @@ sub fail_job {
 		if ($o->{'no-retry'} || $attempts >= $max) {
 			run($db, SQL_BURY, $t, $error, I($id));
 			run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
-			run($db, SQL_COUNT_FINISHED, $t, undef, I(1), I(1), I($id));
+			run($db, SQL_COUNT_FINISHED, $t, undef, I(1), I(1),
+			    I($id));
 			return "dead after attempt $attempts";
 		}
 		my $delay = defined $o->{'retry-in'} ?
@@ -362,7 +370,8 @@ my $status = eval {
 	}
 	my $out = \*STDOUT;
 	if (defined $o{output}) {
-		open($out, '>:raw', $o{output}) or fail_with("$o{output}: $!", 74);
+		open($out, '>:raw', $o{output})
+		    or fail_with("$o{output}: $!", 74);
 	}
 	binmode $out;
 	print $out $payload or fail_with("cannot write the payload: $!", 74);

@@ -56,10 +56,12 @@ const SQL_KILL = <<<'SQL'
 KILL QUERY ?
 SQL;
 
-const SCHEMA_MIN = 7;	/* the first schema these statements are right for */
+/* the first schema these statements are right for */
+const SCHEMA_MIN = 7;
 const RETRIES = 8;	/* tries of a statement that met 1213 or 1205 */
 
-class Fail extends Exception {}	/* one line to report; code: exit status */
+/* an error to report in one line; its code is the exit status */
+class Fail extends Exception {}
 
 function usage(string $why): never
 {
@@ -170,7 +172,8 @@ function push(PDO $db, array $o, string $payload): array
 		$args = array_merge($head, [$o['dedup'],
 		    (int)round((float)$o['every'] * 1e6), $delay]);
 	} elseif ($o['dedup'] !== null) {
-		[$sql, $args] = [SQL_PUSH_KEY, array_merge($head, [$o['dedup']])];
+		$sql = SQL_PUSH_KEY;
+		$args = array_merge($head, [$o['dedup']]);
 	} else {
 		[$sql, $args] = [SQL_PUSH, $head];
 	}

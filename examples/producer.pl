@@ -56,7 +56,8 @@ use constant SQL_KILL => <<'SQL';
 KILL QUERY ?
 SQL
 
-use constant SCHEMA_MIN => 7;	# the first schema these statements are right for
+# the first schema these statements are right for
+use constant SCHEMA_MIN => 7;
 use constant RETRIES => 8;	# tries of a transaction that met 1213 or 1205
 
 # An error to report in one line, with the exit status to use.
@@ -102,7 +103,8 @@ sub transaction {
 		die $e if ref $e || ($code != 1213 && $code != 1205);
 		fail_with("gave up after ${\RETRIES} deadlocks or lock wait " .
 		    "timeouts: " . $db->errstr, 75) if $try == RETRIES;
-		select(undef, undef, undef, (0.005 + rand(0.015)) * 2**($try - 1));
+		select(undef, undef, undef,
+		    (0.005 + rand(0.015)) * 2**($try - 1));
 	}
 }
 
@@ -118,8 +120,10 @@ sub connect_db {
 	    mysql_server_prepare => 1 });
 	$db->do('SET NAMES utf8mb4');
 	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
-	run($db, 'SET time_zone = ?', $o->{table}, $tz) if defined $tz && $tz ne '';
-	my ($v) = run($db, SQL_VERSION, $o->{table}, $o->{table})->fetchrow_array;
+	run($db, 'SET time_zone = ?', $o->{table}, $tz)
+	    if defined $tz && $tz ne '';
+	my ($v) = run($db, SQL_VERSION, $o->{table}, $o->{table})
+	    ->fetchrow_array;
 	# newer schemas only add: these statements stay right there
 	fail_with("table '$o->{table}' is not an mq table of schema " .
 	    SCHEMA_MIN . " or later: run 'mq init'", 78)
@@ -159,7 +163,8 @@ sub push_job {
 			$db->last_insert_id(undef, undef, undef, undef);
 		};
 		return ($id, 0) if defined $id;
-		die $@ if ref $@ || ($db->err // 0) != 1062 || !defined $o->{dedup};
+		die $@ if ref $@ || ($db->err // 0) != 1062 ||
+		    !defined $o->{dedup};
 		($id) = run($db, SQL_LIVE_KEY, $t, $o->{queue}, $o->{dedup})
 		    ->fetchrow_array;
 		return ($id, 1) if defined $id;
@@ -197,7 +202,8 @@ unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}$/) &&
 }
 if ((defined $o{every} && $o{every} < 1) || $o{delay} < 0 ||
     $o{'max-attempts'} < 1) {
-	print STDERR "producer.pl: invalid --every, --delay or --max-attempts\n";
+	print STDERR "producer.pl: invalid --every, --delay or " .
+	    "--max-attempts\n";
 	exit 64;
 }
 my $status = eval {

@@ -63,7 +63,8 @@ KILL QUERY ?
 
 SCHEMA_MIN = 7          # the first schema these statements are right for
 RETRIES = 8             # tries of a statement that met 1213 or 1205
-ER_DUP_ENTRY, ER_LOCK_WAIT, ER_DEADLOCK, ER_NO_SUCH_THREAD = 1062, 1205, 1213, 1094
+ER_DUP_ENTRY, ER_LOCK_WAIT, ER_DEADLOCK = 1062, 1205, 1213
+ER_NO_SUCH_THREAD = 1094
 
 
 class Fail(Exception):
