@@ -6,6 +6,9 @@
 # galera-4 and rsync: the 3-node cluster of tests/galera.sh (t400); its
 # SST scripts ship only in mariadb-server and are taken out of it below.
 # libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
+# python3-pymysql, php-cli, php-mysql and libdbd-mysql-perl: the client
+# libraries of the examples/ producers and consumers, which t330 runs
+# against mq (mq-sql(7)).
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
 # a private server of their own and leave no server behind.
@@ -15,6 +18,7 @@ set -eu
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
 libclang-rt-dev zsh fish galera-4 rsync"
+pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do

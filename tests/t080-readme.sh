@@ -48,6 +48,14 @@ is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_
 like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
+# from other languages: the examples of the source tree
+ln -s "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/examples" examples
+run_example languages
+is "$RC" 0 "languages example runs"
+like "$OUT" "*resized img-7.png*" "mq work ran the job the Python producer pushed"
+is "$(cat alert.job):$(sql "SELECT state FROM mq_jobs WHERE queue = 'alerts'")" \
+  "disk full on db1:done" "the PHP consumer claimed mq push's job, wrote it and acked it"
+
 run_example check
 is "$RC" 0 "check example: OK"
 like "$OUT" "MQ OK - * | '*'=*" "check example: a status line with perfdata"

@@ -1,0 +1,383 @@
+#!/usr/bin/perl
+# consumer.pl: claim one job from mq's table with plain SQL, as mq-sql(7)
+# documents it, write its payload, and ack it; or fail it.
+#
+# usage: consumer.pl [--queue Q] [--claim skip-locked|update] [--lease S]
+#                    [--output F] [--extend S] [--fail TEXT [--retry-in S]
+#                    [--no-retry]] [--wait-file F] [connection options]
+#
+# The payload goes to F (default: standard output), byte for byte, then
+# the job is acked. With --fail the job is failed instead, with TEXT as
+# its error: due again after --retry-in seconds (default: mq's backoff),
+# or dead with --no-retry or once its attempts are used up. --extend
+# moves the lease to S seconds from now before the work (a heartbeat).
+# --wait-file waits, once the job is claimed, until F exists (to show a
+# consumer whose lease ran out). The receipt (id.token) and what became
+# of the job go to standard error.
+#
+# Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
+# was requeued and claimed again, or finished: this consumer's ack or fail
+# changed nothing), 64 usage, 70 server error, 74 I/O error, 75 deadlocks
+# or lock wait timeouts after retries, 78 not an mq table.
+# Connection as producer.pl. Debian: apt-get install libdbd-mysql-perl.
+use strict;
+use warnings;
+use DBI qw(:sql_types);
+use Getopt::Long qw(GetOptions);
+use Sys::Hostname qw(hostname);
+use Time::HiRes qw(sleep);
+
+# The statements of mq-sql(7), word for word (t330 checks that they are
+# there). `mq_jobs` is the default table: run() puts the one asked for in
+# its place.
+use constant SQL_VERSION => <<'SQL';
+SELECT TABLE_COMMENT FROM information_schema.TABLES
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+SQL
+use constant SQL_ISOLATION => <<'SQL';
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED
+SQL
+use constant SQL_CLAIM_SELECT => <<'SQL';
+SELECT id, queue, priority, attempts, payload
+  FROM `mq_jobs` FORCE INDEX (claim)
+ WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+   AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
+                    WHERE queue = ? AND paused)
+   AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
+                WHERE queue = ? AND state = 'ready'
+                  AND available_at <= UTC_TIMESTAMP(6))
+ ORDER BY priority, available_at, id LIMIT ?
+   FOR UPDATE SKIP LOCKED
+SQL
+use constant SQL_CLAIM_LEASE => <<'SQL';
+UPDATE `mq_jobs` SET state = 'leased',
+       attempts = LEAST(attempts, 4294967294) + 1,
+       max_attempts = GREATEST(max_attempts, attempts),
+       lease_token = ?,
+       leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       leased_by = ?
+ WHERE id IN (?)
+SQL
+use constant SQL_ANY_DUE => <<'SQL';
+SELECT EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
+                WHERE queue = ? AND state = 'ready'
+                  AND available_at <= UTC_TIMESTAMP(6))
+SQL
+use constant SQL_CLAIM_UPDATE => <<'SQL';
+UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
+       attempts = LEAST(attempts, 4294967294) + 1,
+       max_attempts = GREATEST(max_attempts, attempts),
+       lease_token = ?,
+       leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       leased_by = ?
+ WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+   AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
+                    WHERE queue = ? AND paused)
+ ORDER BY priority, available_at, id LIMIT ?
+SQL
+use constant SQL_CLAIM_READ => <<'SQL';
+SELECT id, queue, priority, attempts, payload
+  FROM `mq_jobs` FORCE INDEX (claim)
+ WHERE queue = ? AND state = 'leased' AND lease_token = ?
+ ORDER BY priority, available_at, id
+SQL
+use constant SQL_ACK => <<'SQL';
+UPDATE `mq_jobs` SET
+ state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=
+   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
+   'ready', 'done'),
+ finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
+ available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')),
+   every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
+   UTC_TIMESTAMP(6)) < 0, 0,
+   TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))
+   DIV every_us + 1) * every_us
+   MICROSECOND, available_at),
+ attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), 0, attempts),
+ leased_until = NULL,
+ every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), every_us, NULL),
+ every_anchor = IF(every_us IS NULL, NULL, every_anchor)
+ WHERE id = ? AND lease_token = ? AND state = 'leased'
+SQL
+use constant SQL_COUNT_FINISHED => <<'SQL';
+INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
+SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,
+       ? * COUNT(*), IF(? > 0, COUNT(*), 0)
+  FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE state IN ('done', 'dead') AND id IN (?)
+ GROUP BY queue, state ORDER BY queue, state
+ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
+SQL
+use constant SQL_LOCK => <<'SQL';
+SELECT attempts, max_attempts FROM `mq_jobs`
+ WHERE id = ? AND lease_token = ? AND state = 'leased' FOR UPDATE
+SQL
+use constant SQL_RETRY => <<'SQL';
+UPDATE `mq_jobs` SET state = 'ready', leased_until = NULL,
+       available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       last_error = COALESCE(?, last_error)
+ WHERE id = ?
+SQL
+use constant SQL_BURY => <<'SQL';
+UPDATE `mq_jobs` SET state = 'dead', leased_until = NULL,
+       finished_at = UTC_TIMESTAMP(6),
+       last_error = COALESCE(?, last_error)
+ WHERE id = ?
+SQL
+use constant SQL_HISTORY => <<'SQL';
+INSERT INTO `mq_jobs_history`
+       (job_id, event, state, attempt, at, worker, error)
+SELECT id, ?, IF(state = 'dead', 'dead', 'ready'), attempts,
+       UTC_TIMESTAMP(6), leased_by, ?
+  FROM `mq_jobs` FORCE INDEX (PRIMARY) WHERE id IN (?) ORDER BY id
+SQL
+use constant SQL_COUNT_EVENT => <<'SQL';
+INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
+SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)
+  FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE (? IS NULL OR queue = ?) AND id IN (?)
+ GROUP BY queue ORDER BY queue
+ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
+SQL
+use constant SQL_EXTEND => <<'SQL';
+UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+ WHERE id = ?
+SQL
+
+use constant ERROR_MAX => 4096;	# bytes of error text kept, as mq keeps
+
+# the first schema these statements are right for
+use constant SCHEMA_MIN => 7;
+use constant RETRIES => 8;	# tries of a transaction that met 1213 or 1205
+
+# An error to report in one line, with the exit status to use.
+sub fail_with { die { msg => $_[0], status => $_[1] // 70 } }
+
+sub name_ok { my ($s, $re) = @_; $s =~ $re && $s !~ /^[0-9]+$/ }
+
+# An integer parameter of run(); any other is bytes.
+sub I { my $v = 0 + shift; \$v }
+
+# Runs sql for the table with its parameters: I(n) as an integer, the
+# rest as bytes (the payload, keys and error texts are binary).
+sub run {
+	my ($db, $sql, $table, @args) = @_;
+	$sql =~ s/`mq_jobs/`$table/g;
+	my $st = $db->prepare($sql);
+	for my $i (0 .. $#args) {
+		my $v = $args[$i];
+		$st->bind_param($i + 1, ref $v ? $$v : $v,
+		    ref $v ? SQL_BIGINT : SQL_BLOB);
+	}
+	$st->execute;
+	return $st;
+}
+
+# fn->() in a transaction (or alone, autocommitted), again after a
+# deadlock or a lock wait timeout (a deadlock rolls the transaction back,
+# a timeout only its statement: roll back the rest), a bounded number of
+# times, with a jittered backoff. fn may fail_with: rolled back.
+sub transaction {
+	my ($db, $fn, $autocommit) = @_;
+	for (my $try = 1;; $try++) {
+		my @r = eval {
+			$db->begin_work unless $autocommit;
+			my @r = $fn->();
+			$db->commit unless $autocommit;
+			@r;
+		};
+		return wantarray ? @r : $r[0] unless $@;
+		my $e = $@;
+		my $code = $db->err // 0;
+		eval { $db->rollback } unless $db->{AutoCommit};
+		die $e if ref $e || ($code != 1213 && $code != 1205);
+		fail_with("gave up after ${\RETRIES} deadlocks or lock wait " .
+		    "timeouts: " . $db->errstr, 75) if $try == RETRIES;
+		select(undef, undef, undef,
+		    (0.005 + rand(0.015)) * 2**($try - 1));
+	}
+}
+
+sub connect_db {
+	my ($o) = @_;
+	my $dsn = "DBI:mysql:database=$o->{database}" . ($o->{socket} ?
+	    ";mysql_socket=$o->{socket}" : ";host=" . ($o->{host} //
+	    'localhost') . ";port=" . ($o->{port} // 3306));
+	# real prepared statements: the server gets the text with its ? and
+	# the values apart, bytes as bytes
+	my $db = DBI->connect($dsn, $o->{user}, $ENV{MYSQL_PWD} // '',
+	    { RaiseError => 1, PrintError => 0, AutoCommit => 1,
+	    mysql_server_prepare => 1 });
+	$db->do('SET NAMES utf8mb4');
+	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
+	run($db, 'SET time_zone = ?', $o->{table}, $tz)
+	    if defined $tz && $tz ne '';
+	my ($v) = run($db, SQL_VERSION, $o->{table}, $o->{table})
+	    ->fetchrow_array;
+	# newer schemas only add: these statements stay right there
+	fail_with("table '$o->{table}' is not an mq table of schema " .
+	    SCHEMA_MIN . " or later: run 'mq init'", 78)
+	    unless ($v // '') =~ /^mq schema ([0-9]+)$/ && $1 >= SCHEMA_MIN;
+	return $db;
+}
+
+# Reports an error (ours or the server's) in one line, and its status.
+sub report {
+	my ($name, $e) = @_;
+	my ($msg, $status) = ref $e ? ($e->{msg}, $e->{status}) : ($e, 70);
+	$msg =~ s/\s+$//;
+	print STDERR "$name: $msg\n";
+	return $status;
+}
+# 128 random bits from the kernel, as 32 lowercase hex digits
+sub token {
+	open(my $r, '<:raw', '/dev/urandom')
+	    or fail_with("/dev/urandom: $!", 74);
+	read($r, my $raw, 16) == 16
+	    or fail_with('cannot read /dev/urandom', 74);
+	return unpack('H*', $raw);
+}
+
+# (id, attempt, payload) of the job claimed with token, or ()
+sub claim {
+	my ($db, $o, $token) = @_;
+	my ($t, $q) = ($o->{table}, $o->{queue});
+	my $lease = I(int($o->{lease} * 1e6 + 0.5));
+	my $worker = hostname() . ":$$";
+	if ($o->{claim} eq 'skip-locked') {
+		return transaction($db, sub {
+			my @row = run($db, SQL_CLAIM_SELECT, $t, $q, $q, $q,
+			    I(1))->fetchrow_array or return ();
+			my $n = run($db, SQL_CLAIM_LEASE, $t, $token, $lease,
+			    $worker, I($row[0]))->rows;
+			fail_with("claim leased $n of 1 rows") if $n != 1;
+			# attempts as read before the claim's + 1
+			return ($row[0], $row[3] + 1, $row[4]);
+		});
+	}
+	my $n = transaction($db, sub {
+		# its own statement: the UPDATE may not read its own table
+		my ($due) = run($db, SQL_ANY_DUE, $t, $q)->fetchrow_array;
+		return 0 unless $due;
+		return run($db, SQL_CLAIM_UPDATE, $t, $token, $lease, $worker,
+		    $q, $q, I(1))->rows;
+	}, 1);
+	return () if $n == 0;
+	# committed: the job is ours until the lease ends
+	my @row = run($db, SQL_CLAIM_READ, $t, $q, $token)->fetchrow_array;
+	return ($row[0], $row[3], $row[4]);
+}
+
+sub lost {
+	fail_with("job $_[0]: lease lost (the job was requeued and claimed " .
+	    'again, or finished): nothing changed', 2);
+}
+
+sub ack {
+	my ($db, $o, $id, $token) = @_;
+	transaction($db, sub {
+		my $n = run($db, SQL_ACK, $o->{table}, I($id), $token)->rows;
+		lost($id) if $n != 1;
+		# the job and its count commit together: mq stats stays exact
+		run($db, SQL_COUNT_FINISHED, $o->{table}, undef, I(1), I(1),
+		    I($id));
+	});
+}
+
+# mq's: 10 s doubling per attempt, at most 1 h, times [0.75, 1.25)
+sub backoff_us {
+	my $n = $_[0] > 1 ? $_[0] - 1 : 0;
+	my $base = 10000000 * 2**($n > 9 ? 9 : $n);
+	$base = 3600000000 if $base > 3600000000;
+	return int($base * (0.75 + rand(0.5)));
+}
+
+sub fail_job {
+	my ($db, $o, $id, $token, $error) = @_;
+	my $t = $o->{table};
+	$error = substr($error, 0, ERROR_MAX);
+	return transaction($db, sub {
+		my ($attempts, $max) = run($db, SQL_LOCK, $t, I($id), $token)
+		    ->fetchrow_array or lost($id);
+		if ($o->{'no-retry'} || $attempts >= $max) {
+			run($db, SQL_BURY, $t, $error, I($id));
+			run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
+			run($db, SQL_COUNT_FINISHED, $t, undef, I(1), I(1),
+			    I($id));
+			return "dead after attempt $attempts";
+		}
+		my $delay = defined $o->{'retry-in'} ?
+		    int($o->{'retry-in'} * 1e6 + 0.5) : backoff_us($attempts);
+		run($db, SQL_RETRY, $t, I($delay), $error, I($id));
+		run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
+		run($db, SQL_COUNT_EVENT, $t, 'failed', undef, undef, I($id));
+		return sprintf('due again in %.3fs (after attempt %d)',
+		    $delay / 1e6, $attempts);
+	});
+}
+
+sub extend {
+	my ($db, $o, $id, $token) = @_;
+	transaction($db, sub {
+		run($db, SQL_LOCK, $o->{table}, I($id), $token)->fetchrow_array
+		    or lost($id);
+		run($db, SQL_EXTEND, $o->{table},
+		    I(int($o->{extend} * 1e6 + 0.5)), I($id));
+	});
+}
+
+my %o = (queue => $ENV{MQ_QUEUE} // 'default', claim => 'skip-locked',
+    lease => 300, socket => $ENV{MQ_SOCKET}, host => $ENV{MQ_HOST},
+    port => $ENV{MQ_PORT}, user => $ENV{MQ_USER} // $ENV{USER},
+    database => $ENV{MQ_DATABASE}, table => $ENV{MQ_TABLE} // 'mq_jobs');
+GetOptions(\%o, 'queue=s', 'claim=s', 'lease=f', 'output=s', 'extend=f',
+    'fail=s', 'retry-in=f', 'no-retry', 'wait-file=s', 'socket=s',
+    'host=s', 'port=i', 'user=s', 'database=s', 'table=s') && !@ARGV
+    or exit 64;
+unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}$/) &&
+    name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}$/) &&
+    $o{claim} =~ /^(skip-locked|update)$/ && $o{lease} > 0 &&
+    (!defined $o{extend} || $o{extend} > 0)) {
+	print STDERR "consumer.pl: invalid table, queue, claim or lease\n";
+	exit 64;
+}
+my $status = eval {
+	my $db = connect_db(\%o);
+	# no gap locks in the claim's locking read
+	$db->do(SQL_ISOLATION);
+	my $token = token();
+	my ($id, $attempt, $payload) = claim($db, \%o, $token);
+	unless (defined $id) {
+		print STDERR "consumer.pl: queue $o{queue}: nothing to claim\n";
+		return 1;
+	}
+	print STDERR "consumer.pl: claimed job $id, attempt $attempt, " .
+	    "receipt $id.$token\n";
+	sleep(0.02) while defined $o{'wait-file'} && !-e $o{'wait-file'};
+	extend($db, \%o, $id, $token) if defined $o{extend};
+	if (defined $o{fail}) {
+		my $what = fail_job($db, \%o, $id, $token, $o{fail});
+		print STDERR "consumer.pl: job $id: $what\n";
+		return 0;
+	}
+	my $out = \*STDOUT;
+	if (defined $o{output}) {
+		open($out, '>:raw', $o{output})
+		    or fail_with("$o{output}: $!", 74);
+	}
+	binmode $out;
+	print $out $payload or fail_with("cannot write the payload: $!", 74);
+	close($out) or fail_with("cannot write the payload: $!", 74);
+	ack($db, \%o, $id, $token);
+	print STDERR "consumer.pl: job $id: acked\n";
+	0;
+};
+exit(defined $status ? $status : report('consumer.pl', $@));

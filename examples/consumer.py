@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""consumer.py: claim one job from mq's table with plain SQL, as
+mq-sql(7) documents it, write its payload, and ack it; or fail it.
+
+usage: consumer.py [--queue Q] [--claim skip-locked|update] [--lease S]
+                   [--output F] [--extend S] [--fail TEXT [--retry-in S]
+                   [--no-retry]] [--wait-file F] [connection options]
+
+The payload goes to F (default: standard output), byte for byte, then
+the job is acked. With --fail the job is failed instead, with TEXT as
+its error: due again after --retry-in seconds (default: mq's backoff),
+or dead with --no-retry or once its attempts are used up. --extend moves
+the lease to S seconds from now before the work (a heartbeat).
+--wait-file waits, once the job is claimed, until F exists (to show a
+consumer whose lease ran out). The receipt (id.token) and what became of
+the job go to standard error.
+
+Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
+was requeued and claimed again, or finished: this consumer's ack or
+fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
+deadlocks or lock wait timeouts after retries, 78 not an mq table.
+Connection as producer.py. Debian: apt-get install python3-pymysql.
+"""
+import argparse
+import os
+import random
+import re
+import secrets
+import socket
+import sys
+import time
+
+import pymysql
+
+# The statements of mq-sql(7), word for word (t330 checks that they are
+# there). `mq_jobs` is the default table: prepared() puts the one asked
+# for in its place.
+SQL_VERSION = """
+SELECT TABLE_COMMENT FROM information_schema.TABLES
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+"""
+SQL_ISOLATION = """
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED
+"""
+SQL_CLAIM_SELECT = """
+SELECT id, queue, priority, attempts, payload
+  FROM `mq_jobs` FORCE INDEX (claim)
+ WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+   AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
+                    WHERE queue = ? AND paused)
+   AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
+                WHERE queue = ? AND state = 'ready'
+                  AND available_at <= UTC_TIMESTAMP(6))
+ ORDER BY priority, available_at, id LIMIT ?
+   FOR UPDATE SKIP LOCKED
+"""
+SQL_CLAIM_LEASE = """
+UPDATE `mq_jobs` SET state = 'leased',
+       attempts = LEAST(attempts, 4294967294) + 1,
+       max_attempts = GREATEST(max_attempts, attempts),
+       lease_token = ?,
+       leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       leased_by = ?
+ WHERE id IN (?)
+"""
+SQL_ANY_DUE = """
+SELECT EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
+                WHERE queue = ? AND state = 'ready'
+                  AND available_at <= UTC_TIMESTAMP(6))
+"""
+SQL_CLAIM_UPDATE = """
+UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
+       attempts = LEAST(attempts, 4294967294) + 1,
+       max_attempts = GREATEST(max_attempts, attempts),
+       lease_token = ?,
+       leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       leased_by = ?
+ WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+   AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
+                    WHERE queue = ? AND paused)
+ ORDER BY priority, available_at, id LIMIT ?
+"""
+SQL_CLAIM_READ = """
+SELECT id, queue, priority, attempts, payload
+  FROM `mq_jobs` FORCE INDEX (claim)
+ WHERE queue = ? AND state = 'leased' AND lease_token = ?
+ ORDER BY priority, available_at, id
+"""
+SQL_ACK = """
+UPDATE `mq_jobs` SET
+ state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=
+   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
+   'ready', 'done'),
+ finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
+ available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')),
+   every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
+   UTC_TIMESTAMP(6)) < 0, 0,
+   TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))
+   DIV every_us + 1) * every_us
+   MICROSECOND, available_at),
+ attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), 0, attempts),
+ leased_until = NULL,
+ every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), every_us, NULL),
+ every_anchor = IF(every_us IS NULL, NULL, every_anchor)
+ WHERE id = ? AND lease_token = ? AND state = 'leased'
+"""
+SQL_COUNT_FINISHED = """
+INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
+SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,
+       ? * COUNT(*), IF(? > 0, COUNT(*), 0)
+  FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE state IN ('done', 'dead') AND id IN (?)
+ GROUP BY queue, state ORDER BY queue, state
+ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
+"""
+SQL_LOCK = """
+SELECT attempts, max_attempts FROM `mq_jobs`
+ WHERE id = ? AND lease_token = ? AND state = 'leased' FOR UPDATE
+"""
+SQL_RETRY = """
+UPDATE `mq_jobs` SET state = 'ready', leased_until = NULL,
+       available_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+       last_error = COALESCE(?, last_error)
+ WHERE id = ?
+"""
+SQL_BURY = """
+UPDATE `mq_jobs` SET state = 'dead', leased_until = NULL,
+       finished_at = UTC_TIMESTAMP(6),
+       last_error = COALESCE(?, last_error)
+ WHERE id = ?
+"""
+SQL_HISTORY = """
+INSERT INTO `mq_jobs_history`
+       (job_id, event, state, attempt, at, worker, error)
+SELECT id, ?, IF(state = 'dead', 'dead', 'ready'), attempts,
+       UTC_TIMESTAMP(6), leased_by, ?
+  FROM `mq_jobs` FORCE INDEX (PRIMARY) WHERE id IN (?) ORDER BY id
+"""
+SQL_COUNT_EVENT = """
+INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
+SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)
+  FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE (? IS NULL OR queue = ?) AND id IN (?)
+ GROUP BY queue ORDER BY queue
+ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
+"""
+SQL_EXTEND = """
+UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+ WHERE id = ?
+"""
+
+SCHEMA_MIN = 7          # the first schema these statements are right for
+RETRIES = 8             # tries of a transaction that met 1213 or 1205
+ERROR_MAX = 4096        # bytes of error text kept, as mq keeps
+ER_LOCK_WAIT, ER_DEADLOCK = 1205, 1213
+
+
+class Fail(Exception):
+    """An error to report in one line, with the exit status to use."""
+    def __init__(self, msg, status=70):
+        super().__init__(msg)
+        self.status = status
+
+
+def name_ok(s, pattern=r"[A-Za-z0-9_]{1,64}"):
+    return re.fullmatch(pattern, s) is not None and not s.isdigit()
+
+
+def prepared(sql, table):
+    """The statement for this table, in pymysql's placeholders: pymysql
+    formats its parameters into the text (escaped), with %s for each."""
+    sql = sql.replace("`mq_jobs", "`" + table)
+    return " ".join(sql.split()).replace("%", "%%").replace("?", "%s")
+
+
+def execute(db, sql, args, table):
+    cur = db.cursor()
+    cur.execute(prepared(sql, table), args)
+    return cur
+
+
+def transaction(db, fn, autocommit=False):
+    """fn() in a transaction (or alone, autocommitted), again after a
+    deadlock or a lock wait timeout (a deadlock rolls the transaction
+    back, a timeout only its statement: roll back the rest), a bounded
+    number of times, with a jittered backoff. fn may raise Fail: rolled
+    back."""
+    for attempt in range(RETRIES):
+        try:
+            if not autocommit:
+                db.begin()
+            r = fn()
+            if not autocommit:
+                db.commit()
+            return r
+        except pymysql.err.OperationalError as e:
+            db.rollback()
+            if e.args[0] not in (ER_DEADLOCK, ER_LOCK_WAIT):
+                raise
+            if attempt == RETRIES - 1:
+                raise Fail("gave up after %d deadlocks or lock wait "
+                           "timeouts: %s" % (RETRIES, e.args[1]), 75)
+            time.sleep(random.uniform(0.005, 0.02) * 2 ** attempt)
+        except Fail:
+            db.rollback()
+            raise
+
+
+def connect(o):
+    kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
+              database=o.database, charset="utf8mb4", autocommit=True,
+              binary_prefix=True)
+    if o.socket:
+        kw["unix_socket"] = o.socket
+    else:
+        kw.update(host=o.host or "localhost", port=int(o.port or 3306))
+    db = pymysql.connect(**kw)
+    tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
+    if tz:
+        db.cursor().execute("SET time_zone = %s", (tz,))
+    row = execute(db, SQL_VERSION, (o.table,), o.table).fetchone()
+    m = re.fullmatch(r"mq schema (\d+)", row[0] if row else "")
+    if not m or int(m.group(1)) < SCHEMA_MIN:
+        # newer schemas only add: these statements stay right there
+        raise Fail("table '%s' is not an mq table of schema %d or later: "
+                   "run 'mq init'" % (o.table, SCHEMA_MIN), 78)
+    # no gap locks in the claim's locking read
+    execute(db, SQL_ISOLATION, (), o.table)
+    return db
+
+
+def claim(db, o, token):
+    """(id, attempt, payload) of the job claimed with token, or None."""
+    lease_us = int(o.lease * 1e6)
+    worker = "%s:%d" % (socket.gethostname(), os.getpid())
+    q = o.queue
+
+    def skip_locked():
+        row = execute(db, SQL_CLAIM_SELECT, (q, q, q, 1), o.table).fetchone()
+        if row is None:
+            return None
+        n = execute(db, SQL_CLAIM_LEASE, (token, lease_us, worker, row[0]),
+                    o.table).rowcount
+        if n != 1:
+            raise Fail("claim leased %d of 1 rows" % n)
+        return row[0], row[3] + 1, row[4]       # attempts read before +1
+
+    def update():
+        # its own statement: the UPDATE may not read its own table
+        if not execute(db, SQL_ANY_DUE, (q,), o.table).fetchone()[0]:
+            return 0
+        return execute(db, SQL_CLAIM_UPDATE,
+                       (token, lease_us, worker, q, q, 1), o.table).rowcount
+
+    if o.claim == "skip-locked":
+        return transaction(db, skip_locked)
+    if transaction(db, update, autocommit=True) == 0:
+        return None
+    # committed: the job is ours until the lease ends
+    row = execute(db, SQL_CLAIM_READ, (q, token), o.table).fetchone()
+    return row[0], row[3], row[4]
+
+
+def lost(job):
+    return Fail("job %d: lease lost (the job was requeued and claimed "
+                "again, or finished): nothing changed" % job, 2)
+
+
+def ack(db, o, job, token):
+    def tx():
+        if execute(db, SQL_ACK, (job, token), o.table).rowcount != 1:
+            raise lost(job)
+        # the job and its count commit together: mq stats stays exact
+        execute(db, SQL_COUNT_FINISHED, (None, 1, 1, job), o.table)
+    transaction(db, tx)
+
+
+def backoff_us(attempts):
+    """mq's: 10 s doubling per attempt, at most 1 h, times [0.75, 1.25)."""
+    base = min(10000000 << min(max(attempts - 1, 0), 9), 3600000000)
+    return int(base * random.uniform(0.75, 1.25))
+
+
+def fail(db, o, job, token, error):
+    error = error[:ERROR_MAX]
+
+    def tx():
+        row = execute(db, SQL_LOCK, (job, token), o.table).fetchone()
+        if row is None:
+            raise lost(job)
+        attempts, max_attempts = row
+        if o.no_retry or attempts >= max_attempts:
+            execute(db, SQL_BURY, (error, job), o.table)
+            execute(db, SQL_HISTORY, ("failed", error, job), o.table)
+            execute(db, SQL_COUNT_FINISHED, (None, 1, 1, job), o.table)
+            return "dead after attempt %d" % attempts
+        delay = (int(o.retry_in * 1e6) if o.retry_in is not None
+                 else backoff_us(attempts))
+        execute(db, SQL_RETRY, (delay, error, job), o.table)
+        execute(db, SQL_HISTORY, ("failed", error, job), o.table)
+        execute(db, SQL_COUNT_EVENT, ("failed", None, None, job), o.table)
+        return "due again in %.3fs (after attempt %d)" % (delay / 1e6,
+                                                          attempts)
+    return transaction(db, tx)
+
+
+def extend(db, o, job, token):
+    def tx():
+        if execute(db, SQL_LOCK, (job, token), o.table).fetchone() is None:
+            raise lost(job)
+        execute(db, SQL_EXTEND, (int(o.extend * 1e6), job), o.table)
+    transaction(db, tx)
+
+
+def options():
+    env = os.environ.get
+    p = argparse.ArgumentParser(description="claim and run one mq job")
+    p.add_argument("--queue", default=env("MQ_QUEUE", "default"))
+    p.add_argument("--claim", choices=("skip-locked", "update"),
+                   default="skip-locked")
+    p.add_argument("--lease", type=float, default=300.0, help="seconds")
+    p.add_argument("--output", help="payload file (default: stdout)")
+    p.add_argument("--extend", type=float, help="lease seconds from now")
+    p.add_argument("--fail", metavar="TEXT", help="fail the job with TEXT")
+    p.add_argument("--retry-in", type=float, help="seconds (with --fail)")
+    p.add_argument("--no-retry", action="store_true", help="dead now")
+    p.add_argument("--wait-file", help="wait for this file once claimed")
+    p.add_argument("--socket", default=env("MQ_SOCKET"))
+    p.add_argument("--host", default=env("MQ_HOST"))
+    p.add_argument("--port", default=env("MQ_PORT"))
+    p.add_argument("--user", default=env("MQ_USER", env("USER")))
+    p.add_argument("--database", default=env("MQ_DATABASE"))
+    p.add_argument("--table", default=env("MQ_TABLE", "mq_jobs"))
+    o = p.parse_args()
+    if not name_ok(o.table) or not name_ok(o.queue, r"[A-Za-z0-9_.-]{1,64}"):
+        p.error("invalid table or queue name")
+    if o.lease <= 0 or (o.extend is not None and o.extend <= 0):
+        p.error("a lease is positive")
+    return o
+
+
+def main():
+    o = options()
+    try:
+        db = connect(o)
+        token = secrets.token_hex(16)   # 128 random bits, lowercase hex
+        got = claim(db, o, token)
+        if got is None:
+            print("consumer.py: queue %s: nothing to claim" % o.queue,
+                  file=sys.stderr)
+            return 1
+        job, attempt, payload = got
+        print("consumer.py: claimed job %d, attempt %d, receipt %d.%s"
+              % (job, attempt, job, token), file=sys.stderr)
+        while o.wait_file and not os.path.exists(o.wait_file):
+            time.sleep(0.02)
+        if o.extend:
+            extend(db, o, job, token)
+        if o.fail is not None:
+            what = fail(db, o, job, token, os.fsencode(o.fail))
+            print("consumer.py: job %d: %s" % (job, what), file=sys.stderr)
+            return 0
+        if o.output:
+            with open(o.output, "wb") as f:
+                f.write(payload)
+        else:
+            sys.stdout.buffer.write(payload)
+            sys.stdout.flush()
+        ack(db, o, job, token)
+        print("consumer.py: job %d: acked" % job, file=sys.stderr)
+        return 0
+    except Fail as e:
+        print("consumer.py: %s" % e, file=sys.stderr)
+        return e.status
+    except pymysql.err.MySQLError as e:
+        print("consumer.py: %s" % (e,), file=sys.stderr)
+        return 70
+    except OSError as e:
+        print("consumer.py: %s" % e, file=sys.stderr)
+        return 74
+
+
+if __name__ == "__main__":
+    sys.exit(main())

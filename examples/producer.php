@@ -1,0 +1,235 @@
+#!/usr/bin/php
+<?php
+/*
+ * producer.php: push one job into mq's table with plain SQL, as
+ * mq-sql(7) documents it; mq work or mq pop runs it like any other.
+ *
+ * usage: producer.php [--queue Q] [--priority N] [--delay S]
+ *                     [--max-attempts N] [--dedup KEY] [--every S]
+ *                     [--wake] [--file F] [connection options]
+ *
+ * The payload is the bytes of F, or of standard input, byte for byte.
+ * Prints the job's id (with --dedup, the live job's id if one holds the
+ * key). Connection: --socket, --host, --port, --user, --database,
+ * --table or MQ_SOCKET, MQ_HOST, MQ_PORT, MQ_USER, MQ_DATABASE, MQ_TABLE
+ * (default mq_jobs), MQ_QUEUE (default "default"); the password from
+ * MYSQL_PWD. MQ_EXAMPLE_TIME_ZONE sets the session's time zone: it
+ * changes nothing.
+ *
+ * Debian: apt-get install php-cli php-mysql.
+ */
+
+/* The statements of mq-sql(7), word for word (t330 checks that they are
+ * there). `mq_jobs` is the default table: run() puts the one asked for
+ * in its place. */
+const SQL_VERSION = <<<'SQL'
+SELECT TABLE_COMMENT FROM information_schema.TABLES
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+SQL;
+const SQL_PUSH = <<<'SQL'
+INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
+  created_at, payload)
+ VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+  UTC_TIMESTAMP(6), ?)
+SQL;
+const SQL_PUSH_KEY = <<<'SQL'
+INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
+  created_at, payload, dedup_key)
+ VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+  UTC_TIMESTAMP(6), ?, ?)
+SQL;
+const SQL_PUSH_EVERY = <<<'SQL'
+INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
+  created_at, payload, dedup_key, every_us, every_anchor)
+ VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,
+  UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
+SQL;
+const SQL_LIVE_KEY = <<<'SQL'
+SELECT id FROM `mq_jobs` WHERE queue = ? AND dedup_live = ?
+SQL;
+const SQL_WAITERS = <<<'SQL'
+SELECT ID FROM information_schema.PROCESSLIST
+ WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+   AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?
+SQL;
+const SQL_KILL = <<<'SQL'
+KILL QUERY ?
+SQL;
+
+/* the first schema these statements are right for */
+const SCHEMA_MIN = 7;
+const RETRIES = 8;	/* tries of a statement that met 1213 or 1205 */
+
+/* an error to report in one line; its code is the exit status */
+class Fail extends Exception {}
+
+function usage(string $why): never
+{
+	fwrite(STDERR, "producer.php: $why\n");
+	exit(64);
+}
+
+function options(): array
+{
+	$env = fn($k, $d = null) => getenv($k) === false ? $d : getenv($k);
+	$o = ['queue' => $env('MQ_QUEUE', 'default'), 'priority' => 0,
+	    'delay' => 0.0, 'max-attempts' => 10, 'dedup' => null,
+	    'every' => null, 'wake' => false, 'file' => null,
+	    'socket' => $env('MQ_SOCKET'), 'host' => $env('MQ_HOST'),
+	    'port' => $env('MQ_PORT'), 'user' => $env('MQ_USER', $env('USER')),
+	    'database' => $env('MQ_DATABASE'),
+	    'table' => $env('MQ_TABLE', 'mq_jobs')];
+	$args = array_slice($_SERVER['argv'], 1);
+	while ($args) {
+		$a = array_shift($args);
+		$k = substr($a, 2);
+		if ($a === '--wake')
+			$o['wake'] = true;
+		elseif (str_starts_with($a, '--') && array_key_exists($k, $o) &&
+		    $args)
+			$o[$k] = array_shift($args);
+		else
+			usage("unknown option or missing value: $a");
+	}
+	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/', $o['table']) ||
+	    ctype_digit($o['table']) ||
+	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/', $o['queue']))
+		usage('invalid table or queue name');
+	if ($o['every'] !== null && (float)$o['every'] < 1)
+		usage('--every takes 1 second or more');
+	if ((float)$o['delay'] < 0 || (int)$o['max-attempts'] < 1)
+		usage('invalid --delay or --max-attempts');
+	return $o;
+}
+
+/* Runs sql for table with its parameters, each bound by its PHP type
+ * (strings as bytes: the payload and the key are binary). */
+function run(PDO $db, string $sql, string $table, array $args): PDOStatement
+{
+	$st = $db->prepare(str_replace('`mq_jobs', "`$table", $sql));
+	foreach (array_values($args) as $i => $v)
+		$st->bindValue($i + 1, $v, is_int($v) ? PDO::PARAM_INT :
+		    (is_null($v) ? PDO::PARAM_NULL : PDO::PARAM_LOB));
+	$st->execute();
+	return $st;
+}
+
+function code(PDOException $e): int
+{
+	return (int)($e->errorInfo[1] ?? 0);
+}
+
+/* fn() again after a deadlock or a lock wait timeout (a deadlock rolls
+ * the transaction back, a timeout only its statement), a bounded number
+ * of times, with a jittered backoff. */
+function retried(callable $fn)
+{
+	for ($try = 1;; $try++) {
+		try {
+			return $fn();
+		} catch (PDOException $e) {
+			if (!in_array(code($e), [1213, 1205]))
+				throw $e;
+			if ($try == RETRIES)
+				throw new Fail('gave up after ' . RETRIES .
+				    ' deadlocks or lock wait timeouts: ' .
+				    $e->getMessage(), 75);
+			usleep((int)(mt_rand(5000, 20000) * 2 ** ($try - 1)));
+		}
+	}
+}
+
+function connect(array $o): PDO
+{
+	$dsn = 'mysql:' . ($o['socket'] ? "unix_socket={$o['socket']}" :
+	    'host=' . ($o['host'] ?? 'localhost') . ';port=' .
+	    ($o['port'] ?? 3306)) . ";dbname={$o['database']};charset=utf8mb4";
+	/* real prepared statements: the server gets the text with its ?
+	 * and the values apart, bytes as bytes */
+	$db = new PDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
+	    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+	    PDO::ATTR_EMULATE_PREPARES => false]);
+	if (($tz = getenv('MQ_EXAMPLE_TIME_ZONE')) !== false && $tz !== '')
+		run($db, 'SET time_zone = ?', $o['table'], [$tz]);
+	$v = run($db, SQL_VERSION, $o['table'], [$o['table']])->fetchColumn();
+	/* newer schemas only add: these statements stay right there */
+	if (!preg_match('/^mq schema (\d+)$/', (string)$v, $m) ||
+	    (int)$m[1] < SCHEMA_MIN)
+		throw new Fail("table '{$o['table']}' is not an mq table of " .
+		    'schema ' . SCHEMA_MIN . " or later: run 'mq init'", 78);
+	return $db;
+}
+
+/* [id, existed]: the job's id, and whether a live job held the key */
+function push(PDO $db, array $o, string $payload): array
+{
+	$t = $o['table'];
+	$delay = (int)round((float)$o['delay'] * 1e6);
+	$head = [$o['queue'], (int)$o['priority'], (int)$o['max-attempts'],
+	    $delay, $payload];
+	if ($o['every'] !== null) {
+		$sql = SQL_PUSH_EVERY;
+		$args = array_merge($head, [$o['dedup'],
+		    (int)round((float)$o['every'] * 1e6), $delay]);
+	} elseif ($o['dedup'] !== null) {
+		$sql = SQL_PUSH_KEY;
+		$args = array_merge($head, [$o['dedup']]);
+	} else {
+		[$sql, $args] = [SQL_PUSH, $head];
+	}
+	/* a duplicate key: the live job's id, unless it finished in between
+	 * (the key is free again: insert again) */
+	for ($i = 0; $i < 3; $i++) {
+		try {
+			retried(fn() => run($db, $sql, $t, $args));
+			return [(int)$db->lastInsertId(), false];
+		} catch (PDOException $e) {
+			if (code($e) != 1062 || $o['dedup'] === null)
+				throw $e;
+		}
+		$id = run($db, SQL_LIVE_KEY, $t, [$o['queue'], $o['dedup']])
+		    ->fetchColumn();
+		if ($id !== false)
+			return [(int)$id, true];
+	}
+	throw new Fail('the dedup key is taken and freed too fast: try again',
+	    75);
+}
+
+/* Optional: mq's waiters find the job within a second anyway. This ends
+ * the marked sleep of one of them now (mq-sql(7), WAKING WAITERS);
+ * seeing and ending another user's needs PROCESS and CONNECTION ADMIN. */
+function wake(PDO $db, array $o): void
+{
+	$marker = "/* mq-wait `{$o['table']}` {$o['queue']} */";
+	$pattern = '%' . preg_replace('/([_%!])/', '!$1', $marker) . '%';
+	$ids = run($db, SQL_WAITERS, $o['table'], [$pattern, 1])
+	    ->fetchAll(PDO::FETCH_COLUMN);
+	foreach ($ids as $id) {
+		try {
+			run($db, SQL_KILL, $o['table'], [(int)$id]);
+		} catch (PDOException $e) {
+			if (code($e) != 1094)	/* it ended by itself */
+				throw $e;
+		}
+	}
+}
+
+$o = options();
+try {
+	$payload = file_get_contents($o['file'] ?? 'php://stdin');
+	if ($payload === false)
+		throw new Fail('cannot read the payload', 74);
+	$db = connect($o);
+	[$id, $existed] = push($db, $o, $payload);
+	if ($o['wake'] && !$existed && (float)$o['delay'] == 0)
+		wake($db, $o);
+	echo "$id\n";
+	exit(0);
+} catch (Fail $e) {
+	fwrite(STDERR, 'producer.php: ' . $e->getMessage() . "\n");
+	exit($e->getCode());
+} catch (PDOException $e) {
+	fwrite(STDERR, 'producer.php: ' . $e->getMessage() . "\n");
+	exit(70);
+}
