@@ -104,9 +104,14 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 SQL;
+// The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
+// counts exact; mq adds 16 times its Galera node's index (0 on one
+// server) so that two nodes never write one count row (mq(1) GALERA).
+const SLOT_BASE = 0;
+
 const SQL_COUNT_FINISHED = <<<'SQL'
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,
+SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16 + ?,
        ? * COUNT(*), IF(? > 0, COUNT(*), 0)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE state IN ('done', 'dead') AND id IN (?)
@@ -138,7 +143,7 @@ SELECT id, ?, IF(state = 'dead', 'dead', 'ready'), attempts,
 SQL;
 const SQL_COUNT_EVENT = <<<'SQL'
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)
+SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE (? IS NULL OR queue = ?) AND id IN (?)
  GROUP BY queue ORDER BY queue
@@ -319,7 +324,7 @@ function ack(PDO $db, array $o, int $id, string $token): void
 			throw lost($id);
 		/* the job and its count commit together: mq stats stays
 		 * exact */
-		run($db, SQL_COUNT_FINISHED, $t, [null, 1, 1, $id]);
+		run($db, SQL_COUNT_FINISHED, $t, [null, SLOT_BASE, 1, 1, $id]);
 	});
 }
 
@@ -345,7 +350,7 @@ function fail(PDO $db, array $o, int $id, string $token, string $error):
 		if ($o['no-retry'] || $attempts >= $max) {
 			run($db, SQL_BURY, $t, [$error, $id]);
 			run($db, SQL_HISTORY, $t, ['failed', $error, $id]);
-			run($db, SQL_COUNT_FINISHED, $t, [null, 1, 1, $id]);
+			run($db, SQL_COUNT_FINISHED, $t, [null, SLOT_BASE, 1, 1, $id]);
 			return "dead after attempt $attempts";
 		}
 		$delay = $o['retry-in'] !== null ?
@@ -353,7 +358,8 @@ function fail(PDO $db, array $o, int $id, string $token, string $error):
 		    backoff_us($attempts);
 		run($db, SQL_RETRY, $t, [$delay, $error, $id]);
 		run($db, SQL_HISTORY, $t, ['failed', $error, $id]);
-		run($db, SQL_COUNT_EVENT, $t, ['failed', null, null, $id]);
+		run($db, SQL_COUNT_EVENT, $t,
+		    ['failed', SLOT_BASE, null, null, $id]);
 		return sprintf('due again in %.3fs (after attempt %d)',
 		    $delay / 1e6, $attempts);
 	});

@@ -107,9 +107,14 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 SQL
+# The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
+# counts exact; mq adds 16 times its Galera node's index (0 on one server)
+# so that two nodes never write one count row (mq(1) GALERA).
+use constant SLOT_BASE => 0;
+
 use constant SQL_COUNT_FINISHED => <<'SQL';
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,
+SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16 + ?,
        ? * COUNT(*), IF(? > 0, COUNT(*), 0)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE state IN ('done', 'dead') AND id IN (?)
@@ -141,7 +146,7 @@ SELECT id, ?, IF(state = 'dead', 'dead', 'ready'), attempts,
 SQL
 use constant SQL_COUNT_EVENT => <<'SQL';
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)
+SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE (? IS NULL OR queue = ?) AND id IN (?)
  GROUP BY queue ORDER BY queue
@@ -287,8 +292,8 @@ sub ack {
 		my $n = run($db, SQL_ACK, $o->{table}, I($id), $token)->rows;
 		lost($id) if $n != 1;
 		# the job and its count commit together: mq stats stays exact
-		run($db, SQL_COUNT_FINISHED, $o->{table}, undef, I(1), I(1),
-		    I($id));
+		run($db, SQL_COUNT_FINISHED, $o->{table}, undef,
+		    I(SLOT_BASE), I(1), I(1), I($id));
 	});
 }
 
@@ -310,15 +315,16 @@ sub fail_job {
 		if ($o->{'no-retry'} || $attempts >= $max) {
 			run($db, SQL_BURY, $t, $error, I($id));
 			run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
-			run($db, SQL_COUNT_FINISHED, $t, undef, I(1), I(1),
-			    I($id));
+			run($db, SQL_COUNT_FINISHED, $t, undef,
+			    I(SLOT_BASE), I(1), I(1), I($id));
 			return "dead after attempt $attempts";
 		}
 		my $delay = defined $o->{'retry-in'} ?
 		    int($o->{'retry-in'} * 1e6 + 0.5) : backoff_us($attempts);
 		run($db, SQL_RETRY, $t, I($delay), $error, I($id));
 		run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
-		run($db, SQL_COUNT_EVENT, $t, 'failed', undef, undef, I($id));
+		run($db, SQL_COUNT_EVENT, $t, 'failed', I(SLOT_BASE), undef,
+		    undef, I($id));
 		return sprintf('due again in %.3fs (after attempt %d)',
 		    $delay / 1e6, $attempts);
 	});

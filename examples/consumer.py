@@ -112,9 +112,14 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 """
+# The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
+# counts exact; mq adds 16 times its Galera node's index (0 on one server)
+# so that two nodes never write one count row (mq(1) GALERA).
+SLOT_BASE = 0
+
 SQL_COUNT_FINISHED = """
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16,
+SELECT queue, COALESCE(?, CAST(state AS CHAR)), CONNECTION_ID() % 16 + ?,
        ? * COUNT(*), IF(? > 0, COUNT(*), 0)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE state IN ('done', 'dead') AND id IN (?)
@@ -146,7 +151,7 @@ SELECT id, ?, IF(state = 'dead', 'dead', 'ready'), attempts,
 """
 SQL_COUNT_EVENT = """
 INSERT INTO `mq_jobs_counts` (queue, state, slot, n, total)
-SELECT queue, ?, CONNECTION_ID() % 16, COUNT(*), COUNT(*)
+SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
   FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE (? IS NULL OR queue = ?) AND id IN (?)
  GROUP BY queue ORDER BY queue
@@ -279,7 +284,7 @@ def ack(db, o, job, token):
         if execute(db, SQL_ACK, (job, token), o.table).rowcount != 1:
             raise lost(job)
         # the job and its count commit together: mq stats stays exact
-        execute(db, SQL_COUNT_FINISHED, (None, 1, 1, job), o.table)
+        execute(db, SQL_COUNT_FINISHED, (None, SLOT_BASE, 1, 1, job), o.table)
     transaction(db, tx)
 
 
@@ -300,13 +305,15 @@ def fail(db, o, job, token, error):
         if o.no_retry or attempts >= max_attempts:
             execute(db, SQL_BURY, (error, job), o.table)
             execute(db, SQL_HISTORY, ("failed", error, job), o.table)
-            execute(db, SQL_COUNT_FINISHED, (None, 1, 1, job), o.table)
+            execute(db, SQL_COUNT_FINISHED, (None, SLOT_BASE, 1, 1, job),
+                    o.table)
             return "dead after attempt %d" % attempts
         delay = (int(o.retry_in * 1e6) if o.retry_in is not None
                  else backoff_us(attempts))
         execute(db, SQL_RETRY, (delay, error, job), o.table)
         execute(db, SQL_HISTORY, ("failed", error, job), o.table)
-        execute(db, SQL_COUNT_EVENT, ("failed", None, None, job), o.table)
+        execute(db, SQL_COUNT_EVENT, ("failed", SLOT_BASE, None, None, job),
+                o.table)
         return "due again in %.3fs (after attempt %d)" % (delay / 1e6,
                                                           attempts)
     return transaction(db, tx)

@@ -45,7 +45,7 @@ INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 SQL
 use constant SQL_LIVE_KEY => <<'SQL';
-SELECT id FROM `mq_jobs` WHERE queue = ? AND dedup_live = ?
+SELECT id FROM `mq_jobs` WHERE dedup_unique = CONCAT(?, '/', ?)
 SQL
 use constant SQL_WAITERS => <<'SQL';
 SELECT ID FROM information_schema.PROCESSLIST
@@ -57,7 +57,7 @@ KILL QUERY ?
 SQL
 
 # the first schema these statements are right for
-use constant SCHEMA_MIN => 7;
+use constant SCHEMA_MIN => 8;
 use constant RETRIES => 8;	# tries of a transaction that met 1213 or 1205
 
 # An error to report in one line, with the exit status to use.

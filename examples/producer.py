@@ -50,7 +50,7 @@ INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 """
 SQL_LIVE_KEY = """
-SELECT id FROM `mq_jobs` WHERE queue = ? AND dedup_live = ?
+SELECT id FROM `mq_jobs` WHERE dedup_unique = CONCAT(?, '/', ?)
 """
 SQL_WAITERS = """
 SELECT ID FROM information_schema.PROCESSLIST
@@ -61,7 +61,7 @@ SQL_KILL = """
 KILL QUERY ?
 """
 
-SCHEMA_MIN = 7          # the first schema these statements are right for
+SCHEMA_MIN = 8          # the first schema these statements are right for
 RETRIES = 8             # tries of a statement that met 1213 or 1205
 ER_DUP_ENTRY, ER_LOCK_WAIT, ER_DEADLOCK = 1062, 1205, 1213
 ER_NO_SUCH_THREAD = 1094
