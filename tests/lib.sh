@@ -59,7 +59,7 @@ export MQ_SOCKET="$MQ_TEST_SOCKET" MQ_USER=root MQ_DATABASE="$T_DB"
 # push made in that window proves that the pusher's KILL QUERY woke it.
 fresh_waiters() {
   _i=0
-  while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`%\` $1 */%SLEEP(1.000)%' AND TIME_MS < 300 AND INFO NOT LIKE '%PROCESSLIST%'")" -lt "${2:-1}" ] && [ $_i -lt 500 ]; do
+  while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`%\` $1 */%SLEEP(1.000)%' AND TIME_MS < 300 AND DB = '$T_DB' AND INFO NOT LIKE '%PROCESSLIST%'")" -lt "${2:-1}" ] && [ $_i -lt 500 ]; do
     sleep 0.02; _i=$((_i + 1))
   done
 }
