@@ -11,9 +11,9 @@
  * layer 5: pop.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
- * layer 4: workers.c retry.c
+ * layer 4: workers.c retry.c claim.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
- * layer 2: conn.c ids.c yield.c
+ * layer 2: conn.c ids.c yield.c galera.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;

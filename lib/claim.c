@@ -1,0 +1,237 @@
+/*
+ * claim.c: reading what a claim got and binding its lease, for both ways
+ * of claiming (pop.c); and a Galera node's share of the jobs.
+ *
+ * On a Galera cluster, row locks are each node's own: consumers on two
+ * nodes take the same head of the queue, and one of them fails
+ * certification at commit. So there, a claim first takes from its
+ * node's share of the jobs ((id DIV step) MOD nodes = the node's index;
+ * step is auto_increment_increment, so that the ids one node gives out
+ * spread over every share), in the claim's order within the share; if
+ * its share has nothing due, the whole queue. One claim in 64 takes
+ * the head of the whole queue anyway: a share whose node has no
+ * consumers is late, never stranded. The share's jobs are picked by a
+ * read without locks, then locked one by one by primary key: a locking
+ * read of the claim index would lock, if only for an instant, the other
+ * shares' rows it passes, and another node's claim of one of them,
+ * applied here, would then abort this one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "claim.h"
+
+/* A node's share of the jobs (Galera): binds step, nodes, index. */
+#define IN_SHARE " AND (id DIV ?) MOD ? = ?"
+
+/* The share's due jobs, in claim order, read without a lock. */
+const char mq__sql_claim_share[] =
+    "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") IN_SHARE
+    " ORDER BY priority, available_at, id LIMIT ?";
+
+/* One of them, locked alone, if it is still due and nobody here holds
+ * it. */
+static const char sql_claim_one[] =
+    "SELECT id, queue, priority, attempts, payload FROM `{{TABLE}}`"
+    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " FOR UPDATE SKIP LOCKED";
+
+/* Spare candidates: the ones other consumers of this node take first. */
+#define SHARE_SPARE 8
+
+/* The same, by an UPDATE claim. */
+static const char sql_claim_update_one[] =
+    "UPDATE `{{TABLE}}`" CLAIM_SET
+    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?");
+
+/* Binds the share's three parameters at b. */
+static void
+bind_share(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b)
+{
+	int i;
+
+	cl->share_bind[0] = (uint32_t)(c->autoinc_step ? c->autoinc_step : 1);
+	cl->share_bind[1] = c->shares;
+	cl->share_bind[2] = c->share % (c->shares ? c->shares : 1);
+	for (i = 0; i < 3; i++)
+		mq__bind_u32(&b[i], &cl->share_bind[i]);
+}
+
+/* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
+enum mq_status
+mq__claim_fetch(struct mq_conn *c, MYSQL_STMT *st, struct claim *cl)
+{
+	MYSQL_BIND out[5];
+	unsigned long qlen, plen;
+	uint64_t id;
+	int32_t prio;
+	uint32_t attempts;
+	char queue[MQ_QUEUE_MAX + 1];
+	int r;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = queue;
+	out[1].buffer_length = MQ_QUEUE_MAX;
+	out[1].length = &qlen;
+	mq__bind_i32(&out[2], &prio);
+	mq__bind_u32(&out[3], &attempts);
+	out[4].buffer_type = MYSQL_TYPE_BLOB;
+	out[4].length = &plen;	/* fetched below, once its size is known */
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot claim");
+	if (cl->jobs == NULL &&
+	    (cl->jobs = calloc(cl->o->count, sizeof *cl->jobs)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
+		struct mq_job *j = &cl->jobs[cl->n];
+		MYSQL_BIND col;
+
+		if (cl->n == cl->o->count)
+			break;
+		j->payload = malloc(plen ? plen : 1);
+		if (j->payload == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		cl->n++;
+		if (plen) {
+			memset(&col, 0, sizeof col);
+			col.buffer_type = MYSQL_TYPE_BLOB;
+			col.buffer = j->payload;
+			col.buffer_length = plen;
+			if (mysql_stmt_fetch_column(st, &col, 4, 0) != 0)
+				return mq__dberr(c, st, "cannot read payload");
+		}
+		j->len = plen;
+		j->id = id;
+		j->receipt.id = id;
+		memcpy(j->receipt.token, cl->token, sizeof cl->token);
+		memcpy(j->queue, queue, qlen < MQ_QUEUE_MAX ? qlen : MQ_QUEUE_MAX);
+		j->priority = prio;
+		j->attempt = attempts;
+	}
+	if (r == 1)
+		return mq__dberr(c, st, "cannot claim");
+	return MQ_OK;
+}
+
+/* Binds token, lease length and host:pid: the SET part of a claim. */
+void
+mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
+    unsigned long *len, int64_t *lease)
+{
+	*lease = cl->o->lease_us;
+	mq__bind_str(&b[0], cl->token, &len[0]);
+	mq__bind_i64(&b[1], lease);
+	mq__bind_str(&b[2], c->leased_by, &len[1]);
+}
+
+/* The ids of up to want due jobs of queue in the node's share, in
+ * claim order, into ids (*got of them). */
+static enum mq_status
+share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t want, uint64_t *ids, size_t *got)
+{
+	MYSQL_BIND in[7], out[1];
+	unsigned long qlen;
+	uint64_t id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int i;
+
+	*got = 0;
+	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL)
+		return c->err.status;
+	for (i = 0; i < 3; i++)
+		mq__bind_str(&in[i], queue, &qlen);
+	bind_share(c, cl, &in[3]);
+	mq__bind_u32(&in[6], &want);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	rc = mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot claim");
+	while (rc == MQ_OK && (i = mysql_stmt_fetch(st)) == 0 && *got < want)
+		ids[(*got)++] = id;
+	if (rc == MQ_OK && i == 1)
+		rc = mq__dberr(c, st, "cannot claim");
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+/* Galera, SKIP LOCKED: up to limit jobs of the node's share of queue,
+ * appended to cl->jobs. */
+enum mq_status
+mq__claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit)
+{
+	MYSQL_BIND in[3];
+	unsigned long qlen;
+	uint32_t want = limit + SHARE_SPARE;
+	uint64_t *ids, id;
+	size_t got, i, goal = cl->n + limit;
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc;
+
+	if ((ids = malloc(want * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = share_candidates(c, cl, queue, want, ids, &got);
+	if (rc == MQ_OK && got && (st = mq__prepare(c, sql_claim_one)) == NULL)
+		rc = c->err.status;
+	for (i = 0; rc == MQ_OK && i < got && cl->n < goal; i++) {
+		id = ids[i];
+		mq__bind_u64(&in[0], &id);
+		mq__bind_str(&in[1], queue, &qlen);
+		mq__bind_str(&in[2], queue, &qlen);
+		if ((rc = mq__execute(c, st, in, "cannot claim")) == MQ_OK)
+			rc = mq__claim_fetch(c, st, cl);
+		if (rc == MQ_OK)
+			mysql_stmt_free_result(st);
+	}
+	if (st)
+		mq__release(c, st);
+	free(ids);
+	return rc;
+}
+
+/* Galera, UPDATE claims: each of the share's candidates in a statement
+ * of its own, until limit are leased; *got of them. */
+enum mq_status
+mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit, uint64_t *got)
+{
+	MYSQL_BIND in[6];
+	unsigned long len[2], qlen;
+	uint32_t want = limit + SHARE_SPARE;
+	uint64_t *ids, id;
+	int64_t lease;
+	size_t n, i;
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc;
+
+	*got = 0;
+	if ((ids = malloc(want * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = share_candidates(c, cl, queue, want, ids, &n);
+	if (rc == MQ_OK && n &&
+	    (st = mq__prepare(c, sql_claim_update_one)) == NULL)
+		rc = c->err.status;
+	for (i = 0; rc == MQ_OK && i < n && *got < limit; i++) {
+		id = ids[i];
+		mq__claim_bind_lease(c, cl, in, len, &lease);
+		mq__bind_u64(&in[3], &id);
+		mq__bind_str(&in[4], queue, &qlen);
+		mq__bind_str(&in[5], queue, &qlen);
+		rc = mq__execute_retry(c, st, in, "cannot claim");
+		if (rc == MQ_OK)
+			*got += mysql_stmt_affected_rows(st);
+	}
+	if (st)
+		mq__release(c, st);
+	free(ids);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * claim.h: what the two ways of claiming (pop.c) share with the claim of
+ * a Galera node's share (claim.c): the claim's state and its SET part.
+ */
+#ifndef MQ_CLAIM_H
+#define MQ_CLAIM_H
+
+#include "internal.h"
+#include "sql_terms.h"
+
+/* attempts + 1 stops at the column's top, and max_attempts is raised to
+ * at least the attempts: a row written by another program (max_attempts
+ * 0, attempts used up: refused by schema 6's CHECKs, not by an older
+ * server, nor where someone turned the checks off) is delivered once
+ * more, then buried by fail or requeue-stale, as any other. An
+ * out-of-range error, or a CHECK failing, would instead fail every claim
+ * of the queue behind that row. (Left to right: max_attempts reads the
+ * new attempts.) */
+#define NEXT_ATTEMPT \
+    "attempts = LEAST(attempts, 4294967294) + 1," \
+    " max_attempts = GREATEST(max_attempts, attempts)"
+
+/* What a claim writes, in both ways of claiming: a new delivery with its
+ * fresh token (the receipt's fence), its deadline and its holder. Binds
+ * token, lease length and host:pid (bind_lease). */
+#define CLAIM_SET \
+    " SET state = 'leased', " NEXT_ATTEMPT "," \
+    " lease_token = ?, leased_until = " MQ_SQL_NOW_PLUS_US "," \
+    " leased_by = ?"
+
+struct claim {
+	const struct mq_receipt *acks;	/* acked in the claim's transaction */
+	size_t nacks;
+	unsigned char *lost;
+	const struct mq_pop_opts *o;
+	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	size_t nqueues;
+	char token[MQ_TOKEN_LEN + 1];
+	struct mq_job *jobs;
+	size_t n;
+	int share;		/* only the node's share (Galera) */
+	uint32_t share_bind[3];	/* step, nodes, the node's index */
+};
+
+/* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
+enum mq_status mq__claim_fetch(struct mq_conn *c, MYSQL_STMT *st,
+    struct claim *cl);
+
+/* Binds token, lease length and host:pid: the SET part of a claim. */
+void mq__claim_bind_lease(struct mq_conn *c, struct claim *cl,
+    MYSQL_BIND *b, unsigned long *len, int64_t *lease);
+
+/* Galera, SKIP LOCKED (in the claim's transaction): up to limit jobs of
+ * the node's share of queue, appended to cl->jobs. */
+enum mq_status mq__claim_share_locked(struct mq_conn *c, struct claim *cl,
+    const char *queue, uint32_t limit);
+
+/* Galera, UPDATE claims: up to limit jobs of the node's share of queue,
+ * each leased with cl->token in a statement of its own; *got of them. */
+enum mq_status mq__claim_share_update(struct mq_conn *c, struct claim *cl,
+    const char *queue, uint32_t limit, uint64_t *got);
+
+#endif
