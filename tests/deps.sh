@@ -46,50 +46,45 @@ if [ -n "$missing" ]; then
     --no-install-recommends $missing >&2
 fi
 
-# promtool checks `mq stats --prometheus` in the tests. It ships in Debian's
-# prometheus package, whose installation would start a Prometheus server:
-# take the one binary out of the package instead, into .deps/bin.
 top=$(cd "$(dirname "$0")/.." && pwd)
-if ! command -v promtool >/dev/null 2>&1 && [ ! -x "$top/.deps/bin/promtool" ]; then
+
+# from_deb PACKAGE FILE...: copies FILEs (paths in the package, under
+# usr/bin) out of Debian's PACKAGE into .deps/bin, without installing it
+from_deb() {
+  pkg=$1
+  shift
   tmp=$(mktemp -d)
-  if ! (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1); then
+  if ! (cd "$tmp" && apt-get download "$pkg" >/dev/null 2>&1); then
     # the package lists may be missing (a fresh image): fetch them
     if [ "$sudo" = none ]; then
-      echo "deps.sh: cannot download the prometheus package for promtool;" \
+      echo "deps.sh: cannot download the $pkg package for $*;" \
         "run as root (or with sudo) once" >&2
       rm -rf "$tmp"
       exit 1
     fi
     $sudo apt-get update -q >&2
-    (cd "$tmp" && apt-get download prometheus >/dev/null)
+    (cd "$tmp" && apt-get download "$pkg" >/dev/null)
   fi
-  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  dpkg-deb -x "$tmp/${pkg}"_*.deb "$tmp/x"
   mkdir -p "$top/.deps/bin"
-  cp "$tmp/x/usr/bin/promtool" "$top/.deps/bin/promtool"
+  for f in "$@"; do
+    cp "$tmp/x/usr/bin/$f" "$top/.deps/bin/$f"
+  done
   rm -rf "$tmp"
-  echo "deps.sh: promtool taken from Debian's prometheus package into .deps/bin" >&2
+  echo "deps.sh: $* taken from Debian's $pkg package into .deps/bin" >&2
+}
+
+# promtool checks `mq stats --prometheus` in the tests. It ships in Debian's
+# prometheus package, whose installation would start a Prometheus server:
+# take the one binary out of the package instead.
+if ! command -v promtool >/dev/null 2>&1 && [ ! -x "$top/.deps/bin/promtool" ]; then
+  from_deb prometheus promtool
 fi
 
 # wsrep_sst_rsync and wsrep_sst_common: a Galera node that joins runs them
 # to copy a donor's data. They ship in Debian's mariadb-server, whose
 # installation would start a system MariaDB: take the two scripts out of
-# the package instead, into .deps/bin (tests/galera.sh puts it on PATH).
+# the package instead (tests/galera.sh puts .deps/bin on PATH).
 if [ ! -x "$top/.deps/bin/wsrep_sst_rsync" ]; then
-  tmp=$(mktemp -d)
-  if ! (cd "$tmp" && apt-get download mariadb-server >/dev/null 2>&1); then
-    if [ "$sudo" = none ]; then
-      echo "deps.sh: cannot download the mariadb-server package for the" \
-        "SST scripts; run as root (or with sudo) once" >&2
-      rm -rf "$tmp"
-      exit 1
-    fi
-    $sudo apt-get update -q >&2
-    (cd "$tmp" && apt-get download mariadb-server >/dev/null)
-  fi
-  dpkg-deb -x "$tmp"/mariadb-server_*.deb "$tmp/x"
-  mkdir -p "$top/.deps/bin"
-  cp "$tmp/x/usr/bin/wsrep_sst_common" "$tmp/x/usr/bin/wsrep_sst_rsync" \
-    "$top/.deps/bin/"
-  rm -rf "$tmp"
-  echo "deps.sh: wsrep_sst_rsync taken from Debian's mariadb-server package into .deps/bin" >&2
+  from_deb mariadb-server wsrep_sst_common wsrep_sst_rsync
 fi
