@@ -28,6 +28,11 @@ static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
  * and so let a producer rewrite any job. */
 static const char sql_live_key[] =
     "SELECT id FROM `{{TABLE}}` WHERE dedup_unique = CONCAT(?, '/', ?)";
+/* The same read as schema 7 made it, for a producer role granted before
+ * schema 8 (SELECT on dedup_live, not on dedup_unique: error 1143): the
+ * right id still, by the list index instead of the unique one. */
+static const char sql_live_key_7[] =
+    "SELECT id FROM `{{TABLE}}` WHERE queue = ? AND dedup_live = ?";
 
 /* Rows per multi-row INSERT, and bytes of payload per batch. */
 #define BATCH_ROWS 1000
@@ -193,9 +198,11 @@ init_shared(struct shared *v, const struct mq_push_opts *o)
 	due_sql(&v->o, &v->due_num, &v->due_str);
 }
 
-/* The id of the live job with o->dedup: MQ_OK, or MQ_EMPTY if none. */
+/* The id of the live job with o->dedup by the read sql: MQ_OK, or
+ * MQ_EMPTY if none. */
 static enum mq_status
-live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
+live_key_by(struct mq_conn *c, const char *sql, const struct mq_push_opts *o,
+    uint64_t *id)
 {
 	MYSQL_BIND in[2], out[1];
 	unsigned long qlen, klen = (unsigned long)strlen(o->dedup);
@@ -203,7 +210,7 @@ live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
 	enum mq_status rc;
 	int r;
 
-	if ((st = mq__prepare(c, sql_live_key)) == NULL)
+	if ((st = mq__prepare(c, sql)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], o->queue, &qlen);
 	mq__bind_blob(&in[1], o->dedup, &klen);
@@ -220,6 +227,17 @@ live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
 			rc = mq__dberr(c, st, "cannot read the live job's id");
 	}
 	mq__release(c, st);
+	return rc;
+}
+
+static enum mq_status
+live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
+{
+	enum mq_status rc = live_key_by(c, sql_live_key, o, id);
+
+	if (rc != MQ_OK && rc != MQ_EMPTY &&
+	    c->err.db_errno == ER_COLUMNACCESS_DENIED_ERROR)
+		rc = live_key_by(c, sql_live_key_7, o, id);
 	return rc;
 }
 

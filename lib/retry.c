@@ -54,14 +54,14 @@ static const char sql_dry_ids[] =
 static const char sql_dry_ids_tail[] = ") ORDER BY id";
 
 /* The picked jobs that cannot become live: their dedup key is live in
- * the queue they go to (the unique key (queue, dedup_live)), or an
- * earlier job of the batch takes it there. Binds the target queue
- * (NULL: their own) three times. */
+ * the queue they go to (the unique key over dedup_unique: queue '/' key
+ * while live), or an earlier job of the batch takes it there. Binds the
+ * target queue (NULL: their own) three times. */
 static const char sql_conflicts[] =
     "SELECT id FROM (SELECT j.id, ROW_NUMBER() OVER"
     " (PARTITION BY COALESCE(?, j.queue), j.dedup_key ORDER BY j.id) AS r,"
     " EXISTS (SELECT 1 FROM `{{TABLE}}` l FORCE INDEX (dedup)"
-    "  WHERE l.queue = COALESCE(?, j.queue) AND l.dedup_live = j.dedup_key)"
+    "  WHERE l.dedup_unique = CONCAT(COALESCE(?, j.queue), '/', j.dedup_key))"
     " AS live FROM `{{TABLE}}` j FORCE INDEX (PRIMARY)"
     " WHERE j.dedup_key IS NOT NULL AND j.id IN (";
 static const char sql_conflicts_tail[] =

@@ -32,7 +32,13 @@ is "$(as producer push --queue g --dedup k1 second)" "$id" "producer: push --ded
 rid=$(as producer push --queue r --every 1h --dedup nightly cron)
 is "$?" 0 "producer: push --every --dedup"
 is "$(as producer push --queue r --every 1h --dedup nightly cron)" "$rid" "declared again: the same job"
+# a producer role granted by schema 7's grants.sql (no dedup_unique):
+# after the upgrade to 8 its dedup pushes still find the live job
+sql_root "REVOKE SELECT (dedup_unique) ON \`$T_DB\`.mq_jobs FROM mq_jobs_producer"
+is "$(as producer push --queue g --dedup k1 third)" "$id" "producer of schema 7's grants: push --dedup finds the live job"
+sql_root "GRANT SELECT (dedup_unique) ON \`$T_DB\`.mq_jobs TO mq_jobs_producer"
 s=$(sum)
+
 expect_status 77 "producer: pop is denied" as producer pop --queue g
 like "$ERR" "mq pop: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "with the server's reason"
 expect_status 77 "producer: archive is denied" as producer archive --older-than 0s
