@@ -7,10 +7,12 @@
  * certification at commit. So there, a claim first takes from its
  * node's share of the jobs ((id DIV step) MOD nodes = the node's index;
  * step is auto_increment_increment, so that the ids one node gives out
- * spread over every share), in the claim's order within the share; if
- * its share has nothing due, the whole queue. One claim in 64 takes
- * the head of the whole queue anyway: a share whose node has no
- * consumers is late, never stranded. The share's jobs are picked by a
+ * spread over every share), in the claim's order within the share, and
+ * only jobs of the head's priority; what the share cannot give, the
+ * rest of the queue gives (queue by queue, in the order of a preference
+ * list). One claim in 64, drawn at random, takes the head of the whole
+ * queue anyway: a share whose node has no consumers (or an arbitrator's
+ * share) is late, never stranded. The share's jobs are picked by a
  * read without locks, then locked one by one by primary key: a locking
  * read of the claim index would lock, if only for an instant, the other
  * shares' rows it passes, and another node's claim of one of them,
@@ -24,11 +26,18 @@
 /* A node's share of the jobs (Galera): binds step, nodes, index. */
 #define IN_SHARE " AND (id DIV ?) MOD ? = ?"
 
-/* The share's due jobs, in claim order, read without a lock. */
+/* The share's due jobs of the head's priority, in claim order, read
+ * without a lock. Of the head's priority only: a more urgent job in
+ * another share is taken by the whole queue's claim, not left behind
+ * this share's less urgent ones. (The head: a constant subquery,
+ * evaluated once.) */
 const char mq__sql_claim_share[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") IN_SHARE
+    " AND priority <= (SELECT priority FROM `{{TABLE}}` FORCE INDEX (claim)"
+    "  WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    "  ORDER BY priority, available_at, id LIMIT 1)"
     " ORDER BY priority, available_at, id LIMIT ?";
 
 /* One of them, locked alone, if it is still due and nobody here holds
@@ -134,7 +143,7 @@ static enum mq_status
 share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, uint64_t *ids, size_t *got)
 {
-	MYSQL_BIND in[7], out[1];
+	MYSQL_BIND in[9], out[1];
 	unsigned long qlen;
 	uint64_t id;
 	MYSQL_STMT *st;
@@ -147,7 +156,9 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	for (i = 0; i < 3; i++)
 		mq__bind_str(&in[i], queue, &qlen);
 	bind_share(c, cl, &in[3]);
-	mq__bind_u32(&in[6], &want);
+	mq__bind_str(&in[6], queue, &qlen);
+	mq__bind_str(&in[7], queue, &qlen);
+	mq__bind_u32(&in[8], &want);
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &id);
 	rc = mq__execute(c, st, in, "cannot claim");

@@ -75,7 +75,6 @@ struct mq_conn {
 	int galera;			/* a Galera node (wsrep on) */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
 	uint32_t shares, share;		/* pop.c: claim shares on Galera */
-	unsigned claims;		/* pop.c: claims made */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */

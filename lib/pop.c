@@ -73,18 +73,47 @@ mq_jobs_free(struct mq_job *jobs, size_t n)
 	free(jobs);
 }
 
+/* Leases the jobs of cl->jobs from *leased on (locked by the claim's
+ * transaction), and moves *leased to the end. */
+static enum mq_status
+lease_locked(struct mq_conn *c, struct claim *cl, size_t *leased)
+{
+	MYSQL_BIND in[3];
+	unsigned long len[2];
+	uint64_t *ids, affected;
+	int64_t lease;
+	size_t i, n = cl->n - *leased;
+	enum mq_status rc;
+
+	if (n == 0)
+		return MQ_OK;
+	if ((ids = malloc(n * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		ids[i] = cl->jobs[*leased + i].id;
+		if (cl->jobs[*leased + i].attempt < UINT32_MAX)
+			cl->jobs[*leased + i].attempt++;
+	}
+	mq__claim_bind_lease(c, cl, in, len, &lease);
+	rc = mq__exec_ids(c, sql_lease_ids, in, 3, ids, n, &affected);
+	free(ids);
+	if (rc == MQ_OK && affected != n)
+		rc = mq__fail(c, MQ_EDB, "claim leased %llu of %zu rows",
+		    (unsigned long long)affected, n);
+	*leased = cl->n;
+	return rc;
+}
+
 static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
 	MYSQL_BIND in[4];
-	unsigned long qlen, len[2];
+	unsigned long qlen;
 	uint32_t limit;
-	uint64_t *ids, affected;
-	int64_t lease;
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
-	size_t i, q;
+	size_t q, leased = 0;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -99,8 +128,14 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	    q++) {
 		limit = cl->o->count - (uint32_t)cl->n;
 		if (cl->share) {
-			rc = mq__claim_share_locked(c, cl, cl->queues[q], limit);
-			continue;
+			/* leased at once: the whole queue's read below, in
+			 * this transaction, would find them ready again */
+			if ((rc = mq__claim_share_locked(c, cl, cl->queues[q],
+			    limit)) != MQ_OK ||
+			    (rc = lease_locked(c, cl, &leased)) != MQ_OK)
+				break;
+			if ((limit = cl->o->count - (uint32_t)cl->n) == 0)
+				break;
 		}
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
 		mq__bind_str(&in[1], cl->queues[q], &qlen);
@@ -117,21 +152,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		return rc;
 	if (cl->n == 0)
 		return MQ_EMPTY;
-
-	if ((ids = malloc(cl->n * sizeof *ids)) == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	for (i = 0; i < cl->n; i++) {
-		ids[i] = cl->jobs[i].id;
-		if (cl->jobs[i].attempt < UINT32_MAX)
-			cl->jobs[i].attempt++;
-	}
-	mq__claim_bind_lease(c, cl, in, len, &lease);
-	rc = mq__exec_ids(c, sql_lease_ids, in, 3, ids, cl->n, &affected);
-	free(ids);
-	if (rc == MQ_OK && affected != cl->n)
-		rc = mq__fail(c, MQ_EDB, "claim leased %llu of %zu rows",
-		    (unsigned long long)affected, cl->n);
-	return rc;
+	return lease_locked(c, cl, &leased);
 }
 
 /* Reads the jobs of queue leased with cl->token (the claim committed:
@@ -185,7 +206,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 {
 	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
-	uint64_t got = 0, k;
+	uint64_t got = 0, k, mine;
 	uint32_t limit;
 	int64_t lease;
 	MYSQL_STMT *st;
@@ -201,9 +222,12 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		if (rc != MQ_OK)
 			return rc;
 		limit = cl->o->count - (uint32_t)got;
-		if (cl->share) {
-			rc = mq__claim_share_update(c, cl, cl->queues[q], limit, &k);
-		} else {
+		mine = 0;
+		if (cl->share && (rc = mq__claim_share_update(c, cl,
+		    cl->queues[q], limit, &mine)) != MQ_OK)
+			return rc;
+		k = 0;
+		if ((limit -= (uint32_t)mine) > 0) {
 			if ((st = mq__prepare(c, sql_claim_update)) == NULL)
 				return c->err.status;
 			mq__claim_bind_lease(c, cl, in, len, &lease);
@@ -214,8 +238,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 			mq__release(c, st);
 		}
-		if (k > 0) {
-			got += k;
+		if (rc == MQ_OK && k + mine > 0) {
+			got += k + mine;
 			rc = read_claimed(c, cl, cl->queues[q]);
 		}
 	}
@@ -301,21 +325,16 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 			*acked = 1;
 		cl.nacks = 0;
 	}
-	/* Galera: the node's share first (above), then the whole queue */
-	cl.share = c->shares > 1 && c->claims++ % 64 != 63;
-	for (;;) {
-		if (how == MQ_CLAIM_SKIP_LOCKED) {
-			/* an empty claim commits too: the acks are kept */
-			rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
-			if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
-				*acked = 1;
-			cl.nacks = 0;
-		} else {
-			rc = claim_update(c, &cl);
-		}
-		if (rc != MQ_EMPTY || !cl.share)
-			break;
-		cl.share = 0;
+	/* Galera: each queue's share of this node first, then the rest of
+	 * the queue (claim.c); one claim in 64, drawn at random, the head */
+	cl.share = c->shares > 1 && rand() % 64 != 0;
+	if (how == MQ_CLAIM_SKIP_LOCKED) {
+		/* an empty claim commits too: the acks are kept */
+		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
+		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
+			*acked = 1;
+	} else {
+		rc = claim_update(c, &cl);
 	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);

@@ -98,6 +98,20 @@ is "$(cat "$T_TMP/w.err")" "" "mq work on 3 nodes: no error"
 is "$(grep -c . "$T_TMP/w.out")" "$JOBS" "mq work: $JOBS jobs run"
 is "$(sort -n "$T_TMP/w.out" | uniq | wc -l | tr -d ' ')" "$JOBS" "mq work: each once"
 
+# a node's share never holds back a more urgent job, nor a queue earlier
+# in a preference list, whatever share it is in
+for n in 1 2 3; do
+  seq 1 20 | gmq 1 push --lines --queue "low$n" --priority 5 >/dev/null
+  gmq 1 push --queue "low$n" --priority -100 urgent >/dev/null
+  gmq 1 push --queue "high$n" first >/dev/null
+done
+gsql 1 "SELECT 1" >/dev/null
+for n in 1 2 3; do
+  is "$(gsql $n "SET SESSION wsrep_sync_wait = 15; SELECT COUNT(*) FROM mq_jobs WHERE queue = 'low$n'")" 21 "node $n has the jobs"
+  is "$(gmq $n pop --queue "low$n" 2>/dev/null)" urgent "node $n: the urgent job first, whatever its share"
+  is "$(gmq $n pop --queue "high$n,low$n" 2>/dev/null)" first "node $n: the first queue of a preference list first"
+done
+
 # fail and extend right after the claim, on other nodes, 20 times: a
 # receipt that looks lost there is tried again once the node caught up
 bad=0
@@ -105,7 +119,7 @@ for i in $(seq 1 20); do
   gmq 1 push --queue fx "job $i" >/dev/null
   r=$(gmq 1 pop --queue fx -o /dev/null) || bad=$((bad + 1))
   gmq 2 extend "$r" --lease 5m 2>>"$T_TMP/fx.err" || bad=$((bad + 1))
-  gmq 3 fail "$r" --error "e$i" >/dev/null 2>>"$T_TMP/fx.err" || bad=$((bad + 1))
+  gmq 3 fail "$r" --error "e$i" --retry-in 1h >/dev/null 2>>"$T_TMP/fx.err" || bad=$((bad + 1))
 done
 is "$bad:$(cat "$T_TMP/fx.err")" "0:" "pop on node 1, extend on node 2, fail on node 3: all 20 went through"
 is "$(gsql 2 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'ready' AND attempts = 1), SUM(last_error LIKE 'e%')) FROM mq_jobs WHERE queue = 'fx'")" \

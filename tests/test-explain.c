@@ -180,7 +180,7 @@ main(void)
 	 * once, and the claim index is not read (it would walk them all) */
 	/* Galera: a node's share, read without locks, in index order */
 	check(c->db, "claim of a node's share", mq__sql_claim_share,
-	    "@q, @q, @q, @three, @three, @zero, @n", "claim", NULL);
+	    "@q, @q, @q, @three, @three, @zero, @q, @q, @n", "claim", NULL);
 	check(c->db, "claim with nothing due", mq__sql_claim_select,
 	    "@s, @s, @s, @n", "due", "Impossible WHERE");
 	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
