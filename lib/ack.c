@@ -233,14 +233,22 @@ static enum mq_status
 ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	enum mq_status rc = MQ_OK;
+	enum mq_status rc = MQ_OK, st;
 	size_t i;
 
-	for (i = 0; i < n && rc == MQ_OK; i++) {
+	/* the others are acked (committed): an error here is this
+	 * receipt's, not acked, and the rest are still tried */
+	for (i = 0; i < n; i++) {
 		struct ack one = { r + i, 1, lost + i };
 
-		if (lost[i])
-			rc = mq__in_tx_caught_up(c, ack_tx, &one);
+		if (!lost[i])
+			continue;
+		st = mq__in_tx_caught_up(c, ack_tx, &one, MQ_OK);
+		if (st != MQ_OK) {
+			lost[i] = 1;
+			if (rc == MQ_OK)
+				rc = st;
+		}
 	}
 	return rc;
 }

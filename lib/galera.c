@@ -86,21 +86,27 @@ mq__galera_check(struct mq_conn *c, struct mq_galera_report *g)
  * the receipt's token fences it (a job acked or failed is no longer
  * leased with that token). */
 enum mq_status
-mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn, void *ctx)
+mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn, void *ctx,
+    enum mq_status lost)
 {
-	static const char wait[] = "SET SESSION wsrep_sync_wait = 3";
+	/* the session's own value is kept, and put back */
+	static const char wait[] = "SET @mq_sync_wait = @@SESSION.wsrep_sync_wait,"
+	    " SESSION wsrep_sync_wait = 3";
 	static const char restore[] =
-	    "SET SESSION wsrep_sync_wait = @@GLOBAL.wsrep_sync_wait";
+	    "SET SESSION wsrep_sync_wait = @mq_sync_wait";
 	enum mq_status rc;
 	struct mq_error saved;
 
+	/* not set: the first outcome stands (the receipt is lost) */
 	if (mysql_real_query(c->db, wait, sizeof wait - 1) != 0)
-		return mq__dberr(c, NULL, "cannot wait for the cluster");
+		return lost;
 	rc = mq__in_tx(c, fn, ctx);
+	/* A failed restore changes no outcome (the write may have
+	 * committed): the session only waits for the cluster before its
+	 * statements from then on, and a lost connection is found by the
+	 * next statement. */
 	saved = c->err;
-	if (mysql_real_query(c->db, restore, sizeof restore - 1) != 0 &&
-	    rc == MQ_OK)
-		return mq__dberr(c, NULL, "cannot wait for the cluster");
+	(void)mysql_real_query(c->db, restore, sizeof restore - 1);
 	c->err = saved;
 	return rc;
 }

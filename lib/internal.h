@@ -73,6 +73,7 @@ struct mq_conn {
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int galera;			/* a Galera node (wsrep on) */
+	int no_wsrep;			/* MariaDB without wsrep_on */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
 	uint32_t shares, share;		/* pop.c: claim shares on Galera */
 	int read_committed;		/* the session's isolation is set */
@@ -278,7 +279,7 @@ enum mq_status mq__galera_check(struct mq_conn *c,
 
 /* galera.c: mq__in_tx after this node caught up with the cluster. */
 enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
-    void *ctx);
+    void *ctx, enum mq_status lost);
 
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_claim_share[];

@@ -164,7 +164,7 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 	memset(res, 0, sizeof *res);
 	rc = mq__in_tx(c, fail_tx, &f);
 	if (rc == MQ_ELEASE && c->galera)	/* galera.c */
-		rc = mq__in_tx_caught_up(c, fail_tx, &f);
+		rc = mq__in_tx_caught_up(c, fail_tx, &f, rc);
 	return rc;
 }
 
@@ -206,7 +206,7 @@ mq_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 		return mq__fail(c, MQ_EINVAL, "lease must be positive");
 	rc = mq__in_tx(c, extend_tx, &e);
 	if (rc == MQ_ELEASE && c->galera)	/* galera.c */
-		rc = mq__in_tx_caught_up(c, extend_tx, &e);
+		rc = mq__in_tx_caught_up(c, extend_tx, &e, rc);
 	return rc;
 }
 

@@ -192,7 +192,9 @@ static enum mq_status
 probe_once(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
 	const char *info = mysql_get_server_info(c->db);
-	int mariadb = info && strstr(info, "MariaDB") != NULL;
+	/* a MariaDB built without wsrep has no wsrep_on (1193): probed
+	 * again as MySQL (probe()) */
+	int mariadb = info && strstr(info, "MariaDB") != NULL && !c->no_wsrep;
 	char *tail = mq__expand(init ? (mariadb ? sql_probe_init :
 	    sql_probe_init_mysql) : (mariadb ? sql_probe : sql_probe_mysql),
 	    table, NULL), *sql = NULL;
@@ -249,6 +251,11 @@ probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
 	enum mq_status st = probe_once(c, table, p, init);
 
+	if (st != MQ_OK && c->err.db_errno == ER_UNKNOWN_SYSTEM_VARIABLE &&
+	    !c->no_wsrep) {
+		c->no_wsrep = 1;
+		st = probe_once(c, table, p, init);
+	}
 	if (st != MQ_OK || c->want_db[0] == '\0' ||
 	    strcmp(p->database, c->want_db) == 0)
 		return st;
