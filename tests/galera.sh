@@ -9,7 +9,7 @@
 #   galera.sh kill DIR N         kill -9 node N's server (a crash)
 #   galera.sh rejoin DIR N       start node N again; waits until synced
 #   galera.sh status DIR N       node N's wsrep_local_state_comment
-# Ports: DIR/base holds a free base port P; node N uses P+10N (group
+# Ports: DIR/base holds a free base port P (20000-32000); node N uses P+10N (group
 # communication), +1 (IST), +2 (SST) and +3 (clients, 127.0.0.1).
 # Needs Debian's galera-4 and rsync, and the SST scripts that ship only
 # in mariadb-server: tests/deps.sh takes them out of that package into
@@ -36,8 +36,10 @@ port_free() { # port_free PORT
 pick_base() {
   i=0
   while [ $i -lt 50 ]; do
-    # a random base in 20000..59990, every port of the three nodes free
-    base=$(( ($(od -An -N2 -tu2 /dev/urandom) % 4000) * 10 + 20000 ))
+    # a random base in 20000..32000, below the kernel's ephemeral ports
+    # (from 32768): an outgoing connection cannot take a node's port
+    # before it binds it; every port of the three nodes free
+    base=$(( ($(od -An -N2 -tu2 /dev/urandom) % 1200) * 10 + 20000 ))
     ok=1
     for n in 1 2 3; do
       for k in 0 1 2 3; do
@@ -156,7 +158,11 @@ kill)
   stop_node "${3:?$usage}" KILL
   ;;
 rejoin)
-  run_node "${3:?$usage}"
+  if [ -n "$(node_state "${3:?$usage}")" ]; then
+    echo "galera.sh: node $3 is running" >&2
+    exit 1
+  fi
+  run_node "$3"
   wait_synced "$3"
   ;;
 status)

@@ -258,11 +258,11 @@ galera_cluster() {
     exit 1
   }
 }
-gsql() { # gsql N STATEMENT
+gsql() { # gsql N STATEMENT: after node N caught up with the cluster
   mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root -N -B \
-    "$T_DB" -e "$2"
+    "$T_DB" -e "SET SESSION wsrep_sync_wait = 15; $2"
 }
-gmq() { # gmq N ARGS...
+gmq() { # gmq N ARGS... (mq sees what node N has applied so far)
   _n=$1
   shift
   MQ_SOCKET="$G_DIR/n$_n/sock" "$MQ" "$@"

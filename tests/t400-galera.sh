@@ -20,6 +20,7 @@ like "$OUT" "*galera: node ? of 3 (Synced); binlog_format ROW, innodb_autoinc_lo
   "init reports the node, the cluster and what mq needs of it"
 like "$ERR" "*1 table of this database without a primary key*other_nopk" \
   "and warns of a table without a primary key"
+gsql 3 "SELECT 1" >/dev/null   # node 3 has applied the DDL
 expect_status 0 "init on node 3: up to date" gmq 3 init
 like "$OUT" "table mq_jobs is up to date (schema 8)*" "the tables replicated"
 
@@ -148,18 +149,32 @@ seq 1 "$JOBS" | gmq 1 push --lines --queue k >/dev/null
 late=$(gmq 3 pop --queue k --lease 3s -o /dev/null)
 on3=
 for n in 1 2 3 1 2 3; do
-  gmq $n work --queue k --lease 8s --exit-when-empty -- sh -c 'sleep 0.02; printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/k.out" 2>>"$T_TMP/k.err.$n" &
+  # a simple command in the background: $! is mq itself
+  MQ_SOCKET="$G_DIR/n$n/sock" "$MQ" work --queue k --lease 8s --exit-when-empty -- sh -c 'sleep 0.1; printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/k.out" 2>>"$T_TMP/k.err.$n" &
   [ $n -eq 3 ] && on3="$on3 $!"
 done
-sleep 2
+set -- $on3
+by3="leased_by LIKE '%:$1' OR leased_by LIKE '%:$2'"
+# mid-drain: node 3's workers hold leases
+i=0
+while [ "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k' AND state = 'leased' AND ($by3)")" = 0 ] && [ $i -lt 600 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
 sh "$TESTS_DIR/galera.sh" kill "$G_DIR" 3
 # node 3's workers would reconnect to it forever: their operator stops
 # them; the jobs they held are leased to nobody now
-sleep 1
 kill -TERM $on3 2>/dev/null
 wait
 is "$(cat "$T_TMP/k.err.1" "$T_TMP/k.err.2")" "" "the workers on nodes 1 and 2 saw no error"
-sleep 3
+held=$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k' AND state = 'leased' AND ($by3)")
+check "node 3's workers held leases when it was killed ($held)" [ "$held" -ge 1 ]
+# until those leases (8 s) have run out
+i=0
+while [ "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k' AND state = 'leased' AND leased_until > UTC_TIMESTAMP(6)")" != 0 ] && [ $i -lt 300 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
 expect_status 0 "requeue-stale on node 1 takes back node 3's leases" gmq 1 requeue-stale
 gmq 2 work --queue k --exit-when-empty -- sh -c 'printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/k.out" 2>>"$T_TMP/k.err.2"
 is "$(gsql 1 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'k'")" \
@@ -168,6 +183,8 @@ is "$(sort -n "$T_TMP/k.out" | uniq | wc -l | tr -d ' ')" "$JOBS" "every job run
 redelivered=$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k' AND attempts > 1")
 expired=$(gsql 1 "SELECT COUNT(DISTINCT job_id) FROM mq_jobs_history WHERE event = 'expired' AND job_id IN (SELECT id FROM mq_jobs WHERE queue = 'k')")
 is "$redelivered" "$expired" "redeliveries only for jobs whose lease expired ($redelivered)"
+is "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs_history WHERE event = 'expired' AND job_id IN (SELECT id FROM mq_jobs WHERE queue = 'k') AND NOT (worker LIKE '%:$1' OR worker LIKE '%:$2' OR job_id = ${late%%.*})")" \
+  0 "and only for jobs leased on the killed node"
 expect_status 2 "the late ack of a job leased on the killed node is refused" gmq 2 ack "$late"
 is "$(gsql 2 "SELECT attempts > 1 AND state = 'done' FROM mq_jobs WHERE id = ${late%%.*}")" 1 \
   "and that job was redelivered and done"
