@@ -167,7 +167,9 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 		return c->err.status;
 	if (table)
 		mq__bind_str(&in[0], c->table, &tlen);
-	rc = mq__execute_retry(c, st, table ? in : NULL, "cannot recount");
+	/* in a transaction, its retry is the transaction's (mq__in_tx) */
+	rc = c->in_tx ? mq__execute(c, st, table ? in : NULL, "cannot recount") :
+	    mq__execute_retry(c, st, table ? in : NULL, "cannot recount");
 	if (rc == MQ_OK && got) {
 		memset(out, 0, sizeof out);
 		mq__bind_i64(&out[0], got);
@@ -179,6 +181,29 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 			*got = -1;
 	}
 	mq__release(c, st);
+	return rc;
+}
+
+/* Galera: GET_LOCK holds on one node only, and a recount on another
+ * node may have committed there and not be applied here yet: this
+ * recount would read counts from before it and add the same difference
+ * again (certification does not see a read). So the node first catches
+ * up with the cluster (mq__catch_up), and the recount runs in a
+ * transaction that first locks every count row of the table: it reads
+ * what is committed, and a write set of another node that touches a
+ * count row before this one commits aborts it, to run again. */
+static const char sql_lock_counts[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}_counts` FOR UPDATE";
+
+static enum mq_status
+recount_tx(struct mq_conn *c, void *ctx)
+{
+	enum mq_status rc;
+
+	(void)ctx;
+	if ((rc = run_once(c, sql_lock_counts, 0, NULL)) == MQ_OK &&
+	    (rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
+		rc = run_once(c, sql_recount_archived, 0, NULL);
 	return rc;
 }
 
@@ -196,7 +221,12 @@ mq_recount(struct mq_conn *c)
 	if (locked != 1)
 		return mq__fail(c, MQ_ERETRY, "cannot recount: another recount "
 		    "of this table has run for 10 minutes");
-	if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
+	if (c->galera) {
+		if ((rc = mq__catch_up(c)) == MQ_OK) {
+			rc = mq__in_tx(c, recount_tx, NULL);
+			mq__caught_up(c);
+		}
+	} else if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
 		rc = run_once(c, sql_recount_archived, 0, NULL);
 	/* the lock goes with the session anyway: a failed release only
 	 * keeps it until the command ends */

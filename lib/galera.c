@@ -84,29 +84,49 @@ mq__galera_check(struct mq_conn *c, struct mq_galera_report *g)
  * applies all the cluster committed before), and only then, so that it
  * costs nothing more when all is well. A second run cannot apply twice:
  * the receipt's token fences it (a job acked or failed is no longer
- * leased with that token). */
-enum mq_status
-mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn, void *ctx,
-    enum mq_status lost)
-{
-	/* the session's own value is kept, and put back */
-	static const char wait[] = "SET @mq_sync_wait = @@SESSION.wsrep_sync_wait,"
-	    " SESSION wsrep_sync_wait = 3";
-	static const char restore[] =
-	    "SET SESSION wsrep_sync_wait = @mq_sync_wait";
-	enum mq_status rc;
-	struct mq_error saved;
+ * leased with that token). The session's own wsrep_sync_wait is kept,
+ * and put back. */
+static const char sql_catch_up[] =
+    "SET @mq_sync_wait = @@SESSION.wsrep_sync_wait,"
+    " SESSION wsrep_sync_wait = 3";
+static const char sql_caught_up[] =
+    "SET SESSION wsrep_sync_wait = @mq_sync_wait";
 
-	/* not set: the first outcome stands (the receipt is lost) */
-	if (mysql_real_query(c->db, wait, sizeof wait - 1) != 0)
-		return lost;
-	rc = mq__in_tx(c, fn, ctx);
+enum mq_status
+mq__catch_up(struct mq_conn *c)
+{
+	if (mysql_real_query(c->db, sql_catch_up, sizeof sql_catch_up - 1)
+	    != 0)
+		return mq__dberr(c, NULL, "cannot wait for the cluster");
+	return MQ_OK;
+}
+
+void
+mq__caught_up(struct mq_conn *c)
+{
+	struct mq_error saved = c->err;
+
 	/* A failed restore changes no outcome (the write may have
 	 * committed): the session only waits for the cluster before its
 	 * statements from then on, and a lost connection is found by the
 	 * next statement. */
-	saved = c->err;
-	(void)mysql_real_query(c->db, restore, sizeof restore - 1);
+	(void)mysql_real_query(c->db, sql_caught_up, sizeof sql_caught_up - 1);
 	c->err = saved;
+}
+
+enum mq_status
+mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn, void *ctx,
+    enum mq_status lost)
+{
+	struct mq_error saved = c->err;
+	enum mq_status rc;
+
+	/* not set: the first outcome stands (the receipt is lost) */
+	if (mq__catch_up(c) != MQ_OK) {
+		c->err = saved;
+		return lost;
+	}
+	rc = mq__in_tx(c, fn, ctx);
+	mq__caught_up(c);
 	return rc;
 }

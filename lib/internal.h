@@ -277,7 +277,12 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
 enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
 
-/* galera.c: mq__in_tx after this node caught up with the cluster. */
+/* galera.c: the session's statements wait until this node has applied
+ * what the cluster committed before them (wsrep_sync_wait), until
+ * mq__caught_up puts its setting back; mq__in_tx so, or lost if that
+ * cannot be set. */
+enum mq_status mq__catch_up(struct mq_conn *c);
+void mq__caught_up(struct mq_conn *c);
 enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
     void *ctx, enum mq_status lost);
 
