@@ -96,6 +96,8 @@ loop(struct worker *w)
 			park(w);
 			if (!w->waiting && w->next_claim == INT64_MAX)
 				w->next_claim = now_us() + 1000000;
+		} else {
+			unpark(w);
 		}
 		nfds = 0;
 		fds[nfds].fd = w->sig_fd;
@@ -185,6 +187,10 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 		mq_close(w->c);
 	if (!w->beat.busy)
 		mq_close(w->cb);
+	/* a parked connection's rows are a dead connection's once it is
+	 * closed: the next waiter of its node deletes them */
+	if (w->cw && !w->waiting)
+		(void)mq_wait_leave(w->cw);
 	mq_close(w->cw);
 	return w->cannot_run ? 127 : 0;
 }

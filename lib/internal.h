@@ -13,7 +13,7 @@
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c retry.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
- * layer 2: conn.c ids.c yield.c
+ * layer 2: conn.c ids.c yield.c waiters.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
@@ -74,6 +74,8 @@ struct mq_conn {
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int galera;			/* a Galera node (wsrep on) */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
+	int wait_joined;		/* rows in <table>_waiters (Galera) */
+	int waiters_off;		/* no <table>_waiters to use */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
@@ -267,6 +269,11 @@ struct mq__yield {
 void mq__yield_start(struct mq_conn *c, struct mq__yield *y);
 int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
     uint64_t own);
+
+/* Galera: wakes up to n consumers waiting on queue on the other nodes
+ * (waiters.c), after a push's commit. Nothing elsewhere. */
+enum mq_status mq__wake_nodes(struct mq_conn *c, const char *queue,
+    uint64_t n);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */
