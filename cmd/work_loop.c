@@ -187,10 +187,10 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 		mq_close(w->c);
 	if (!w->beat.busy)
 		mq_close(w->cb);
-	/* a parked connection's rows are a dead connection's once it is
-	 * closed: the next waiter of its node deletes them */
-	if (w->cw && !w->waiting)
-		(void)mq_wait_leave(w->cw);
+	/* on a Galera cluster the waiting connection's rows go, once its
+	 * park ends (within a second) */
+	if (w->cw)
+		(void)mq_wait_end(w->cw, w->waiting ? &w->wait : NULL);
 	mq_close(w->cw);
 	return w->cannot_run ? 127 : 0;
 }

@@ -332,6 +332,11 @@ enum mq_status mq_wait_begin(struct mq_conn *c, const char *queue,
  * waits; a->done at once if there is nothing to delete. */
 enum mq_status mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a);
 
+/** Blocking, when the non-blocking waits of c are over: as
+ * mq_wait_leave, after a's wait (if not NULL nor done) ends (within a
+ * second, or it is left, and the rows with it). */
+enum mq_status mq_wait_end(struct mq_conn *c, struct mq_async *a);
+
 /** Continues it after poll() (revents, or timed_out); once a->done, the
  * status is mq_wait's (mq_wait_leave_begin's: MQ_EMPTY or an error). */
 enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,

@@ -407,6 +407,33 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 }
 
 enum mq_status
+mq_wait_end(struct mq_conn *c, struct mq_async *a)
+{
+	int64_t until = mq__now_us() + 2 * WAIT_MAX_US, left;
+	struct pollfd p;
+	int r, ms;
+
+	if (!c->wait_joined)
+		return MQ_OK;
+	/* the park holds the rows locked: it ends first (within its
+	 * second), blocking; past that the rows stay, for the next waiter
+	 * of the node to delete */
+	while (a && !a->done) {
+		if ((left = (until - mq__now_us()) / 1000) <= 0)
+			return MQ_OK;
+		ms = a->timeout_ms >= 0 && a->timeout_ms < left ?
+		    a->timeout_ms : (int)left;
+		p.fd = a->fd;
+		p.events = a->events;
+		p.revents = 0;
+		if ((r = poll(&p, 1, ms)) < 0)
+			continue;	/* a signal: the loop's clock says */
+		(void)mq_wait_step(c, a, p.revents, r == 0);
+	}
+	return mq_wait_leave(c);
+}
+
+enum mq_status
 mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
 {
 	char *sql;
@@ -485,6 +512,13 @@ mq_wait_step(struct mq_conn *c, struct mq_async *a, short revents,
 	}
 }
 #else
+enum mq_status
+mq_wait_end(struct mq_conn *c, struct mq_async *a)
+{
+	(void)a;
+	return mq_wait_leave(c);
+}
+
 enum mq_status
 mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
     struct mq_async *a)
