@@ -11,7 +11,7 @@ fi
 out=$(MQ_BENCH_NO_SETUP=1 sh "$TESTS_DIR/bench.sh" small 2>"$T_TMP/err")
 is "$?" 0 "bench.sh small runs"
 for r in "per call" floor bulk workers "flat claim" "ops: stats" "ops: mq archive" \
-  "ops: consumers" wakeup; do
+  "ops: consumers" wakeup "galera wakeup"; do
   like "$out" "*| $r*|*|*|*|*" "it prints the '$r' row"
 done
 like "$out" "*| wakeup*idle * statements/s*" "the wakeup row has the idle rate"
