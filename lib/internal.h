@@ -17,9 +17,10 @@
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
- * connections and id lists; counting, the history, and parking and
- * waking waiters; the operations (push wakes waiters, it does not claim);
- * the claim, which carries acks; the claim that waits (it claims, and
+ * connections, id lists and the wakeup of other Galera nodes' waiters;
+ * counting, the history, and parking and waking waiters; the
+ * operations (push wakes waiters, it does not claim); the claim, which
+ * carries acks; the claim that waits (it claims, and
  * parks in between). Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for

@@ -124,7 +124,7 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	    3 * (MQ_TABLE_MAX + MQ_QUEUE_MAX);
 	if (join)
 		per += sizeof sql_join_row + MQ_QUEUE_MAX;
-	n = 64 + nq * per + (join ? sizeof sql_join_clean + sizeof
+	n = 96 + nq * per + (join ? sizeof sql_join_clean + sizeof
 	    sql_join_insert + sizeof sql_join_again + 3 * MQ_TABLE_MAX : 0) +
 	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX : 0);
 	if ((sql = p = malloc(n)) == NULL) {
