@@ -332,9 +332,9 @@ row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle st
 # node 2 or 3 (through the waiters table) and on node 1 (KILL QUERY), on
 # a 3-node cluster of tests/galera.sh, when galera-4 is installed. A
 # consumer per node, each on its queue (pop --wait in a loop); pushes
-# 0.55 s apart, in turn, so each waits 1.65 s between its jobs: it sits
-# in one-second parks, where only a wakeup finds a job within half a
-# second on average. Push commit -> claim from the job's times, as
+# 0.6 s apart, in turn, so each waits 1.8 s between its jobs: a push
+# comes early in its first one-second park (after 0.1 + 0.2 + 0.4 + 0.8
+# s), where only a wakeup finds the job within 0.7 s. Push commit -> claim from the job's times, as
 # above (one clock: the nodes share the machine).
 if [ -e /usr/lib/galera/libgalera_smm.so ] &&
     PATH=$top/.deps/bin:$PATH command -v wsrep_sst_rsync >/dev/null; then
@@ -356,7 +356,7 @@ if [ -e /usr/lib/galera/libgalera_smm.so ] &&
   while [ $i -lt "$GROUNDS" ]; do
     for n in 2 3 1; do
       gmq 1 push --queue gw$n "job $i" >/dev/null
-      sleep 0.55
+      sleep 0.6
     done
     i=$((i + 1))
   done
