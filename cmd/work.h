@@ -193,6 +193,8 @@ void beat_apply(struct worker *w);
 /* work_wait.c: the non-blocking connection that waits for pushes.
  * Parks it, if idle and not parked yet. */
 void park(struct worker *w);
+/* Busy again: its rows in the waiters table (Galera) go. */
+void unpark(struct worker *w);
 /* After poll(): the waiting connection's answer, if any. */
 void step_wait(struct worker *w, short revents, int timed_out);
 

@@ -96,6 +96,8 @@ loop(struct worker *w)
 			park(w);
 			if (!w->waiting && w->next_claim == INT64_MAX)
 				w->next_claim = now_us() + 1000000;
+		} else {
+			unpark(w);
 		}
 		nfds = 0;
 		fds[nfds].fd = w->sig_fd;
@@ -185,6 +187,10 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 		mq_close(w->c);
 	if (!w->beat.busy)
 		mq_close(w->cb);
+	/* on a Galera cluster the waiting connection's rows go, once its
+	 * park ends (within a second) */
+	if (w->cw)
+		(void)mq_wait_end(w->cw, w->waiting ? &w->wait : NULL);
 	mq_close(w->cw);
 	return w->cannot_run ? 127 : 0;
 }

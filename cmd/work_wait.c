@@ -2,7 +2,8 @@
  * work_wait.c: part of mq work: waiting for pushes when idle, on a
  * non-blocking connection parked in a marked SLEEP that the loop polls
  * with the rest, so that a push wakes the worker without the loop ever
- * blocking on the server.
+ * blocking on the server; on a Galera cluster the same connection
+ * deletes its rows in the waiters table once the worker is busy.
  */
 #include "work.h"
 
@@ -20,6 +21,23 @@ park(struct worker *w)
 	w->waiting = !w->wait.done;
 	if (w->wait.done)
 		w->next_claim = 0;
+}
+
+/* Not idle: the waiting connection's rows in the waiters table (on a
+ * Galera cluster, what pushers on other nodes wake it by) go, without
+ * blocking, so that pushes wake the workers that wait. Nothing to do
+ * elsewhere. */
+void
+unpark(struct worker *w)
+{
+	if (w->waiting || w->wait_broken || w->cw == NULL)
+		return;
+	if (mq_wait_leave_begin(w->cw, &w->wait) != MQ_OK) {
+		mq_close(w->cw);		/* made again when next idle */
+		w->cw = NULL;
+		return;
+	}
+	w->waiting = !w->wait.done;
 }
 
 /* After poll(): the waiting connection's answer, if any. */

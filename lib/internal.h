@@ -13,13 +13,14 @@
  * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c retry.c claim.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c
- * layer 2: conn.c ids.c yield.c galera.c
+ * layer 2: conn.c ids.c yield.c galera.c waiters.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
- * connections and id lists; counting, the history, and parking and
- * waking waiters; the operations (push wakes waiters, it does not claim);
- * the claim, which carries acks; the claim that waits (it claims, and
+ * connections, id lists and the wakeup of other Galera nodes' waiters;
+ * counting, the history, and parking and waking waiters; the
+ * operations (push wakes waiters, it does not claim); the claim, which
+ * carries acks; the claim that waits (it claims, and
  * parks in between). Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
@@ -76,6 +77,8 @@ struct mq_conn {
 	int no_wsrep;			/* MariaDB without wsrep_on */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
 	uint32_t shares, share;		/* pop.c: claim shares on Galera */
+	int wait_joined;		/* rows in <table>_waiters (Galera) */
+	int waiters_off;		/* no <table>_waiters to use */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
@@ -269,6 +272,11 @@ struct mq__yield {
 void mq__yield_start(struct mq_conn *c, struct mq__yield *y);
 int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
     uint64_t own);
+
+/* Galera: wakes up to n consumers waiting on queue on the other nodes
+ * (waiters.c), after a push's commit. Nothing elsewhere. */
+enum mq_status mq__wake_nodes(struct mq_conn *c, const char *queue,
+    uint64_t n);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */

@@ -153,7 +153,7 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 8
+#define MQ_SCHEMA_VERSION 9
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -317,6 +317,14 @@ enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
 enum mq_status mq_wake(struct mq_conn *c, const char *queue, uint64_t n,
     uint64_t *woken);
 
+/**
+ * The waits of c are over for now: on a Galera cluster, where a wait
+ * writes rows in <table>_waiters for pushers on other nodes to wake it
+ * by, deletes them (mq_pop_wait does, once it claimed or gave up).
+ * Nothing to do elsewhere, or when no wait wrote them.
+ */
+enum mq_status mq_wait_leave(struct mq_conn *c);
+
 /** A wait in progress on a non-blocking connection (libmariadb only). */
 struct mq_async {
 	int fd;			/* poll this... */
@@ -324,14 +332,24 @@ struct mq_async {
 	int timeout_ms;		/* and at most this long, -1: no limit */
 	int done;		/* the wait is over */
 	int stage, err;		/* (internal) */
+	int pre, leave;		/* (internal) */
 };
 
 /** Starts mq_wait on a connection made with nonblock set. */
 enum mq_status mq_wait_begin(struct mq_conn *c, const char *queue,
     int64_t max_us, struct mq_async *a);
 
+/** Starts mq_wait_leave on a connection made with nonblock set, between
+ * waits; a->done at once if there is nothing to delete. */
+enum mq_status mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a);
+
+/** Blocking, when the non-blocking waits of c are over: as
+ * mq_wait_leave, after a's wait (if not NULL nor done) ends (within a
+ * second, or it is left, and the rows with it). */
+enum mq_status mq_wait_end(struct mq_conn *c, struct mq_async *a);
+
 /** Continues it after poll() (revents, or timed_out); once a->done, the
- * status is mq_wait's. */
+ * status is mq_wait's (mq_wait_leave_begin's: MQ_EMPTY or an error). */
 enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,
     short revents, int timed_out);
 

@@ -8,8 +8,8 @@
  */
 #include "internal.h"
 
-enum mq_status
-mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
+static enum mq_status
+pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
     void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
     size_t *n)
 {
@@ -40,4 +40,21 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		if (rc != MQ_OK)
 			return rc;
 	}
+}
+
+/* The waits over, their rows in the waiters table (Galera) go, so that
+ * pushers wake those still waiting: a failure there is not the claim's
+ * (the rows of a connection that is gone are deleted by the next
+ * waiter). */
+enum mq_status
+mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
+    void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
+    size_t *n)
+{
+	enum mq_status rc = pop_wait(c, o, wait_us, park, arg, jobs, n);
+	struct mq_error saved = c->err;
+
+	if (mq_wait_leave(c) != MQ_OK)
+		c->err = saved;
+	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
  * companions (<table>_archive, <table>_queues, <table>_counts,
- * <table>_history). The SQL
+ * <table>_history, <table>_waiters). The SQL
  * is in sql/, embedded at build time; the version lives in the job
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
@@ -21,11 +21,13 @@ extern const char mq_sql_upgrade_5[];
 extern const char mq_sql_upgrade_6[];
 extern const char mq_sql_upgrade_7[];
 extern const char mq_sql_upgrade_8[];
+extern const char mq_sql_upgrade_9[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
 	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7, mq_sql_upgrade_8,
+	mq_sql_upgrade_9,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -39,7 +41,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
  * producer need not be able to). */
 #define SQL_PROBE(WSREP) \
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
-    " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`;" \
+    " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`," \
+    " `{{TABLE}}_waiters`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " @@SESSION.binlog_format, DATABASE(), " WSREP ";" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
@@ -47,7 +50,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 #define SQL_PROBE_INIT \
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
     ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
-    ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0"
+    ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0" \
+    ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and the node's index in the cluster, read only
  * when it is on (IF evaluates one branch). */
@@ -73,7 +77,7 @@ static const char sql_counts_filled[] =
 
 /* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = {
-	"_queues", "_archive", "_counts", "_history"
+	"_queues", "_archive", "_counts", "_history", "_waiters"
 };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
@@ -509,7 +513,7 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 			return st;
 	}
 	if (!p.companion[0] || !p.companion[1] || !p.companion[2] ||
-	    !p.companion[3]) {
+	    !p.companion[3] || !p.companion[4]) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
 		rep->companions_created =
 		    rep->from_version == MQ_SCHEMA_VERSION;

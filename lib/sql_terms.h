@@ -129,4 +129,13 @@
 #define MQ_SQL_FROM_EPOCH_US \
     "('1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)"
 
+/* A Galera node, as the waiters table names it (waiters.c, wakeup.c):
+ * host and port, one per server even with several nodes on one machine.
+ * And the session's user name as the process list shows it. */
+#define MQ_SQL_NODE "CONCAT(@@hostname, ':', @@port)"
+#define MQ_SQL_LOGIN "SUBSTRING_INDEX(USER(), '@', 1)"
+
+/* The waiters table's rows of this session (the waiting connection). */
+#define MQ_SQL_OWN_WAITER "node = " MQ_SQL_NODE " AND conn = CONNECTION_ID()"
+
 #endif

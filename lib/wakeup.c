@@ -15,6 +15,18 @@
  * 100 ms after the last claim, doubling up to the second, so that this
  * polling fallback is quick during bursts and about one query per second
  * when idle.
+ *
+ * On a Galera cluster KILL QUERY reaches the pusher's node only. There a
+ * waiter also has rows in <table>_waiters, one per queue, written in
+ * front of its first park (in the same round trip, each statement
+ * committed before the next: Galera commits in one order on every
+ * node), and its park reads and share-locks them before it checks for
+ * a due job: a pusher on another node updates one (waiters.c), the
+ * update's replication needs the lock, and Galera aborts the park with
+ * error 1213, a wakeup like 1317. A push that commits before the rows
+ * are written is seen by the check (the node applied it first); one
+ * after finds them. The rows go when the wait ends (mq_wait_leave).
+ * On one server none of this is sent.
  */
 #include <mysqld_error.h>
 #include <poll.h>
@@ -35,6 +47,37 @@ static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
 static const char sql_wait_due[] =
     "(" MQ_SQL_DUE_NOT_PAUSED("%s", "'%s'") ")";
 
+/* Galera: a waiter's rows in the waiters table. First, those of dead
+ * connections of this node go (a waiter killed, a node restarted: older
+ * than the server), of users whose connections this session can see
+ * (its own; all of them with PROCESS, where other users' threads show).
+ * The dead rows are picked by a plain read, then deleted by primary key:
+ * a scan of this node's rows would wait for the live ones, locked by
+ * their parks. Then one row per queue, as a text query: the names are
+ * validated, the other values the server's own. */
+static const char sql_join_clean[] =
+    "DELETE w FROM (SELECT conn, queue FROM `%s_waiters`"
+    " WHERE node = " MQ_SQL_NODE " AND (conn NOT IN"
+    " (SELECT ID FROM information_schema.PROCESSLIST)"
+    " OR since < " MQ_SQL_NOW " - INTERVAL (SELECT VARIABLE_VALUE FROM"
+    " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
+    " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
+    " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN ")))"
+    " AS d STRAIGHT_JOIN `%s_waiters` AS w ON w.node = " MQ_SQL_NODE
+    " AND w.conn = d.conn AND w.queue = d.queue;";
+static const char sql_join_insert[] =
+    "INSERT INTO `%s_waiters` (node, conn, queue, login) VALUES ";
+static const char sql_join_row[] =
+    "%s(" MQ_SQL_NODE ", CONNECTION_ID(), '%s', " MQ_SQL_LOGIN ")";
+static const char sql_join_again[] =
+    " ON DUPLICATE KEY UPDATE since = " MQ_SQL_NOW ", wakes = 0;";
+/* The park reads its rows first (an aggregate: the condition is
+ * computed once they are read and locked), then checks for a job. */
+static const char sql_park_locked[] =
+    " FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER " LOCK IN SHARE MODE";
+static const char sql_leave[] =
+    "DELETE FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER;
+
 /* A text query (one round trip, after every push): the pattern is made
  * of the validated table and queue names, '%' and '!'; the limit is a
  * number. */
@@ -53,52 +96,93 @@ mq_wait_backoff_us(unsigned idle_waits)
 	return idle_waits >= 4 ? WAIT_MAX_US : WAIT_FIRST_US << idle_waits;
 }
 
+/* Whether this connection's waits use the waiters table. */
+static int
+galera_waits(const struct mq_conn *c)
+{
+	return c->galera && !c->waiters_off;
+}
+
 /* The wait statement for a queue or preference list; NULL if the list is
- * not valid or memory ran out (c->err says which). */
+ * not valid or memory ran out (c->err says which). On Galera it joins
+ * the waiters table first if it has not (*pre: the statements sent
+ * before the park, each answered on its own). */
 static char *
-wait_sql(struct mq_conn *c, const char *list, int64_t us)
+wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 {
 	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq = mq__queue_list(list, queues), per, n, q;
+	int galera = galera_waits(c), join = galera && !c->wait_joined;
 	char *sql, *p;
 
+	*pre = 0;
 	if (nq == 0) {
 		mq__fail(c, MQ_EINVAL, "invalid queue name");
 		return NULL;
 	}
 	per = sizeof sql_wait_marker + sizeof sql_wait_due + 6 +
 	    3 * (MQ_TABLE_MAX + MQ_QUEUE_MAX);
-	n = 64 + nq * per;
+	if (join)
+		per += sizeof sql_join_row + MQ_QUEUE_MAX;
+	n = 96 + nq * per + (join ? sizeof sql_join_clean + sizeof
+	    sql_join_insert + sizeof sql_join_again + 3 * MQ_TABLE_MAX : 0) +
+	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX : 0);
 	if ((sql = p = malloc(n)) == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
 	if (us > WAIT_MAX_US)
 		us = WAIT_MAX_US;
+	if (join) {
+		p += sprintf(p, sql_join_clean, c->table, c->table);
+		p += sprintf(p, sql_join_insert, c->table);
+		for (q = 0; q < nq; q++)
+			p += sprintf(p, sql_join_row, q ? ", " : "",
+			    queues[q]);
+		p += sprintf(p, "%s", sql_join_again);
+		*pre = 2;
+	}
 	p += sprintf(p, "SELECT ");
 	for (q = 0; q < nq; q++)
 		p += sprintf(p, sql_wait_marker, c->table, queues[q]);
-	p += sprintf(p, "IF(");
+	p += sprintf(p, galera ? "IF(COUNT(*) >= 0 AND (" : "IF(");
 	for (q = 0; q < nq; q++) {
 		p += sprintf(p, "%s", q ? " OR " : "");
 		p += sprintf(p, sql_wait_due, c->table, queues[q], c->table,
 		    queues[q]);
 	}
-	sprintf(p, ", 2, SLEEP(%.3f))", (double)(us < 0 ? 0 : us) / 1e6);
+	p += sprintf(p, "%s, 2, SLEEP(%.3f))", galera ? ")" : "",
+	    (double)(us < 0 ? 0 : us) / 1e6);
+	if (galera)
+		sprintf(p, sql_park_locked, c->table);
 	return sql;
 }
 
-/* Ends a wait statement: 2 (a job is due) or a KILL QUERY (1317: a
- * pusher's wakeup, not an error) say claim now: MQ_OK; SLEEP's 0 says
- * nothing came: MQ_EMPTY. */
+/* Ends a wait statement: 2 (a job is due), a KILL QUERY (1317: a
+ * pusher's wakeup, not an error) or, on Galera, a brute-force abort
+ * (1213: a pusher's on another node) say claim now: MQ_OK; SLEEP's 0
+ * says nothing came: MQ_EMPTY. failed_pre: the statements before the
+ * park did not all succeed (the rows may not be there): they are sent
+ * again next time; no grant on the waiters table, or no such table:
+ * waits go on without it (a pusher on another node is then found
+ * within a second). */
 static enum mq_status
-wait_result(struct mq_conn *c, MYSQL_RES *res, int failed)
+wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 {
 	MYSQL_ROW row;
 	enum mq_status rc = MQ_EMPTY;
+	unsigned err = failed ? mysql_errno(c->db) : 0;
 
+	if (failed_pre)
+		c->wait_joined = 0;
+	if (failed && galera_waits(c) && (err == ER_TABLEACCESS_DENIED_ERROR ||
+	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE)) {
+		c->waiters_off = 1;
+		c->wait_joined = 0;
+		return MQ_OK;
+	}
 	if (failed) {
-		if (mysql_errno(c->db) == ER_QUERY_INTERRUPTED)
+		if (err == ER_QUERY_INTERRUPTED || err == ER_LOCK_DEADLOCK)
 			return MQ_OK;
 		return mq__dberr(c, NULL, "cannot wait for jobs");
 	}
@@ -113,19 +197,70 @@ enum mq_status
 mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 {
 	char *sql;
-	MYSQL_RES *res;
-	int failed;
+	MYSQL_RES *res = NULL;
+	int failed, pre, more;
 
-	if ((sql = wait_sql(c, queue, max_us)) == NULL)
+	if ((sql = wait_sql(c, queue, max_us, &pre)) == NULL)
 		return c->err.status;
+	if (pre)
+		c->wait_joined = 1;
 	failed = mysql_real_query(c->db, sql, strlen(sql)) != 0;
 	free(sql);
-	res = NULL;
+	/* the statements before the park answer without a result */
+	for (; !failed && pre > 0; pre--) {
+		if ((more = mysql_next_result(c->db)) != 0) {
+			failed = 1;
+			if (more < 0)	/* cannot be: the park follows */
+				return mq__fail(c, MQ_EDB, "cannot wait for "
+				    "jobs: the server skipped the wait");
+		}
+	}
 	if (!failed) {
 		res = mysql_store_result(c->db);
 		failed = res == NULL && mysql_errno(c->db) != 0;
 	}
-	return wait_result(c, res, failed);
+	return wait_result(c, res, failed, failed && pre > 0);
+}
+
+/* The leaving statement, or NULL (c->err). */
+static char *
+leave_sql(struct mq_conn *c)
+{
+	size_t n = sizeof sql_leave + MQ_TABLE_MAX;
+	char *sql = malloc(n);
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	snprintf(sql, n, sql_leave, c->table);
+	return sql;
+}
+
+enum mq_status
+mq_wait_leave(struct mq_conn *c)
+{
+	char *sql;
+	unsigned attempt;
+	enum mq_status rc = MQ_OK;
+
+	if (!c->wait_joined)
+		return MQ_OK;
+	if ((sql = leave_sql(c)) == NULL)
+		return c->err.status;
+	c->wait_joined = 0;
+	/* 1213: a pusher's wakeup of these rows certified first */
+	for (attempt = 0; mysql_real_query(c->db, sql, strlen(sql)) != 0;
+	    attempt++) {
+		if (mysql_errno(c->db) != ER_LOCK_DEADLOCK ||
+		    attempt + 1 >= MQ_RETRIES) {
+			rc = mq__dberr(c, NULL, "cannot stop waiting");
+			break;
+		}
+		mq__backoff(attempt);
+	}
+	free(sql);
+	return rc;
 }
 
 /* LIKE pattern for the marker of queue: '!' escapes the wildcards. */
@@ -181,6 +316,9 @@ mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 		else if (mysql_errno(c->db) != ER_NO_SUCH_THREAD)
 			rc = mq__dberr(c, NULL, "cannot wake a waiting consumer");
 	}
+	/* Galera: those on the other nodes (nothing on one server) */
+	if (rc == MQ_OK)
+		rc = mq__wake_nodes(c, queue, limit);
 	return rc;
 }
 
@@ -222,18 +360,30 @@ async_state(struct mq_conn *c, int status, struct mq_async *a)
 	return MQ_OK;
 }
 
-enum mq_status
-mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
-    struct mq_async *a)
+/* The statements are answered: the wait's outcome, or the leaving's
+ * (1213: a pusher's wakeup of the rows certified first: they are left
+ * again next time). */
+static enum mq_status
+async_done(struct mq_conn *c, struct mq_async *a, MYSQL_RES *res,
+    int failed)
 {
-	char *sql;
-	int status;
+	a->done = 1;
+	if (!a->leave)
+		return wait_result(c, res, failed, failed && a->pre > 0);
+	if (failed && mysql_errno(c->db) == ER_LOCK_DEADLOCK) {
+		c->wait_joined = 1;
+		return MQ_EMPTY;
+	}
+	return failed ? mq__dberr(c, NULL, "cannot stop waiting") : MQ_EMPTY;
+}
 
-	memset(a, 0, sizeof *a);
-	if ((sql = wait_sql(c, queue, max_us)) == NULL)
-		return c->err.status;
-	/* the statement is sent before _start returns: the text can go */
-	status = mysql_real_query_start(&a->err, c->db, sql, strlen(sql));
+/* Sends sql (the text can go once this returns) and goes on as far as
+ * it can without blocking. */
+static enum mq_status
+async_start(struct mq_conn *c, char *sql, struct mq_async *a)
+{
+	int status = mysql_real_query_start(&a->err, c->db, sql, strlen(sql));
+
 	free(sql);
 	a->stage = 1;
 	if (status)
@@ -243,36 +393,132 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 }
 
 enum mq_status
+mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
+    struct mq_async *a)
+{
+	char *sql;
+
+	memset(a, 0, sizeof *a);
+	if ((sql = wait_sql(c, queue, max_us, &a->pre)) == NULL)
+		return c->err.status;
+	if (a->pre)
+		c->wait_joined = 1;
+	return async_start(c, sql, a);
+}
+
+enum mq_status
+mq_wait_end(struct mq_conn *c, struct mq_async *a)
+{
+	int64_t until = mq__now_us() + 2 * WAIT_MAX_US, left;
+	struct pollfd p;
+	int r, ms;
+
+	if (!c->wait_joined)
+		return MQ_OK;
+	/* the park holds the rows locked: it ends first (within its
+	 * second), blocking; past that the rows stay, for the next waiter
+	 * of the node to delete */
+	while (a && !a->done) {
+		if ((left = (until - mq__now_us()) / 1000) <= 0)
+			return MQ_OK;
+		ms = a->timeout_ms >= 0 && a->timeout_ms < left ?
+		    a->timeout_ms : (int)left;
+		p.fd = a->fd;
+		p.events = a->events;
+		p.revents = 0;
+		if ((r = poll(&p, 1, ms)) < 0)
+			continue;	/* a signal: the loop's clock says */
+		(void)mq_wait_step(c, a, p.revents, r == 0);
+	}
+	return mq_wait_leave(c);
+}
+
+enum mq_status
+mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
+{
+	char *sql;
+
+	memset(a, 0, sizeof *a);
+	if (!c->wait_joined) {
+		a->done = 1;
+		return MQ_OK;
+	}
+	if ((sql = leave_sql(c)) == NULL)
+		return c->err.status;
+	c->wait_joined = 0;
+	a->leave = 1;
+	return async_start(c, sql, a);
+}
+
+/* Stages: 1 a statement sent (4: the next one of several asked for), 2
+ * its answer in, 3 its rows being read. */
+enum mq_status
 mq_wait_step(struct mq_conn *c, struct mq_async *a, short revents,
     int timed_out)
 {
 	MYSQL_RES *res = NULL;
 	int status;
 
-	if (a->stage == 1) {
-		status = mysql_real_query_cont(&a->err, c->db,
-		    from_poll(revents, timed_out));
-		if (status)
-			return async_state(c, status, a);
-		a->stage = 2;
-	}
-	if (a->stage == 2) {
-		if (a->err) {
-			a->done = 1;
-			return wait_result(c, NULL, 1);
+	for (;;) {
+		switch (a->stage) {
+		case 1:
+		case 4:
+			status = a->stage == 1 ?
+			    mysql_real_query_cont(&a->err, c->db,
+			    from_poll(revents, timed_out)) :
+			    mysql_next_result_cont(&a->err, c->db,
+			    from_poll(revents, timed_out));
+			if (status)
+				return async_state(c, status, a);
+			/* next_result: -1 is "no more", which cannot be
+			 * (the park follows) */
+			if (a->stage == 4 && a->err < 0)
+				a->err = 0;
+			a->stage = 2;
+			break;
+		case 2:
+			if (a->err)
+				return async_done(c, a, NULL, 1);
+			if (mysql_field_count(c->db) == 0 && a->pre == 0)
+				return async_done(c, a, NULL, 0);
+			if (mysql_field_count(c->db) == 0) {
+				/* a statement before the park: on to the
+				 * next */
+				a->pre--;
+				a->stage = 4;
+				status = mysql_next_result_start(&a->err,
+				    c->db);
+				if (status)
+					return async_state(c, status, a);
+				if (a->err < 0)
+					a->err = 0;
+				a->stage = 2;
+				break;
+			}
+			a->stage = 3;
+			status = mysql_store_result_start(&res, c->db);
+			if (status)
+				return async_state(c, status, a);
+			return async_done(c, a, res,
+			    res == NULL && mysql_errno(c->db) != 0);
+		default:
+			status = mysql_store_result_cont(&res, c->db,
+			    from_poll(revents, timed_out));
+			if (status)
+				return async_state(c, status, a);
+			return async_done(c, a, res,
+			    res == NULL && mysql_errno(c->db) != 0);
 		}
-		a->stage = 3;
-		status = mysql_store_result_start(&res, c->db);
-	} else {
-		status = mysql_store_result_cont(&res, c->db,
-		    from_poll(revents, timed_out));
 	}
-	if (status)
-		return async_state(c, status, a);
-	a->done = 1;
-	return wait_result(c, res, res == NULL && mysql_errno(c->db) != 0);
 }
 #else
+enum mq_status
+mq_wait_end(struct mq_conn *c, struct mq_async *a)
+{
+	(void)a;
+	return mq_wait_leave(c);
+}
+
 enum mq_status
 mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
     struct mq_async *a)
@@ -281,6 +527,15 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 	(void)max_us;
 	memset(a, 0, sizeof *a);
 	return mq__fail(c, MQ_EINVAL, "non-blocking waits need libmariadb");
+}
+
+enum mq_status
+mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
+{
+	(void)c;
+	memset(a, 0, sizeof *a);
+	a->done = 1;
+	return MQ_OK;
 }
 
 enum mq_status

@@ -21,6 +21,10 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 --   GRANT PROCESS, CONNECTION ADMIN ON *.* TO ...;   -- MariaDB 10.5+
 --   GRANT PROCESS, CONNECTION_ADMIN ON *.* TO ...;   -- MySQL 8 (or SUPER)
 -- Without them consumers still find new jobs within a second.
+-- On a Galera cluster a push wakes the consumers waiting on the other
+-- nodes by updating their rows in the waiters table (mq-queue(7),
+-- WAITERS); without this grant they find the push within a second.
+GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_producer;
 
 -- consumer: mq pop, ack, fail, extend, work (an ack of a recurring job
 -- reschedules it: the same UPDATE)
@@ -32,6 +36,10 @@ GRANT SELECT ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_consumer;
 -- writes
 GRANT SELECT (n, total), INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_consumer;
 GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_consumer;
+-- on a Galera cluster a waiting consumer writes its rows in the waiters
+-- table (an update when they are there already) and deletes them, and
+-- those of dead connections of its node (mq-queue(7), WAITERS)
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
 -- cancel, stats --recount, ls, show, why, check, top, retry (and all the
@@ -44,3 +52,4 @@ GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_operator;

@@ -1,5 +1,6 @@
--- mq schema, version 8: the job table, its archive, the queues' settings
--- (pause), the counts and counters, and the history of failed attempts. Upgrades from older versions are sql/upgrade-N.sql.
+-- mq schema, version 9: the job table, its archive, the queues' settings
+-- (pause), the counts and counters, the history of failed attempts, and
+-- the waiters of a Galera cluster. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -90,7 +91,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- a period is positive and counts from an anchor
   CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
     OR (every_us > 0 AND every_anchor IS NOT NULL))
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 8';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 9';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -172,3 +173,30 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (
   PRIMARY KEY (job_id, seq),
   KEY seq (seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq history 1';
+
+-- Consumers waiting for jobs on a Galera cluster, one row per waiting
+-- connection and queue: a push on another node reaches them through it
+-- (mq-queue(7) WAITERS). A waiter writes its rows when it starts to wait
+-- and deletes them when it stops; while it parks, its statement holds
+-- them share-locked, so that a pusher's UPDATE of one, replicated to the
+-- waiter's node, aborts the park there at once (a brute-force abort).
+-- Unused on a single server.
+--   node: the waiter's server, @@hostname:@@port (one per node, even
+--   with several nodes on one machine); conn: its CONNECTION_ID() there;
+--   login: its user name, as the process list shows it (a waiter may
+--   delete the rows of dead connections of its own node whose owner it
+--   can see there); since: when it started to wait; wakes: how many
+--   times pushers woke it (they wake the least woken first).
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_waiters` (
+  node          VARBINARY(255) NOT NULL,
+  conn          BIGINT UNSIGNED NOT NULL,
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  login         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  since         DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  wakes         BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  PRIMARY KEY (node, conn, queue),
+  -- a pusher's wakeup: the queue's waiters of the other nodes, in two
+  -- ranges that never touch its own node's rows (which their waiters
+  -- hold locked while they park)
+  KEY wake (queue, node)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq waiters 1';

@@ -1,0 +1,175 @@
+-- frozen: the schema of version 8, for the upgrade tests (t010)
+-- mq schema, version 8: the job table, its archive, the queues' settings
+-- (pause), the counts and counters, and the history of failed attempts. Upgrades from older versions are sql/upgrade-N.sql.
+-- `mq init` puts the --table name (default mq_jobs) in place of the
+-- placeholder and runs each statement; `mq init --print` shows the result. The version is
+-- the number in the job table's COMMENT, which every command checks.
+-- Times are UTC: mq writes and compares them with UTC_TIMESTAMP(6), and
+-- the defaults are UTC_TIMESTAMP(6) too, so that a row inserted by plain
+-- SQL from a session in any time zone is due when it should be
+-- (CURRENT_TIMESTAMP would be the session's local time). Expression
+-- defaults need MariaDB 10.2 or MySQL 8.0.13.
+--
+-- The CHECK constraints refuse rows that no mq would write and that mq
+-- could not handle as designed (MariaDB 10.2+, MySQL 8.0.16+; older
+-- servers ignore them, and mq copes with such rows, see mq-queue(7)).
+-- They are named after the table (MySQL wants constraint names unique in
+-- a database): T_queue, T_state, T_tries, T_times, T_lease, T_done,
+-- T_every.
+
+CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
+  id            BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- 'ready' rows whose available_at is in the future are "scheduled"
+  state         ENUM('ready', 'leased', 'done', 'dead') NOT NULL DEFAULT 'ready',
+  -- lower runs first
+  priority      SMALLINT NOT NULL DEFAULT 0,
+  payload       LONGBLOB NOT NULL,
+  attempts      INT UNSIGNED NOT NULL DEFAULT 0,
+  max_attempts  INT UNSIGNED NOT NULL DEFAULT 10,
+  available_at  DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  leased_until  DATETIME(6) NULL,
+  -- written fresh by every claim; ack, fail and extend must present it
+  lease_token   CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  -- host:pid of the claiming process
+  leased_by     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  created_at    DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  finished_at   DATETIME(6) NULL,
+  -- bytes, truncated by mq: recording a failure must never fail
+  last_error    BLOB NULL,
+  dedup_key     VARBINARY(255) NULL,
+  -- the key while the job is live, NULL once finished: frees the key
+  dedup_live    VARBINARY(255) AS (IF(state IN ('ready', 'leased'), dedup_key, NULL)) STORED,
+  -- what the dedup key is unique over: queue '/' key while the job is
+  -- live, else NULL as a whole. One column, so that a job without a
+  -- live key gives Galera no certification key (with (queue,
+  -- dedup_live), every such job of a queue shared one: upgrade-8.sql)
+  dedup_unique  VARBINARY(320) AS (IF(state IN ('ready', 'leased')
+    AND dedup_key IS NOT NULL, CONCAT(queue, '/', dedup_key), NULL)) STORED,
+  -- recurring jobs: an ack makes the job due again at the first
+  -- every_anchor + k * every_us after now instead of done; NULL: once
+  every_us      BIGINT NULL,
+  every_anchor  DATETIME(6) NULL,
+  PRIMARY KEY (id),
+  -- the claim: equalities first, then exactly the claim's ORDER BY
+  KEY claim (queue, state, priority, available_at, id),
+  -- is anything due? One probe, however many jobs are scheduled for later
+  -- (in the claim index they sit among the due ones: priority comes first)
+  KEY due (queue, state, available_at),
+  -- expired leases, for requeue-stale over all queues
+  KEY lease (state, leased_until),
+  -- finished jobs by age, for archive
+  KEY finished (state, finished_at),
+  UNIQUE KEY dedup (dedup_unique),
+  -- the recurring jobs alone, for stats
+  KEY recurring (every_us, queue, state),
+  -- mq ls: a queue's jobs of one state in id order (InnoDB ends every
+  -- key with the primary key), so a page reads its own rows, not the
+  -- million done jobs it is the newest of
+  KEY list (queue, state),
+  -- a queue name mq accepts (--queue): mq can claim from it
+  CONSTRAINT `{{TABLE}}_queue` CHECK (queue REGEXP '^[A-Za-z0-9_.-]+$'),
+  -- not '' (what a non-strict session stores for a value not in the ENUM)
+  CONSTRAINT `{{TABLE}}_state`
+    CHECK (state IN ('ready', 'leased', 'done', 'dead')),
+  -- a waiting job has a delivery left; a claim adds 1 and cannot overflow
+  CONSTRAINT `{{TABLE}}_tries` CHECK (max_attempts >= 1
+    AND attempts <= max_attempts
+    AND (state <> 'ready' OR attempts < max_attempts)),
+  -- no zero dates ('0000-00-00'): they compare before every real time
+  CONSTRAINT `{{TABLE}}_times` CHECK (available_at >= '1000-01-01'
+    AND created_at >= '1000-01-01'
+    AND (leased_until IS NULL OR leased_until >= '1000-01-01')
+    AND (finished_at IS NULL OR finished_at >= '1000-01-01')
+    AND (every_anchor IS NULL OR every_anchor >= '1000-01-01')),
+  -- a lease has a deadline (else it is never reaped) and a token
+  CONSTRAINT `{{TABLE}}_lease` CHECK (state <> 'leased'
+    OR (leased_until IS NOT NULL AND lease_token IS NOT NULL)),
+  -- a finished job has its time (archive goes by it)
+  CONSTRAINT `{{TABLE}}_done`
+    CHECK (state IN ('ready', 'leased') OR finished_at IS NOT NULL),
+  -- a period is positive and counts from an anchor
+  CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
+    OR (every_us > 0 AND every_anchor IS NOT NULL))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 8';
+
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
+  id            BIGINT UNSIGNED NOT NULL,
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  state         ENUM('ready', 'leased', 'done', 'dead') NOT NULL,
+  priority      SMALLINT NOT NULL,
+  payload       LONGBLOB NOT NULL,
+  attempts      INT UNSIGNED NOT NULL,
+  max_attempts  INT UNSIGNED NOT NULL,
+  available_at  DATETIME(6) NOT NULL,
+  leased_until  DATETIME(6) NULL,
+  lease_token   CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  leased_by     VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  created_at    DATETIME(6) NOT NULL,
+  finished_at   DATETIME(6) NULL,
+  last_error    BLOB NULL,
+  dedup_key     VARBINARY(255) NULL,
+  archived_at   DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  PRIMARY KEY (id),
+  KEY finished (finished_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq archive 1';
+
+-- one row per queue that has settings; no row: defaults (not paused)
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  paused        TINYINT NOT NULL DEFAULT 0,
+  paused_at     DATETIME(6) NULL,
+  PRIMARY KEY (queue)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 2';
+
+-- Finished jobs per queue, and the queue's counters, kept by the writes
+-- that change them, in the same transaction, so that mq stats reads a
+-- few rows here instead of every finished job's index entry.
+--   n: 'done' and 'dead' count the job table's finished jobs, 'archived'
+--   the archive's (a gauge: archive and purge lower it).
+--   total: what was ever added to n (a counter: never lowered). The
+--   states that are events only (failed: a fail that retries; requeued:
+--   a stale lease taken back; retried: a dead job put back by mq retry;
+--   cancelled: a waiting or running job deleted by cancel or purge) add
+--   to both. How many jobs were pushed is not written by the push (that
+--   would cost it a round trip): it is what is live now plus what left,
+--   less what came back (mq-queue(7) COUNTERS).
+-- A count is the sum of its slots: each session adds to its own
+-- (CONNECTION_ID() % 16), so concurrent consumers seldom wait on one
+-- row. Rows changed by hand are not counted: `mq stats --recount`.
+-- mq init fills the counts from the tables, then drops ', to fill' from
+-- the comment; a table made by hand from this text is filled by the next
+-- mq init.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_counts` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  state         ENUM('done', 'dead', 'archived', 'failed', 'requeued',
+                  'retried', 'purged') NOT NULL,
+  slot          TINYINT UNSIGNED NOT NULL,
+  n             BIGINT NOT NULL,
+  total         BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, state, slot)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq counts 1, to fill';
+
+-- How each attempt that did not end in an ack ended, and what an
+-- operator did to the job: one row per event, written in the transaction
+-- of the write that ended the attempt. Kept while the job is kept, in the
+-- job table or in the archive; deleted with it.
+--   event: failed (mq fail, or mq work's job failed or timed out),
+--   expired (the lease ran out: requeue-stale took it back), retried
+--   (mq retry put the dead job back, attempts reset).
+--   state: where the event left the job: 'ready' (to run again) or
+--   'dead'.
+--   attempt: the job's attempts when it happened; worker: the lease
+--   holder (host:pid); error: the error text, truncated as last_error.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_history` (
+  job_id        BIGINT UNSIGNED NOT NULL,
+  seq           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  event         ENUM('failed', 'expired', 'retried') NOT NULL,
+  state         ENUM('ready', 'dead') NOT NULL,
+  attempt       INT UNSIGNED NOT NULL,
+  at            DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  worker        VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  error         BLOB NULL,
+  PRIMARY KEY (job_id, seq),
+  KEY seq (seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq history 1';
