@@ -22,7 +22,7 @@ like "$ERR" "*1 table of this database without a primary key*other_nopk" \
   "and warns of a table without a primary key"
 gsql 3 "SELECT 1" >/dev/null   # node 3 has applied the DDL
 expect_status 0 "init on node 3: up to date" gmq 3 init
-like "$OUT" "table mq_jobs is up to date (schema 8)*" "the tables replicated"
+like "$OUT" "table mq_jobs is up to date (schema 9)*" "the tables replicated"
 
 # a session with wsrep_on off would write on its node alone
 printf '[client]\ninit-command=SET SESSION wsrep_on=OFF\n' >"$T_TMP/off.cnf"
