@@ -187,13 +187,21 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 /* Galera: GET_LOCK holds on one node only, and a recount on another
  * node may have committed there and not be applied here yet: this
  * recount would read counts from before it and add the same difference
- * again (certification does not see a read). So the node first catches
- * up with the cluster (mq__catch_up), and the recount runs in a
- * transaction that first locks every count row of the table: it reads
- * what is committed, and a write set of another node that touches a
- * count row before this one commits aborts it, to run again. */
+ * again (certification compares writes, not reads). So the node first
+ * catches up with the cluster (mq__catch_up), and the recount runs in a
+ * REPEATABLE READ transaction whose first statement locks every count
+ * row and the gaps between them: no write set of another node (another
+ * recount's, an ack's) can then be applied here to counts, not even as
+ * a new row (READ COMMITTED takes no gap locks: another node's recount
+ * that inserted a count row was applied in the middle of this one,
+ * which added its difference a second time). Galera aborts this
+ * transaction instead, to run again from what is then committed. The
+ * job table's finished rows are read with shared locks at that level,
+ * so an ack applied in between aborts it too. */
 static const char sql_lock_counts[] =
     "SELECT COUNT(*) FROM `{{TABLE}}_counts` FOR UPDATE";
+static const char sql_repeatable_read[] =
+    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
 
 static enum mq_status
 recount_tx(struct mq_conn *c, void *ctx)
@@ -204,6 +212,31 @@ recount_tx(struct mq_conn *c, void *ctx)
 	if ((rc = run_once(c, sql_lock_counts, 0, NULL)) == MQ_OK &&
 	    (rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
 		rc = run_once(c, sql_recount_archived, 0, NULL);
+	return rc;
+}
+
+static enum mq_status
+recount_galera(struct mq_conn *c)
+{
+	struct mq_error saved;
+	enum mq_status rc;
+
+	if ((rc = mq__catch_up(c)) != MQ_OK)
+		return rc;
+	c->read_committed = 0;
+	if (mysql_real_query(c->db, sql_repeatable_read,
+	    sizeof sql_repeatable_read - 1) != 0)
+		rc = mq__dberr(c, NULL, "cannot set the isolation level");
+	else
+		rc = mq__in_tx(c, recount_tx, NULL);
+	/* back to READ COMMITTED for what the session runs next: a
+	 * failure here fails the recount only if it had succeeded */
+	saved = c->err;
+	if (mq__read_committed(c) != MQ_OK && rc == MQ_OK)
+		rc = c->err.status;
+	else
+		c->err = saved;
+	mq__caught_up(c);
 	return rc;
 }
 
@@ -221,12 +254,9 @@ mq_recount(struct mq_conn *c)
 	if (locked != 1)
 		return mq__fail(c, MQ_ERETRY, "cannot recount: another recount "
 		    "of this table has run for 10 minutes");
-	if (c->galera) {
-		if ((rc = mq__catch_up(c)) == MQ_OK) {
-			rc = mq__in_tx(c, recount_tx, NULL);
-			mq__caught_up(c);
-		}
-	} else if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
+	if (c->galera)
+		rc = recount_galera(c);
+	else if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
 		rc = run_once(c, sql_recount_archived, 0, NULL);
 	/* the lock goes with the session anyway: a failed release only
 	 * keeps it until the command ends */

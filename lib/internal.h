@@ -274,9 +274,21 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
     uint64_t own);
 
 /* Galera: wakes up to n consumers waiting on queue on the other nodes
- * (waiters.c), after a push's commit. Nothing elsewhere. */
+ * (waiters.c), after a push's commit, or in its transaction (_in_tx;
+ * mq__wakes_nodes says whether there is anything to do). Nothing
+ * elsewhere. mq__wake_local: the pusher's node only (KILL QUERY). */
+int mq__wakes_nodes(const struct mq_conn *c);
 enum mq_status mq__wake_nodes(struct mq_conn *c, const char *queue,
     uint64_t n);
+enum mq_status mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue,
+    uint64_t n);
+enum mq_status mq__wake_local(struct mq_conn *c, const char *queue,
+    uint64_t n, uint64_t *woken);
+/* waiters.c: the statement that deletes this waiter's rows (malloc'd;
+ * NULL: c->err), and the same run in a claim's transaction (its commit
+ * ends the wait: c->wait_joined is then the caller's to clear). */
+char *mq__leave_sql(struct mq_conn *c);
+enum mq_status mq__leave_in_tx(struct mq_conn *c);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */

@@ -152,7 +152,10 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		return rc;
 	if (cl->n == 0)
 		return MQ_EMPTY;
-	return lease_locked(c, cl, &leased);
+	/* a waiter's rows (Galera) go with the claim's commit */
+	if ((rc = lease_locked(c, cl, &leased)) == MQ_OK)
+		rc = mq__leave_in_tx(c);
+	return rc;
 }
 
 /* Reads the jobs of queue leased with cl->token (the claim committed:
@@ -333,6 +336,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
 		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
 			*acked = 1;
+		if (rc == MQ_OK)
+			c->wait_joined = 0;
 	} else {
 		rc = claim_update(c, &cl);
 	}

@@ -1,7 +1,8 @@
 /*
  * push.c: inserting jobs. One job is one INSERT; a stream of jobs is
  * cut into multi-row INSERTs, each its own short transaction, so memory
- * stays bounded whatever the input size.
+ * stays bounded whatever the input size. On a Galera node the wakeup of
+ * the other nodes' waiters goes in the same transaction.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ struct mq_batch {
 	mq_ids_fn on_ids;
 	void *ctx;
 	MYSQL_STMT *full;	/* prepared for BATCH_ROWS rows */
+	MYSQL_STMT *st;		/* the INSERT being flushed */
+	int wake_in_tx, tries;	/* as struct one's */
 	/* pending rows: payloads back to back in buf */
 	size_t rows, used, cap;
 	unsigned char *buf;
@@ -158,15 +161,26 @@ scheduled(const struct mq_push_opts *o)
 }
 
 /* The jobs are committed: a failed wakeup must not fail the push (the
- * waiters find the jobs within a second anyway). */
+ * waiters find the jobs within a second anyway). nodes_woken: the
+ * waiters on other Galera nodes were woken in the push's transaction. */
 static void
-wake_after_push(struct mq_conn *c, const char *queue, size_t n)
+wake_after_push(struct mq_conn *c, const char *queue, size_t n,
+    int nodes_woken)
 {
 	struct mq_error saved = c->err;
 	uint64_t woken;
 
-	if (mq_wake(c, queue, n, &woken) != MQ_OK)
+	if ((nodes_woken ? mq__wake_local(c, queue, n, &woken) :
+	    mq_wake(c, queue, n, &woken)) != MQ_OK)
 		c->err = saved;
+}
+
+/* Galera: a push that may wake waiters on other nodes inserts and wakes
+ * them in one transaction (waiters.c); elsewhere it is one statement. */
+static int
+wakes_in_tx(const struct mq_conn *c, const struct mq_push_opts *o)
+{
+	return mq__wakes_nodes(c) && !scheduled(o);
 }
 
 static enum mq_status
@@ -241,6 +255,63 @@ live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
 	return rc;
 }
 
+struct one {
+	MYSQL_STMT *st;
+	MYSQL_BIND *bind;
+	const struct mq_push_opts *o;
+	uint64_t *id;
+	int *existed;
+	int in_tx;		/* the wakeup is in the transaction */
+	int tries;
+};
+
+/* The INSERT of one job; a duplicate key: the live job's id, unless it
+ * finished in the meantime (then the key is free: insert again). */
+static enum mq_status
+insert_one(struct mq_conn *c, struct one *p)
+{
+	enum mq_status rc = MQ_OK;
+	int tries;
+
+	*p->existed = 0;
+	for (tries = 0; tries < 3; tries++) {
+		/* in a transaction, its retry is the transaction's */
+		rc = c->in_tx ? mq__execute(c, p->st, p->bind, "cannot push") :
+		    mq__execute_retry(c, p->st, p->bind, "cannot push");
+		if (rc == MQ_OK) {
+			*p->id = mysql_stmt_insert_id(p->st);
+			break;
+		}
+		if (!p->o->dedup || c->err.db_errno != ER_DUP_ENTRY)
+			break;
+		if ((rc = live_key(c, p->o, p->id)) != MQ_EMPTY) {
+			*p->existed = rc == MQ_OK;
+			break;
+		}
+	}
+	if (rc == MQ_EMPTY)	/* the key's job finished and came back, 3x */
+		rc = mq__fail(c, MQ_ERETRY, "the dedup key is taken and freed "
+		    "too fast: try again");
+	return rc;
+}
+
+/* Galera: the wakeup in the push's transaction, on its first try only:
+ * pushers on several nodes that wake the same waiter conflict, and a
+ * push run again wakes after its commit instead, where a conflict costs
+ * nothing (p->in_tx then 0: the waiters are still to wake). */
+static enum mq_status
+push_one_tx(struct mq_conn *c, void *ctx)
+{
+	struct one *p = ctx;
+	enum mq_status rc = insert_one(c, p);
+
+	if (rc == MQ_OK && !*p->existed && p->in_tx && p->tries++ == 0)
+		rc = mq__wake_nodes_in_tx(c, p->o->queue, 1);
+	else
+		p->in_tx = 0;
+	return rc;
+}
+
 enum mq_status
 mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
@@ -249,9 +320,9 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	MYSQL_BIND bind[ROW_PARAMS + 3];
 	unsigned long plen = (unsigned long)len, klen = 0;
 	int64_t every = o->every_us;
+	struct one one;
 	MYSQL_STMT *st;
 	enum mq_status rc;
-	int tries;
 
 	*existed = 0;
 	if (o->every_us < 0)
@@ -277,27 +348,19 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		mq__bind_i64(&bind[6], &every);
 		bind[7] = bind[3];	/* the anchor: the due time again */
 	}
-	/* a duplicate key: the live job's id, unless it finished in the
-	 * meantime (then the key is free: insert again) */
-	for (tries = 0; tries < 3; tries++) {
-		rc = mq__execute_retry(c, st, bind, "cannot push");
-		if (rc == MQ_OK) {
-			*id = mysql_stmt_insert_id(st);
-			break;
-		}
-		if (!o->dedup || c->err.db_errno != ER_DUP_ENTRY)
-			break;
-		if ((rc = live_key(c, o, id)) != MQ_EMPTY) {
-			*existed = rc == MQ_OK;
-			break;
-		}
-	}
-	if (rc == MQ_EMPTY)	/* the key's job finished and came back, 3x */
-		rc = mq__fail(c, MQ_ERETRY, "the dedup key is taken and freed "
-		    "too fast: try again");
+	one.st = st;
+	one.bind = bind;
+	one.o = o;
+	one.id = id;
+	one.existed = existed;
+	one.tries = 0;
+	if ((one.in_tx = wakes_in_tx(c, o)))
+		rc = mq__in_tx(c, push_one_tx, &one);
+	else
+		rc = insert_one(c, &one);
 	mq__release(c, st);
 	if (rc == MQ_OK && !*existed && !scheduled(o))
-		wake_after_push(c, o->queue, 1);
+		wake_after_push(c, o->queue, 1, one.in_tx);
 	return rc;
 }
 
@@ -323,6 +386,20 @@ mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
 	return b;
 }
 
+/* As push_one_tx, for a batch. */
+static enum mq_status
+flush_tx(struct mq_conn *c, void *ctx)
+{
+	struct mq_batch *b = ctx;
+	enum mq_status rc = mq__execute(c, b->st, b->bind, "cannot push");
+
+	if (rc == MQ_OK && b->wake_in_tx && b->tries++ == 0)
+		rc = mq__wake_nodes_in_tx(c, b->v.o.queue, b->rows);
+	else
+		b->wake_in_tx = 0;
+	return rc;
+}
+
 static enum mq_status
 flush(struct mq_batch *b)
 {
@@ -346,8 +423,14 @@ flush(struct mq_batch *b)
 		bind_row(&b->v, r);
 		mq__bind_blob(&r[4], b->buf + b->off[i], &b->len[i]);
 	}
-	/* one multi-row INSERT is one transaction: all of it or none */
-	rc = mq__execute_retry(c, st, b->bind, "cannot push");
+	/* one multi-row INSERT is one transaction: all of it or none (with
+	 * the wakeup of other Galera nodes' waiters, if any) */
+	b->st = st;
+	b->tries = 0;
+	if ((b->wake_in_tx = wakes_in_tx(c, &b->v.o)))
+		rc = mq__in_tx(c, flush_tx, b);
+	else
+		rc = mq__execute_retry(c, st, b->bind, "cannot push");
 	if (rc == MQ_OK && b->on_ids &&
 	    b->on_ids(mysql_stmt_insert_id(st), b->rows, c->autoinc_step,
 	    b->ctx) != 0)
@@ -355,7 +438,7 @@ flush(struct mq_batch *b)
 	if (st != b->full)
 		mq__release(c, st);
 	if (rc == MQ_OK && !scheduled(&b->v.o))
-		wake_after_push(c, b->v.o.queue, b->rows);
+		wake_after_push(c, b->v.o.queue, b->rows, b->wake_in_tx);
 	b->rows = 0;
 	b->used = 0;
 	return rc;

@@ -11,6 +11,8 @@
  * WAITERS).
  */
 #include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -27,33 +29,108 @@ static const char sql_wake_nodes[] =
     " WHERE queue = ? AND node <> " MQ_SQL_NODE
     " ORDER BY wakes, since LIMIT ?";
 
-enum mq_status
-mq__wake_nodes(struct mq_conn *c, const char *queue, uint64_t n)
+static enum mq_status
+wake_nodes(struct mq_conn *c, const char *queue, uint64_t n)
 {
 	MYSQL_BIND in[2];
 	MYSQL_STMT *st;
 	unsigned long qlen = (unsigned long)strlen(queue);
-	unsigned err;
 	enum mq_status rc;
 
-	if (!c->galera || c->waiters_off || n == 0)
+	if ((st = mq__prepare(c, sql_wake_nodes)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_u64(&in[1], &n);
+	rc = mq__execute(c, st, in, "cannot wake consumers on other nodes");
+	mq__release(c, st);
+	return rc;
+}
+
+/* No grant, or no table yet: those waiters find the job within a
+ * second, as before. */
+static int
+no_waiters_table(unsigned err)
+{
+	return err == ER_TABLEACCESS_DENIED_ERROR ||
+	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE;
+}
+
+int
+mq__wakes_nodes(const struct mq_conn *c)
+{
+	return c->galera && !c->waiters_off;
+}
+
+enum mq_status
+mq__wake_nodes(struct mq_conn *c, const char *queue, uint64_t n)
+{
+	enum mq_status rc;
+	unsigned err;
+
+	if (!mq__wakes_nodes(c) || n == 0)
 		return MQ_OK;
-	if ((st = mq__prepare(c, sql_wake_nodes)) == NULL) {
-		rc = c->err.status;
-	} else {
-		mq__bind_str(&in[0], queue, &qlen);
-		mq__bind_u64(&in[1], &n);
-		rc = mq__execute(c, st, in,
-		    "cannot wake consumers on other nodes");
-		mq__release(c, st);
-	}
+	rc = wake_nodes(c, queue, n);
 	err = rc == MQ_OK ? 0 : c->err.db_errno;
 	/* 1213: another pusher's wakeup of the same waiter (or its own
-	 * leaving) certified first: it is woken, or needs no waking. No
-	 * grant, or no table yet: those waiters find the job within a
-	 * second, as before. */
-	if (err == ER_LOCK_DEADLOCK || err == ER_TABLEACCESS_DENIED_ERROR ||
-	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE)
+	 * leaving) certified first: it is woken, or needs no waking */
+	if (err == ER_LOCK_DEADLOCK || no_waiters_table(err))
 		return MQ_OK;
+	return rc;
+}
+
+/* In the push's own transaction: one Galera commit for the jobs and the
+ * wakeup instead of two, so the waiters on other nodes are woken when
+ * the jobs are applied there, not one replication later. A 1213 here
+ * (a pusher elsewhere woke the same waiter first) aborted the whole
+ * transaction: the push runs again (MQ_ERETRY), it must not commit an
+ * empty transaction as if pushed. */
+enum mq_status
+mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue, uint64_t n)
+{
+	enum mq_status rc;
+
+	if (!mq__wakes_nodes(c) || n == 0)
+		return MQ_OK;
+	rc = wake_nodes(c, queue, n);
+	if (rc != MQ_OK && no_waiters_table(c->err.db_errno))
+		return MQ_OK;
+	return rc;
+}
+
+/* A waiter's leaving: its rows go (a text query: the table's name is
+ * validated). */
+static const char sql_leave[] =
+    "DELETE FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER;
+
+char *
+mq__leave_sql(struct mq_conn *c)
+{
+	size_t n = sizeof sql_leave + MQ_TABLE_MAX;
+	char *sql = malloc(n);
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	snprintf(sql, n, sql_leave, c->table);
+	return sql;
+}
+
+/* In the claim's transaction, when it got jobs: the rows go with the
+ * claim's commit, one Galera commit instead of two before the jobs are
+ * handed over. */
+enum mq_status
+mq__leave_in_tx(struct mq_conn *c)
+{
+	char *sql;
+	enum mq_status rc = MQ_OK;
+
+	if (!c->wait_joined)
+		return MQ_OK;
+	if ((sql = mq__leave_sql(c)) == NULL)
+		return c->err.status;
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0)
+		rc = mq__dberr(c, NULL, "cannot stop waiting");
+	free(sql);
 	return rc;
 }

@@ -75,8 +75,6 @@ static const char sql_join_again[] =
  * computed once they are read and locked), then checks for a job. */
 static const char sql_park_locked[] =
     " FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER " LOCK IN SHARE MODE";
-static const char sql_leave[] =
-    "DELETE FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER;
 
 /* A text query (one round trip, after every push): the pattern is made
  * of the validated table and queue names, '%' and '!'; the limit is a
@@ -96,13 +94,6 @@ mq_wait_backoff_us(unsigned idle_waits)
 	return idle_waits >= 4 ? WAIT_MAX_US : WAIT_FIRST_US << idle_waits;
 }
 
-/* Whether this connection's waits use the waiters table. */
-static int
-galera_waits(const struct mq_conn *c)
-{
-	return c->galera && !c->waiters_off;
-}
-
 /* The wait statement for a queue or preference list; NULL if the list is
  * not valid or memory ran out (c->err says which). On Galera it joins
  * the waiters table first if it has not (*pre: the statements sent
@@ -112,7 +103,7 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 {
 	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq = mq__queue_list(list, queues), per, n, q;
-	int galera = galera_waits(c), join = galera && !c->wait_joined;
+	int galera = mq__wakes_nodes(c), join = galera && !c->wait_joined;
 	char *sql, *p;
 
 	*pre = 0;
@@ -175,7 +166,7 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 
 	if (failed_pre)
 		c->wait_joined = 0;
-	if (failed && galera_waits(c) && (err == ER_TABLEACCESS_DENIED_ERROR ||
+	if (failed && mq__wakes_nodes(c) && (err == ER_TABLEACCESS_DENIED_ERROR ||
 	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE)) {
 		c->waiters_off = 1;
 		c->wait_joined = 0;
@@ -222,21 +213,6 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 	return wait_result(c, res, failed, failed && pre > 0);
 }
 
-/* The leaving statement, or NULL (c->err). */
-static char *
-leave_sql(struct mq_conn *c)
-{
-	size_t n = sizeof sql_leave + MQ_TABLE_MAX;
-	char *sql = malloc(n);
-
-	if (sql == NULL) {
-		mq__fail(c, MQ_ENOMEM, "out of memory");
-		return NULL;
-	}
-	snprintf(sql, n, sql_leave, c->table);
-	return sql;
-}
-
 enum mq_status
 mq_wait_leave(struct mq_conn *c)
 {
@@ -246,7 +222,7 @@ mq_wait_leave(struct mq_conn *c)
 
 	if (!c->wait_joined)
 		return MQ_OK;
-	if ((sql = leave_sql(c)) == NULL)
+	if ((sql = mq__leave_sql(c)) == NULL)
 		return c->err.status;
 	c->wait_joined = 0;
 	/* 1213: a pusher's wakeup of these rows certified first */
@@ -284,7 +260,8 @@ marker_pattern(const struct mq_conn *c, const char *queue, char *buf,
 }
 
 enum mq_status
-mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
+mq__wake_local(struct mq_conn *c, const char *queue, uint64_t n,
+    uint64_t *woken)
 {
 	char pattern[4 * (MQ_TABLE_MAX + MQ_QUEUE_MAX) + 64], kill[48];
 	char sql[sizeof sql_waiters + sizeof pattern + 24];
@@ -316,9 +293,17 @@ mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 		else if (mysql_errno(c->db) != ER_NO_SUCH_THREAD)
 			rc = mq__dberr(c, NULL, "cannot wake a waiting consumer");
 	}
+	return rc;
+}
+
+enum mq_status
+mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
+{
+	enum mq_status rc = mq__wake_local(c, queue, n, woken);
+
 	/* Galera: those on the other nodes (nothing on one server) */
-	if (rc == MQ_OK)
-		rc = mq__wake_nodes(c, queue, limit);
+	if (rc == MQ_OK && mq_valid_queue(queue))
+		rc = mq__wake_nodes(c, queue, n < 64 ? n : 64);
 	return rc;
 }
 
@@ -443,7 +428,7 @@ mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
 		a->done = 1;
 		return MQ_OK;
 	}
-	if ((sql = leave_sql(c)) == NULL)
+	if ((sql = mq__leave_sql(c)) == NULL)
 		return c->err.status;
 	c->wait_joined = 0;
 	a->leave = 1;
