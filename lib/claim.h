@@ -40,6 +40,7 @@ struct claim {
 	size_t n;
 	int share;		/* only the node's share (Galera) */
 	uint32_t share_bind[3];	/* step, nodes, the node's index */
+	int left;		/* a waiter's rows went in the claim (Galera) */
 };
 
 /* Reads the rows of an executed claim SELECT, after those in cl->jobs. */

@@ -285,10 +285,11 @@ enum mq_status mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue,
 enum mq_status mq__wake_local(struct mq_conn *c, const char *queue,
     uint64_t n, uint64_t *woken);
 /* waiters.c: the statement that deletes this waiter's rows (malloc'd;
- * NULL: c->err), and the same run in a claim's transaction (its commit
- * ends the wait: c->wait_joined is then the caller's to clear). */
+ * NULL: c->err), and the same run in a claim's transaction (*left: it
+ * did, and the commit ends the wait: c->wait_joined is then the
+ * caller's to clear). */
 char *mq__leave_sql(struct mq_conn *c);
-enum mq_status mq__leave_in_tx(struct mq_conn *c);
+enum mq_status mq__leave_in_tx(struct mq_conn *c, int *left);
 
 /* The reads whose index matters, shared with the test that EXPLAINs
  * them. */

@@ -154,7 +154,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		return MQ_EMPTY;
 	/* a waiter's rows (Galera) go with the claim's commit */
 	if ((rc = lease_locked(c, cl, &leased)) == MQ_OK)
-		rc = mq__leave_in_tx(c);
+		rc = mq__leave_in_tx(c, &cl->left);
 	return rc;
 }
 
@@ -336,7 +336,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
 		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
 			*acked = 1;
-		if (rc == MQ_OK)
+		if (rc == MQ_OK && cl.left)
 			c->wait_joined = 0;
 	} else {
 		rc = claim_update(c, &cl);

@@ -18,16 +18,21 @@
 #include "internal.h"
 #include "sql_terms.h"
 
-/* The least woken first, then the longest waiting. The index wake
- * (queue, node) reads the other nodes' rows in two ranges around this
- * node's: a scan that met this node's rows would wait for the locks
- * their parked waiters hold (an UPDATE with ORDER BY ... LIMIT does not
- * skip them the way READ COMMITTED otherwise does). */
+/* The least woken first, then the longest waiting. The other nodes'
+ * rows are picked by a read without locks (the index wake (queue, node),
+ * in two ranges around this node's), then updated by primary key: a
+ * locking scan that met this node's rows would wait for the locks their
+ * parked waiters hold, up to the second their park lasts (an UPDATE
+ * with ORDER BY ... LIMIT does not skip them the way READ COMMITTED
+ * otherwise does, nor does a join that scans the table whole, as the
+ * optimizer would on a small one). */
 static const char sql_wake_nodes[] =
-    "UPDATE `{{TABLE}}_waiters` FORCE INDEX (wake)"
-    " SET wakes = wakes + 1"
-    " WHERE queue = ? AND node <> " MQ_SQL_NODE
-    " ORDER BY wakes, since LIMIT ?";
+    "UPDATE (SELECT node, conn, queue FROM `{{TABLE}}_waiters`"
+    "  FORCE INDEX (wake) WHERE queue = ? AND node <> " MQ_SQL_NODE
+    "  ORDER BY wakes, since LIMIT ?) AS d"
+    " STRAIGHT_JOIN `{{TABLE}}_waiters` AS w FORCE INDEX (PRIMARY)"
+    " ON w.node = d.node AND w.conn = d.conn AND w.queue = d.queue"
+    " SET w.wakes = w.wakes + 1";
 
 static enum mq_status
 wake_nodes(struct mq_conn *c, const char *queue, uint64_t n)
@@ -118,18 +123,22 @@ mq__leave_sql(struct mq_conn *c)
 
 /* In the claim's transaction, when it got jobs: the rows go with the
  * claim's commit, one Galera commit instead of two before the jobs are
- * handed over. */
+ * handed over (*left: they did). No grant to delete them is not the
+ * claim's failure: mq_wait_leave tries again after it, and says so. */
 enum mq_status
-mq__leave_in_tx(struct mq_conn *c)
+mq__leave_in_tx(struct mq_conn *c, int *left)
 {
 	char *sql;
 	enum mq_status rc = MQ_OK;
 
+	*left = 0;
 	if (!c->wait_joined)
 		return MQ_OK;
 	if ((sql = mq__leave_sql(c)) == NULL)
 		return c->err.status;
-	if (mysql_real_query(c->db, sql, strlen(sql)) != 0)
+	if (mysql_real_query(c->db, sql, strlen(sql)) == 0)
+		*left = 1;
+	else if (!no_waiters_table(mysql_errno(c->db)))
 		rc = mq__dberr(c, NULL, "cannot stop waiting");
 	free(sql);
 	return rc;

@@ -63,7 +63,8 @@ static const char sql_join_clean[] =
     " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
     " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
     " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN ")))"
-    " AS d STRAIGHT_JOIN `%s_waiters` AS w ON w.node = " MQ_SQL_NODE
+    " AS d STRAIGHT_JOIN `%s_waiters` AS w FORCE INDEX (PRIMARY)"
+    " ON w.node = " MQ_SQL_NODE
     " AND w.conn = d.conn AND w.queue = d.queue;";
 static const char sql_join_insert[] =
     "INSERT INTO `%s_waiters` (node, conn, queue, login) VALUES ";

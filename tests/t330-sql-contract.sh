@@ -133,7 +133,12 @@ recount_adds_nothing() {
   is "$(table_sum mq_jobs_counts)" "$s" "$1: mq stats --recount finds the counts exact"
 }
 
-for l in py php pl; do
+# The sanitized build's run checks mq's memory, which the language of
+# the other side does not change: Python alone there.
+LANGS="py php pl"
+[ -n "${MQ_SANITIZED:-}" ] && LANGS=py
+NLANGS=$(echo $LANGS | wc -w)
+for l in $LANGS; do
   for claim in skip-locked update; do
     q=$l-$claim
     nsl=
@@ -258,7 +263,7 @@ lwt=$(sql_root "SELECT @@GLOBAL.innodb_lock_wait_timeout")
 sql_root "SET GLOBAL innodb_lock_wait_timeout = 1"
 trap 'sql_root "SET GLOBAL innodb_lock_wait_timeout = $lwt"; t_cleanup' EXIT
 ids=
-for l in py php pl; do
+for l in $LANGS; do
   ids="$ids${ids:+,}$("$MQ" push --queue "$l-locked" "locked $l")"
   rm -f "$T_TMP/go-$l"
   consume $l --queue "$l-locked" --wait-file "$T_TMP/go-$l" \
@@ -266,7 +271,7 @@ for l in py php pl; do
   eval "pid_$l=\$!"
 done
 i=0
-until [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE id IN ($ids) AND state = 'leased'")" = 3 ] ||
+until [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE id IN ($ids) AND state = 'leased'")" = "$NLANGS" ] ||
   [ $i -ge 500 ]; do
   sleep 0.02; i=$((i + 1))
 done
@@ -278,14 +283,14 @@ until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE I
   [ $i -ge 500 ]; do
   sleep 0.02; i=$((i + 1))
 done
-for l in py php pl; do : >"$T_TMP/go-$l"; done
-for l in py php pl; do
+for l in $LANGS; do : >"$T_TMP/go-$l"; done
+for l in $LANGS; do
   eval "wait \$pid_$l"
   is "$?:$(cat "$T_TMP/locked-$l.out")" "0:locked $l" \
     "$l: its ack outlived a lock wait timeout (1205) by trying again"
 done
 wait $lock
-is "$(sql "SELECT GROUP_CONCAT(state) FROM mq_jobs WHERE id IN ($ids)")" "done,done,done" "the three jobs are done"
+is "$(sql "SELECT GROUP_CONCAT(state) FROM mq_jobs WHERE id IN ($ids)")" "$(echo $LANGS | sed 's/[a-z]*/done/g; s/ /,/g')" "the jobs are done"
 sql_root "SET GLOBAL innodb_lock_wait_timeout = $lwt"
 
 # ---- least privilege: the roles of sql/grants.sql are enough ----
@@ -297,7 +302,7 @@ for role in producer consumer; do
     GRANT mq_jobs_$role TO 't330_$role'@'localhost';
     SET DEFAULT ROLE mq_jobs_$role FOR 't330_$role'@'localhost'"
 done
-for l in py php pl; do
+for l in $LANGS; do
   a=$(printf 'role %s' $l | MQ_USER=t330_producer produce $l --queue roles --dedup "r-$l")
   like "$a:$(printf x | MQ_USER=t330_producer produce $l --queue roles --dedup "r-$l")" \
     "[1-9]*:$a" "$l as mq_jobs_producer: push, and the dedup read"
