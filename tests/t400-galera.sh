@@ -24,6 +24,34 @@ gsql 3 "SELECT 1" >/dev/null   # node 3 has applied the DDL
 expect_status 0 "init on node 3: up to date" gmq 3 init
 like "$OUT" "table mq_jobs is up to date (schema 9)*" "the tables replicated"
 
+# a node whose innodb_autoinc_lock_mode is not 2 (a one-node cluster of
+# its own, on a port next to the cluster's): mq init refuses it
+one=$T_TMP/one
+as_root=
+[ "$(id -u)" -eq 0 ] && as_root=--user=root
+PATH=$PATH:/usr/sbin
+mariadb-install-db --no-defaults --datadir="$one/data" $as_root \
+  --auth-root-authentication-method=normal --skip-test-db --force >/dev/null 2>&1
+mariadbd --no-defaults --datadir="$one/data" --socket="$one/sock" \
+  --skip-networking --pid-file="$one/pid" --log-error="$one/error.log" \
+  --binlog-format=ROW --innodb-autoinc-lock-mode=1 --wsrep-on=ON \
+  --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
+  --wsrep-cluster-address=gcomm:// \
+  --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(($(cat "$G_DIR/base") + 5))" \
+  $as_root >/dev/null 2>&1 &
+onepid=$!
+i=0
+until mariadb --no-defaults --socket="$one/sock" --user=root -e "CREATE DATABASE IF NOT EXISTS o" 2>/dev/null ||
+  [ $i -ge 300 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+expect_status 78 "init on a node with innodb_autoinc_lock_mode 1 is refused" \
+  env MQ_SOCKET="$one/sock" MQ_DATABASE=o "$MQ" init
+like "$ERR" "mq init: this Galera node has binlog_format=ROW and innodb_autoinc_lock_mode=1; mq needs*" \
+  "and says what it needs"
+kill "$onepid"
+wait "$onepid"
+
 # a session with wsrep_on off would write on its node alone
 printf '[client]\ninit-command=SET SESSION wsrep_on=OFF\n' >"$T_TMP/off.cnf"
 expect_status 78 "a session with wsrep_on off is refused" \
