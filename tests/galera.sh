@@ -149,6 +149,8 @@ start)
   run_node 3
   wait_synced 2
   wait_synced 3
+  # node 1 was the joiners' donor: it takes clients again once Synced
+  wait_synced 1
   ;;
 stop)
   for n in 3 2 1; do stop_node $n TERM; done

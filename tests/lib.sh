@@ -244,9 +244,15 @@ galera_cluster() {
   if [ -n "${MQ_TEST_GALERA:-}" ]; then
     G_DIR=$MQ_TEST_GALERA
     # a test before this one that failed half-way may have left a node
-    # down (t400 kills one): it joins again
+    # down (t400 kills one): it joins again; a node that is up is waited
+    # for until it is Synced (a donor, a joiner: 60 s at most)
     for _n in 1 2 3; do
-      [ -n "$(sh "$TESTS_DIR/galera.sh" status "$G_DIR" $_n)" ] ||
+      _i=0
+      while _s=$(sh "$TESTS_DIR/galera.sh" status "$G_DIR" $_n) &&
+          [ -n "$_s" ] && [ "$_s" != Synced ] && [ $_i -lt 600 ]; do
+        sleep 0.1; _i=$((_i + 1))
+      done
+      [ -n "$_s" ] ||
         sh "$TESTS_DIR/galera.sh" rejoin "$G_DIR" $_n >&2 || {
           echo "Bail out! node $_n of the shared Galera cluster is down"
           exit 1
