@@ -120,26 +120,29 @@ mq__count_event(struct mq_conn *c, const char *event, const char *only,
  * archive's rows from the archive itself. What a recount adds to a
  * count it adds to its counter too (jobs someone buried by hand were
  * buried); what it takes away, not. */
+#define RECOUNT_FINISHED \
+    "SELECT q, s, 0, SUM(k), GREATEST(SUM(k), 0) FROM (" \
+    "  SELECT queue AS q, CAST(state AS CHAR) AS s, COUNT(*) AS k" \
+    "  FROM `{{TABLE}}` FORCE INDEX (claim)" \
+    "  WHERE state IN ('done', 'dead') GROUP BY queue, state" \
+    "  UNION ALL" \
+    "  SELECT queue, CAST(state AS CHAR), -SUM(n) FROM `{{TABLE}}_counts`" \
+    "  WHERE state IN ('done', 'dead') GROUP BY queue, state" \
+    " ) d GROUP BY q, s HAVING SUM(k) <> 0"
+#define RECOUNT_ARCHIVED \
+    "SELECT q, 'archived', 0, SUM(k), GREATEST(SUM(k), 0) FROM (" \
+    "  SELECT queue AS q, COUNT(*) AS k FROM `{{TABLE}}_archive`" \
+    "  GROUP BY queue" \
+    "  UNION ALL" \
+    "  SELECT queue, -SUM(n) FROM `{{TABLE}}_counts`" \
+    "  WHERE state = 'archived' GROUP BY queue" \
+    " ) d GROUP BY q HAVING SUM(k) <> 0"
 static const char sql_recount_finished[] =
-    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
-    " SELECT q, s, 0, SUM(k), GREATEST(SUM(k), 0) FROM ("
-    "  SELECT queue AS q, CAST(state AS CHAR) AS s, COUNT(*) AS k"
-    "  FROM `{{TABLE}}` FORCE INDEX (claim)"
-    "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
-    "  UNION ALL"
-    "  SELECT queue, CAST(state AS CHAR), -SUM(n) FROM `{{TABLE}}_counts`"
-    "  WHERE state IN ('done', 'dead') GROUP BY queue, state"
-    " ) d GROUP BY q, s HAVING SUM(k) <> 0 ORDER BY q, s" COUNT_TAIL;
-
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total) "
+    RECOUNT_FINISHED " ORDER BY q, s" COUNT_TAIL;
 static const char sql_recount_archived[] =
-    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total)"
-    " SELECT q, 'archived', 0, SUM(k), GREATEST(SUM(k), 0) FROM ("
-    "  SELECT queue AS q, COUNT(*) AS k FROM `{{TABLE}}_archive`"
-    "  GROUP BY queue"
-    "  UNION ALL"
-    "  SELECT queue, -SUM(n) FROM `{{TABLE}}_counts`"
-    "  WHERE state = 'archived' GROUP BY queue"
-    " ) d GROUP BY q HAVING SUM(k) <> 0 ORDER BY q" COUNT_TAIL;
+    "INSERT INTO `{{TABLE}}_counts` (queue, state, slot, n, total) "
+    RECOUNT_ARCHIVED " ORDER BY q" COUNT_TAIL;
 
 /* Two recounts at once would both add the same difference: one waits
  * for the other (and then finds nothing to add). A name of the table's,
@@ -184,58 +187,47 @@ run_once(struct mq_conn *c, const char *tmpl, int table, int64_t *got)
 	return rc;
 }
 
-/* Galera: GET_LOCK holds on one node only, and a recount on another
- * node may have committed there and not be applied here yet: this
- * recount would read counts from before it and add the same difference
- * again (certification compares writes, not reads). So the node first
- * catches up with the cluster (mq__catch_up), and the recount runs in a
- * REPEATABLE READ transaction whose first statement locks every count
- * row and the gaps between them: no write set of another node (another
- * recount's, an ack's) can then be applied here to counts, not even as
- * a new row (READ COMMITTED takes no gap locks: another node's recount
- * that inserted a count row was applied in the middle of this one,
- * which added its difference a second time). Galera aborts this
- * transaction instead, to run again from what is then committed. The
- * job table's finished rows are read with shared locks at that level,
- * so an ack applied in between aborts it too. */
-static const char sql_lock_counts[] =
-    "SELECT COUNT(*) FROM `{{TABLE}}_counts` FOR UPDATE";
-static const char sql_repeatable_read[] =
-    "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+/* Galera: GET_LOCK holds on one node only, and another node's recount
+ * can be applied here in the middle of this one: its new count row
+ * inserted after this one's read and before its write (READ COMMITTED
+ * keeps no gap locked; the write then waits for the row and adds its
+ * difference to the other's: twice). Certification cannot see that
+ * (it compares writes, not reads). So the node first catches up with
+ * the cluster (mq__catch_up), and the recount, in its transaction,
+ * reads the differences once more after its writes: any left means
+ * another recount's write came in between, and the transaction is
+ * rolled back and run again. After that read, another node's recount
+ * needs rows this one holds and aborts it (Galera), or certifies
+ * against it: nothing is added twice. No lock beyond the count rows it
+ * writes: consumers and pushers go on. */
+static const char sql_recount_left[] =
+    "SELECT (SELECT COUNT(*) FROM (" RECOUNT_FINISHED ") f)"
+    " + (SELECT COUNT(*) FROM (" RECOUNT_ARCHIVED ") a)";
 
 static enum mq_status
 recount_tx(struct mq_conn *c, void *ctx)
 {
 	enum mq_status rc;
+	int64_t left = 0;
 
 	(void)ctx;
-	if ((rc = run_once(c, sql_lock_counts, 0, NULL)) == MQ_OK &&
-	    (rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK)
-		rc = run_once(c, sql_recount_archived, 0, NULL);
+	if ((rc = run_once(c, sql_recount_finished, 0, NULL)) == MQ_OK &&
+	    (rc = run_once(c, sql_recount_archived, 0, NULL)) == MQ_OK &&
+	    (rc = run_once(c, sql_recount_left, 0, &left)) == MQ_OK &&
+	    left != 0)
+		rc = mq__fail(c, MQ_ERETRY, "cannot recount: the counts kept "
+		    "changing under it (recounts on other nodes at once)");
 	return rc;
 }
 
 static enum mq_status
 recount_galera(struct mq_conn *c)
 {
-	struct mq_error saved;
 	enum mq_status rc;
 
 	if ((rc = mq__catch_up(c)) != MQ_OK)
 		return rc;
-	c->read_committed = 0;
-	if (mysql_real_query(c->db, sql_repeatable_read,
-	    sizeof sql_repeatable_read - 1) != 0)
-		rc = mq__dberr(c, NULL, "cannot set the isolation level");
-	else
-		rc = mq__in_tx(c, recount_tx, NULL);
-	/* back to READ COMMITTED for what the session runs next: a
-	 * failure here fails the recount only if it had succeeded */
-	saved = c->err;
-	if (mq__read_committed(c) != MQ_OK && rc == MQ_OK)
-		rc = c->err.status;
-	else
-		c->err = saved;
+	rc = mq__in_tx(c, recount_tx, NULL);
 	mq__caught_up(c);
 	return rc;
 }

@@ -96,9 +96,15 @@ mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue, uint64_t n)
 
 	if (!mq__wakes_nodes(c) || n == 0)
 		return MQ_OK;
-	rc = wake_nodes(c, queue, n);
-	if (rc != MQ_OK && no_waiters_table(c->err.db_errno))
+	rc = wake_nodes(c, queue, n < 64 ? n : 64);
+	if (rc == MQ_OK || no_waiters_table(c->err.db_errno))
 		return MQ_OK;
+	/* any other failure (a statement limit, a read-only moment) must
+	 * not fail the push: it runs again, and wakes after its commit,
+	 * where a failed wakeup changes nothing; a lost connection stays
+	 * what it is */
+	if (rc == MQ_EDB)
+		c->err.status = rc = MQ_ERETRY;
 	return rc;
 }
 

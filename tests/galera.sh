@@ -139,17 +139,23 @@ start)
     tail -n 30 "$dir/install.log" >&2
     exit 1
   }
-  # the joiners start from the same empty server; SST brings them up
-  # to date (rsync: it replaces their data)
+  # Node 1 starts the cluster once and stops cleanly: its datadir then
+  # holds the cluster's state (grastate.dat), and the joiners start
+  # from copies of it, so that they need no state transfer. (An rsync
+  # SST from node 1 at every start made it a donor under FLUSH TABLES
+  # WITH READ LOCK, and once it lost the group meanwhile and stayed
+  # Donor/Desynced, refusing clients, for good.)
+  run_node 1 --wsrep-new-cluster
+  wait_synced 1
+  stop_node 1 TERM
   cp -a "$dir/n1/data" "$dir/n2/data"
   cp -a "$dir/n1/data" "$dir/n3/data"
   run_node 1 --wsrep-new-cluster
   wait_synced 1
   run_node 2
-  run_node 3
   wait_synced 2
+  run_node 3
   wait_synced 3
-  # node 1 was the joiners' donor: it takes clients again once Synced
   wait_synced 1
   ;;
 stop)

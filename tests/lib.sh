@@ -252,6 +252,12 @@ galera_cluster() {
           [ -n "$_s" ] && [ "$_s" != Synced ] && [ $_i -lt 600 ]; do
         sleep 0.1; _i=$((_i + 1))
       done
+      # up but not Synced after a minute, or not answering: stuck (a
+      # donor that lost the group stays Donor/Desynced): it starts anew
+      if [ "$_s" != Synced ] && kill -0 "$(cat "$G_DIR/n$_n/mariadbd.pid" 2>/dev/null)" 2>/dev/null; then
+        sh "$TESTS_DIR/galera.sh" kill "$G_DIR" $_n
+        _s=
+      fi
       [ -n "$_s" ] ||
         sh "$TESTS_DIR/galera.sh" rejoin "$G_DIR" $_n >&2 || {
           echo "Bail out! node $_n of the shared Galera cluster is down"

@@ -28,7 +28,7 @@ setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 
 srv=$(mktemp -d "${TMPDIR:-/tmp}/mq-srv.XXXXXX")
 gal=
-trap 'sh tests/server.sh stop "$srv"; [ -z "$gal" ] || sh tests/galera.sh stop "$gal"' EXIT
+trap 'sh tests/server.sh stop "$srv" || :; [ -z "$gal" ] || sh tests/galera.sh stop "$gal"' EXIT
 trap 'exit 130' INT TERM
 sh tests/server.sh start "$srv"
 export MQ_TEST_SOCKET="$srv/sock"
