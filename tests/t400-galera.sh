@@ -45,8 +45,8 @@ until mariadb --no-defaults --socket="$one/sock" --user=root -e "CREATE DATABASE
   [ $i -ge 300 ]; do
   sleep 0.1; i=$((i + 1))
 done
-check "a one-node cluster with innodb_autoinc_lock_mode 1 started (its log: $one/error.log; port $(($(cat "$G_DIR/base") + 5)))" \
-  mariadb --no-defaults --socket="$one/sock" --user=root -e "SELECT 1"
+is "$(mariadb --no-defaults --socket="$one/sock" --user=root -N -B -e "SELECT 1" 2>&1)" 1 \
+  "a one-node cluster with innodb_autoinc_lock_mode 1 started (its log: $one/error.log; port $(($(cat "$G_DIR/base") + 5)))"
 expect_status 78 "init on a node with innodb_autoinc_lock_mode 1 is refused" \
   env MQ_SOCKET="$one/sock" MQ_DATABASE=o "$MQ" init
 like "$ERR" "mq init: this Galera node has binlog_format=ROW and innodb_autoinc_lock_mode=1; mq needs*" \
