@@ -2,9 +2,10 @@
  * stats.c: queue health from index ranges and a few count rows. The
  * claim index (queue, state, priority, available_at, id) gives the queues
  * (one entry each, skipping from queue to queue) and, per queue, the
- * ranges of its ready and leased jobs: their counts, the ready/scheduled
- * split and the oldest due job. Done, dead and archived jobs are not read
- * at all: <table>_counts holds their counts (counts.c). The lease index
+ * range of its leased jobs; the due index (queue, state, available_at)
+ * the ranges of its due and scheduled jobs, and the oldest due job.
+ * Done, dead and archived jobs are not read at all: <table>_counts holds
+ * their counts (counts.c). The lease index
  * finds the stale leases, the recurring index the recurring jobs, the
  * queues table the paused queues.
  */
@@ -19,13 +20,22 @@ const char mq__sql_stats_queues[] =
     "SELECT queue, '', 0, 0, 0 FROM `{{TABLE}}` FORCE INDEX (claim)"
     " GROUP BY queue";
 
+/* A queue's ready jobs, due and scheduled, and its leased jobs: ranges
+ * of the due index on either side of now (one statement, so one now),
+ * and of the claim index. Only a range's ends are compared with the
+ * clock: a test of each entry, as in SUM(available_at <= now), costs
+ * more than reading it (29 ms against 20 for 100,000 scheduled jobs).
+ * An aggregate without GROUP BY gives its row even for no jobs, so the
+ * queue's name is the one bound (binds the queue five times). */
 const char mq__sql_stats_live[] =
-    "SELECT queue, CAST(state AS CHAR), COUNT(*),"
-    " CAST(SUM(" MQ_SQL_IS_DUE ") AS UNSIGNED),"
-    " COALESCE(TIMESTAMPDIFF(MICROSECOND,"
-    "   MIN(IF(" MQ_SQL_IS_DUE ", available_at, NULL)), " MQ_SQL_NOW "), 0)"
+    "SELECT ?, 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
+    "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
+    " COUNT(*), COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(available_at), "
+    MQ_SQL_NOW "), 0)"
+    " FROM `{{TABLE}}` FORCE INDEX (due) WHERE " MQ_SQL_DUE_ROW("?")
+    " UNION ALL SELECT ?, 'leased', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state IN ('ready', 'leased') GROUP BY queue, state";
+    " WHERE queue = ? AND state = 'leased'";
 
 /* a lease without a deadline (a row written by another program) is
  * stale: requeue-stale takes it back */
@@ -145,7 +155,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
     const struct mq_queue_stats *queue, unsigned nq, const char *want,
     struct acc *a, uint64_t *archived)
 {
-	MYSQL_BIND in[2], out[5];
+	MYSQL_BIND in[5], out[5];
 	unsigned long qlen, len[2];
 	char q[MQ_QUEUE_MAX + 1], state[16];
 	uint64_t n, due;
@@ -287,7 +297,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
 		cur = a.qs[i];	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 1, NULL, &a,
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 5, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)

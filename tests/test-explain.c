@@ -197,12 +197,15 @@ main(void)
 	check(c->db, "retry with filters", mq__sql_retry_pick, "@q, @zero, "
 	    "@zero, @zero, @zero, @id1, @pat, @pat, @age, @age, @zero, "
 	    "@zero, @n", "claim", "|range|");
-	/* stats: one claim-index entry per queue, then each queue's ready
-	 * and leased ranges; done and dead entries are never read */
+	/* stats: one claim-index entry per queue, then each queue's due
+	 * and scheduled ranges (due index) and leased ones (claim index);
+	 * done and dead entries are never read */
 	check(c->db, "stats: the queues", mq__sql_stats_queues, "",
 	    "claim", "Using index for group-by");
-	check(c->db, "stats: a queue's live jobs", mq__sql_stats_live, "@q",
-	    "claim", "|range|");
+	check(c->db, "stats: a queue's ready jobs", mq__sql_stats_live,
+	    "@q, @q, @q, @q, @q", "due", "|range|");
+	check(c->db, "stats: a queue's leased jobs", mq__sql_stats_live,
+	    "@q, @q, @q, @q, @q", "claim", "|ref|");
 	{
 		/* several acks: by primary key, not the lease index */
 		char ack[512];
