@@ -13,10 +13,10 @@
  * list). One claim in 64, drawn at random, takes the head of the whole
  * queue anyway: a share whose node has no consumers (or an arbitrator's
  * share) is late, never stranded. The share's jobs are picked by a
- * read without locks, then locked one by one by primary key: a locking
- * read of the claim index would lock, if only for an instant, the other
- * shares' rows it passes, and another node's claim of one of them,
- * applied here, would then abort this one.
+ * read without locks, then locked by primary key (the ones it needs, in
+ * one statement): a locking read of the claim index would lock, if only
+ * for an instant, the other shares' rows it passes, and another node's
+ * claim of one of them, applied here, would then abort this one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,20 +40,24 @@ const char mq__sql_claim_share[] =
     "  ORDER BY priority, available_at, id LIMIT 1)"
     " ORDER BY priority, available_at, id LIMIT ?";
 
-/* One of them, locked alone, if it is still due and nobody here holds
- * it. */
-static const char sql_claim_one[] =
+/* Some of them, locked together by primary key (each that is still due
+ * and that nobody here holds), in claim order. No LIMIT: every row it
+ * returns is one it needs, so it keeps no lock it does not need. */
+const char mq__sql_claim_ids[] =
     "SELECT id, queue, priority, attempts, payload FROM `{{TABLE}}`"
-    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " FOR UPDATE SKIP LOCKED";
+    " FORCE INDEX (PRIMARY)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND id IN (";
+const char mq__sql_claim_ids_tail[] =
+    ") ORDER BY priority, available_at, id FOR UPDATE SKIP LOCKED";
 
 /* Spare candidates: the ones other consumers of this node take first. */
 #define SHARE_SPARE 8
 
-/* The same, by an UPDATE claim. */
-static const char sql_claim_update_one[] =
-    "UPDATE `{{TABLE}}`" CLAIM_SET
-    " WHERE id = ? AND " MQ_SQL_CLAIMABLE("{{TABLE}}", "?");
+/* The same, by an UPDATE claim (autocommitted: a deadlock rolls it back
+ * whole). */
+const char mq__sql_claim_update_ids[] =
+    "UPDATE `{{TABLE}}` FORCE INDEX (PRIMARY)" CLAIM_SET
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND id IN (";
 
 /* Binds the share's three parameters at b. */
 static void
@@ -174,75 +178,75 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	return rc;
 }
 
+static enum mq_status
+fetch_claimed(struct mq_conn *c, MYSQL_STMT *st, void *cl)
+{
+	return mq__claim_fetch(c, st, cl);
+}
+
 /* Galera, SKIP LOCKED: up to limit jobs of the node's share of queue,
- * appended to cl->jobs. */
+ * appended to cl->jobs: the first candidates, as many as are wanted, in
+ * one statement; the next ones for those another consumer here took. */
 enum mq_status
 mq__claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t limit)
 {
-	MYSQL_BIND in[3];
+	MYSQL_BIND pre[2];
 	unsigned long qlen;
 	uint32_t want = limit + SHARE_SPARE;
-	uint64_t *ids, id;
-	size_t got, i, goal = cl->n + limit;
-	MYSQL_STMT *st = NULL;
+	uint64_t *ids;
+	size_t got, i, k, goal = cl->n + limit;
 	enum mq_status rc;
 
 	if ((ids = malloc(want * sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &got);
-	if (rc == MQ_OK && got && (st = mq__prepare(c, sql_claim_one)) == NULL)
-		rc = c->err.status;
-	for (i = 0; rc == MQ_OK && i < got && cl->n < goal; i++) {
-		id = ids[i];
-		mq__bind_u64(&in[0], &id);
-		mq__bind_str(&in[1], queue, &qlen);
-		mq__bind_str(&in[2], queue, &qlen);
-		if ((rc = mq__execute(c, st, in, "cannot claim")) == MQ_OK)
-			rc = mq__claim_fetch(c, st, cl);
-		if (rc == MQ_OK)
-			mysql_stmt_free_result(st);
+	mq__bind_str(&pre[0], queue, &qlen);
+	mq__bind_str(&pre[1], queue, &qlen);
+	for (i = 0; rc == MQ_OK && i < got && cl->n < goal; i += k) {
+		k = goal - cl->n < got - i ? goal - cl->n : got - i;
+		rc = mq__query_ids(c, "cannot claim", mq__sql_claim_ids,
+		    mq__sql_claim_ids_tail, pre, 2, ids + i, k, fetch_claimed, cl);
 	}
-	if (st)
-		mq__release(c, st);
 	free(ids);
 	return rc;
 }
 
-/* Galera, UPDATE claims: each of the share's candidates in a statement
- * of its own, until limit are leased; *got of them. */
+/* Galera, UPDATE claims: the share's first candidates, as many as are
+ * wanted, in one statement; the next ones for those another consumer
+ * here took; *got of them leased. */
 enum mq_status
 mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t limit, uint64_t *got)
 {
-	MYSQL_BIND in[6];
+	MYSQL_BIND pre[5];
 	unsigned long len[2], qlen;
 	uint32_t want = limit + SHARE_SPARE;
-	uint64_t *ids, id;
+	uint64_t *ids, affected;
 	int64_t lease;
-	size_t n, i;
-	MYSQL_STMT *st = NULL;
+	size_t n, i, k;
+	unsigned attempt;
 	enum mq_status rc;
 
 	*got = 0;
 	if ((ids = malloc(want * sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &n);
-	if (rc == MQ_OK && n &&
-	    (st = mq__prepare(c, sql_claim_update_one)) == NULL)
-		rc = c->err.status;
-	for (i = 0; rc == MQ_OK && i < n && *got < limit; i++) {
-		id = ids[i];
-		mq__claim_bind_lease(c, cl, in, len, &lease);
-		mq__bind_u64(&in[3], &id);
-		mq__bind_str(&in[4], queue, &qlen);
-		mq__bind_str(&in[5], queue, &qlen);
-		rc = mq__execute_retry(c, st, in, "cannot claim");
+	mq__claim_bind_lease(c, cl, pre, len, &lease);
+	mq__bind_str(&pre[3], queue, &qlen);
+	mq__bind_str(&pre[4], queue, &qlen);
+	for (i = 0; rc == MQ_OK && i < n && *got < limit; i += k) {
+		k = limit - *got < n - i ? limit - *got : n - i;
+		for (attempt = 0;; attempt++) {
+			rc = mq__exec_ids(c, mq__sql_claim_update_ids, pre, 5,
+			    ids + i, k, &affected);
+			if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
+				break;
+			mq__backoff(attempt);
+		}
 		if (rc == MQ_OK)
-			*got += mysql_stmt_affected_rows(st);
+			*got += affected;
 	}
-	if (st)
-		mq__release(c, st);
 	free(ids);
 	return rc;
 }

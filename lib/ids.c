@@ -12,15 +12,24 @@ enum mq_status
 mq__select_ids(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
     uint64_t *ids, unsigned char *flags, size_t max, size_t *n)
 {
-	MYSQL_BIND out[2];
-	uint64_t id;
-	int32_t flag = 0;
 	enum mq_status rc;
-	int r;
 
 	*n = 0;
 	if ((rc = mq__execute(c, st, params, "cannot select jobs")) != MQ_OK)
 		return rc;
+	return mq__fetch_ids(c, st, ids, flags, max, n);
+}
+
+enum mq_status
+mq__fetch_ids(struct mq_conn *c, MYSQL_STMT *st, uint64_t *ids,
+    unsigned char *flags, size_t max, size_t *n)
+{
+	MYSQL_BIND out[2];
+	uint64_t id;
+	int32_t flag = 0;
+	int r;
+
+	*n = 0;
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &id);
 	mq__bind_i32(&out[1], &flag);
@@ -100,24 +109,23 @@ out:
 }
 
 enum mq_status
-mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
-    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
-    uint64_t *affected)
+mq__query_ids(struct mq_conn *c, const char *what, const char *head,
+    const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, mq__read_fn read, void *ctx)
 {
 	MYSQL_BIND *b = NULL;
 	uint64_t *copy = NULL;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	*affected = 0;
 	st = prepare_ids(c, head, tail, pre, npre, ids, n, &b, &copy);
 	if (st == NULL) {
 		rc = c->err.status;
 		goto out;
 	}
-	rc = mq__execute(c, st, b, "cannot update jobs");
-	if (rc == MQ_OK)
-		*affected = mysql_stmt_affected_rows(st);
+	rc = mq__execute(c, st, b, what);
+	if (rc == MQ_OK && read)
+		rc = read(c, st, ctx);
 	mq__release(c, st);
 out:
 	free(copy);
@@ -125,26 +133,45 @@ out:
 	return rc;
 }
 
+static enum mq_status
+read_affected(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	(void)c;
+	*(uint64_t *)ctx = mysql_stmt_affected_rows(st);
+	return MQ_OK;
+}
+
+enum mq_status
+mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *affected)
+{
+	*affected = 0;
+	return mq__query_ids(c, "cannot update jobs", head, tail, pre, npre,
+	    ids, n, read_affected, affected);
+}
+
+struct id_list {
+	uint64_t *out;
+	size_t max, *got;
+};
+
+static enum mq_status
+read_id_list(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	struct id_list *l = ctx;
+
+	return mq__fetch_ids(c, st, l->out, NULL, l->max, l->got);
+}
+
 enum mq_status
 mq__select_ids_in(struct mq_conn *c, const char *head, const char *tail,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
     uint64_t *out, size_t max, size_t *got)
 {
-	MYSQL_BIND *b = NULL;
-	uint64_t *copy = NULL;
-	MYSQL_STMT *st;
-	enum mq_status rc;
+	struct id_list l = { out, max, got };
 
 	*got = 0;
-	st = prepare_ids(c, head, tail, pre, npre, ids, n, &b, &copy);
-	if (st == NULL) {
-		rc = c->err.status;
-		goto out;
-	}
-	rc = mq__select_ids(c, st, b, out, NULL, max, got);
-	mq__release(c, st);
-out:
-	free(copy);
-	free(b);
-	return rc;
+	return mq__query_ids(c, "cannot select jobs", head, tail, pre, npre,
+	    ids, n, read_id_list, &l);
 }

@@ -222,6 +222,18 @@ enum mq_status mq__exec_ids_tail(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *affected);
 
+/* Reads the result of an executed statement (mq__query_ids). */
+typedef enum mq_status (*mq__read_fn)(struct mq_conn *c, MYSQL_STMT *st,
+    void *ctx);
+/* As mq__exec_ids_tail, but read (if not NULL) reads the executed
+ * statement; what names a failure ("cannot claim"). */
+enum mq_status mq__query_ids(struct mq_conn *c, const char *what,
+    const char *head, const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, mq__read_fn read, void *ctx);
+/* The rows of an executed mq__select_ids statement. */
+enum mq_status mq__fetch_ids(struct mq_conn *c, MYSQL_STMT *st,
+    uint64_t *ids, unsigned char *flags, size_t max, size_t *n);
+
 /* As mq__exec_ids_tail, for a SELECT of ids (as mq__select_ids): collects
  * up to max of them into out. */
 enum mq_status mq__select_ids_in(struct mq_conn *c, const char *head,
@@ -309,6 +321,8 @@ enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
 
 extern const char mq__sql_claim_select[];
 extern const char mq__sql_claim_share[];
+extern const char mq__sql_claim_ids[], mq__sql_claim_ids_tail[];
+extern const char mq__sql_claim_update_ids[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
 extern const char mq__sql_retry_pick[];

@@ -181,6 +181,27 @@ main(void)
 	/* Galera: a node's share, read without locks, in index order */
 	check(c->db, "claim of a node's share", mq__sql_claim_share,
 	    "@q, @q, @q, @three, @three, @zero, @q, @q, @n", "claim", NULL);
+	{
+		/* then the share's candidates, locked (or leased) by
+		 * primary key: the listed rows alone (a sort of those) */
+		char sql[1024], plan[4096];
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_claim_ids,
+		    mq__sql_claim_ids_tail);
+		ok(explain(c->db, sql, "@q, @q, @id1, @id2", plan,
+		    sizeof plan) == 0, "share claim by id: EXPLAIN runs", plan);
+		printf("# share claim by id plan: %s\n", plan);
+		ok(strstr(plan, "|PRIMARY|") && strstr(plan, "|range|") &&
+		    !strstr(plan, "|claim|"), "share claim by id reads a range "
+		    "of the primary key", plan);
+		snprintf(sql, sizeof sql, "%s?, ?)", mq__sql_claim_update_ids);
+		ok(explain(c->db, sql, "@tok, @age, @s, @q, @q, @id1, @id2", plan,
+		    sizeof plan) == 0, "share UPDATE claim by id: EXPLAIN runs",
+		    plan);
+		printf("# share UPDATE claim by id plan: %s\n", plan);
+		ok(strstr(plan, "|PRIMARY|") && strstr(plan, "|range|") &&
+		    !strstr(plan, "|claim|"), "share UPDATE claim by id reads a "
+		    "range of the primary key", plan);
+	}
 	check(c->db, "claim with nothing due", mq__sql_claim_select,
 	    "@s, @s, @s, @n", "due", "Impossible WHERE");
 	check(c->db, "requeue-stale (all queues)", mq__sql_requeue_pick,
