@@ -295,21 +295,29 @@ insert_one(struct mq_conn *c, struct one *p)
 	return rc;
 }
 
-/* Galera: the wakeup in the push's transaction, on its first try only:
- * pushers on several nodes that wake the same waiter conflict, and a
- * push run again wakes after its commit instead, where a conflict costs
- * nothing (p->in_tx then 0: the waiters are still to wake). */
+/* Galera: after rc, the INSERT of n jobs (n 0: none new), the wakeup in
+ * the push's transaction, on its first try only: pushers on several
+ * nodes that wake the same waiter conflict, and a push run again wakes
+ * after its commit instead, where a conflict costs nothing (*in_tx then
+ * 0: the waiters are still to wake). */
+static enum mq_status
+wake_in_first_try(struct mq_conn *c, enum mq_status rc, const char *queue,
+    size_t n, int *in_tx, int *tries)
+{
+	if (rc == MQ_OK && n && *in_tx && (*tries)++ == 0)
+		return mq__wake_nodes_in_tx(c, queue, n);
+	*in_tx = 0;
+	return rc;
+}
+
 static enum mq_status
 push_one_tx(struct mq_conn *c, void *ctx)
 {
 	struct one *p = ctx;
 	enum mq_status rc = insert_one(c, p);
 
-	if (rc == MQ_OK && !*p->existed && p->in_tx && p->tries++ == 0)
-		rc = mq__wake_nodes_in_tx(c, p->o->queue, 1);
-	else
-		p->in_tx = 0;
-	return rc;
+	return wake_in_first_try(c, rc, p->o->queue, *p->existed ? 0 : 1,
+	    &p->in_tx, &p->tries);
 }
 
 enum mq_status
@@ -393,11 +401,8 @@ flush_tx(struct mq_conn *c, void *ctx)
 	struct mq_batch *b = ctx;
 	enum mq_status rc = mq__execute(c, b->st, b->bind, "cannot push");
 
-	if (rc == MQ_OK && b->wake_in_tx && b->tries++ == 0)
-		rc = mq__wake_nodes_in_tx(c, b->v.o.queue, b->rows);
-	else
-		b->wake_in_tx = 0;
-	return rc;
+	return wake_in_first_try(c, rc, b->v.o.queue, b->rows, &b->wake_in_tx,
+	    &b->tries);
 }
 
 static enum mq_status

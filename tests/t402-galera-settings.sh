@@ -1,0 +1,134 @@
+#!/bin/sh
+# t402-galera-settings.sh: the Galera paths under another node's hostile
+# globals, as t300 runs one server's: node 2 of the cluster gets
+# autocommit off, sql_mode ORACLE, a zone east of UTC, COMMIT that
+# disconnects, one-row select limits, unique and CHECK checks off,
+# read-only transactions by default, idle transactions killed after 1 s,
+# long lock waits, and no server-side retry of a certification failure
+# (wsrep_retry_autocommit=0); an ordinary account's init_connect turns
+# autocommit off and fixes the clock and the next id. On it: a push
+# that wakes another node's waiter in its transaction, a waiter woken
+# by another node's push whose claim deletes its waiter rows, dedup,
+# mq work, fail, and two recounts at once (node 2's and node 3's); the
+# other nodes' tables show exactly what mq printed. The globals are put
+# back at the end (run alone: no other test uses the cluster meanwhile).
+. "$(dirname "$0")/lib.sh"
+galera_cluster
+
+vars="autocommit sql_mode init_connect time_zone completion_type
+  sql_select_limit max_join_size unique_checks check_constraint_checks
+  sql_safe_updates tx_read_only idle_transaction_timeout
+  innodb_lock_wait_timeout lock_wait_timeout max_statement_time
+  div_precision_increment wsrep_retry_autocommit"
+# the statement that puts node 2's globals back as they are now
+restore=$(for v in $vars; do
+  echo "SELECT CONCAT('$v=', IF(@@GLOBAL.$v REGEXP '^[0-9.]+\$', @@GLOBAL.$v, QUOTE(@@GLOBAL.$v)));"
+done | mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root -N -B |
+  paste -sd, -)
+trap 'mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root \
+  -e "SET GLOBAL $restore" >/dev/null 2>&1; t_cleanup' EXIT
+like "$restore" "autocommit=*,wsrep_retry_autocommit=*" \
+  "node 2's globals read, to be put back"
+
+gsql 1 "CREATE USER IF NOT EXISTS app_t402@localhost;
+  GRANT ALL ON \`$T_DB\`.* TO app_t402@localhost"
+gmq 1 init >/dev/null
+mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root -e "SET GLOBAL
+  autocommit=0, sql_mode='ORACLE', time_zone='+05:30',
+  init_connect='SET autocommit=0, timestamp=1, insert_id=3',
+  completion_type=2, sql_select_limit=1, max_join_size=10,
+  unique_checks=0, check_constraint_checks=0, sql_safe_updates=1,
+  tx_read_only=1, idle_transaction_timeout=1,
+  innodb_lock_wait_timeout=1000, lock_wait_timeout=1000,
+  max_statement_time=1, div_precision_increment=0,
+  wsrep_retry_autocommit=0"
+is "$(mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root -N -B \
+  -e "SELECT @@autocommit, @@sql_mode, @@tx_read_only")" \
+  "0	PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ORACLE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS,NO_AUTO_CREATE_USER,SIMULTANEOUS_ASSIGNMENT	1" \
+  "node 2's new sessions start hostile"
+
+: >"$T_TMP/errs"
+# parked N QUEUE: waits (10 s at most) until a waiter of QUEUE parks on
+# node N
+parked() {
+  _i=0
+  while [ "$(gsql "$1" "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`mq_jobs\` $2 */%' AND INFO NOT LIKE '%PROCESSLIST%'")" -lt 1 ] && [ $_i -lt 500 ]; do
+    sleep 0.02; _i=$((_i + 1))
+  done
+}
+# woken WAITER PUSHER QUEUE: a pop --wait on node WAITER, a push on node
+# PUSHER once it is parked; the job popped, and the seconds it waited
+woken() {
+  ( gmq "$1" pop --wait 30s --queue "$3" --receipt-file "$T_TMP/r.$3" \
+      >"$T_TMP/got.$3" 2>>"$T_TMP/errs"; echo $? >"$T_TMP/rc.$3" ) &
+  _p=$!
+  parked "$1" "$3"
+  _t=$(date +%s)
+  gmq "$2" push --queue "$3" "job for $3" >/dev/null 2>>"$T_TMP/errs"
+  wait $_p
+  echo "$(cat "$T_TMP/rc.$3") $(cat "$T_TMP/got.$3") $(($(date +%s) - _t))"
+}
+for way in "1 2 wa" "2 3 wb" "2 2 wc"; do
+  set -- $way
+  r=$(woken "$1" "$2" "$3")
+  like "$r" "0 job for $3 [012]" \
+    "push on node $2 -> pop --wait on node $1: the job within 2 s (got: $r)"
+  expect_status 0 "ack of $3 on node $1" gmq "$1" ack "$(cat "$T_TMP/r.$3")"
+done
+is "$(gsql 3 "SELECT COUNT(*) FROM mq_jobs_waiters")" 0 \
+  "no waiter row is left (the claims deleted theirs)"
+is "$(gsql 1 "SELECT GROUP_CONCAT(state ORDER BY queue) FROM mq_jobs WHERE queue LIKE 'w_'")" \
+  "done,done,done" "the three jobs are done on node 1"
+
+expect_status 0 "push --dedup on node 2" gmq 2 push --queue d --dedup k one
+first=$OUT
+expect_status 0 "push --dedup again on node 2" gmq 2 push --queue d --dedup k two
+is "$OUT" "$first" "the same job (unique_checks off on node 2)"
+expect_status 0 "the same key on node 3" gmq 3 push --queue d --dedup k three
+is "$OUT" "$first" "the same job across nodes"
+is "$(gsql 1 "SELECT COUNT(*), MIN(payload) FROM mq_jobs WHERE queue = 'd'")" \
+  "1	one" "one row, the first payload"
+
+# mq work on node 2 over jobs pushed on nodes 1 and 3; one of them fails
+seq 1 20 | gmq 1 push --lines --queue wk >/dev/null 2>&1
+seq 21 40 | gmq 3 push --lines --queue wk >/dev/null 2>&1
+expect_status 0 "mq work on node 2" gmq 2 work --queue wk --exit-when-empty \
+  --concurrency 3 -- sh -c 'read -r n; echo "$n" >>"$0/ran"; [ "$n" != 7 ]' \
+  "$T_TMP"
+gsql 1 "SELECT 1" >/dev/null
+is "$(sort -n "$T_TMP/ran" | uniq | wc -l | tr -d ' ')" 40 "every job ran"
+is "$(gsql 1 "SELECT state, COUNT(*) FROM mq_jobs WHERE queue = 'wk' GROUP BY state ORDER BY state" | tr '\t\n' ' ')" \
+  "ready 1 done 39 " "39 done, the failed one ready again (node 1)"
+is "$(gsql 3 "SELECT attempts FROM mq_jobs WHERE queue = 'wk' AND state = 'ready'")" \
+  1 "its attempt counted once (node 3)"
+
+# two recounts at once, node 2's (hostile) and node 3's, of counts
+# that another program's rows have made wrong
+gsql 1 "INSERT INTO mq_jobs (queue, state, payload, attempts, finished_at)
+  SELECT 'rc', 'done', 'x', 1, UTC_TIMESTAMP(6) FROM seq_1_to_50"
+( gmq 2 stats --recount --queue rc >/dev/null 2>>"$T_TMP/errs"; echo $? >"$T_TMP/rc2" ) &
+( gmq 3 stats --recount --queue rc >/dev/null 2>>"$T_TMP/errs"; echo $? >"$T_TMP/rc3" ) &
+wait
+is "$(cat "$T_TMP/rc2") $(cat "$T_TMP/rc3")" "0 0" "both recounts succeed"
+gsql 1 "SELECT 1" >/dev/null	# node 1 caught up
+is "$(gmq 1 stats --queue rc | awk '$1 == "rc" { print $6 }')" 50 \
+  "node 1 counts 50 done, not 100"
+
+# an ordinary account, whose init_connect sets autocommit off, the clock
+# to 1970 and the next id to 3
+export MQ_USER=app_t402
+expect_status 0 "push as app_t402 on node 2" gmq 2 push --queue app a1
+id=$OUT
+if [ "$id" != 3 ]; then ok "its id ($id) is the server's, not init_connect's insert_id"
+else not_ok "its id is init_connect's insert_id 3"; fi
+expect_status 0 "pop as app_t402 on node 2" gmq 2 pop --queue app \
+  --receipt-file "$T_TMP/r.app"
+is "$OUT" a1 "the job"
+expect_status 0 "ack as app_t402 on node 2" gmq 2 ack "$(cat "$T_TMP/r.app")"
+is "$(gsql 1 "SELECT state, YEAR(created_at) > 2000 FROM mq_jobs WHERE id = $id")" \
+  "done	1" "done on node 1, with the server's clock"
+unset MQ_USER
+
+is "$(grep -c . "$T_TMP/errs")" 0 "nothing on any stderr"
+grep . "$T_TMP/errs" | sed 's/^/# /'
+done_testing
