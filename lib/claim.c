@@ -8,9 +8,10 @@
  * node's share of the jobs ((id DIV step) MOD nodes = the node's index;
  * step is auto_increment_increment, so that the ids one node gives out
  * spread over every share), in the claim's order within the share, and
- * only jobs of the head's priority; what the share cannot give, the
- * rest of the queue gives (queue by queue, in the order of a preference
- * list). One claim in 64, drawn at random, takes the head of the whole
+ * only jobs of the head's priority, among the first entries of the
+ * queue (a window twice as long as the share should need); what the
+ * share cannot give there, the rest of the queue gives (queue by queue,
+ * in the order of a preference list). One claim in 64, drawn at random, takes the head of the whole
  * queue anyway: a share whose node has no consumers (or an arbitrator's
  * share) is late, never stranded. The share's jobs are picked by a
  * read without locks, then locked by primary key (the ones it needs, in
@@ -23,22 +24,32 @@
 
 #include "claim.h"
 
-/* A node's share of the jobs (Galera): binds step, nodes, index. */
-#define IN_SHARE " AND (id DIV ?) MOD ? = ?"
+/* Whether a job is in the node's share (Galera): binds step, nodes,
+ * index. */
+#define IN_SHARE "(id DIV ?) MOD ? = ?"
 
-/* The share's due jobs of the head's priority, in claim order, read
- * without a lock. Of the head's priority only: a more urgent job in
- * another share is taken by the whole queue's claim, not left behind
- * this share's less urgent ones. (The head: a constant subquery,
- * evaluated once.) */
+/* The head of the queue: its due jobs of the head's priority, in claim
+ * order, read without a lock, each with whether it is in the node's
+ * share. Of the head's priority only: a more urgent job in another
+ * share is taken by the whole queue's claim, not left behind this
+ * share's less urgent ones (the head: a constant subquery, evaluated
+ * once). A window of the head (LIMIT), not the share's jobs wherever
+ * they are: a share with nothing due would make that read walk every
+ * due job of the queue, on every claim (a node whose consumers took
+ * their share first, all consumers on one node). */
 const char mq__sql_claim_share[] =
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
+    "SELECT id, " IN_SHARE " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?") IN_SHARE
+    " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
     " AND priority <= (SELECT priority FROM `{{TABLE}}` FORCE INDEX (claim)"
     "  WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     "  ORDER BY priority, available_at, id LIMIT 1)"
     " ORDER BY priority, available_at, id LIMIT ?";
+
+/* The window: twice the head entries in which, the shares evenly
+ * spread, the share has the candidates a claim wants; at most. */
+#define WINDOW_SPREAD 2
+#define WINDOW_MAX 4096
 
 /* Some of them, locked together by primary key (each that is still due
  * and that nobody here holds), in claim order. No LIMIT: every row it
@@ -142,39 +153,47 @@ mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 }
 
 /* The ids of up to want due jobs of queue in the node's share, in
- * claim order, into ids (*got of them). */
+ * claim order, into ids (*got of them): those in the head's window. */
 static enum mq_status
 share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, uint64_t *ids, size_t *got)
 {
-	MYSQL_BIND in[9], out[1];
+	MYSQL_BIND in[9];
 	unsigned long qlen;
-	uint64_t id;
+	uint32_t window = want * (c->shares ? c->shares : 1) * WINDOW_SPREAD;
+	uint64_t *head;
+	unsigned char *mine;
+	size_t n = 0, i;
 	MYSQL_STMT *st;
 	enum mq_status rc;
-	int i;
 
 	*got = 0;
-	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL)
-		return c->err.status;
-	for (i = 0; i < 3; i++)
+	if (window > WINDOW_MAX)
+		window = want > WINDOW_MAX ? want : WINDOW_MAX;
+	head = malloc(window * sizeof *head);
+	mine = malloc(window);
+	if (head == NULL || mine == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL) {
+		rc = c->err.status;
+		goto out;
+	}
+	bind_share(c, cl, &in[0]);
+	for (i = 3; i < 8; i++)
 		mq__bind_str(&in[i], queue, &qlen);
-	bind_share(c, cl, &in[3]);
-	mq__bind_str(&in[6], queue, &qlen);
-	mq__bind_str(&in[7], queue, &qlen);
-	mq__bind_u32(&in[8], &want);
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], &id);
-	rc = mq__execute(c, st, in, "cannot claim");
-	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
-		rc = mq__dberr(c, st, "cannot claim");
-	while (rc == MQ_OK && (i = mysql_stmt_fetch(st)) == 0 && *got < want)
-		ids[(*got)++] = id;
-	if (rc == MQ_OK && i == 1)
-		rc = mq__dberr(c, st, "cannot claim");
+	mq__bind_u32(&in[8], &window);
+	rc = mq__select_ids(c, st, in, head, mine, window, &n);
 	if (rc == MQ_OK)
 		mysql_stmt_free_result(st);
 	mq__release(c, st);
+	for (i = 0; i < n && *got < want; i++)
+		if (mine[i])
+			ids[(*got)++] = head[i];
+out:
+	free(head);
+	free(mine);
 	return rc;
 }
 
