@@ -9,15 +9,16 @@
  * step is auto_increment_increment, so that the ids one node gives out
  * spread over every share), in the claim's order within the share, and
  * only jobs of the head's priority, among the first entries of the
- * queue (a window twice as long as the share should need); what the
+ * queue (a window 8 times as long as the share should need); what the
  * share cannot give there, the rest of the queue gives (queue by queue,
- * in the order of a preference list). One claim in 64, drawn at random, takes the head of the whole
- * queue anyway: a share whose node has no consumers (or an arbitrator's
- * share) is late, never stranded. The share's jobs are picked by a
- * read without locks, then locked by primary key (the ones it needs, in
- * one statement): a locking read of the claim index would lock, if only
- * for an instant, the other shares' rows it passes, and another node's
- * claim of one of them, applied here, would then abort this one.
+ * in the order of a preference list). One claim in 64, drawn at random,
+ * takes the head of the whole queue anyway: a share whose node has no
+ * consumers (or an arbitrator's share) is late, never stranded. The
+ * share's jobs are picked by a read without locks, then locked by
+ * primary key (the ones it needs, in one statement): a locking read of
+ * the claim index would lock, if only for an instant, the other shares'
+ * rows it passes, and another node's claim of one of them, applied
+ * here, would then abort this one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,12 @@ const char mq__sql_claim_share[] =
     "  ORDER BY priority, available_at, id LIMIT 1)"
     " ORDER BY priority, available_at, id LIMIT ?";
 
-/* The window: twice the head entries in which, the shares evenly
- * spread, the share has the candidates a claim wants; at most. */
-#define WINDOW_SPREAD 2
+/* The window: 8 times the head entries in which, the shares evenly
+ * spread, the share has the candidates a claim wants (a node whose
+ * consumers are ahead of the others' still finds its own jobs there),
+ * at most WINDOW_MAX entries, and never fewer than the candidates. A
+ * node whose share is empty reads that many entries per claim. */
+#define WINDOW_SPREAD 8
 #define WINDOW_MAX 4096
 
 /* Some of them, locked together by primary key (each that is still due
@@ -63,6 +67,14 @@ const char mq__sql_claim_ids_tail[] =
 
 /* Spare candidates: the ones other consumers of this node take first. */
 #define SHARE_SPARE 8
+
+/* The candidates to read for a claim of limit jobs. */
+static uint32_t
+candidates_for(uint32_t limit)
+{
+	return limit < UINT32_MAX - SHARE_SPARE ? limit + SHARE_SPARE :
+	    UINT32_MAX;
+}
 
 /* The same, by an UPDATE claim (autocommitted: a deadlock rolls it back
  * whole). */
@@ -160,7 +172,9 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	MYSQL_BIND in[9];
 	unsigned long qlen;
-	uint32_t window = want * (c->shares ? c->shares : 1) * WINDOW_SPREAD;
+	uint64_t spread = (uint64_t)want * (c->shares ? c->shares : 1) *
+	    WINDOW_SPREAD;
+	uint32_t window = spread < WINDOW_MAX ? (uint32_t)spread : WINDOW_MAX;
 	uint64_t *head;
 	unsigned char *mine;
 	size_t n = 0, i;
@@ -168,8 +182,8 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	enum mq_status rc;
 
 	*got = 0;
-	if (window > WINDOW_MAX)
-		window = want > WINDOW_MAX ? want : WINDOW_MAX;
+	if (window < want)
+		window = want;
 	head = malloc(window * sizeof *head);
 	mine = malloc(window);
 	if (head == NULL || mine == NULL) {
@@ -212,7 +226,7 @@ mq__claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	MYSQL_BIND pre[2];
 	unsigned long qlen;
-	uint32_t want = limit + SHARE_SPARE;
+	uint32_t want = candidates_for(limit);
 	uint64_t *ids;
 	size_t got, i, k, goal = cl->n + limit;
 	enum mq_status rc;
@@ -240,7 +254,7 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	MYSQL_BIND pre[5];
 	unsigned long len[2], qlen;
-	uint32_t want = limit + SHARE_SPARE;
+	uint32_t want = candidates_for(limit);
 	uint64_t *ids, affected;
 	int64_t lease;
 	size_t n, i, k;

@@ -57,7 +57,7 @@ enum mq_status mq__claim_share_locked(struct mq_conn *c, struct claim *cl,
     const char *queue, uint32_t limit);
 
 /* Galera, UPDATE claims: up to limit jobs of the node's share of queue,
- * each leased with cl->token in a statement of its own; *got of them. */
+ * leased with cl->token by primary key; *got of them. */
 enum mq_status mq__claim_share_update(struct mq_conn *c, struct claim *cl,
     const char *queue, uint32_t limit, uint64_t *got);
 

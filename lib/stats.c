@@ -25,15 +25,15 @@ const char mq__sql_stats_queues[] =
  * and of the claim index. Only a range's ends are compared with the
  * clock: a test of each entry, as in SUM(available_at <= now), costs
  * more than reading it (29 ms against 20 for 100,000 scheduled jobs).
- * An aggregate without GROUP BY gives its row even for no jobs, so the
- * queue's name is the one bound (binds the queue five times). */
+ * An aggregate without GROUP BY gives its row even for no jobs, with no
+ * queue: the rows are the bound queue's (binds it three times). */
 const char mq__sql_stats_live[] =
-    "SELECT ?, 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
+    "SELECT '', 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
     "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
     " COUNT(*), COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(available_at), "
     MQ_SQL_NOW "), 0)"
     " FROM `{{TABLE}}` FORCE INDEX (due) WHERE " MQ_SQL_DUE_ROW("?")
-    " UNION ALL SELECT ?, 'leased', COUNT(*), 0, 0"
+    " UNION ALL SELECT '', 'leased', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'leased'";
 
@@ -155,7 +155,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
     const struct mq_queue_stats *queue, unsigned nq, const char *want,
     struct acc *a, uint64_t *archived)
 {
-	MYSQL_BIND in[5], out[5];
+	MYSQL_BIND in[3], out[5];
 	unsigned long qlen, len[2];
 	char q[MQ_QUEUE_MAX + 1], state[16];
 	uint64_t n, due;
@@ -193,6 +193,11 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		rc = mq__dberr(c, st, "cannot read statistics");
 	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
 	    r == MYSQL_DATA_TRUNCATED)) {
+		if (part == LIVE) {	/* the bound queue's rows */
+			len[0] = queue->queue_len < sizeof q - 1 ?
+			    queue->queue_len : sizeof q - 1;
+			memcpy(q, queue->queue, len[0]);
+		}
 		if (len[0] > sizeof q - 1)
 			len[0] = sizeof q - 1;
 		q[len[0]] = '\0';
@@ -297,7 +302,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
 		cur = a.qs[i];	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 5, NULL, &a,
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 3, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)

@@ -190,7 +190,7 @@ main(void)
 		ok(explain(c->db, sql, "@q, @q, @id1, @id2", plan,
 		    sizeof plan) == 0, "share claim by id: EXPLAIN runs", plan);
 		printf("# share claim by id plan: %s\n", plan);
-		ok(strstr(plan, "|PRIMARY|") && strstr(plan, "|range|") &&
+		ok(strstr(plan, "|explain_jobs|range|PRIMARY|PRIMARY|") &&
 		    !strstr(plan, "|claim|"), "share claim by id reads a range "
 		    "of the primary key", plan);
 		snprintf(sql, sizeof sql, "%s?, ?)", mq__sql_claim_update_ids);
@@ -198,7 +198,7 @@ main(void)
 		    sizeof plan) == 0, "share UPDATE claim by id: EXPLAIN runs",
 		    plan);
 		printf("# share UPDATE claim by id plan: %s\n", plan);
-		ok(strstr(plan, "|PRIMARY|") && strstr(plan, "|range|") &&
+		ok(strstr(plan, "|explain_jobs|range|PRIMARY|PRIMARY|") &&
 		    !strstr(plan, "|claim|"), "share UPDATE claim by id reads a "
 		    "range of the primary key", plan);
 	}
@@ -223,10 +223,23 @@ main(void)
 	 * done and dead entries are never read */
 	check(c->db, "stats: the queues", mq__sql_stats_queues, "",
 	    "claim", "Using index for group-by");
-	check(c->db, "stats: a queue's ready jobs", mq__sql_stats_live,
-	    "@q, @q, @q, @q, @q", "due", "|range|");
-	check(c->db, "stats: a queue's leased jobs", mq__sql_stats_live,
-	    "@q, @q, @q, @q, @q", "claim", "|ref|");
+	check(c->db, "stats: a queue's live jobs", mq__sql_stats_live,
+	    "@q, @q, @q", "due", "|explain_jobs|range|due|due|");
+	{
+		/* each of its three reads a range: due, scheduled, leased */
+		char plan[4096], *p;
+		int ranges = 0;
+		explain(c->db, mq__sql_stats_live, "@q, @q, @q", plan,
+		    sizeof plan);
+		for (p = plan; (p = strstr(p, "|explain_jobs|range|due|due|"));
+		    p++)
+			ranges++;
+		ok(ranges == 2 && strstr(plan,
+		    "|explain_jobs|ref|claim|claim|") &&
+		    !strstr(plan, "|index|") && !strstr(plan, "|ALL|"),
+		    "stats: two ranges of the due index, one of the claim "
+		    "index, no scan", plan);
+	}
 	{
 		/* several acks: by primary key, not the lease index */
 		char ack[512];
