@@ -77,7 +77,7 @@ candidates_for(uint32_t limit)
 }
 
 /* The same, by an UPDATE claim (autocommitted: a deadlock rolls it back
- * whole). */
+ * whole, and mq__exec_ids runs it again). */
 const char mq__sql_claim_update_ids[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (PRIMARY)" CLAIM_SET
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND id IN (";
@@ -258,7 +258,6 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 	uint64_t *ids, affected;
 	int64_t lease;
 	size_t n, i, k;
-	unsigned attempt;
 	enum mq_status rc;
 
 	*got = 0;
@@ -270,13 +269,8 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 	mq__bind_str(&pre[4], queue, &qlen);
 	for (i = 0; rc == MQ_OK && i < n && *got < limit; i += k) {
 		k = limit - *got < n - i ? limit - *got : n - i;
-		for (attempt = 0;; attempt++) {
-			rc = mq__exec_ids(c, mq__sql_claim_update_ids, pre, 5,
-			    ids + i, k, &affected);
-			if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
-				break;
-			mq__backoff(attempt);
-		}
+		rc = mq__exec_ids(c, mq__sql_claim_update_ids, pre, 5, ids + i,
+		    k, &affected);
 		if (rc == MQ_OK)
 			*got += affected;
 	}

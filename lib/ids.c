@@ -123,7 +123,11 @@ mq__query_ids(struct mq_conn *c, const char *what, const char *head,
 		rc = c->err.status;
 		goto out;
 	}
-	rc = mq__execute(c, st, b, what);
+	/* alone, a statement that a deadlock or a certification failure
+	 * rolled back whole runs again; in a transaction, the transaction
+	 * does (mq__in_tx) */
+	rc = c->in_tx ? mq__execute(c, st, b, what) :
+	    mq__execute_retry(c, st, b, what);
 	if (rc == MQ_OK && read)
 		rc = read(c, st, ctx);
 	mq__release(c, st);

@@ -207,8 +207,8 @@ enum mq_status mq__select_ids(struct mq_conn *c, MYSQL_STMT *st,
     size_t *n);
 
 /* Executes head followed by "?,?,...?)" for the n ids (n >= 1), with
- * the npre parameters of head bound first; *affected gets the rows
- * changed. head is a template ({{TABLE}}) ending in "id IN (". Lists of
+ * the npre parameters of head bound first (outside a transaction, run
+ * again as mq__execute_retry does); *affected gets the rows changed. head is a template ({{TABLE}}) ending in "id IN (". Lists of
  * up to MQ_IDS_KEPT ids are padded to a power of two (mq__padded) and
  * their statements kept. */
 #define MQ_IDS_KEPT 64
