@@ -188,7 +188,7 @@ void put_shell_quoted(const unsigned char *p, size_t n);
  * as mq writes one), else put_shell_quoted. */
 void put_shell_word(const unsigned char *p, size_t n);
 
-/* A job's fields as JSON members, without braces (job_json.c). */
+/* A job's fields as JSON members, without braces (util/job_json.c). */
 void put_job_json(const struct mq_job_info *j);
 
 /* Reports a malformed receipt and exits 65. */
@@ -198,7 +198,7 @@ void receipt_error(const char *cmd, const char *arg)
 #endif
     ;
 
-/* A human table (table.c): row by row, column 0 a name from the table
+/* A human table (util/table.c): row by row, column 0 a name from the table
  * (shown as put_text() shows it, left-aligned), the others short cells
  * mq wrote (numbers, units), right-aligned; each column as wide as its
  * widest cell or header. */
@@ -212,7 +212,7 @@ struct table_row {
 void table_print(const char *const *head, size_t cols,
     const struct table_row *r, size_t n);
 
-/* Progress of long work on stderr (progress.c): a line rewritten in place
+/* Progress of long work on stderr (util/progress.c): a line rewritten in place
  * when stderr is a terminal, then a summary unless quiet:
  * "mq CMD: DONE N jobs in 3s (400/s)". */
 struct progress {

@@ -1,5 +1,5 @@
 /*
- * units.h: human units for tables and messages (units.c): no database,
+ * units.h: human units for tables and messages (util/units.c): no database,
  * no stdio, so that a unit test links it alone.
  */
 #ifndef MQ_UNITS_H

@@ -1,5 +1,5 @@
 /*
- * test-units.c: unit tests of cmd/units.c, the human durations of
+ * test-units.c: unit tests of cmd/util/units.c, the human durations of
  * tables and messages (mq(1) OUTPUT). TAP on stdout; no server.
  */
 #include <stdio.h>
