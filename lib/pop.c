@@ -204,16 +204,40 @@ any_due(struct mq_conn *c, const char *queue)
 	return rc == MQ_OK && !due ? MQ_EMPTY : rc;
 }
 
+/* The UPDATE claim of up to limit jobs of queue's head; *got leased. */
 static enum mq_status
-claim_update(struct mq_conn *c, struct claim *cl)
+update_head(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit, uint64_t *got)
 {
 	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
-	uint64_t got = 0, k, mine;
-	uint32_t limit;
 	int64_t lease;
 	MYSQL_STMT *st;
-	enum mq_status rc = MQ_OK;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+		return c->err.status;
+	mq__claim_bind_lease(c, cl, in, len, &lease);
+	mq__bind_str(&in[3], queue, &qlen);
+	mq__bind_str(&in[4], queue, &qlen);
+	mq__bind_u32(&in[5], &limit);
+	rc = mq__execute_retry(c, st, in, "cannot claim");
+	*got = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
+	mq__release(c, st);
+	return rc;
+}
+
+/* Each queue of the list: its node's share (Galera), then its head,
+ * each an UPDATE that commits by itself, then a read of what they
+ * leased. Jobs leased and read are the caller's even when a later
+ * statement fails (another queue's lock wait, a lost connection): left
+ * out of the answer, they would wait out their lease, held by nobody. */
+static enum mq_status
+claim_update(struct mq_conn *c, struct claim *cl)
+{
+	uint64_t got = 0, k, mine;
+	uint32_t limit;
+	enum mq_status rc = MQ_OK, read;
 	size_t q;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
@@ -223,29 +247,23 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			continue;
 		}
 		if (rc != MQ_OK)
-			return rc;
+			break;
 		limit = cl->o->count - (uint32_t)got;
-		mine = 0;
-		if (cl->share && (rc = mq__claim_share_update(c, cl,
-		    cl->queues[q], limit, &mine)) != MQ_OK)
-			return rc;
-		k = 0;
-		if ((limit -= (uint32_t)mine) > 0) {
-			if ((st = mq__prepare(c, sql_claim_update)) == NULL)
-				return c->err.status;
-			mq__claim_bind_lease(c, cl, in, len, &lease);
-			mq__bind_str(&in[3], cl->queues[q], &qlen);
-			mq__bind_str(&in[4], cl->queues[q], &qlen);
-			mq__bind_u32(&in[5], &limit);
-			rc = mq__execute_retry(c, st, in, "cannot claim");
-			k = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
-			mq__release(c, st);
-		}
-		if (rc == MQ_OK && k + mine > 0) {
+		k = mine = 0;
+		if (cl->share)
+			rc = mq__claim_share_update(c, cl, cl->queues[q],
+			    limit, &mine);
+		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0)
+			rc = update_head(c, cl, cl->queues[q], limit, &k);
+		if (k + mine > 0) {	/* committed: read, whatever failed */
 			got += k + mine;
-			rc = read_claimed(c, cl, cl->queues[q]);
+			read = read_claimed(c, cl, cl->queues[q]);
+			if (rc == MQ_OK)
+				rc = read;
 		}
 	}
+	if (cl->n > 0)
+		return MQ_OK;
 	if (rc == MQ_OK && got == 0)
 		rc = MQ_EMPTY;
 	return rc;

@@ -104,6 +104,37 @@ is "$MQ_PAYLOAD_BASE64" "YQBi" "--shell: NUL payload comes as MQ_PAYLOAD_BASE64"
 expect_status 64 "raw form with --count 2" "$MQ" pop --count 2
 expect_status 64 "--shell with --json" "$MQ" pop --shell --json
 expect_status 64 "bad --claim" "$MQ" pop --claim nowait
+# An UPDATE claim over a list commits queue by queue: jobs it leased in
+# the first queue are handed out even when the next queue's UPDATE then
+# fails (here: waits on a row another session locks, 1205 after every
+# retry). Before: exit 75, and the first queue's job held by nobody
+# until its lease ran out.
+"$MQ" push --queue ul_b held >/dev/null
+"$MQ" push --queue ul_a first >/dev/null
+hid=$(sql "SELECT id FROM mq_jobs WHERE queue = 'ul_b'")
+mariadb --no-defaults --socket="$MQ_SOCKET" -uroot "$T_DB" -e "SET SESSION
+  TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN; SELECT id FROM mq_jobs
+  WHERE id = $hid FOR UPDATE; SELECT SLEEP(30)" >/dev/null 2>&1 &
+locker=$!
+i=0
+until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.INNODB_TRX t
+    JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+    WHERE p.DB = '$T_DB' AND p.INFO LIKE 'SELECT SLEEP(30)%'")" = 1 ] ||
+    [ $i -ge 100 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+out=$("$MQ" pop --claim update --queue ul_a,ul_b --count 2 --wait 1s \
+  --json 2>"$T_TMP/ul.err")
+is "$?" 0 "update claim, a later queue's lock wait fails: exit 0"
+like "$out" '{"id":*"queue":"ul_a"*"payload":"first"}' \
+  "the first queue's job is handed out"
+is "$(sql "SELECT state FROM mq_jobs WHERE queue = 'ul_a'")" leased \
+  "and leased"
+is "$(sql "SELECT state, lease_token IS NULL FROM mq_jobs WHERE id = $hid")" \
+  "$(printf 'ready\t1')" "the locked job is untouched"
+is "$(cat "$T_TMP/ul.err")" "" "nothing on stderr"
+kill "$locker" 2>/dev/null
+wait "$locker" 2>/dev/null
 expect_status 64 "bad --lease" "$MQ" pop --lease 0s
 expect_status 64 "bad --count" "$MQ" pop --count 0
 expect_status 64 "bad --queue" "$MQ" pop --queue 'x`y'
