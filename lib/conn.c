@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,10 +196,32 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 	}
 }
 
+/* Why the option file cannot be used, or NULL. A regular file, or
+ * /dev/null (no options): the client library would read a FIFO or
+ * another device (/dev/zero) for ever, and pass over a directory in
+ * silence. */
+static const char *
+option_file_unusable(const char *path)
+{
+	struct stat st, null;
+
+	if (stat(path, &st) != 0)
+		return strerror(errno);
+	if (S_ISDIR(st.st_mode))
+		return strerror(EISDIR);
+	if (!S_ISREG(st.st_mode) && !(stat("/dev/null", &null) == 0 &&
+	    st.st_dev == null.st_dev && st.st_ino == null.st_ino))
+		return "not a regular file";
+	if (access(path, R_OK) != 0)
+		return strerror(errno);
+	return NULL;
+}
+
 struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
 	struct mq_conn *c;
+	const char *why;
 	unsigned timeout = 10, io_timeout = o->long_statements ?
 	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
 	char host[200];
@@ -208,11 +231,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		timeout = o->connect_timeout_s;
 	if (o->read_timeout_s)
 		io_timeout = o->read_timeout_s;
-	if (o->defaults_file && access(o->defaults_file, R_OK) != 0) {
+	if (o->defaults_file && (why = option_file_unusable(o->defaults_file))) {
 		err->status = MQ_ECONFIG;
 		snprintf(err->msg, sizeof err->msg,
-		    "cannot read option file '%s': %s", o->defaults_file,
-		    strerror(errno));
+		    "cannot read option file '%s': %s", o->defaults_file, why);
 		return NULL;
 	}
 	mq__client_init(o);

@@ -64,6 +64,7 @@ mq__classify(unsigned err)
 		return MQ_ESCHEMA;
 	case ER_NO_DB_ERROR:		/* 1046 */
 	case ER_BAD_DB_ERROR:		/* 1049 */
+	case ER_WRONG_DB_NAME:		/* 1102: no such database either */
 		return MQ_ECONFIG;
 	case ER_NET_PACKET_TOO_LARGE:	/* 1153 */
 		return MQ_ETOOBIG;

@@ -63,6 +63,15 @@ expect_status 69 "init with the server down" "$MQ" init --socket "$T_TMP/no.sock
 # configuration (78)
 expect_status 78 "missing option file" "$MQ" --defaults-file "$T_TMP/nope.cnf" pop
 like "$ERR" "mq pop: cannot read option file '$T_TMP/nope.cnf'*" "message names the file"
+# an option file that is not a file: a FIFO or /dev/zero would be read
+# for ever (before: a hang), a directory passed over (before: status 0)
+mkfifo "$T_TMP/fifo.cnf"
+expect_status 78 "a FIFO as option file" timeout 20 "$MQ" --defaults-file "$T_TMP/fifo.cnf" stats
+like "$ERR" "mq stats: cannot read option file '$T_TMP/fifo.cnf': not a regular file" "message says why"
+expect_status 78 "/dev/zero as option file" timeout 20 "$MQ" --defaults-file /dev/zero stats
+expect_status 78 "a directory as option file" "$MQ" --defaults-file "$T_TMP" stats
+like "$ERR" "*: Is a directory" "message says it is a directory"
+expect_status 0 "/dev/null as option file: none" "$MQ" --defaults-file /dev/null stats
 expect_status 78 "missing table" "$MQ" pop --table nosuch
 like "$ERR" "mq pop: table '$T_DB.nosuch' does not exist: run 'mq init' to create it" \
   "message says to run mq init"
@@ -79,6 +88,10 @@ expect_status 78 "no database selected" env -u MQ_DATABASE "$MQ" pop
 like "$ERR" "mq pop: no database selected*" "message says so"
 expect_status 78 "unknown database" "$MQ" pop --database no_such_db
 like "$ERR" "*Unknown database 'no_such_db' (error 1049, SQLSTATE 42000)" "server error quoted with its code"
+# a name the server refuses is no database either (before: status 69,
+# as if the server were down)
+expect_status 78 "a database name with a trailing space" "$MQ" pop --database 'x '
+like "$ERR" "*(error 1102, SQLSTATE 42000)" "the server's error quoted"
 
 # access denied (77): credentials from an option file
 sql_root "DROP USER IF EXISTS 'mq_t050'@'localhost'; CREATE USER 'mq_t050'@'localhost' IDENTIFIED BY 'right-pw'"
