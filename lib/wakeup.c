@@ -79,11 +79,13 @@ static const char sql_park_locked[] =
 
 /* A text query (one round trip, after every push): the pattern is made
  * of the validated table and queue names, '%' and '!'; the limit is a
- * number. */
+ * number. Compared byte for byte: queue names are (ascii_bin), and INFO's
+ * own collation would wake a waiter on "jobs" for a push to "JOBS". */
 static const char sql_waiters[] =
     "SELECT ID FROM information_schema.PROCESSLIST"
     " WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
-    " AND INFO LIKE '%s' ESCAPE '!' ORDER BY TIME DESC, ID LIMIT %llu";
+    " AND CAST(INFO AS BINARY) LIKE '%s' ESCAPE '!'"
+    " ORDER BY TIME DESC, ID LIMIT %llu";
 
 /* Longest park in one statement, and the first one after a claim. */
 #define WAIT_MAX_US 1000000

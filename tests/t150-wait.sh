@@ -62,6 +62,27 @@ is "$(for f in "$T_TMP"/w3.*; do cat "$f"; echo; done | sort | tr '\n' ' ')" \
   "one three two " "each waiter got one job"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'w3' AND state = 'leased'")" 3 "all three claimed once"
 
+# queue names are case-sensitive (ascii_bin), and so is the wakeup: a
+# push to CW kills the park of CW's waiter, not that of the older waiter
+# of cw (before: the pattern matched both, the oldest first)
+"$MQ" pop --queue cw --wait 30s >/dev/null 2>&1 &
+lo=$!
+until_parked cw 1
+"$MQ" pop --queue CW --wait 30s >"$T_TMP/gotCW" 2>/dev/null &
+up=$!
+until_parked cw 2	# LIKE here: both names
+upid=$(sql_root "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND CAST(INFO AS BINARY) LIKE '%mq-wait \`mq_jobs\` CW */%SLEEP%'")
+logfile=$(sql_root "SELECT @@GLOBAL.general_log_file")
+sql_root "SET GLOBAL general_log_file = '$T_TMP/general.log'; SET GLOBAL general_log = 1"
+"$MQ" push --queue CW upper >/dev/null
+sql_root "SET GLOBAL general_log = 0; SET GLOBAL general_log_file = '$logfile'"
+wait $up
+is "$?:$(cat "$T_TMP/gotCW")" "0:upper" "CW's waiter gets the job pushed to CW"
+like "$(grep -o 'KILL QUERY [0-9]*' "$T_TMP/general.log" | tr '\n' ' ')" \
+  "KILL QUERY $upid " "the push killed CW's park (connection $upid) only"
+kill $lo 2>/dev/null
+wait $lo 2>/dev/null
+
 # a pusher that may not see the waiters: no kill, still delivered
 sql_root "DROP USER IF EXISTS 'mq_t150'@'localhost'; CREATE USER 'mq_t150'@'localhost'; GRANT SELECT, INSERT ON \`$T_DB\`.* TO 'mq_t150'@'localhost'"
 "$MQ" pop --queue w4 --wait 30s >"$T_TMP/got4" 2>/dev/null &
