@@ -45,12 +45,14 @@ INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 SQL;
 const SQL_LIVE_KEY = <<<'SQL'
-SELECT id FROM `mq_jobs` WHERE dedup_unique = CONCAT(?, '/', ?)
+SELECT id, queue FROM `mq_jobs`
+ WHERE dedup_unique = CONCAT(?, '/', ?)
 SQL;
 const SQL_WAITERS = <<<'SQL'
 SELECT ID FROM information_schema.PROCESSLIST
  WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-   AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?
+   AND CAST(INFO AS BINARY) LIKE ? ESCAPE '!'
+ ORDER BY TIME DESC, ID LIMIT ?
 SQL;
 const SQL_KILL = <<<'SQL'
 KILL QUERY ?
@@ -187,10 +189,13 @@ function push(PDO $db, array $o, string $payload): array
 			if (code($e) != 1062 || $o['dedup'] === null)
 				throw $e;
 		}
-		$id = run($db, SQL_LIVE_KEY, $t, [$o['queue'], $o['dedup']])
-		    ->fetchColumn();
-		if ($id !== false)
-			return [(int)$id, true];
+		$row = run($db, SQL_LIVE_KEY, $t, [$o['queue'], $o['dedup']])
+		    ->fetch(PDO::FETCH_NUM);
+		if ($row !== false && $row[1] !== $o['queue'])	/* a foreign row */
+			throw new Fail("the dedup key is held by job $row[0], which "
+			    . "is not of queue '{$o['queue']}'", 70);
+		if ($row !== false)
+			return [(int)$row[0], true];
 	}
 	throw new Fail('the dedup key is taken and freed too fast: try again',
 	    75);

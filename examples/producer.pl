@@ -45,12 +45,14 @@ INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 SQL
 use constant SQL_LIVE_KEY => <<'SQL';
-SELECT id FROM `mq_jobs` WHERE dedup_unique = CONCAT(?, '/', ?)
+SELECT id, queue FROM `mq_jobs`
+ WHERE dedup_unique = CONCAT(?, '/', ?)
 SQL
 use constant SQL_WAITERS => <<'SQL';
 SELECT ID FROM information_schema.PROCESSLIST
  WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-   AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?
+   AND CAST(INFO AS BINARY) LIKE ? ESCAPE '!'
+ ORDER BY TIME DESC, ID LIMIT ?
 SQL
 use constant SQL_KILL => <<'SQL';
 KILL QUERY ?
@@ -165,8 +167,13 @@ sub push_job {
 		return ($id, 0) if defined $id;
 		die $@ if ref $@ || ($db->err // 0) != 1062 ||
 		    !defined $o->{dedup};
-		($id) = run($db, SQL_LIVE_KEY, $t, $o->{queue}, $o->{dedup})
-		    ->fetchrow_array;
+		my $queue;
+		($id, $queue) = run($db, SQL_LIVE_KEY, $t, $o->{queue},
+		    $o->{dedup})->fetchrow_array;
+		# a foreign row: its queue name has a '/'
+		fail_with("the dedup key is held by job $id, which is not of "
+		    . "queue '$o->{queue}'", 70)
+		    if defined $id && $queue ne $o->{queue};
 		return ($id, 1) if defined $id;
 	}
 	fail_with('the dedup key is taken and freed too fast: try again', 75);

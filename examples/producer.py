@@ -50,12 +50,14 @@ INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   UTC_TIMESTAMP(6), ?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 """
 SQL_LIVE_KEY = """
-SELECT id FROM `mq_jobs` WHERE dedup_unique = CONCAT(?, '/', ?)
+SELECT id, queue FROM `mq_jobs`
+ WHERE dedup_unique = CONCAT(?, '/', ?)
 """
 SQL_WAITERS = """
 SELECT ID FROM information_schema.PROCESSLIST
  WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-   AND INFO LIKE ? ESCAPE '!' ORDER BY TIME DESC, ID LIMIT ?
+   AND CAST(INFO AS BINARY) LIKE ? ESCAPE '!'
+ ORDER BY TIME DESC, ID LIMIT ?
 """
 SQL_KILL = """
 KILL QUERY ?
@@ -153,6 +155,9 @@ def push(db, o, payload):
             if e.args[0] != ER_DUP_ENTRY or key is None:
                 raise
         row = execute(db, SQL_LIVE_KEY, (o.queue, key), o.table).fetchone()
+        if row and row[1] != o.queue:   # a foreign row: its queue has a '/'
+            raise Fail("the dedup key is held by job %d, which is not of "
+                       "queue '%s'" % (row[0], o.queue), 70)
         if row:
             return row[0], True
     raise Fail("the dedup key is taken and freed too fast: try again", 75)

@@ -28,12 +28,13 @@ static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
  * dedup_unique): ON DUPLICATE KEY UPDATE would need UPDATE on every column,
  * and so let a producer rewrite any job. */
 static const char sql_live_key[] =
-    "SELECT id FROM `{{TABLE}}` WHERE dedup_unique = CONCAT(?, '/', ?)";
+    "SELECT id, queue FROM `{{TABLE}}`"
+    " WHERE dedup_unique = CONCAT(?, '/', ?)";
 /* The same read as schema 7 made it, for a producer role granted before
  * schema 8 (SELECT on dedup_live, not on dedup_unique: error 1143): the
  * right id still, by the list index instead of the unique one. */
 static const char sql_live_key_7[] =
-    "SELECT id FROM `{{TABLE}}` WHERE queue = ? AND dedup_live = ?";
+    "SELECT id, queue FROM `{{TABLE}}` WHERE queue = ? AND dedup_live = ?";
 
 /* Rows per multi-row INSERT, and bytes of payload per batch. */
 #define BATCH_ROWS 1000
@@ -213,13 +214,17 @@ init_shared(struct shared *v, const struct mq_push_opts *o)
 }
 
 /* The id of the live job with o->dedup by the read sql: MQ_OK, or
- * MQ_EMPTY if none. */
+ * MQ_EMPTY if none. The key's job must be of this queue: queue '/' key
+ * is unique only over queue names without a '/', and a row another
+ * program wrote with the table's checks off (a session may turn them
+ * off) may hold "a/b" '/' "c" against queue "a" and key "b/c". */
 static enum mq_status
 live_key_by(struct mq_conn *c, const char *sql, const struct mq_push_opts *o,
     uint64_t *id)
 {
-	MYSQL_BIND in[2], out[1];
-	unsigned long qlen, klen = (unsigned long)strlen(o->dedup);
+	MYSQL_BIND in[2], out[2];
+	unsigned long qlen, klen = (unsigned long)strlen(o->dedup), holder_len;
+	char holder[MQ_QUEUE_MAX + 1];
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int r;
@@ -231,6 +236,10 @@ live_key_by(struct mq_conn *c, const char *sql, const struct mq_push_opts *o,
 	rc = mq__execute(c, st, in, "cannot read the live job's id");
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], id);
+	out[1].buffer_type = MYSQL_TYPE_STRING;
+	out[1].buffer = holder;
+	out[1].buffer_length = sizeof holder;
+	out[1].length = &holder_len;
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot read the live job's id");
 	if (rc == MQ_OK) {
@@ -239,6 +248,12 @@ live_key_by(struct mq_conn *c, const char *sql, const struct mq_push_opts *o,
 			rc = MQ_EMPTY;
 		else if (r == 1)
 			rc = mq__dberr(c, st, "cannot read the live job's id");
+		else if (holder_len != strlen(o->queue) ||
+		    memcmp(holder, o->queue, holder_len) != 0)
+			rc = mq__fail(c, MQ_EDB, "the dedup key is held by job "
+			    "%llu, which is not of queue '%s' (a row mq did not "
+			    "write: its queue name has a '/')",
+			    (unsigned long long)*id, o->queue);
 	}
 	mq__release(c, st);
 	return rc;

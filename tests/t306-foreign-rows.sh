@@ -185,6 +185,22 @@ is "$(sql "SELECT dedup_live IS NULL FROM mq_jobs WHERE payload = 'done-key'")" 
 run "$MQ" push --queue d --dedup k again
 is "$RC:$(sql "SELECT payload FROM mq_jobs WHERE id = '$OUT'")" "0:again" "and a push with the key makes a new job"
 
+# a queue name with a '/' makes queue '/' key ambiguous: a row of queue
+# "mail/nightly" with key "report" holds the unique slot of queue "mail"
+# with key "nightly/report". A push with that key is refused, not
+# answered with the foreign row's id (before: status 0 and that id, and
+# the job never ran)
+nocheck "INSERT INTO mq_jobs (queue, payload, dedup_key) VALUES ('mail/nightly', 'squat', 'report')"
+squat=$(sql "SELECT id FROM mq_jobs WHERE queue = 'mail/nightly'")
+expect_status 70 "a dedup key held by another queue's row: refused" \
+  "$MQ" push --queue mail --dedup nightly/report 'real job'
+is "$OUT" "" "no id printed"
+like "$ERR" "mq push: the dedup key is held by job $squat, which is not of queue 'mail' (a row mq did not write: its queue name has a '/')" \
+  "the message names the holder"
+run "$MQ" push --queue mail --dedup other 'real job'
+is "$RC:$(sql "SELECT queue, payload FROM mq_jobs WHERE id = '$OUT'")" \
+  "$(printf '0:mail\treal job')" "another key in that queue is pushed"
+
 # cancel and stats over all of it
 nocheck "$ins, state) VALUES ('x', 'bogus', 'bogus')"
 id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'x'")

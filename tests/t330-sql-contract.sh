@@ -229,6 +229,11 @@ dead 0" "$q: the lease of $l's claim expired, the job is requeued"
   r=$(produce $l --queue dd --dedup "every-$l" --every 3600 </dev/null)
   is "$(produce $l --queue dd --dedup "every-$l" --every 3600 </dev/null) $(col "every_us, every_anchor = available_at" "$r")" \
     "$r 3600000000	1" "$l: a recurring job, declared twice: one job, anchored at its due time"
+  # a row with a '/' in its queue (checks off) holding queue sq's key
+  sql "SET SESSION check_constraint_checks = 0; INSERT INTO mq_jobs (queue, payload, dedup_key) VALUES ('sq/$l', 'squat', 'k')"
+  produce $l --queue sq --dedup "$l/k" </dev/null >"$T_TMP/sq.out" 2>"$T_TMP/sq.err"
+  is "$?:$(cat "$T_TMP/sq.out")" 70: "$l: a key a foreign row of another queue holds: status 70, no id"
+  like "$(cat "$T_TMP/sq.err")" "*the dedup key is held by job *, which is not of queue 'sq'*" "$l: and says why"
 
   # -- the optional wakeup: a waiting mq pop is woken by KILL QUERY --
   "$MQ" pop --queue "$l-wake" --wait 5s >"$T_TMP/woken" 2>/dev/null &
