@@ -24,6 +24,10 @@
  *  - autocommit=1, completion_type=0 (a COMMIT must not chain or
  *    disconnect), read-write transactions.
  *  - READ COMMITTED: claims and batch reads take no gap locks.
+ *  - results unconverted (character_set_results binary): a queue name
+ *    another program wrote with bytes outside the column's ascii reads
+ *    as '?' once converted, and counts nothing when bound back (stats
+ *    binds it as bytes: mq__bind_name).
  *  - sql_mode: the server's default one, fixed: ORACLE, ANSI, ANSI_QUOTES,
  *    NO_BACKSLASH_ESCAPES, PAD_CHAR_TO_FULL_LENGTH change what mq's SQL
  *    and SHOW CREATE TABLE mean.
@@ -68,6 +72,7 @@
     " SESSION max_join_size=18446744073709551615, SESSION sql_safe_updates=0," \
     " SESSION unique_checks=1, SESSION sql_auto_is_null=0," \
     " SESSION sql_quote_show_create=1, NAMES utf8mb4," \
+    " SESSION character_set_results=binary," \
     " SESSION timestamp=DEFAULT, SESSION insert_id=0," \
     " SESSION div_precision_increment=4, SESSION optimizer_switch='default',"
 /* MariaDB before 11.1 knows the transaction variables by their old

@@ -83,8 +83,8 @@ mq_job_ahead(struct mq_conn *c, const struct mq_job_info *j, uint64_t max,
 	*n = 0;
 	if ((st = mq__prepare(c, mq__sql_job_ahead)) == NULL)
 		return c->err.status;
-	mq__bind_str(&in[0], j->queue, &qlen);
-	in[0].buffer_length = qlen = j->queue_len;
+	qlen = j->queue_len;
+	mq__bind_name(&in[0], j->queue, &qlen);
 	mq__bind_i32(&in[1], &prio);
 	mq__bind_i32(&in[2], &prio);
 	mq__bind_i64(&in[3], &at);

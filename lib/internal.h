@@ -149,6 +149,7 @@ void mq__bind_u32(MYSQL_BIND *b, uint32_t *v);
 void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
+void mq__bind_name(MYSQL_BIND *b, const char *name, unsigned long *len);
 void mq__bind_null(MYSQL_BIND *b);
 
 /* mq starts OpenSSL itself, lighter when nothing asks for TLS, where it

@@ -170,9 +170,9 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		return c->err.status;
 	qlen = queue ? (unsigned long)queue->queue_len : 0;
 	for (i = 0; i < nq; i++)
-		if (queue) {
-			mq__bind_str(&in[i], queue->queue, &qlen);
-			in[i].buffer_length = qlen = queue->queue_len;
+		if (queue) {	/* its bytes, as read: see mq__bind_name */
+			qlen = queue->queue_len;
+			mq__bind_name(&in[i], queue->queue, &qlen);
 		} else {
 			mq__bind_null(&in[i]);
 		}

@@ -300,6 +300,17 @@ mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len)
 	b->length = len;
 }
 
+/* A name read from the table, bound back byte for byte: another
+ * program's row may hold bytes the column's character set (ascii) does
+ * not, which the session reads unconverted (character_set_results is
+ * binary) and a text parameter would not match (utf8mb4 against ascii:
+ * error 1267). A binary one takes the column's collation. */
+void
+mq__bind_name(MYSQL_BIND *b, const char *name, unsigned long *len)
+{
+	mq__bind_blob(b, name, len);
+}
+
 void
 mq__bind_null(MYSQL_BIND *b)
 {

@@ -201,6 +201,23 @@ run "$MQ" push --queue mail --dedup other 'real job'
 is "$RC:$(sql "SELECT queue, payload FROM mq_jobs WHERE id = '$OUT'")" \
   "$(printf '0:mail\treal job')" "another key in that queue is pushed"
 
+# queue names with bytes outside the column's ascii (and no CHECK):
+# counted by their own bytes, shown escaped (before: read back as '?',
+# they counted nothing: 0 ready, and mq check stayed OK)
+nocheck "INSERT INTO mq_jobs (queue, payload) VALUES (0x6dc3a96c, 'h1'), (0x6dc3a96c, 'h2'), (0x6de280ae6c, 'h3'), (0x6dc3, 'h4')"
+run "$MQ" stats --json
+like "$OUT" '*"queue":"mél","ready":2,*' "stats: a UTF-8 name's 2 ready jobs counted"
+like "$OUT" '*"queue":"m\\u202el","ready":1,*' "stats: a name with a bidi control: its job counted"
+like "$OUT" '*"queue":"m\\ufffd","ready":1,*' "stats: a name cut mid-character: its job counted"
+run "$MQ" stats
+like "$OUT" '*m\\xe2\\x80\\xael *' "the bidi control is escaped on a terminal's table"
+like "$OUT" '*m\\xc3 *' "and the cut character"
+run "$MQ" check --max-ready 1
+is "$RC" 2 "check --max-ready 1 sees the 2 ready in one of them: CRITICAL"
+run "$MQ" why "$(sql "SELECT id FROM mq_jobs WHERE payload = 'h2'")"
+like "$OUT" "*(1 job ahead of it)*" "why counts the job ahead in that queue"
+sql "DELETE FROM mq_jobs WHERE payload IN ('h1', 'h2', 'h3', 'h4')"
+
 # cancel and stats over all of it
 nocheck "$ins, state) VALUES ('x', 'bogus', 'bogus')"
 id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'x'")
