@@ -474,6 +474,55 @@ use_and_fill(struct mq_conn *c, const char *table)
 	return run_script(c, sql_counts_filled, "cannot fill the counts");
 }
 
+/* Each companion's SHOW CREATE TABLE, and the start of the comment it
+ * has (kept by every schema version), in the order of companions[]. */
+static const char *const companion_ddl[][2] = {
+	{ "SHOW CREATE TABLE `{{TABLE}}_queues`", "mq queues " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_archive`", "mq archive " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_counts`", "mq counts " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_history`", "mq history " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_waiters`", "mq waiters " },
+};
+
+/* mq init: a companion that is there is one of mq's, of its kind. The
+ * schema's CREATE TABLE IF NOT EXISTS would pass over another table of
+ * that name (the job table of "mq init --table jobs_archive" before
+ * "mq init --table jobs"), and every later archive of jobs would fail. */
+static enum mq_status
+check_companions(struct mq_conn *c, const char *database)
+{
+	char comment[256], *sql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	size_t k;
+	int failed, fields;
+
+	for (k = 0; k < NCOMP; k++) {
+		if ((sql = mq__expand(companion_ddl[k][0], c->table,
+		    NULL)) == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		failed = mysql_real_query(c->db, sql, strlen(sql)) != 0;
+		free(sql);
+		if (failed && mysql_errno(c->db) == ER_NO_SUCH_TABLE)
+			continue;	/* made next */
+		if (failed || (res = mysql_store_result(c->db)) == NULL)
+			return mq__dberr(c, NULL, "cannot read table status");
+		row = mysql_fetch_row(res);
+		fields = (int)mysql_num_fields(res);
+		table_comment(row && fields >= 2 ? row[1] : NULL, comment,
+		    sizeof comment);
+		mysql_free_result(res);
+		if (strncmp(comment, companion_ddl[k][1],
+		    strlen(companion_ddl[k][1])) != 0)
+			return mq__fail(c, MQ_ESCHEMA, "table '%s.%s%s' exists "
+			    "and is not the %.*stable of %s: rename or drop it, "
+			    "or choose another --table", database, c->table,
+			    companions[k], (int)strlen(companion_ddl[k][1]) - 3,
+			    companion_ddl[k][1] + 3, c->table);
+	}
+	return MQ_OK;
+}
+
 static enum mq_status
 init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 {
@@ -489,6 +538,8 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	if ((st = check_wsrep(c, &p)) != MQ_OK)
 		return st;
 	rep->binlog_statement = strcmp(p.binlog, "STATEMENT") == 0;
+	if ((st = check_companions(c, p.database)) != MQ_OK)
+		return st;
 	if (!p.exists) {
 		rep->created = 1;
 		if ((st = run_script(c, mq_sql_schema,

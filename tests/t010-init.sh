@@ -345,4 +345,15 @@ is "$RC:$OUT" "0:old job" "the old job is claimed after the upgrade"
 expect_status 64 "init refuses an invalid table name" "$MQ" init --table 'x;drop'
 expect_status 64 "init refuses an operand" "$MQ" init extra
 expect_status 64 "init refuses an unknown option" "$MQ" init --bogus
+# a companion's name taken by another table: refused before anything is
+# made (before: "created tables ...", and every archive of the new table
+# failed on the other one's columns)
+"$MQ" init --table cj_archive >/dev/null
+expect_status 78 "init: the archive's name is another job table" "$MQ" init --table cj
+is "$ERR" "mq init: table '$T_DB.cj_archive' exists and is not the archive table of cj: rename or drop it, or choose another --table" \
+  "and says which and why"
+is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$T_DB' AND TABLE_NAME IN ('cj', 'cj_queues', 'cj_counts')")" 0 \
+  "nothing was made"
+sql "CREATE TABLE cw_waiters (conn INT PRIMARY KEY)"
+expect_status 78 "init: a table of another shape under the waiters' name" "$MQ" init --table cw
 done_testing
