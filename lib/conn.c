@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +202,27 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 	}
 }
 
+/* The connection's socket (MySQL's client has no mysql_get_socket; its
+ * NET has the fd). */
+int
+mq__socket(const struct mq_conn *c)
+{
+#if defined(MARIADB_PACKAGE_VERSION)
+	return (int)mysql_get_socket(c->db);
+#else
+	return (int)c->db->net.fd;
+#endif
+}
+
+void
+mq__cut(struct mq_conn *c)
+{
+	int fd = mq__socket(c);
+
+	if (fd >= 0)
+		(void)shutdown(fd, SHUT_RDWR);
+}
+
 /* Why the option file cannot be used, or NULL. A regular file, or
  * /dev/null (no options): the client library would read a FIFO or
  * another device (/dev/zero) for ever, and pass over a directory in
@@ -281,13 +303,8 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		free(c);
 		return NULL;
 	}
-	/* programs a command starts (mq work's jobs) must not hold it
-	 * (MySQL's client has no mysql_get_socket; its NET has the fd) */
-#if defined(MARIADB_PACKAGE_VERSION)
-	fcntl((int)mysql_get_socket(c->db), F_SETFD, FD_CLOEXEC);
-#else
-	fcntl((int)c->db->net.fd, F_SETFD, FD_CLOEXEC);
-#endif
+	/* programs a command starts (mq work's jobs) must not hold it */
+	fcntl(mq__socket(c), F_SETFD, FD_CLOEXEC);
 	/* an option file's max-allowed-packet bounds what this client takes
 	 * (it is read as it connects, after mq's options): set below a
 	 * job's size, that job's claim commits and its row never arrives,

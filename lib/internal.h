@@ -150,6 +150,11 @@ void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
 void mq__bind_name(MYSQL_BIND *b, const char *name, unsigned long *len);
+/* The connection's socket; and cutting it (shutdown): the server sees a
+ * lost connection and rolls back, and the client's next call fails as
+ * one (2006/2013). */
+int mq__socket(const struct mq_conn *c);
+void mq__cut(struct mq_conn *c);
 void mq__bind_null(MYSQL_BIND *b);
 
 /* mq starts OpenSSL itself, lighter when nothing asks for TLS, where it

@@ -339,6 +339,22 @@ mq__backoff(unsigned attempt)
 	nanosleep(&ts, NULL);
 }
 
+/* Rolls the open transaction back: 1 if it surely is. A ROLLBACK that
+ * fails on a live connection (a late wakeup's KILL QUERY hit it, as it
+ * did the COMMIT before it) leaves the transaction open, and the next
+ * START TRANSACTION would commit it: a claim whose jobs nobody reads.
+ * Sent once more; failing again, the connection is cut (the server
+ * rolls back what a lost connection left open), and whatever uses it
+ * next fails as lost. */
+static int
+roll_back(struct mq_conn *c)
+{
+	if (mysql_rollback(c->db) == 0 || mysql_rollback(c->db) == 0)
+		return 1;
+	mq__cut(c);
+	return 0;
+}
+
 enum mq_status
 mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 {
@@ -363,9 +379,8 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 			if (st == MQ_EUNKNOWN)
 				return st;
 		}
-		/* the connection may be gone; nothing to report from this */
-		(void)mysql_rollback(c->db);
-		if (st != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
+		if (!roll_back(c) || st != MQ_ERETRY ||
+		    attempt + 1 >= MQ_RETRIES)
 			return st;
 		mq__backoff(attempt);
 	}

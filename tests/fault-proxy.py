@@ -5,8 +5,13 @@ has reached the server, the server's answer is thrown away and both
 sides are closed. The server ran the statement; the client never learns
 it. Fires once (then relays plainly), and writes FIRED_FILE when it did.
 
-usage: fault-proxy.py LISTEN_PATH SERVER_PATH TRIGGER FIRED_FILE
+usage: fault-proxy.py LISTEN_PATH SERVER_PATH TRIGGER FIRED_FILE [N]
 (TRIGGER may hold backslash escapes: '\x03COMMIT')
+
+With N, it interrupts instead: the first N client packets that are one
+of TRIGGER's '|'-separated parts, whole, never reach the server, and
+the client gets error 1317 (query execution was interrupted) for each,
+as a KILL QUERY would give it; then it relays plainly.
 """
 import os
 import selectors
@@ -14,9 +19,18 @@ import socket
 import sys
 
 listen_path, server_path, trigger, fired_file = sys.argv[1:5]
+interrupts = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 # backslash escapes allowed: '\x03COMMIT' is the COM_QUERY of a COMMIT
 trigger = trigger.encode().decode("unicode_escape").encode("latin-1")
+starts = trigger.split(b"|")
 fired = False
+
+
+def interrupted(seq):
+    """The ERR packet a killed statement gets: 1317, SQLSTATE 70100."""
+    body = (b"\xff" + (1317).to_bytes(2, "little") + b"#70100" +
+            b"Query execution was interrupted")
+    return len(body).to_bytes(3, "little") + bytes([(seq + 1) & 0xff]) + body
 
 if os.path.exists(listen_path):
     os.unlink(listen_path)
@@ -69,7 +83,14 @@ while True:
         other = peer.get(s)
         if other is None:
             continue
+        if (key.data == "client" and interrupts and len(data) > 4 and
+                data[4:] in starts):
+            interrupts -= 1
+            open(fired_file, "a").write("interrupted\n")
+            s.sendall(interrupted(data[3]))
+            continue
         other.sendall(data)
-        if key.data == "client" and not fired and trigger in data:
+        if (key.data == "client" and not fired and not interrupts and
+                len(sys.argv) == 5 and trigger in data):
             fired = True
             armed.add(other)

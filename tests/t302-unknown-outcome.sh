@@ -10,11 +10,12 @@
 "$MQ" init >/dev/null
 
 PROXY=
-proxy() { # proxy TRIGGER: a fresh relay that fires on TRIGGER
+proxy() { # proxy TRIGGER [N]: a fresh relay that fires on TRIGGER
   [ -z "$PROXY" ] || unproxy
   rm -f "$T_TMP/fired" "$T_TMP/proxy.sock"
+  # shellcheck disable=SC2086
   python3 "$TESTS_DIR/fault-proxy.py" "$T_TMP/proxy.sock" "$MQ_TEST_SOCKET" \
-    "$1" "$T_TMP/fired" &
+    "$1" "$T_TMP/fired" ${2:-} &
   PROXY=$!
   i=0
   while [ ! -S "$T_TMP/proxy.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -189,5 +190,32 @@ is "$lost" 0 "SIGTERM during pop --count 50, 12 times: the jobs leased are those
 for a in -h -V "help" "push -h" "help ls"; do
   expect_status 74 "mq $a >/dev/full: status 74" sh -c "\"\$0\" $a >/dev/full" "$MQ"
 done
+
+# 9. a claim's COMMIT and then its ROLLBACK interrupted (as a late
+# wakeup's KILL QUERY does): the transaction stayed open, and the retry's
+# START TRANSACTION committed it, leasing the job to nobody while pop said
+# "no job" (before: status 1, the job leased). The ROLLBACK is sent again;
+# interrupted again, the connection is cut, and the server rolls back.
+"$MQ" push --queue rb once >/dev/null
+proxy '\x03COMMIT|\x03ROLLBACK' 2
+run via "$MQ" pop --queue rb -o "$T_TMP/rb.out"
+is "$RC:$(cat "$T_TMP/rb.out" 2>/dev/null)" "0:once" \
+  "COMMIT, then ROLLBACK interrupted: the claim runs again and gets the job"
+is "$(grep -c interrupted "$T_TMP/fired")" 2 "the relay interrupted both"
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'rb'")" \
+  "$(printf 'leased\t1')" "leased once, to this pop"
+"$MQ" push --queue rc twice >/dev/null
+proxy '\x03COMMIT|\x03ROLLBACK' 3
+expect_status 75 "COMMIT and two ROLLBACKs interrupted: status 75" \
+  via "$MQ" pop --queue rc
+like "$ERR" "mq pop: cannot commit: Query execution was interrupted (error 1317, SQLSTATE 70100)" \
+  "the message names the interrupted COMMIT"
+unproxy
+i=0
+while [ "$(sql "SELECT state FROM mq_jobs WHERE queue = 'rc'")" != ready ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'rc'")" \
+  "$(printf 'ready\t0')" "the connection cut: the server rolled the claim back"
 
 done_testing
