@@ -122,6 +122,26 @@ end_by_sigpipe(void)
 	_exit(128 + SIGPIPE);
 }
 
+/* A signal mask is inherited through exec: a parent that blocked
+ * signals (for its own signalfd, say) and forgot them would leave mq
+ * work deaf to SIGTERM, SIGINT and SIGHUP, and to its jobs' ends
+ * (SIGCHLD), and mq top to its terminal's. What a command blocks, it
+ * blocks itself, for as long as it needs to. (Ignored signals stay
+ * ignored: a background job of a shell ignores SIGINT by design.) */
+static void
+unblock_signals(void)
+{
+	static const int used[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE,
+	    SIGWINCH, SIGTSTP, SIGCONT };
+	sigset_t s;
+	size_t i;
+
+	sigemptyset(&s);
+	for (i = 0; i < sizeof used / sizeof used[0]; i++)
+		sigaddset(&s, used[i]);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+}
+
 const struct command *
 find_command_spec(const char *name)
 {
@@ -141,6 +161,7 @@ main(int argc, char **argv)
 	int rc;
 
 	sanitise_stdfd();
+	unblock_signals();
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);
 	/* the command name ends mq's own options */

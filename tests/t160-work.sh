@@ -141,6 +141,31 @@ is "$(row "$a" "state")" done "the running job finished and was acked"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'ready'), SUM(attempts = 0)) FROM mq_jobs WHERE queue = 'sig' AND id <> $a")" \
   "3,3,3" "the others wait, unclaimed (prefetched ones given back, no attempt counted)"
 
+# started with the stop signals and SIGCHLD blocked (a parent that
+# blocked them for its signalfd and forgot them across exec): mq work
+# unblocks them, so its jobs' ends are seen at once and SIGTERM stops it
+# (before: 5 jobs of 0.1 s took seconds, and SIGTERM never stopped it)
+seq 1 5 | "$MQ" push --lines --queue blk >/dev/null
+python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT,
+    signal.SIGHUP, signal.SIGCHLD})
+os.execv(sys.argv[1], sys.argv[1:])' "$MQ" work --queue blk --wait 30s \
+  -- sh -c 'sleep 0.1' 2>/dev/null &
+wpid=$!
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'blk' AND state = 'done'")" != 5 ] &&
+    [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+check "signals blocked by the parent: 5 jobs of 0.1 s done within 5 s" test $i -lt 100
+kill -TERM $wpid
+i=0
+while kill -0 $wpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "and SIGTERM stops it" test $i -lt 100
+kill -KILL $wpid 2>/dev/null
+wait $wpid
+is "$?" 0 "with status 0"
+
 # second signal: running jobs are killed and given back at once
 b=$("$MQ" push --queue sig2 "sleep 60")
 "$MQ" work --queue sig2 -- "$T_TMP/job.sh" 2>/dev/null &
