@@ -2,13 +2,18 @@
  * common.c: settings from the environment and error reporting shared by
  * every command, so that each reads and fails the same way.
  */
+#define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmds.h"
 
@@ -84,9 +89,77 @@ global_from_env(struct mq_global *g)
 	    strcmp(env("MQ_NO_SKIP_LOCKED"), "0") != 0;
 }
 
+/* Longest wait for a piped option file's first bytes, and its most. */
+#define PIPE_WAIT_MS 10000
+#define PIPE_MAX (1L << 20)
+
+/* An option file given as a pipe (--defaults-file <(...), /dev/stdin):
+ * read once, here, into a file in memory, whose name the client library
+ * is given instead. It reads the file more than once (mq's TLS check
+ * first), and mq work connects again and again: a pipe read once is
+ * empty after. A pipe nobody writes to is waited for 10 s, not for
+ * ever. Anything else is left to mq_connect's checks. */
+static const char *
+option_file_from_pipe(const char *cmd, const char *path)
+{
+	static char name[32];
+	struct stat st;
+	struct pollfd p;
+	char buf[4096];
+	ssize_t n;
+	long total = 0;
+	int in, out = -1;
+	const char *why = NULL;
+
+	if (path == NULL || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return path;
+	if ((in = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		why = strerror(errno);
+		goto fail;
+	}
+	p.fd = in;
+	p.events = POLLIN;
+	if (poll(&p, 1, PIPE_WAIT_MS) != 1) {
+		why = "nothing written to it in 10 s";
+		goto fail;
+	}
+	(void)fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
+#if defined(MFD_CLOEXEC)
+	out = memfd_create("mq-options", MFD_CLOEXEC);
+#endif
+	if (out < 0) {
+		FILE *t = tmpfile();	/* kept open to the end: its fd stays */
+
+		out = t ? fileno(t) : -1;
+	}
+	if (out < 0) {
+		why = strerror(errno);
+		goto fail;
+	}
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (total += n) > PIPE_MAX ||
+		    write(out, buf, (size_t)n) != n) {
+			why = n < 0 ? strerror(errno) : total > PIPE_MAX ?
+			    "larger than 1 MiB" : strerror(errno);
+			goto fail;
+		}
+	}
+	close(in);
+	snprintf(name, sizeof name, "/proc/self/fd/%d", out);
+	return name;
+fail:
+	fprintf(stderr, "mq %s: cannot read option file '%s': %s\n", cmd,
+	    shown(path), why);
+	exit(EX_CONFIG);
+}
+
 void
 settle(const char *cmd, struct mq_global *g, int uses_queue)
 {
+	g->conn.defaults_file = option_file_from_pipe(cmd,
+	    g->conn.defaults_file);
 	if (g->table_env) {
 		check_table(cmd, "MQ_TABLE", g->table_env);
 		g->table = g->table_env;

@@ -223,10 +223,10 @@ mq__cut(struct mq_conn *c)
 		(void)shutdown(fd, SHUT_RDWR);
 }
 
-/* Why the option file cannot be used, or NULL. A regular file, or
- * /dev/null (no options): the client library would read a FIFO or
- * another device (/dev/zero) for ever, and pass over a directory in
- * silence. */
+/* Why the option file cannot be used, or NULL. A regular file, a pipe
+ * (--defaults-file <(...), /dev/stdin) or /dev/null (no options): the
+ * client library would read another device (/dev/zero) for ever, and
+ * pass over a directory in silence. */
 static const char *
 option_file_unusable(const char *path)
 {
@@ -236,9 +236,10 @@ option_file_unusable(const char *path)
 		return strerror(errno);
 	if (S_ISDIR(st.st_mode))
 		return strerror(EISDIR);
-	if (!S_ISREG(st.st_mode) && !(stat("/dev/null", &null) == 0 &&
-	    st.st_dev == null.st_dev && st.st_ino == null.st_ino))
-		return "not a regular file";
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) &&
+	    !(stat("/dev/null", &null) == 0 && st.st_dev == null.st_dev &&
+	    st.st_ino == null.st_ino))
+		return "not a file or a pipe";
 	if (access(path, R_OK) != 0)
 		return strerror(errno);
 	return NULL;
