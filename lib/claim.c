@@ -131,15 +131,18 @@ mq__claim_fetch(struct mq_conn *c, MYSQL_STMT *st, struct claim *cl)
 		j->payload = malloc(plen ? plen : 1);
 		if (j->payload == NULL)
 			return mq__fail(c, MQ_ENOMEM, "out of memory");
-		cl->n++;
 		if (plen) {
 			memset(&col, 0, sizeof col);
 			col.buffer_type = MYSQL_TYPE_BLOB;
 			col.buffer = j->payload;
 			col.buffer_length = plen;
-			if (mysql_stmt_fetch_column(st, &col, 4, 0) != 0)
+			if (mysql_stmt_fetch_column(st, &col, 4, 0) != 0) {
+				free(j->payload);	/* not a job to hand out */
+				j->payload = NULL;
 				return mq__dberr(c, st, "cannot read payload");
+			}
 		}
+		cl->n++;
 		j->len = plen;
 		j->id = id;
 		j->receipt.id = id;

@@ -231,17 +231,21 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
  * each an UPDATE that commits by itself, then a read of what they
  * leased. Jobs leased and read are the caller's even when a later
  * statement fails (another queue's lock wait, a lost connection): left
- * out of the answer, they would wait out their lease, held by nobody. */
+ * out of the answer, they would wait out their lease, held by nobody.
+ * Once some are in hand, a later statement is tried once, not retried
+ * for minutes while their lease runs. */
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
 	uint64_t got = 0, k, mine;
 	uint32_t limit;
 	enum mq_status rc = MQ_OK, read;
+	struct mq_error before = c->err;
 	size_t q;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
+		c->one_try = cl->n > 0;
 		if ((rc = any_due(c, cl->queues[q])) == MQ_EMPTY) {
 			rc = MQ_OK;
 			continue;
@@ -262,8 +266,11 @@ claim_update(struct mq_conn *c, struct claim *cl)
 				rc = read;
 		}
 	}
-	if (cl->n > 0)
+	c->one_try = 0;
+	if (cl->n > 0) {
+		c->err = before;	/* the jobs are the answer */
 		return MQ_OK;
+	}
 	if (rc == MQ_OK && got == 0)
 		rc = MQ_EMPTY;
 	return rc;

@@ -395,7 +395,8 @@ mq__execute_retry(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 
 	for (attempt = 0;; attempt++) {
 		rc = mq__execute(c, st, params, what);
-		if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES)
+		if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES ||
+		    c->one_try)
 			return rc;
 		mq__backoff(attempt);
 	}
