@@ -25,8 +25,8 @@ g_drain() { # g_drain KIND(work|loop) PLACES QUEUE JOBS: ms; conflicts in $G_C
   seq 1 "$4" | gmq 1 push --lines --queue "$3" >/dev/null 2>&1
   # every node has the jobs (gsql waits for its node to catch up) before
   # the clock starts: consumers on nodes 2 and 3 do not wait for them
-  gsql 2 "SELECT 1" >/dev/null
-  gsql 3 "SELECT 1" >/dev/null
+  gsql 2 "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$3'" >/dev/null
+  gsql 3 "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$3'" >/dev/null
   sleep 1
   _c0=$(gconflicts)
   _t0=$(now_ms)

@@ -67,11 +67,18 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'w3' AND state = 'leased'"
 # of cw (before: the pattern matched both, the oldest first)
 "$MQ" pop --queue cw --wait 30s >/dev/null 2>&1 &
 lo=$!
-until_parked cw 1
+sleep 0.05
 "$MQ" pop --queue CW --wait 30s >"$T_TMP/gotCW" 2>/dev/null &
 up=$!
-until_parked cw 2	# LIKE here: both names
-upid=$(sql_root "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND CAST(INFO AS BINARY) LIKE '%mq-wait \`mq_jobs\` CW */%SLEEP%'")
+# both early in a one-second park (the pattern here matches both names),
+# so that both are parked when the push looks for CW's
+fresh_waiters cw 2
+upid=
+i=0
+while [ -z "$upid" ] && [ $i -lt 100 ]; do
+  upid=$(sql_root "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND CAST(INFO AS BINARY) LIKE '%mq-wait \`mq_jobs\` CW */%SLEEP%'")
+  i=$((i + 1))
+done
 logfile=$(sql_root "SELECT @@GLOBAL.general_log_file")
 sql_root "SET GLOBAL general_log_file = '$T_TMP/general.log'; SET GLOBAL general_log = 1"
 "$MQ" push --queue CW upper >/dev/null
