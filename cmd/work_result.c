@@ -124,6 +124,8 @@ op_apply(struct worker *w)
 	}
 	w->idle_since = 0;
 	w->idle_waits = 0;
+	if (w->cw)
+		mq_wait_rearm(w->cw);	/* jobs came: the next wait looks */
 	for (i = 0; i < t->njobs; i++) {
 		while (k < w->nslots && w->slot[k].state != FREE)
 			k++;

@@ -83,6 +83,7 @@ struct mq_conn {
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
 	int one_try;			/* retry loops try once (pop.c) */
+	int wait_said_due;		/* the last wait ended: a job is due */
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */

@@ -293,6 +293,17 @@ void mq_jobs_free(struct mq_job *jobs, size_t n);
 enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
 
 /**
+ * A wait that ended because a job was due, followed by a wait on the
+ * same connection, means the claim in between found nothing (another
+ * session holds the job's row locked): that next wait parks for its
+ * time without looking for due jobs (a pusher still wakes it), instead
+ * of ending at once, again and again. A caller that waits on one
+ * connection and claims on another calls this when a claim got jobs:
+ * its next wait looks at once again.
+ */
+void mq_wait_rearm(struct mq_conn *c);
+
+/**
  * How long the idle_waits-th wait in a row should park: 100 ms, doubling,
  * at most a second (the polling fallback, when no pusher can wake us).
  */

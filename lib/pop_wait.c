@@ -15,10 +15,12 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 {
 	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
 	enum mq_status rc, why;
-	unsigned idle;
+	unsigned idle = 0;
 
 	/* claim again only when the wait says a job is due or a pusher
-	 * woke us: an idle waiter sends one statement a second */
+	 * woke us: an idle waiter sends one statement a second (three, one
+	 * that a due job it cannot claim, held locked, keeps waking) */
+	mq_wait_rearm(c);
 	for (why = MQ_EMPTY;;) {
 		rc = mq_pop(c, o, jobs, n);
 		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
@@ -26,7 +28,8 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		why = rc;
 		if (park)
 			park(1, arg);
-		idle = 0;
+		if (!c->wait_said_due)	/* else on with the backoff */
+			idle = 0;
 		do {
 			if ((left = deadline - mq__now_us()) <= 0)
 				return why;

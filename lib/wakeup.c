@@ -140,7 +140,13 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	for (q = 0; q < nq; q++)
 		p += sprintf(p, sql_wait_marker, c->table, queues[q]);
 	p += sprintf(p, galera ? "IF(COUNT(*) >= 0 AND (" : "IF(");
-	for (q = 0; q < nq; q++) {
+	/* the last wait said a job is due, and here we wait again: the
+	 * claim found nothing (another session holds that job's row
+	 * locked, or took it): this park does not look, or every wait
+	 * would end at once and the waiter claim in a loop */
+	if (c->wait_said_due)
+		p += sprintf(p, "FALSE");
+	for (q = 0; q < nq && !c->wait_said_due; q++) {
 		p += sprintf(p, "%s", q ? " OR " : "");
 		p += sprintf(p, sql_wait_due, c->table, queues[q], c->table,
 		    queues[q]);
@@ -175,6 +181,7 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 		c->wait_joined = 0;
 		return MQ_OK;
 	}
+	c->wait_said_due = 0;
 	if (failed) {
 		if (err == ER_QUERY_INTERRUPTED || err == ER_LOCK_DEADLOCK)
 			return MQ_OK;
@@ -184,7 +191,14 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 	    strcmp(row[0], "2") == 0)
 		rc = MQ_OK;
 	mysql_free_result(res);
+	c->wait_said_due = rc == MQ_OK;
 	return rc;
+}
+
+void
+mq_wait_rearm(struct mq_conn *c)
+{
+	c->wait_said_due = 0;
 }
 
 enum mq_status

@@ -125,6 +125,39 @@ extra=$((q2 - q1 - (q1 - q0)))
 # parks of 0.1, 0.2, 0.4, 0.8 s, then 1 s each: 8 statements in 5 s
 check "5 s of waiting cost $extra statements (at most 9)" test "$extra" -le 9
 
+# a due job whose row another session holds locked: the wait says "due",
+# the claim skips it; the next park does not look (a push still wakes
+# it), instead of ending at once (before: some 10,000 statements a
+# second, from pop --wait and from mq work alike)
+lid=$("$MQ" push --queue lockd held)
+mariadb --no-defaults --socket="$MQ_SOCKET" -uroot "$T_DB" -e "SET SESSION
+  TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN; SELECT id FROM mq_jobs
+  WHERE id = $lid FOR UPDATE; SELECT SLEEP(20)" >/dev/null 2>&1 &
+locker=$!
+i=0
+until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'SELECT SLEEP(20)%'")" = 1 ] || [ $i -ge 100 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+q0=$(questions)
+expect_status 1 "pop --wait 4s, the due job locked by another session: exit 1" \
+  "$MQ" pop --queue lockd --wait 4s
+q1=$(questions)
+check "and $((q1 - q0)) statements in 4 s (at most 80)" test $((q1 - q0)) -le 80
+"$MQ" work --queue lockd --wait 4s -- true 2>/dev/null
+q2=$(questions)
+check "mq work --wait 4s: $((q2 - q1)) statements (at most 100)" test $((q2 - q1)) -le 100
+"$MQ" pop --queue lockd --wait 30s -o /dev/null >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+"$MQ" push --queue lockd new >/dev/null
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 20 ]; do sleep 0.05; i=$((i + 1)); done
+check "a push still wakes such a waiter at once (within 1 s)" test $i -lt 20
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+kill $locker 2>/dev/null
+wait $locker 2>/dev/null
+
 expect_status 64 "bad --wait" "$MQ" pop --wait soon
 expect_status 64 "negative --wait" "$MQ" pop --wait -1s
 done_testing
