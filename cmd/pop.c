@@ -77,6 +77,25 @@ park_signals(int parked, void *arg)
 	}
 }
 
+/* A stop signal held while claiming (it arrives only once the claim is
+ * over): the claim's retries after lock waits end, and mq pop with
+ * them, instead of minutes later. */
+static int
+stop_held(void)
+{
+	sigset_t p;
+	unsigned k;
+
+	if (stop_signal)
+		return 1;
+	if (sigpending(&p) != 0)
+		return 0;
+	for (k = 0; k < 3; k++)
+		if (sigismember(&p, stop_signals[k]) == 1)
+			return 1;
+	return 0;
+}
+
 enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
     OPT_RECEIPT_FILE, OPT_WAIT };
 
@@ -199,6 +218,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		t0 = now_us();
 	}
 	c = open_queue_table("pop", g);
+	mq_set_stop_check(c, stop_held);
 	if (a.wait) {	/* D counts from the start, connecting included */
 		long long left = a.wait - (now_us() - t0);
 
@@ -219,6 +239,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
+		if (st == MQ_ERETRY && stop_signal) {	/* nothing claimed */
+			char where[64];
+
+			snprintf(where, sizeof where, "stopped by signal %d "
+			    "before a claim succeeded", (int)stop_signal);
+			report("pop", where, &e);
+			return 128 + stop_signal;
+		}
 		die("pop", &e);
 	}
 	if (st == MQ_PAUSED)

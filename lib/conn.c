@@ -317,6 +317,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
 	c->autoinc_step = 1;
+	c->read_timeout_us = (int64_t)io_timeout * 1000000;
 	session_for(c, io_timeout, o->long_statements);
 	/* what the session must be in, whatever an init_connect says
 	 * (schema.c): the caller's, else an option file's */

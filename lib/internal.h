@@ -83,6 +83,9 @@ struct mq_conn {
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
 	int one_try;			/* retry loops try once (pop.c) */
+	int64_t retry_until_us;		/* none begins after (0: none) */
+	int64_t read_timeout_us;	/* the client's: retries' budget */
+	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
@@ -152,6 +155,11 @@ void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
 void mq__bind_name(MYSQL_BIND *b, const char *name, unsigned long *len);
+/* Whether a statement or transaction that met a deadlock or a lock
+ * wait timeout (attempt, from 0, just failed; the first began at t0)
+ * runs again. */
+int mq__retry_again(struct mq_conn *c, unsigned attempt, int64_t t0);
+
 /* The connection's socket; and cutting it (shutdown): the server sees a
  * lost connection and rolls back, and the client's next call fails as
  * one (2006/2013). */

@@ -304,6 +304,13 @@ enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
 void mq_wait_rearm(struct mq_conn *c);
 
 /**
+ * pending(), if not NULL, says whether the caller would rather stop (a
+ * stop signal it holds is pending): a statement that met a deadlock or
+ * a lock wait timeout is then not run again, and its error is returned.
+ */
+void mq_set_stop_check(struct mq_conn *c, int (*pending)(void));
+
+/**
  * How long the idle_waits-th wait in a row should park: 100 ms, doubling,
  * at most a second (the polling fallback, when no pusher can wake us).
  */

@@ -54,8 +54,16 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
     void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
     size_t *n)
 {
-	enum mq_status rc = pop_wait(c, o, wait_us, park, arg, jobs, n);
-	struct mq_error saved = c->err;
+	enum mq_status rc;
+	struct mq_error saved;
+
+	/* retries of a claim (lock waits) begin no later than D + 5 s, so
+	 * that the call ends within D plus the client's 10 s (mq pop) */
+	c->retry_until_us = mq__now_us() + (wait_us > 0 ? wait_us : 0) +
+	    5000000;
+	rc = pop_wait(c, o, wait_us, park, arg, jobs, n);
+	c->retry_until_us = 0;
+	saved = c->err;
 
 	if (mq_wait_leave(c) != MQ_OK)
 		c->err = saved;

@@ -355,11 +355,36 @@ roll_back(struct mq_conn *c)
 	return 0;
 }
 
+int
+mq__retry_again(struct mq_conn *c, unsigned attempt, int64_t t0)
+{
+	int64_t now;
+
+	if (attempt + 1 >= MQ_RETRIES || c->one_try)
+		return 0;
+	/* a lock wait each time (50 s at most): not for longer in all
+	 * than the client waits for one answer, nor past the caller's
+	 * deadline (pop --wait D: D plus 10 s) */
+	now = mq__now_us();
+	if (c->read_timeout_us && now - t0 >= c->read_timeout_us)
+		return 0;
+	if (c->retry_until_us && now >= c->retry_until_us)
+		return 0;
+	return !(c->stop_pending && c->stop_pending());
+}
+
+void
+mq_set_stop_check(struct mq_conn *c, int (*pending)(void))
+{
+	c->stop_pending = pending;
+}
+
 enum mq_status
 mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 {
 	enum mq_status st;
 	unsigned attempt;
+	int64_t t0 = mq__now_us();
 
 	for (attempt = 0;; attempt++) {
 		if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
@@ -380,7 +405,7 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 				return st;
 		}
 		if (!roll_back(c) || st != MQ_ERETRY ||
-		    attempt + 1 >= MQ_RETRIES)
+		    !mq__retry_again(c, attempt, t0))
 			return st;
 		mq__backoff(attempt);
 	}
@@ -392,11 +417,11 @@ mq__execute_retry(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 {
 	enum mq_status rc;
 	unsigned attempt;
+	int64_t t0 = mq__now_us();
 
 	for (attempt = 0;; attempt++) {
 		rc = mq__execute(c, st, params, what);
-		if (rc != MQ_ERETRY || attempt + 1 >= MQ_RETRIES ||
-		    c->one_try)
+		if (rc != MQ_ERETRY || !mq__retry_again(c, attempt, t0))
 			return rc;
 		mq__backoff(attempt);
 	}

@@ -135,9 +135,9 @@ like "$(cat "$T_TMP/sig.err")" "mq push: stopped by signal 15 after reading * re
 # session keeps for 2 s): the claim finishes, and the job goes back at
 # once instead of staying leased to nobody (on 6f40b45 it stayed leased,
 # attempt counted, until its lease ended)
-sig_pop() { # sig_pop DESCRIPTION POP-OPTION...
-  _d=$1
-  shift
+sig_pop() { # sig_pop DESCRIPTION MESSAGE POP-OPTION...
+  _d=$1 _m=$2
+  shift 2
   sql "DELETE FROM mq_jobs WHERE queue = 'sigpop'"
   "$MQ" push --queue sigpop j >/dev/null
   _id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'sigpop'")
@@ -152,12 +152,42 @@ sig_pop() { # sig_pop DESCRIPTION POP-OPTION...
   _st=$?
   wait $_l
   is "$_st $(cat "$T_TMP/pop.out")" "143 " "$_d: status 143, nothing printed"
-  is "$(cat "$T_TMP/pop.err")" "mq pop: stopped by signal 15: the job was given back"     "$_d: it says the job was given back"
+  like "$(cat "$T_TMP/pop.err")" "$_m" "$_d: it says so"
   is "$(sql "SELECT state, attempts, leased_until IS NULL FROM mq_jobs WHERE id = $_id" | tr '\t' ' ')" \
     "ready 0 1" "$_d: the job is ready, its attempt not counted"
 }
-sig_pop "SIGTERM during pop's claim"
-sig_pop "SIGTERM during pop --wait's claim" --wait 10s
+sig_pop "SIGTERM during pop's claim" \
+  "mq pop: stopped by signal 15: the job was given back"
+# under --wait a lock wait lasts 1 s: it ends first, and is not retried
+sig_pop "SIGTERM during pop --wait's claim" \
+  "mq pop: stopped by signal 15 before a claim succeeded: cannot claim: Lock wait timeout exceeded*" \
+  --wait 10s
+# a claim that keeps meeting lock waits (the table locked by another
+# session for 30 s: 2 s waits under --wait) stops retrying once SIGTERM
+# is held: status 143, nothing claimed (before: it retried on, then
+# exited 75)
+sql "DELETE FROM mq_jobs WHERE queue = 'sigmdl'"
+"$MQ" push --queue sigmdl j >/dev/null
+sql "LOCK TABLES mq_jobs WRITE; DO SLEEP(30); UNLOCK TABLES" >/dev/null &
+locker=$!
+i=0
+until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(30)%'")" = 1 ] || [ $i -ge 100 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+"$MQ" pop --queue sigmdl --wait 20s -o /dev/null >/dev/null 2>"$T_TMP/mdl.err" &
+pid=$!
+sleep 3
+kill -TERM $pid
+wait $pid
+is "$?" 143 "SIGTERM while the claim meets lock waits: its retries end, status 143"
+like "$(cat "$T_TMP/mdl.err")" "mq pop: stopped by signal 15 before a claim succeeded: cannot claim: Lock wait timeout exceeded*(error 1205, SQLSTATE HY000)" \
+  "and the last lock wait is said"
+kill $locker 2>/dev/null
+wait $locker 2>/dev/null
+sql_root "KILL QUERY (SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(30)%' LIMIT 1)" 2>/dev/null
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'sigmdl'" | tr '\t' ' ')" \
+  "ready 0" "the job was not claimed"
+
 # parked in --wait, a stop signal still ends pop at once (nothing claimed)
 "$MQ" pop --queue sigempty --wait 30s >/dev/null 2>&1 &
 pid=$!
