@@ -168,12 +168,18 @@ sig_pop "SIGTERM during pop --wait's claim" \
 # exited 75)
 sql "DELETE FROM mq_jobs WHERE queue = 'sigmdl'"
 "$MQ" push --queue sigmdl j >/dev/null
-sql "LOCK TABLES mq_jobs WRITE; DO SLEEP(30); UNLOCK TABLES" >/dev/null &
+sql "LOCK TABLES mq_jobs WRITE; DO SLEEP(40); UNLOCK TABLES" >/dev/null &
 locker=$!
 i=0
-until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(30)%'")" = 1 ] || [ $i -ge 100 ]; do
+until [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(40)%'")" = 1 ] || [ $i -ge 100 ]; do
   sleep 0.1; i=$((i + 1))
 done
+# and pop --wait D keeps its bound, D plus 10 s, through those retries
+# (before: --wait 1s took 16.5 s)
+t0=$(date +%s)
+expect_status 75 "pop --wait 1s against a locked table: status 75" \
+  "$MQ" pop --queue sigmdl --wait 1s -o /dev/null
+check "within 1 s plus 10 s ($(( $(date +%s) - t0 )) s)" test $(( $(date +%s) - t0 )) -le 11
 "$MQ" pop --queue sigmdl --wait 20s -o /dev/null >/dev/null 2>"$T_TMP/mdl.err" &
 pid=$!
 sleep 3
@@ -182,9 +188,10 @@ wait $pid
 is "$?" 143 "SIGTERM while the claim meets lock waits: its retries end, status 143"
 like "$(cat "$T_TMP/mdl.err")" "mq pop: stopped by signal 15 before a claim succeeded: cannot claim: Lock wait timeout exceeded*(error 1205, SQLSTATE HY000)" \
   "and the last lock wait is said"
-kill $locker 2>/dev/null
+# the locker's session ends, and its table lock with it
+lid=$(sql_root "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(40)%' LIMIT 1")
+[ -z "$lid" ] || sql_root "KILL $lid"
 wait $locker 2>/dev/null
-sql_root "KILL QUERY (SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND INFO LIKE 'DO SLEEP(30)%' LIMIT 1)" 2>/dev/null
 is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'sigmdl'" | tr '\t' ' ')" \
   "ready 0" "the job was not claimed"
 
