@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmds.h"
 
@@ -23,7 +24,7 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
-	int i, n;
+	int i, j, k, n;
 
 	n = parse_options(&ack_command, argc, argv, g, NULL, NULL);
 	settle("ack", g, 0);
@@ -35,13 +36,23 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 		fprintf(stderr, "mq ack: out of memory\n");
 		return EX_OSERR;
 	}
-	/* all receipts are checked before any is acked */
-	for (i = 0; i < n; i++)
-		if (mq_parse_receipt(argv[1 + i], &r[i]) != MQ_OK) {
+	/* all receipts are checked before any is acked; one given twice
+	 * is acked once (its second ack would find the job done: "lease
+	 * lost", status 2, for a job that was acked) */
+	for (i = k = 0; i < n; i++) {
+		if (mq_parse_receipt(argv[1 + i], &r[k]) != MQ_OK) {
 			free(r);
 			free(lost);
 			receipt_error("ack", argv[1 + i]);
 		}
+		for (j = 0; j < k; j++)
+			if (r[j].id == r[k].id &&
+			    strcmp(r[j].token, r[k].token) == 0)
+				break;
+		if (j == k)
+			k++;
+	}
+	n = k;
 
 	c = open_queue_table("ack", g);
 	st = mq_ack(c, r, (size_t)n, lost);
