@@ -2,11 +2,13 @@
  * pop.c: mq pop: claim due jobs and hand them to a shell safely: raw
  * payload bytes with the receipt apart, an eval-able form, or JSON.
  */
+#define _XOPEN_SOURCE 700	/* realpath */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cmds.h"
@@ -75,6 +77,38 @@ park_signals(int parked, void *arg)
 		catch_stop(&unused);
 		sigprocmask(SIG_BLOCK, held, NULL);
 	}
+}
+
+/* Whether two names are one file: the same name, the same file (a link,
+ * ./F for F), or, for files still to be made, the same name in the
+ * same directory. The receipt written over the payload would leave a
+ * job handed over with no payload. */
+static int
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char *da, *db, *ra, *rb;
+	const char *ba, *bb;
+	int same;
+
+	if (strcmp(a, b) == 0)
+		return 1;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	ba = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+	bb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+	if (strcmp(ba, bb) != 0)
+		return 0;
+	da = strndup(a, (size_t)(ba - a));
+	db = strndup(b, (size_t)(bb - b));
+	ra = da ? realpath(*da ? da : ".", NULL) : NULL;
+	rb = db ? realpath(*db ? db : ".", NULL) : NULL;
+	same = ra && rb && strcmp(ra, rb) == 0;
+	free(da);
+	free(db);
+	free(ra);
+	free(rb);
+	return same;
 }
 
 /* A stop signal held while claiming (it arrives only once the claim is
@@ -201,7 +235,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	/* checked before a job is claimed, not when writing it fails */
 	if ((a.path && !*a.path) || (a.receipt_path && !*a.receipt_path))
 		usage_error("pop", "-o and --receipt-file need a file name");
-	if (a.path && a.receipt_path && strcmp(a.path, a.receipt_path) == 0)
+	if (a.path && a.receipt_path && same_file(a.path, a.receipt_path))
 		usage_error("pop", "-o and --receipt-file name the same file");
 	o->queue = g->queue;
 

@@ -101,5 +101,14 @@ err_is "mq pop: -o and --receipt-file need a file name" \
   "pop --receipt-file ''" "$MQ" pop --receipt-file ''
 err_is "mq pop: -o and --receipt-file name the same file" \
   "pop -o F --receipt-file F" "$MQ" pop -o "$T_TMP/f" --receipt-file "$T_TMP/f"
+# the same file by another name: the receipt would overwrite the payload
+# of a job handed over (before: status 0, the payload lost)
+err_is "mq pop: -o and --receipt-file name the same file" \
+  "pop -o F --receipt-file DIR/../F (F not there yet)" \
+  "$MQ" pop -o "$T_TMP/g" --receipt-file "$T_TMP/../$(basename "$T_TMP")/g"
+: >"$T_TMP/h"
+ln -s "$T_TMP/h" "$T_TMP/h.link"
+err_is "mq pop: -o and --receipt-file name the same file" \
+  "pop -o F --receipt-file LINK-TO-F" "$MQ" pop -o "$T_TMP/h" --receipt-file "$T_TMP/h.link"
 is "$(table_sum)" "$sum" "none of them pushed or claimed anything"
 done_testing
