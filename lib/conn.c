@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,27 +199,6 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 		mysql_options(db, MYSQL_OPT_SSL_MODE, &mode);
 #endif
 	}
-}
-
-/* The connection's socket (MySQL's client has no mysql_get_socket; its
- * NET has the fd). */
-int
-mq__socket(const struct mq_conn *c)
-{
-#if defined(MARIADB_PACKAGE_VERSION)
-	return (int)mysql_get_socket(c->db);
-#else
-	return (int)c->db->net.fd;
-#endif
-}
-
-void
-mq__cut(struct mq_conn *c)
-{
-	int fd = mq__socket(c);
-
-	if (fd >= 0)
-		(void)shutdown(fd, SHUT_RDWR);
 }
 
 /* Why the option file cannot be used, or NULL. A regular file, a pipe

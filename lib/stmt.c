@@ -4,6 +4,7 @@
  * the table, and the transaction loop that retries deadlocks.
  */
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <time.h>
 
@@ -337,6 +338,27 @@ mq__backoff(unsigned attempt)
 	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+/* The connection's socket (MySQL's client has no mysql_get_socket; its
+ * NET has the fd). */
+int
+mq__socket(const struct mq_conn *c)
+{
+#if defined(MARIADB_PACKAGE_VERSION)
+	return (int)mysql_get_socket(c->db);
+#else
+	return (int)c->db->net.fd;
+#endif
+}
+
+void
+mq__cut(struct mq_conn *c)
+{
+	int fd = mq__socket(c);
+
+	if (fd >= 0)
+		(void)shutdown(fd, SHUT_RDWR);
 }
 
 /* Rolls the open transaction back: 1 if it surely is. A ROLLBACK that
