@@ -11,11 +11,15 @@
  * only jobs of the head's priority, among the first entries of the
  * queue (a window 8 times as long as the share should need); what the
  * share cannot give there, the rest of the queue gives (queue by queue,
- * in the order of a preference list). One claim in 64, drawn at random,
- * takes the head of the whole queue anyway: a share whose node has no
- * consumers (or an arbitrator's share) is late, never stranded. The
- * share's jobs are picked by a read without locks, then locked by
- * primary key (the ones it needs, in one statement): a locking read of
+ * in the order of a preference list). A share whose node has no
+ * consumers (or an arbitrator's share) is late, never stranded: its jobs
+ * stay at the head until they fill the other nodes' windows, and those
+ * nodes' claims then find nothing of their own there and take the head.
+ * (A claim in 64 once took the head at random for it: each such claim
+ * took jobs the other nodes' consumers were taking, a certification
+ * conflict per job.) The share's jobs are picked by a read without
+ * locks, then locked by primary key (the ones it needs, in one
+ * statement; the next ones if others here took those): a locking read of
  * the claim index would lock, if only for an instant, the other shares'
  * rows it passes, and another node's claim of one of them, applied
  * here, would then abort this one.
@@ -68,12 +72,26 @@ const char mq__sql_claim_ids_tail[] =
 /* Spare candidates: the ones other consumers of this node take first. */
 #define SHARE_SPARE 8
 
-/* The candidates to read for a claim of limit jobs. */
+/* The candidates to size the window for, for a claim of limit jobs. */
 static uint32_t
 candidates_for(uint32_t limit)
 {
 	return limit < UINT32_MAX - SHARE_SPARE ? limit + SHARE_SPARE :
 	    UINT32_MAX;
+}
+
+/* The candidates a claim keeps from its window: this many times those.
+ * The other consumers of the node read the same window at the same
+ * moment and lock its first candidates; a claim that finds them taken
+ * goes on to the next ones of its share, not to the head of the queue,
+ * where the other nodes' consumers are taking theirs (each job taken
+ * there is a certification conflict). */
+#define SHARE_KEEP 4
+
+static size_t
+kept_for(uint32_t want)
+{
+	return (size_t)want * SHARE_KEEP;
 }
 
 /* The same, by an UPDATE claim (autocommitted: a deadlock rolls it back
@@ -167,12 +185,14 @@ mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 	mq__bind_str(&b[2], c->leased_by, &len[1]);
 }
 
-/* The ids of up to want due jobs of queue in the node's share, in
- * claim order, into ids (*got of them): those in the head's window. */
+/* The ids of up to kept_for(want) due jobs of queue in the node's
+ * share, in claim order, into ids (*got of them): those in the window
+ * of the head sized for want. */
 static enum mq_status
 share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, uint64_t *ids, size_t *got)
 {
+	size_t keep = kept_for(want);
 	MYSQL_BIND in[9];
 	unsigned long qlen;
 	uint64_t spread = (uint64_t)want * (c->shares ? c->shares : 1) *
@@ -205,7 +225,7 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	if (rc == MQ_OK)
 		mysql_stmt_free_result(st);
 	mq__release(c, st);
-	for (i = 0; i < n && *got < want; i++)
+	for (i = 0; i < n && *got < keep; i++)
 		if (mine[i])
 			ids[(*got)++] = head[i];
 out:
@@ -234,7 +254,7 @@ mq__claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
 	size_t got, i, k, goal = cl->n + limit;
 	enum mq_status rc;
 
-	if ((ids = malloc(want * sizeof *ids)) == NULL)
+	if ((ids = malloc(kept_for(want) * sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &got);
 	mq__bind_str(&pre[0], queue, &qlen);
@@ -264,7 +284,7 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 	enum mq_status rc;
 
 	*got = 0;
-	if ((ids = malloc(want * sizeof *ids)) == NULL)
+	if ((ids = malloc(kept_for(want) * sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &n);
 	mq__claim_bind_lease(c, cl, pre, len, &lease);

@@ -354,8 +354,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		cl.nacks = 0;
 	}
 	/* Galera: each queue's share of this node first, then the rest of
-	 * the queue (claim.c); one claim in 64, drawn at random, the head */
-	cl.share = c->shares > 1 && rand() % 64 != 0;
+	 * the queue (claim.c) */
+	cl.share = c->shares > 1;
 	if (how == MQ_CLAIM_SKIP_LOCKED) {
 		/* an empty claim commits too: the acks are kept */
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
