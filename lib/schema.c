@@ -53,16 +53,19 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0" \
     ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
- * on for this session, and the node's index in the cluster, read only
- * when it is on (IF evaluates one branch). */
-#define SQL_WSREP_STATUS(name) \
-    " IF(@@GLOBAL.wsrep_on, (SELECT VARIABLE_VALUE FROM" \
-    " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '" name "')," \
-    " NULL)"
+ * on for this session, and "<the node's index> <the cluster's size>",
+ * read only when it is on (IF evaluates one branch), in one read of the
+ * status: each read asks the provider for all of it (0.6 ms of the
+ * server's CPU, on every connection: a pop or an ack of a shell loop). */
+#define SQL_WSREP_NODE(name) \
+    "COALESCE(MAX(IF(VARIABLE_NAME = '" name "', VARIABLE_VALUE, NULL)), '')"
 #define SQL_WSREP "@@GLOBAL.wsrep_on, @@SESSION.wsrep_on," \
-    SQL_WSREP_STATUS("WSREP_LOCAL_INDEX") "," \
-    SQL_WSREP_STATUS("WSREP_CLUSTER_SIZE")
-#define SQL_NO_WSREP "0, 0, NULL, NULL"
+    " IF(@@GLOBAL.wsrep_on, (SELECT CONCAT(" \
+    SQL_WSREP_NODE("WSREP_LOCAL_INDEX") ", ' '," \
+    SQL_WSREP_NODE("WSREP_CLUSTER_SIZE") ")" \
+    " FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN" \
+    " ('WSREP_LOCAL_INDEX', 'WSREP_CLUSTER_SIZE')), NULL)"
+#define SQL_NO_WSREP "0, 0, NULL"
 static const char sql_probe[] = SQL_PROBE(SQL_WSREP);
 static const char sql_probe_init[] = SQL_PROBE(SQL_WSREP) SQL_PROBE_INIT;
 static const char sql_probe_mysql[] = SQL_PROBE(SQL_NO_WSREP);
@@ -149,6 +152,17 @@ table_engine(const char *ddl, char *out, size_t size)
  * table, then the companions. */
 enum { P_ROLLBACK, P_SESSION, P_TEMPORARY, P_VARS, P_TABLE, P_COMPANIONS };
 
+/* The node's index and the cluster's size from "<index> <size>" (either
+ * empty when the server has no such status; 0 then, as with no cell). */
+static void
+wsrep_node(struct probe *p, const char *cell)
+{
+	const char *size = cell ? strchr(cell, ' ') : NULL;
+
+	p->node_index = cell ? (unsigned)strtoul(cell, NULL, 10) : 0;
+	p->cluster_size = size ? (unsigned)strtoul(size + 1, NULL, 10) : 0;
+}
+
 /* What statement k of the probe returned. */
 static void
 take_result(struct probe *p, unsigned k, MYSQL_RES *res)
@@ -169,10 +183,7 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		copy_cell(p->database, sizeof p->database, row[3]);
 		p->wsrep = row[4] && strcmp(row[4], "1") == 0;
 		p->wsrep_session = row[5] && strcmp(row[5], "1") == 0;
-		p->node_index = row[6] ? (unsigned)strtoul(row[6], NULL, 10) :
-		    0;
-		p->cluster_size = row[7] ? (unsigned)strtoul(row[7], NULL,
-		    10) : 0;
+		wsrep_node(p, row[6]);
 		break;
 	case P_TABLE:
 		p->exists = 1;
