@@ -11,13 +11,16 @@
  * only jobs of the head's priority, among the first entries of the
  * queue (a window 8 times as long as the share should need); what the
  * share cannot give there, the rest of the queue gives (queue by queue,
- * in the order of a preference list). A share whose node has no
- * consumers (or an arbitrator's share) is late, never stranded: its jobs
- * stay at the head until they fill the other nodes' windows, and those
- * nodes' claims then find nothing of their own there and take the head.
- * (A claim in 64 once took the head at random for it: each such claim
- * took jobs the other nodes' consumers were taking, a certification
- * conflict per job.) The share's jobs are picked by a read without
+ * in the order of a preference list). A share that is behind (its
+ * node has no consumers, or too few; an arbitrator's share; jobs too few
+ * to fill a busy node's window) is late, never stranded: another share's
+ * jobs at the head that have waited a second longer than the node's own
+ * first one are taken first, and a window with nothing of the node's
+ * share sends the claim to the head. (A claim in 64 once took the head
+ * at random instead: each such claim took jobs the other nodes'
+ * consumers were taking, a certification conflict per job, and still
+ * left a share behind for up to 64 claims.) The share's jobs are picked
+ * by a read without
  * locks, then locked by primary key (the ones it needs, in one
  * statement; the next ones if others here took those): a locking read of
  * the claim index would lock, if only for an instant, the other shares'
@@ -43,7 +46,9 @@
  * due job of the queue, on every claim (a node whose consumers took
  * their share first, all consumers on one node). */
 const char mq__sql_claim_share[] =
-    "SELECT id, " IN_SHARE " FROM `{{TABLE}}` FORCE INDEX (claim)"
+    "SELECT id, " IN_SHARE ","
+    " TIMESTAMPDIFF(MICROSECOND, '2000-01-01', available_at)"
+    " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
     " AND priority <= (SELECT priority FROM `{{TABLE}}` FORCE INDEX (claim)"
@@ -58,6 +63,14 @@ const char mq__sql_claim_share[] =
  * node whose share is empty reads that many entries per claim. */
 #define WINDOW_SPREAD 8
 #define WINDOW_MAX 4096
+
+/* Another share's jobs at the head that have waited this much longer
+ * than the node's own first one are taken first: that share is behind
+ * (its node has no consumers, or too few, or its jobs are few: then
+ * they would never fill the windows of busy nodes). Jobs pushed
+ * together are never that far apart, so evenly served shares are left
+ * to their nodes. */
+#define SHARE_LAG_US 1000000
 
 /* Some of them, locked together by primary key (each that is still due
  * and that nobody here holds), in claim order. No LIMIT: every row it
@@ -88,10 +101,25 @@ candidates_for(uint32_t limit)
  * there is a certification conflict). */
 #define SHARE_KEEP 4
 
-static size_t
-kept_for(uint32_t want)
+/* The window's length for a claim that wants want candidates. */
+static uint32_t
+window_for(const struct mq_conn *c, uint32_t want)
 {
-	return (size_t)want * SHARE_KEEP;
+	uint64_t spread = (uint64_t)want * (c->shares ? c->shares : 1) *
+	    WINDOW_SPREAD;
+	uint32_t window = spread < WINDOW_MAX ? (uint32_t)spread : WINDOW_MAX;
+
+	return window < want ? want : window;
+}
+
+/* The candidates kept: never more than the window holds. */
+static size_t
+kept_for(const struct mq_conn *c, uint32_t want)
+{
+	uint64_t keep = (uint64_t)want * SHARE_KEEP;
+	uint32_t window = window_for(c, want);
+
+	return keep < window ? (size_t)keep : window;
 }
 
 /* The same, by an UPDATE claim (autocommitted: a deadlock rolls it back
@@ -185,52 +213,96 @@ mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 	mq__bind_str(&b[2], c->leased_by, &len[1]);
 }
 
-/* The ids of up to kept_for(want) due jobs of queue in the node's
- * share, in claim order, into ids (*got of them): those in the window
- * of the head sized for want. */
+/* One entry of the head's window. */
+struct head_entry {
+	uint64_t id;
+	int64_t at;		/* due since (µs from 2000); -1 if unknown */
+	unsigned char mine;	/* in the node's share */
+};
+
+/* Reads the window's entries into h (*n of them, at most max). */
+static enum mq_status
+fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
+    size_t max, size_t *n)
+{
+	MYSQL_BIND out[3];
+	uint64_t id;
+	int32_t mine = 0;
+	int64_t at = 0;
+	mq__bool at_null = 0;
+	int r;
+
+	*n = 0;
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	mq__bind_i32(&out[1], &mine);
+	mq__bind_i64(&out[2], &at);
+	out[2].is_null = &at_null;
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot claim");
+	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
+		if (*n == max)
+			continue;	/* drain; the LIMIT makes this rare */
+		h[*n].id = id;
+		h[*n].mine = mine != 0;
+		h[*n].at = at_null ? -1 : at;
+		(*n)++;
+	}
+	if (r == 1)
+		return mq__dberr(c, st, "cannot claim");
+	return MQ_OK;
+}
+
+/* The ids of up to kept_for(want) due jobs of queue, in claim order,
+ * into ids (*got of them), from the window of the head sized for want:
+ * the jobs of other shares that are behind (SHARE_LAG_US), then the
+ * node's own. None when the window holds nothing of the node's share:
+ * the claim then takes the whole queue's head. */
 static enum mq_status
 share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, uint64_t *ids, size_t *got)
 {
-	size_t keep = kept_for(want);
+	size_t keep = kept_for(c, want);
+	uint32_t window = window_for(c, want);
 	MYSQL_BIND in[9];
 	unsigned long qlen;
-	uint64_t spread = (uint64_t)want * (c->shares ? c->shares : 1) *
-	    WINDOW_SPREAD;
-	uint32_t window = spread < WINDOW_MAX ? (uint32_t)spread : WINDOW_MAX;
-	uint64_t *head;
-	unsigned char *mine;
-	size_t n = 0, i;
+	struct head_entry *head;
+	size_t n = 0, i, first;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
 	*got = 0;
-	if (window < want)
-		window = want;
-	head = malloc(window * sizeof *head);
-	mine = malloc(window);
-	if (head == NULL || mine == NULL) {
-		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-		goto out;
-	}
+	if ((head = calloc(window, sizeof *head)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL) {
-		rc = c->err.status;
-		goto out;
+		free(head);
+		return c->err.status;
 	}
 	bind_share(c, cl, &in[0]);
 	for (i = 3; i < 8; i++)
 		mq__bind_str(&in[i], queue, &qlen);
 	mq__bind_u32(&in[8], &window);
-	rc = mq__select_ids(c, st, in, head, mine, window, &n);
+	rc = mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = fetch_head(c, st, head, window, &n);
 	if (rc == MQ_OK)
 		mysql_stmt_free_result(st);
 	mq__release(c, st);
-	for (i = 0; i < n && *got < keep; i++)
-		if (mine[i])
-			ids[(*got)++] = head[i];
-out:
+	for (first = 0; first < n && !head[first].mine; first++)
+		;
+	if (rc != MQ_OK || first == n) {
+		free(head);
+		return rc;
+	}
+	/* the window's order is the claim's: those behind come first */
+	for (i = 0; i < first && *got < keep; i++)
+		if (head[i].at >= 0 && head[first].at >= 0 &&
+		    head[i].at <= head[first].at - SHARE_LAG_US)
+			ids[(*got)++] = head[i].id;
+	for (i = first; i < n && *got < keep; i++)
+		if (head[i].mine)
+			ids[(*got)++] = head[i].id;
 	free(head);
-	free(mine);
 	return rc;
 }
 
@@ -254,7 +326,7 @@ mq__claim_share_locked(struct mq_conn *c, struct claim *cl, const char *queue,
 	size_t got, i, k, goal = cl->n + limit;
 	enum mq_status rc;
 
-	if ((ids = malloc(kept_for(want) * sizeof *ids)) == NULL)
+	if ((ids = calloc(kept_for(c, want), sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &got);
 	mq__bind_str(&pre[0], queue, &qlen);
@@ -284,7 +356,7 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 	enum mq_status rc;
 
 	*got = 0;
-	if ((ids = malloc(kept_for(want) * sizeof *ids)) == NULL)
+	if ((ids = calloc(kept_for(c, want), sizeof *ids)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	rc = share_candidates(c, cl, queue, want, ids, &n);
 	mq__claim_bind_lease(c, cl, pre, len, &lease);
@@ -296,6 +368,8 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 		    k, &affected);
 		if (rc == MQ_OK)
 			*got += affected;
+		if (*got > 0)	/* committed: jobs in hand (pop.c) */
+			c->one_try = 1;
 	}
 	free(ids);
 	return rc;

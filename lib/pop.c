@@ -257,6 +257,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		if (cl->share)
 			rc = mq__claim_share_update(c, cl, cl->queues[q],
 			    limit, &mine);
+		if (mine > 0)	/* committed: jobs in hand */
+			c->one_try = 1;
 		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0)
 			rc = update_head(c, cl, cl->queues[q], limit, &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */

@@ -159,7 +159,8 @@ wsrep_node(struct probe *p, const char *cell)
 {
 	const char *size = cell ? strchr(cell, ' ') : NULL;
 
-	p->node_index = cell ? (unsigned)strtoul(cell, NULL, 10) : 0;
+	p->node_index = cell && *cell >= '0' && *cell <= '9' ?
+	    (unsigned)strtoul(cell, NULL, 10) : 0;
 	p->cluster_size = size ? (unsigned)strtoul(size + 1, NULL, 10) : 0;
 }
 
