@@ -5,9 +5,15 @@
  * On a Galera cluster, row locks are each node's own: consumers on two
  * nodes take the same head of the queue, and one of them fails
  * certification at commit. So there, a claim first takes from its
- * node's share of the jobs ((id DIV step) MOD nodes = the node's index;
- * step is auto_increment_increment, so that the ids one node gives out
- * spread over every share), in the claim's order within the share, and
+ * node's share of the jobs: with k = id DIV auto_increment_increment
+ * (the ids one node gives out step by that), (k + CRC32(k DIV nodes))
+ * MOD nodes = the node's index. Each run of nodes consecutive ids has
+ * one job in each share, so jobs pushed together are shared out evenly,
+ * and the rotation of each run is drawn by a hash, so that a queue's
+ * ids, which step by more when a producer pushes to several queues in
+ * turn, do not all fall into one share (with k MOD nodes alone, three
+ * queues pushed in turn on a 3-node cluster had one share each). Within
+ * the share, claims go in the claim's order, and
  * only jobs of the head's priority, among the first entries of the
  * queue (a window 8 times as long as the share should need); what the
  * share cannot give there, the rest of the queue gives (queue by queue,
@@ -32,9 +38,9 @@
 
 #include "claim.h"
 
-/* Whether a job is in the node's share (Galera): binds step, nodes,
- * index. */
-#define IN_SHARE "(id DIV ?) MOD ? = ?"
+/* Whether a job is in the node's share (Galera): binds step, step *
+ * nodes, nodes, index. */
+#define IN_SHARE "(id DIV ? + CRC32(id DIV ?)) MOD ? = ?"
 
 /* The head of the queue: its due jobs of the head's priority, in claim
  * order, read without a lock, each with whether it is in the node's
@@ -128,17 +134,20 @@ const char mq__sql_claim_update_ids[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (PRIMARY)" CLAIM_SET
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND id IN (";
 
-/* Binds the share's three parameters at b. */
+/* Binds the share's four parameters at b. */
 static void
 bind_share(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b)
 {
+	uint64_t nodes = c->shares ? c->shares : 1;
+	uint64_t step = c->autoinc_step ? c->autoinc_step : 1;
 	int i;
 
-	cl->share_bind[0] = (uint32_t)(c->autoinc_step ? c->autoinc_step : 1);
-	cl->share_bind[1] = c->shares;
-	cl->share_bind[2] = c->share % (c->shares ? c->shares : 1);
-	for (i = 0; i < 3; i++)
-		mq__bind_u32(&b[i], &cl->share_bind[i]);
+	cl->share_bind[0] = step;
+	cl->share_bind[1] = step * nodes;	/* step <= 65,535: no wrap */
+	cl->share_bind[2] = nodes;
+	cl->share_bind[3] = c->share % nodes;
+	for (i = 0; i < 4; i++)
+		mq__bind_u64(&b[i], &cl->share_bind[i]);
 }
 
 /* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
@@ -264,7 +273,7 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	size_t keep = kept_for(c, want);
 	uint32_t window = window_for(c, want);
-	MYSQL_BIND in[9];
+	MYSQL_BIND in[10];
 	unsigned long qlen;
 	struct head_entry *head;
 	size_t n = 0, i, first;
@@ -279,9 +288,9 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 		return c->err.status;
 	}
 	bind_share(c, cl, &in[0]);
-	for (i = 3; i < 8; i++)
+	for (i = 4; i < 9; i++)
 		mq__bind_str(&in[i], queue, &qlen);
-	mq__bind_u32(&in[8], &window);
+	mq__bind_u32(&in[9], &window);
 	rc = mq__execute(c, st, in, "cannot claim");
 	if (rc == MQ_OK)
 		rc = fetch_head(c, st, head, window, &n);

@@ -211,7 +211,7 @@ is "$(counted_on 2)$(cat "$T_TMP/rc")" "$(finished_on 2)" "two recounts at once 
 # counters; no other test uses the cluster meanwhile)
 seq 1 6000 | gmq 2 push --lines --queue win >/dev/null 2>&1
 gsql 1 "DELETE FROM mq_jobs WHERE queue = 'win' AND
-  (id DIV @@auto_increment_increment) MOD 3 = $(gstatus 1 wsrep_local_index)"
+  (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $(gstatus 1 wsrep_local_index)"
 left=$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'win'")
 entries() { gsql 1 "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_icp_attempts')" | awk '{ s += $2 } END { print s }'; }
 check "4,000 jobs left in the other shares ($left)" [ "$left" -ge 3900 ]
@@ -233,32 +233,37 @@ gsql 2 "SELECT 1" >/dev/null && gsql 3 "SELECT 1" >/dev/null	# applied
 # nodes: 47 conflicts per 3,000 jobs); and one claim in 64, at random,
 # took the head anyway.
 share1=$(gstatus 1 wsrep_local_index)
-in_share() { # in_share ID...: the ids outside node 1's share
+is "$(gsql 1 "SELECT @@auto_increment_increment")" 3 "ids step by 3"
+in_share() { # in_share ID...: the ids outside node 1's share (or no job's)
+  _l=
   for _id; do
     case $_id in
     ''|*[!0-9]*) printf 'not an id: %s ' "$_id" ;;
-    *) [ $(( (_id / 3) % 3 )) = "$share1" ] || printf '%s ' "$_id" ;;
+    *) _l="$_l${_l:+,}$_id" ;;
     esac
   done
+  [ -z "$_l" ] || gsql 1 "SELECT CONCAT_WS(' ', (SELECT GROUP_CONCAT(id ORDER BY id
+    SEPARATOR ' ') FROM mq_jobs WHERE id IN ($_l) AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 <> $share1),
+    IF((SELECT COUNT(*) FROM mq_jobs WHERE id IN ($_l)) = $#, NULL, 'not all jobs'))"
 }
-is "$(gsql 1 "SELECT @@auto_increment_increment")" 3 "ids step by 3"
 seq 1 300 | gmq 2 push --lines --queue own >/dev/null
 gsql 1 "SELECT 1" >/dev/null
 first=$(gsql 1 "SELECT GROUP_CONCAT(id ORDER BY priority, available_at, id)
   FROM (SELECT id, priority, available_at FROM mq_jobs WHERE queue = 'own'
-  AND (id DIV 3) MOD 3 = $share1 ORDER BY priority, available_at, id LIMIT 12) f")
+  AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $share1 ORDER BY priority, available_at, id LIMIT 12) f")
 # another consumer of node 1 holds the share's first 12 jobs
 mariadb --no-defaults --socket="$G_DIR/n1/sock" --user=root -N -B "$T_DB" \
   -e "START TRANSACTION; SELECT id FROM mq_jobs WHERE id IN ($first) FOR UPDATE;
-  DO SLEEP(4); ROLLBACK" >/dev/null &
+  DO SLEEP(6); ROLLBACK" >/dev/null 2>"$T_TMP/holder.err" &
 holder=$!
 i=0
 until [ "$(gsql 1 "SELECT COUNT(*) > 0 FROM information_schema.INNODB_TRX
     WHERE trx_rows_locked >= 12")" = 1 ] ||
-    [ $i -ge 60 ]; do
+    [ $i -ge 80 ]; do
   sleep 0.05; i=$((i + 1))
 done
-check "the holder holds the share's first 12 jobs" [ $i -lt 60 ]
+is "$([ $i -lt 80 ] && echo held)$(cat "$T_TMP/holder.err")" held \
+  "the holder holds the share's first 12 jobs"
 ids=$(gmq 1 pop --queue own --count 4 --json 2>&1 | sed -n 's/^{"id":\([0-9]*\),.*/\1/p' | tr '\n' ' ')
 wait $holder
 held=
@@ -268,35 +273,51 @@ done
 is "$(echo "$ids" | wc -w | tr -d ' '):$(in_share $ids):$held" "4::" \
   "a pop on node 1 whose share's first jobs another consumer holds takes the share's next ones ($ids)"
 gsql 1 "DELETE FROM mq_jobs WHERE queue = 'own'"
-# 4 rounds of 90 pops on node 1, each round's share 100 of 300 jobs: every
-# job from the share (the claim in 64 at random: 2 in 3 of them from
-# another share; passed with 1 chance in 60)
+# 6 rounds of 60 pops on node 1, each round's share about 100 of 300
+# jobs (its first 70 or so in a window of 216): every job from the share
+# (the claim in 64 at random: 2 in 3 of them from another share; passed
+# with 1 chance in 40)
 out=
-for round in 1 2 3 4; do
+for round in 1 2 3 4 5 6; do
   seq 1 300 | gmq 2 push --lines --queue own$round >/dev/null
   gsql 1 "SELECT 1" >/dev/null
-  i=0
-  while [ $i -lt 90 ]; do
+  i=0 ids=
+  while [ $i -lt 60 ]; do
     r=$(gmq 1 pop --queue own$round -o /dev/null 2>&1) || { out="$out pop failed: $r"; break; }
-    out="$out$(in_share "${r%%.*}")"
+    ids="$ids ${r%%.*}"
     i=$((i + 1))
   done
+  # shellcheck disable=SC2086
+  out="$out$(in_share $ids)"
 done
 is "$out" "" "360 pops on node 1, its share not empty: every job from its share"
 # ... unless another share is behind: its jobs at the head that waited a
 # second longer than the node's own first job are taken first (a share
 # whose node has no consumers, or whose jobs are too few to fill a busy
 # node's window, would wait for ever otherwise)
-gmq 2 push --queue lag a >/dev/null
-gmq 2 push --queue lag b >/dev/null
-gmq 2 push --queue lag c >/dev/null
-gsql 1 "DELETE FROM mq_jobs WHERE queue = 'lag' AND (id DIV 3) MOD 3 = $share1"
-left=$(gsql 1 "SELECT GROUP_CONCAT(payload ORDER BY id SEPARATOR ' ') FROM mq_jobs WHERE queue = 'lag'")
+for p in a b c d e f g h i; do gmq 2 push --queue lag $p >/dev/null; done
+gsql 1 "DELETE FROM mq_jobs WHERE queue = 'lag' AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $share1"
+left=$(gsql 1 "SELECT GROUP_CONCAT(payload ORDER BY id SEPARATOR ' ') FROM
+  (SELECT id, payload FROM mq_jobs WHERE queue = 'lag' ORDER BY id LIMIT 2) f")
 sleep 1.2
 seq 1 30 | gmq 2 push --lines --queue lag >/dev/null
 gsql 1 "SELECT 1" >/dev/null
 got=$(gmq 1 pop --queue lag 2>/dev/null) && got="$got $(gmq 1 pop --queue lag 2>/dev/null)"
 is "$got" "$left" "a pop on node 1 takes the jobs of the shares behind it first ($left)"
+# a producer pushing to three queues in turn (one statement: the ids
+# step by 3 within each node's, 9 within a queue's): node 1's share of
+# each queue is its third, not all or nothing (with id DIV 3 MOD 3 each
+# queue was one share: the other nodes' claims took its head)
+gsql 2 "INSERT INTO mq_jobs (queue, payload)
+  SELECT CONCAT('rr', seq MOD 3), 'x' FROM seq_0_to_89"
+gsql 1 "SELECT 1" >/dev/null
+out=
+for q in rr0 rr1 rr2; do
+  ids=$(gmq 1 pop --queue $q --count 5 --json 2>&1 | sed -n 's/^{"id":\([0-9]*\),.*/\1/p' | tr '\n' ' ')
+  # shellcheck disable=SC2086
+  out="$out$(echo $ids | wc -w | tr -d ' '):$(in_share $ids) "
+done
+is "$out" "5: 5: 5: " "three queues pushed in turn: node 1 takes 5 jobs of each from its share"
 
 # The sanitized build's run stops here: the rest is the cluster's
 # behaviour (t206 checks mq's reconnects under it), and 50 s of waits.

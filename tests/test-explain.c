@@ -169,7 +169,7 @@ main(void)
 	mysql_free_result(mysql_store_result(c->db));
 	ok(mysql_query(c->db, "SET @q = 'a', @s = 's', @n = 5, @null = NULL, "
 	    "@done = 'done', @age = 1000000, @id1 = 3, @id2 = 5, @zero = 0, "
-	    "@three = 3, "
+	    "@three = 3, @nine = 9, "
 	    "@tok = '0123456789abcdef0123456789abcdef', @minp = -32769, "
 	    "@pat = '%x%'") == 0, "set parameters",
 	    mysql_error(c->db));
@@ -180,7 +180,8 @@ main(void)
 	 * once, and the claim index is not read (it would walk them all) */
 	/* Galera: a node's share, read without locks, in index order */
 	check(c->db, "claim of a node's share", mq__sql_claim_share,
-	    "@three, @three, @zero, @q, @q, @q, @q, @q, @n", "claim", NULL);
+	    "@three, @nine, @three, @zero, @q, @q, @q, @q, @q, @n", "claim",
+	    NULL);
 	{
 		/* then the share's candidates, locked (or leased) by
 		 * primary key: the listed rows alone (a sort of those) */
