@@ -6,10 +6,11 @@
  * nodes take the same head of the queue, and one of them fails
  * certification at commit. So there, a claim first takes from its
  * node's share of the jobs: with k = id DIV auto_increment_increment
- * (the ids one node gives out step by that), (k + CRC32(k DIV nodes))
- * MOD nodes = the node's index. Each run of nodes consecutive ids has
- * one job in each share, so jobs pushed together are shared out evenly,
- * and the rotation of each run is drawn by a hash, so that a queue's
+ * (the ids one node gives out step by that), (k MOD nodes + CRC32(k DIV
+ * nodes)) MOD nodes = the node's index. Each aligned block of nodes
+ * consecutive k has one job in each share, so jobs pushed together are
+ * shared out evenly, and the rotation of each block is drawn by a hash,
+ * so that a queue's
  * ids, which step by more when a producer pushes to several queues in
  * turn, do not all fall into one share (with k MOD nodes alone, three
  * queues pushed in turn on a 3-node cluster had one share each). Within
@@ -38,9 +39,10 @@
 
 #include "claim.h"
 
-/* Whether a job is in the node's share (Galera): binds step, step *
- * nodes, nodes, index. */
-#define IN_SHARE "(id DIV ? + CRC32(id DIV ?)) MOD ? = ?"
+/* Whether a job is in the node's share (Galera): binds step, nodes,
+ * step * nodes, nodes, index (k MOD nodes first: k + CRC32 could pass
+ * 2^64 with a step of 1). */
+#define IN_SHARE "((id DIV ?) MOD ? + CRC32(id DIV ?)) MOD ? = ?"
 
 /* The head of the queue: its due jobs of the head's priority, in claim
  * order, read without a lock, each with whether it is in the node's
@@ -53,7 +55,7 @@
  * their share first, all consumers on one node). */
 const char mq__sql_claim_share[] =
     "SELECT id, " IN_SHARE ","
-    " TIMESTAMPDIFF(MICROSECOND, '2000-01-01', available_at)"
+    " TIMESTAMPDIFF(MICROSECOND, '1000-01-01', available_at)"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " AND " MQ_SQL_ANY_DUE("{{TABLE}}", "?")
@@ -134,7 +136,7 @@ const char mq__sql_claim_update_ids[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (PRIMARY)" CLAIM_SET
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND id IN (";
 
-/* Binds the share's four parameters at b. */
+/* Binds the share's five parameters at b. */
 static void
 bind_share(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b)
 {
@@ -143,10 +145,11 @@ bind_share(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b)
 	int i;
 
 	cl->share_bind[0] = step;
-	cl->share_bind[1] = step * nodes;	/* step <= 65,535: no wrap */
-	cl->share_bind[2] = nodes;
-	cl->share_bind[3] = c->share % nodes;
-	for (i = 0; i < 4; i++)
+	cl->share_bind[1] = nodes;
+	cl->share_bind[2] = step * nodes;	/* step <= 65,535: no wrap */
+	cl->share_bind[3] = nodes;
+	cl->share_bind[4] = c->share % nodes;
+	for (i = 0; i < 5; i++)
 		mq__bind_u64(&b[i], &cl->share_bind[i]);
 }
 
@@ -225,7 +228,8 @@ mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 /* One entry of the head's window. */
 struct head_entry {
 	uint64_t id;
-	int64_t at;		/* due since (µs from 2000); -1 if unknown */
+	int64_t at;		/* due since (µs from 1000-01-01) */
+	unsigned char known;	/* at is (a foreign row's may be NULL) */
 	unsigned char mine;	/* in the node's share */
 };
 
@@ -254,7 +258,8 @@ fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
 			continue;	/* drain; the LIMIT makes this rare */
 		h[*n].id = id;
 		h[*n].mine = mine != 0;
-		h[*n].at = at_null ? -1 : at;
+		h[*n].at = at;
+		h[*n].known = !at_null;
 		(*n)++;
 	}
 	if (r == 1)
@@ -273,7 +278,7 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	size_t keep = kept_for(c, want);
 	uint32_t window = window_for(c, want);
-	MYSQL_BIND in[10];
+	MYSQL_BIND in[11];
 	unsigned long qlen;
 	struct head_entry *head;
 	size_t n = 0, i, first;
@@ -288,9 +293,9 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 		return c->err.status;
 	}
 	bind_share(c, cl, &in[0]);
-	for (i = 4; i < 9; i++)
+	for (i = 5; i < 10; i++)
 		mq__bind_str(&in[i], queue, &qlen);
-	mq__bind_u32(&in[9], &window);
+	mq__bind_u32(&in[10], &window);
 	rc = mq__execute(c, st, in, "cannot claim");
 	if (rc == MQ_OK)
 		rc = fetch_head(c, st, head, window, &n);
@@ -305,7 +310,7 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	}
 	/* the window's order is the claim's: those behind come first */
 	for (i = 0; i < first && *got < keep; i++)
-		if (head[i].at >= 0 && head[first].at >= 0 &&
+		if (head[i].known && head[first].known &&
 		    head[i].at <= head[first].at - SHARE_LAG_US)
 			ids[(*got)++] = head[i].id;
 	for (i = first; i < n && *got < keep; i++)

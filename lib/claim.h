@@ -39,7 +39,7 @@ struct claim {
 	struct mq_job *jobs;
 	size_t n;
 	int share;		/* only the node's share (Galera) */
-	uint64_t share_bind[4];	/* step, step * nodes, nodes, index */
+	uint64_t share_bind[5];	/* step, nodes, step * nodes, nodes, index */
 	int left;		/* a waiter's rows went in the claim (Galera) */
 };
 

@@ -209,9 +209,12 @@ is "$(counted_on 2)$(cat "$T_TMP/rc")" "$(finished_on 2)" "two recounts at once 
 # per claim, not every due job of the queue: 6,000 jobs, node 1's share
 # deleted; the index entries node 1 reads for one pop (the server's
 # counters; no other test uses the cluster meanwhile)
+# (a node's share: k = id DIV 3, the step of ids on 3 nodes;
+# (k MOD 3 + CRC32(k DIV 3)) MOD 3 = its wsrep_local_index)
+is "$(gsql 1 "SELECT @@auto_increment_increment")" 3 "ids step by 3"
 seq 1 6000 | gmq 2 push --lines --queue win >/dev/null 2>&1
 gsql 1 "DELETE FROM mq_jobs WHERE queue = 'win' AND
-  (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $(gstatus 1 wsrep_local_index)"
+  ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $(gstatus 1 wsrep_local_index)"
 left=$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'win'")
 entries() { gsql 1 "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_icp_attempts')" | awk '{ s += $2 } END { print s }'; }
 check "4,000 jobs left in the other shares ($left)" [ "$left" -ge 3900 ]
@@ -233,7 +236,6 @@ gsql 2 "SELECT 1" >/dev/null && gsql 3 "SELECT 1" >/dev/null	# applied
 # nodes: 47 conflicts per 3,000 jobs); and one claim in 64, at random,
 # took the head anyway.
 share1=$(gstatus 1 wsrep_local_index)
-is "$(gsql 1 "SELECT @@auto_increment_increment")" 3 "ids step by 3"
 in_share() { # in_share ID...: the ids outside node 1's share (or no job's)
   _l=
   for _id; do
@@ -243,14 +245,14 @@ in_share() { # in_share ID...: the ids outside node 1's share (or no job's)
     esac
   done
   [ -z "$_l" ] || gsql 1 "SELECT CONCAT_WS(' ', (SELECT GROUP_CONCAT(id ORDER BY id
-    SEPARATOR ' ') FROM mq_jobs WHERE id IN ($_l) AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 <> $share1),
+    SEPARATOR ' ') FROM mq_jobs WHERE id IN ($_l) AND ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 <> $share1),
     IF((SELECT COUNT(*) FROM mq_jobs WHERE id IN ($_l)) = $#, NULL, 'not all jobs'))"
 }
 seq 1 300 | gmq 2 push --lines --queue own >/dev/null
 gsql 1 "SELECT 1" >/dev/null
 first=$(gsql 1 "SELECT GROUP_CONCAT(id ORDER BY priority, available_at, id)
   FROM (SELECT id, priority, available_at FROM mq_jobs WHERE queue = 'own'
-  AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $share1 ORDER BY priority, available_at, id LIMIT 12) f")
+  AND ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $share1 ORDER BY priority, available_at, id LIMIT 12) f")
 # another consumer of node 1 holds the share's first 12 jobs
 mariadb --no-defaults --socket="$G_DIR/n1/sock" --user=root -N -B "$T_DB" \
   -e "START TRANSACTION; SELECT id FROM mq_jobs WHERE id IN ($first) FOR UPDATE;
@@ -287,6 +289,7 @@ for round in 1 2 3 4 5 6; do
     ids="$ids ${r%%.*}"
     i=$((i + 1))
   done
+  [ "$(echo $ids | wc -w)" = 60 ] || out="$out round $round: $(echo $ids | wc -w) ids"
   # shellcheck disable=SC2086
   out="$out$(in_share $ids)"
 done
@@ -296,7 +299,7 @@ is "$out" "" "360 pops on node 1, its share not empty: every job from its share"
 # whose node has no consumers, or whose jobs are too few to fill a busy
 # node's window, would wait for ever otherwise)
 for p in a b c d e f g h i; do gmq 2 push --queue lag $p >/dev/null; done
-gsql 1 "DELETE FROM mq_jobs WHERE queue = 'lag' AND (id DIV 3 + CRC32(id DIV 9)) MOD 3 = $share1"
+gsql 1 "DELETE FROM mq_jobs WHERE queue = 'lag' AND ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $share1"
 left=$(gsql 1 "SELECT GROUP_CONCAT(payload ORDER BY id SEPARATOR ' ') FROM
   (SELECT id, payload FROM mq_jobs WHERE queue = 'lag' ORDER BY id LIMIT 2) f")
 sleep 1.2
@@ -304,12 +307,20 @@ seq 1 30 | gmq 2 push --lines --queue lag >/dev/null
 gsql 1 "SELECT 1" >/dev/null
 got=$(gmq 1 pop --queue lag 2>/dev/null) && got="$got $(gmq 1 pop --queue lag 2>/dev/null)"
 is "$got" "$left" "a pop on node 1 takes the jobs of the shares behind it first ($left)"
+# a job due before 2000 behind too (its time counted from 1000-01-01; it
+# counted as unknown from 2000-01-01, and was jumped over)
+for p in 1 2 3 4 5 6 7 8 9; do gmq 2 push --queue old --at @0 "e$p" >/dev/null; done
+gsql 1 "DELETE FROM mq_jobs WHERE queue = 'old' AND ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $share1"
+left=$(gsql 1 "SELECT payload FROM mq_jobs WHERE queue = 'old' ORDER BY id LIMIT 1")
+seq 1 30 | gmq 2 push --lines --queue old >/dev/null
+gsql 1 "SELECT 1" >/dev/null
+is "$(gmq 1 pop --queue old 2>/dev/null)" "$left" "a job of another share due in 1970 is behind: taken first"
 # a producer pushing to three queues in turn (one statement: the ids
 # step by 3 within each node's, 9 within a queue's): node 1's share of
 # each queue is its third, not all or nothing (with id DIV 3 MOD 3 each
 # queue was one share: the other nodes' claims took its head)
 gsql 2 "INSERT INTO mq_jobs (queue, payload)
-  SELECT CONCAT('rr', seq MOD 3), 'x' FROM seq_0_to_89"
+  SELECT CONCAT('rr', seq MOD 3), 'x' FROM seq_0_to_899"
 gsql 1 "SELECT 1" >/dev/null
 out=
 for q in rr0 rr1 rr2; do

@@ -180,8 +180,8 @@ main(void)
 	 * once, and the claim index is not read (it would walk them all) */
 	/* Galera: a node's share, read without locks, in index order */
 	check(c->db, "claim of a node's share", mq__sql_claim_share,
-	    "@three, @nine, @three, @zero, @q, @q, @q, @q, @q, @n", "claim",
-	    NULL);
+	    "@three, @three, @nine, @three, @zero, @q, @q, @q, @q, @q, @n",
+	    "claim", NULL);
 	{
 		/* then the share's candidates, locked (or leased) by
 		 * primary key: the listed rows alone (a sort of those) */
