@@ -10,11 +10,10 @@
  * nodes)) MOD nodes = the node's index. Each aligned block of nodes
  * consecutive k has one job in each share, so jobs pushed together are
  * shared out evenly, and the rotation of each block is drawn by a hash,
- * so that a queue's
- * ids, which step by more when a producer pushes to several queues in
- * turn, do not all fall into one share (with k MOD nodes alone, three
- * queues pushed in turn on a 3-node cluster had one share each). Within
- * the share, claims go in the claim's order, and
+ * so that a queue's ids, which step by more when a producer pushes to
+ * several queues in turn, do not all fall into one share (with k MOD
+ * nodes alone, three queues pushed in turn on a 3-node cluster had one
+ * share each). Within the share, claims go in the claim's order, and
  * only jobs of the head's priority, among the first entries of the
  * queue (a window 8 times as long as the share should need); what the
  * share cannot give there, the rest of the queue gives (queue by queue,
@@ -27,12 +26,11 @@
  * at random instead: each such claim took jobs the other nodes'
  * consumers were taking, a certification conflict per job, and still
  * left a share behind for up to 64 claims.) The share's jobs are picked
- * by a read without
- * locks, then locked by primary key (the ones it needs, in one
- * statement; the next ones if others here took those): a locking read of
- * the claim index would lock, if only for an instant, the other shares'
- * rows it passes, and another node's claim of one of them, applied
- * here, would then abort this one.
+ * by a read without locks, then locked by primary key (the ones it
+ * needs, in one statement; the next ones if others here took those): a
+ * locking read of the claim index would lock, if only for an instant,
+ * the other shares' rows it passes, and another node's claim of one of
+ * them, applied here, would then abort this one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -382,7 +380,8 @@ mq__claim_share_update(struct mq_conn *c, struct claim *cl, const char *queue,
 		    k, &affected);
 		if (rc == MQ_OK)
 			*got += affected;
-		if (*got > 0)	/* committed: jobs in hand (pop.c) */
+		if (*got > 0)	/* committed: jobs in hand; the rest of this
+				 * claim, here and in pop.c, is tried once */
 			c->one_try = 1;
 	}
 	free(ids);

@@ -254,11 +254,9 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			break;
 		limit = cl->o->count - (uint32_t)got;
 		k = mine = 0;
-		if (cl->share)
+		if (cl->share)	/* sets one_try once it leased some */
 			rc = mq__claim_share_update(c, cl, cl->queues[q],
 			    limit, &mine);
-		if (mine > 0)	/* committed: jobs in hand */
-			c->one_try = 1;
 		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0)
 			rc = update_head(c, cl, cl->queues[q], limit, &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */
