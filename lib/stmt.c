@@ -409,7 +409,11 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 	int64_t t0 = mq__now_us();
 
 	for (attempt = 0;; attempt++) {
-		if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0)
+		/* interrupted (1317: a late wakeup's KILL QUERY), it did
+		 * nothing (no transaction is open here): sent once more */
+		if (mysql_real_query(c->db, "START TRANSACTION", 17) != 0 &&
+		    (mysql_errno(c->db) != 1317 ||
+		    mysql_real_query(c->db, "START TRANSACTION", 17) != 0))
 			return mq__dberr(c, NULL, "cannot start transaction");
 		/* a connection lost before the COMMIT rolls back */
 		c->in_tx = 1;

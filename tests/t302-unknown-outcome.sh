@@ -255,4 +255,16 @@ done
 is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'rc'")" \
   "$(printf 'ready\t0')" "the connection cut: the server rolled the claim back"
 
+# 10. a claim's START TRANSACTION interrupted (a late wakeup's KILL QUERY
+# hit it in t300's run, 2026-11-27: pop --wait said "cannot start
+# transaction", status 75, with the job there): it did nothing, and is
+# sent once more
+"$MQ" push --queue st once >/dev/null
+proxy '\x03START TRANSACTION' 1
+run via "$MQ" pop --queue st -o "$T_TMP/st.out"
+is "$RC:$(cat "$T_TMP/st.out" 2>/dev/null)" "0:once" \
+  "START TRANSACTION interrupted: sent again, the claim gets the job"
+is "$(grep -c interrupted "$T_TMP/fired")" 1 "the relay interrupted it"
+unproxy
+
 done_testing
