@@ -22,7 +22,10 @@
  * to fill a busy node's window) is late, never stranded: another share's
  * jobs at the head that have waited a second longer than the node's own
  * first one are taken first, and a window with nothing of the node's
- * share sends the claim to the head. (A claim in 64 once took the head
+ * share sends the claim to the head; when that window holds all the
+ * head has (a drain's end), to its last entries instead, which the
+ * other nodes, each taking its share from the front, reach last: they
+ * meet on one job, not on every one. (A claim in 64 once took the head
  * at random instead: each such claim took jobs the other nodes'
  * consumers were taking, a certification conflict per job, and still
  * left a share behind for up to 64 claims.) The share's jobs are picked
@@ -268,8 +271,9 @@ fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
 /* The ids of up to kept_for(want) due jobs of queue, in claim order,
  * into ids (*got of them), from the window of the head sized for want:
  * the jobs of other shares that are behind (SHARE_LAG_US), then the
- * node's own. None when the window holds nothing of the node's share:
- * the claim then takes the whole queue's head. */
+ * node's own. When the window holds nothing of the node's share: its
+ * entries from the last one back if it is not full, else none (the
+ * claim then takes the whole queue's head). */
 static enum mq_status
 share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, uint64_t *ids, size_t *got)
@@ -303,6 +307,17 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 	for (first = 0; first < n && !head[first].mine; first++)
 		;
 	if (rc != MQ_OK || first == n) {
+		/* Nothing of the share here. A window that is not full holds
+		 * the queue's whole head (the end of a drain; a short queue):
+		 * its last entries, which the other shares' nodes, each taking
+		 * its own from the front, reach last (taken from the front,
+		 * each was a certification conflict, every drain's last
+		 * second). A full one: the other shares are far behind (their
+		 * nodes have no consumers, or too few): the whole queue's
+		 * head. */
+		if (rc == MQ_OK && n < window)
+			for (i = n; i > 0 && *got < keep; i--)
+				ids[(*got)++] = head[i - 1].id;
 		free(head);
 		return rc;
 	}

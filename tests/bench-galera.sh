@@ -21,7 +21,8 @@ g_loop() { # g_loop NODE QUEUE: pop/ack until the queue is empty
     gmq "$1" ack "$r" 2>/dev/null
   done
 }
-g_drain() { # g_drain KIND(work|loop) PLACES QUEUE JOBS: ms; conflicts in $G_C
+g_drain() { # g_drain KIND(work|loop) PLACES QUEUE JOBS: prints "MS CONFLICTS"
+  # (one line: it runs in a command substitution, whose variables are lost)
   seq 1 "$4" | gmq 1 push --lines --queue "$3" >/dev/null 2>&1
   # every node has the jobs (gsql waits for its node to catch up) before
   # the clock starts: consumers on nodes 2 and 3 do not wait for them
@@ -39,8 +40,7 @@ g_drain() { # g_drain KIND(work|loop) PLACES QUEUE JOBS: ms; conflicts in $G_C
   done
   wait
   _t1=$(now_ms)
-  G_C=$(($(gconflicts) - _c0))
-  echo $((_t1 - _t0))
+  echo $((_t1 - _t0)) $(($(gconflicts) - _c0))
 }
 for kind in work loop; do
   jobs=$G_WORKJOBS
@@ -53,11 +53,13 @@ for kind in work loop; do
     for way in one spread; do
       [ $((i % 2)) = 1 ] || way=$([ $way = one ] && echo spread || echo one)
       if [ $way = one ]; then
-        ms=$(g_drain $kind "1 1 1 1 1 1" "g1_${kind}_$i" "$jobs")
-        one_ms=$((one_ms + ms)) one_c=$((one_c + G_C)) r_one=$ms
+        d=$(g_drain $kind "1 1 1 1 1 1" "g1_${kind}_$i" "$jobs")
+        r_one=${d% *}
+        one_ms=$((one_ms + r_one)) one_c=$((one_c + ${d#* }))
       else
-        ms=$(g_drain $kind "1 2 3 1 2 3" "g3_${kind}_$i" "$jobs")
-        spread_ms=$((spread_ms + ms)) spread_c=$((spread_c + G_C)) r_spread=$ms
+        d=$(g_drain $kind "1 2 3 1 2 3" "g3_${kind}_$i" "$jobs")
+        r_spread=${d% *}
+        spread_ms=$((spread_ms + r_spread)) spread_c=$((spread_c + ${d#* }))
       fi
     done
     # each round's own ratio: how far one round is from the next

@@ -330,6 +330,21 @@ for q in rr0 rr1 rr2; do
   out="$out$(echo $ids | wc -w | tr -d ' '):$(in_share $ids) "
 done
 is "$out" "5: 5: 5: " "three queues pushed in turn: node 1 takes 5 jobs of each from its share"
+# a node whose share is empty at a drain's end takes the other shares'
+# last jobs, which their nodes, each taking its own from the front,
+# reach last (it took the head, their next jobs: a certification
+# conflict each, every drain's last second); with more than its window
+# left in them (they are far behind), the head
+for q in end:30 far:700; do
+  gsql 2 "INSERT INTO mq_jobs (queue, payload) SELECT '${q%:*}', 'x' FROM seq_1_to_${q#*:}"
+  gsql 1 "DELETE FROM mq_jobs WHERE queue = '${q%:*}' AND ((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $share1"
+done
+last=$(gsql 1 "SELECT GROUP_CONCAT(id ORDER BY id DESC SEPARATOR ' ') FROM (SELECT id FROM mq_jobs WHERE queue = 'end' ORDER BY id DESC LIMIT 2) l")
+ids=$(gmq 1 pop --queue end --count 2 --json 2>&1 | sed -n 's/^{"id":\([0-9]*\),.*/\1/p' | sort -rn | tr '\n' ' ')
+is "$ids" "$last " "node 1's share empty, 30 jobs pushed: a pop takes the last two"
+first=$(gsql 1 "SELECT MIN(id) FROM mq_jobs WHERE queue = 'far'")
+ids=$(gmq 1 pop --queue far --json 2>&1 | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+is "$ids" "$first" "node 1's share empty, 700 jobs pushed (more than its window of 216 left): a pop takes the head"
 
 # The sanitized build's run stops here: the rest is the cluster's
 # behaviour (t206 checks mq's reconnects under it), and 50 s of waits.
