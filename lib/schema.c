@@ -54,17 +54,22 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and "<the node's index> <the cluster's size>",
- * read only when it is on (IF evaluates one branch), in one read of the
- * status: each read asks the provider for all of it (0.6 ms of the
- * server's CPU, on every connection: a pop or an ack of a shell loop). */
+ * read only when it is on (IF evaluates one branch). Where Galera sets
+ * the global auto-increment offset and step from each view
+ * (wsrep_auto_increment_control, the default), they are index + 1 and
+ * size: two variables. Else from one read of the status, which asks the
+ * provider for all of it: 0.55 ms of the server's CPU against 0.05, on
+ * every connection (a pop or an ack of a shell loop). */
 #define SQL_WSREP_NODE(name) \
     "COALESCE(MAX(IF(VARIABLE_NAME = '" name "', VARIABLE_VALUE, NULL)), '')"
 #define SQL_WSREP "@@GLOBAL.wsrep_on, @@SESSION.wsrep_on," \
-    " IF(@@GLOBAL.wsrep_on, (SELECT CONCAT(" \
+    " IF(@@GLOBAL.wsrep_on, IF(@@GLOBAL.wsrep_auto_increment_control," \
+    " CONCAT(@@GLOBAL.auto_increment_offset - 1, ' '," \
+    " @@GLOBAL.auto_increment_increment), (SELECT CONCAT(" \
     SQL_WSREP_NODE("WSREP_LOCAL_INDEX") ", ' '," \
     SQL_WSREP_NODE("WSREP_CLUSTER_SIZE") ")" \
     " FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN" \
-    " ('WSREP_LOCAL_INDEX', 'WSREP_CLUSTER_SIZE')), NULL)"
+    " ('WSREP_LOCAL_INDEX', 'WSREP_CLUSTER_SIZE'))), NULL)"
 #define SQL_NO_WSREP "0, 0, NULL"
 static const char sql_probe[] = SQL_PROBE(SQL_WSREP);
 static const char sql_probe_init[] = SQL_PROBE(SQL_WSREP) SQL_PROBE_INIT;

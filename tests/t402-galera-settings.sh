@@ -10,7 +10,9 @@
 # that wakes another node's waiter in its transaction, a waiter woken
 # by another node's push whose claim deletes its waiter rows, dedup,
 # mq work, fail, and two recounts at once (node 2's and node 3's); the
-# other nodes' tables show exactly what mq printed. The globals are put
+# other nodes' tables show exactly what mq printed. Then node 2 without
+# wsrep_auto_increment_control, its offset another node's: its share
+# from the status. The globals are put
 # back at the end (run alone: no other test uses the cluster meanwhile).
 . "$(dirname "$0")/lib.sh"
 galera_cluster
@@ -19,7 +21,9 @@ vars="autocommit sql_mode init_connect time_zone completion_type
   sql_select_limit max_join_size unique_checks check_constraint_checks
   sql_safe_updates tx_read_only idle_transaction_timeout
   innodb_lock_wait_timeout lock_wait_timeout max_statement_time
-  div_precision_increment wsrep_retry_autocommit"
+  div_precision_increment wsrep_retry_autocommit
+  wsrep_auto_increment_control auto_increment_increment
+  auto_increment_offset"
 # the statement that puts node 2's globals back as they are now
 restore=$(for v in $vars; do
   echo "SELECT CONCAT('$v=', IF(@@GLOBAL.$v REGEXP '^[0-9.]+\$', @@GLOBAL.$v, QUOTE(@@GLOBAL.$v)));"
@@ -30,7 +34,7 @@ trap 'mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root \
   >/dev/null 2>&1
   [ -z "${T_OWN_GALERA:-}" ] || sh "$TESTS_DIR/galera.sh" stop "$T_OWN_GALERA"
   t_cleanup' EXIT
-like "$restore" "autocommit=*,wsrep_retry_autocommit=*" \
+like "$restore" "autocommit=*,wsrep_retry_autocommit=*,auto_increment_offset=*" \
   "node 2's globals read, to be put back"
 
 gsql 1 "CREATE USER IF NOT EXISTS app_t402@localhost;
@@ -140,5 +144,27 @@ is "$(gsql 1 "SELECT state, YEAR(created_at) > 2000 FROM mq_jobs WHERE id = $id"
 unset MQ_USER
 
 is "$(grep -c . "$T_TMP/errs")" 0 "nothing on any stderr"
+
+# A node whose auto-increment offset Galera does not set from each view
+# (wsrep_auto_increment_control off; where it does, the offset is the
+# node's index + 1, which mq reads instead of the status): its share
+# comes from the status, not from an offset that is another node's
+n2sql() { # n2sql STATEMENT: on node 2, in a session that is not hostile
+  mariadb --no-defaults --socket="$G_DIR/n2/sock" --user=root -N -B -e "SET
+    SESSION sql_mode=DEFAULT, autocommit=1, sql_select_limit=DEFAULT,
+    sql_big_selects=1,
+    wsrep_sync_wait=15; $1"
+}
+idx2=$(n2sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+  WHERE VARIABLE_NAME = 'WSREP_LOCAL_INDEX'")
+# (off, the step falls back to 1: it stays the cluster's 3 here)
+n2sql "SET GLOBAL wsrep_auto_increment_control=0, auto_increment_increment=3,
+  auto_increment_offset=$(((idx2 + 1) % 3 + 1))"
+gsql 1 "INSERT INTO mq_jobs (queue, payload) SELECT 'off', 'x' FROM seq_1_to_30"
+n2sql "SELECT 1" >/dev/null	# node 2 has the jobs
+ids=$(gmq 2 pop --queue off --count 3 --json 2>>"$T_TMP/errs" |
+  sed -n 's/^{"id":\([0-9]*\),.*/\1/p' | paste -sd, -)
+is "$(gsql 1 "SELECT COUNT(*), SUM(((id DIV 3) MOD 3 + CRC32(id DIV 9)) MOD 3 = $idx2) FROM mq_jobs WHERE id IN (${ids:-0})")" \
+  "3	3" "node 2 without wsrep_auto_increment_control, another node's offset: its 3 jobs from its own share"
 grep . "$T_TMP/errs" | sed 's/^/# /'
 done_testing
