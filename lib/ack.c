@@ -23,14 +23,24 @@
  * when every_us is positive, the anchor a real date and now + every_us
  * before the end of DATETIME. A row written by another program that
  * fails this (every_us 0 or less, no anchor, a zero date: schema 6
- * refuses them, an older server does not) is done, as a job without
+ * refuses them, an older server does not; a zero month or day, which
+ * it does not) is done, as a job without
  * every_us: not a division by zero, nor due at once for ever; its
  * every_us and every_anchor are cleared last (a done job keeps no
  * recurrence), so the row satisfies the CHECKs even where someone wrote
  * it with the checks turned off. */
 #define RECURS \
-    "(every_us > 0 AND every_anchor >= '1000-01-01' AND every_us <=" \
+    "(every_us > 0 AND " REAL_ANCHOR " AND every_us <=" \
     " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59'))"
+/* The anchor a date: not NULL, not before 1000-01-01 (schema 6's CHECK
+ * refuses those), no zero month or day and no 31st of February (the
+ * CHECK lets those through, and date arithmetic on them fails, error
+ * 1292: the ack failed for ever, mq work's with it). Tested without
+ * arithmetic: LAST_DAY of a zero month is NULL, that of February 31 is
+ * February 28, with no error. */
+#define REAL_ANCHOR \
+    "every_anchor >= '1000-01-01' AND DAYOFMONTH(every_anchor) BETWEEN 1" \
+    " AND DAYOFMONTH(LAST_DAY(every_anchor))"
 /* Integer division (DIV): exact on any server and at any
  * div_precision_increment ('/' gives a DECIMAL of that scale; MariaDB's
  * FLOOR() of it was seen exact, other servers need not be). */
