@@ -58,6 +58,11 @@ int push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
  * it is larger (push_records.c). */
 unsigned char *slurp(size_t max, size_t *len);
 
+/* sigaction(sig, sa) unless mq was started with sig ignored (SIGTERM,
+ * SIGINT, SIGHUP: nohup, a shell's background job), which then stays
+ * ignored, as for any Unix command (main.c). */
+void catch_signal(int sig, const struct sigaction *sa);
+
 /* mq push's stop signals (SIGTERM, SIGINT, SIGHUP): caught, into
  * stop_signal, and their set in *held; stop_signal_pending() lets a held
  * one arrive and tells whether one did. */

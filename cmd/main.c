@@ -128,6 +128,31 @@ end_by_sigpipe(void)
  * (SIGCHLD), and mq top to its terminal's. What a command blocks, it
  * blocks itself, for as long as it needs to. (Ignored signals stay
  * ignored: a background job of a shell ignores SIGINT by design.) */
+/* The stop signals mq was started with ignored: nohup's SIGHUP, a
+ * shell's background job's SIGINT. They stay ignored (catch_signal). */
+static sigset_t started_ignored;
+
+void
+catch_signal(int sig, const struct sigaction *sa)
+{
+	if (!sigismember(&started_ignored, sig))
+		sigaction(sig, sa, NULL);
+}
+
+static void
+note_ignored_signals(void)
+{
+	static const int stop[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	sigemptyset(&started_ignored);
+	for (i = 0; i < sizeof stop / sizeof stop[0]; i++)
+		if (sigaction(stop[i], NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			sigaddset(&started_ignored, stop[i]);
+}
+
 static void
 unblock_signals(void)
 {
@@ -161,6 +186,7 @@ main(int argc, char **argv)
 	int rc;
 
 	sanitise_stdfd();
+	note_ignored_signals();
 	unblock_signals();
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);

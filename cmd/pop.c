@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -306,7 +307,11 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		else
 			rc = pop_print_raw(&jobs[i], a.path, a.receipt_path,
 			    why, sizeof why);
-		if (rc == 0 && (fflush(stdout) == EOF || ferror(stdout))) {
+		/* a print that failed (a write a signal cut short) is not
+		 * flushed: the flush would send the rest later, to a reader
+		 * whose job is given back */
+		if (rc == 0 && (ferror(stdout) || fflush(stdout) == EOF ||
+		    ferror(stdout))) {
 			snprintf(why, sizeof why, "write failure on standard "
 			    "output");
 			rc = EX_IOERR;
@@ -321,8 +326,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	}
 	/* held again: another one must not cut the give-back short */
 	sigprocmask(SIG_BLOCK, &held, NULL);
-	if (rc != 0)
+	if (rc != 0) {
+		/* what stdio still holds of the job given back (a write a
+		 * signal cut short keeps the rest) must not reach the reader
+		 * at exit: it ran that job while another consumer had it */
+		__fpurge(stdout);
+		clearerr(stdout);
 		rc = give_back(c, jobs + i, n - i, i, why, rc);
+	}
 	else if (stop_signal)	/* every job out, then stopped */
 		rc = 128 + stop_signal;
 	mq_close(c);

@@ -83,19 +83,26 @@ pop_print_raw(const struct mq_job *j, const char *path,
 		    strerror(errno));
 		return EX_CANTCREAT;
 	}
-	/* the payload is out before its receipt is shown */
-	if (fwrite(j->payload, 1, j->len, out) != j->len ||
-	    (path ? fclose(out) != 0 : fflush(out) == EOF)) {
+	/* the payload is out before its receipt is shown; a short write
+	 * is not flushed (the rest would go out later, at exit) */
+	int bad = fwrite(j->payload, 1, j->len, out) != j->len;
+
+	if (path ? fclose(out) != 0 || bad : bad || fflush(out) == EOF) {
 		snprintf(why, size, "write failure on %s", path ? shown(path) :
 		    "standard output");
 		return EX_IOERR;
 	}
 	if (receipt_path) {
-		if ((rf = fopen(receipt_path, "w")) == NULL ||
-		    fprintf(rf, "%s\n", receipt) < 0 || fclose(rf) != 0) {
-			snprintf(why, size, "cannot write receipt to '%s'",
-			    shown(receipt_path));
+		if ((rf = fopen(receipt_path, "w")) == NULL) {
+			snprintf(why, size, "cannot write receipt to '%s': %s",
+			    shown(receipt_path), strerror(errno));
 			return EX_CANTCREAT;
+		}
+		bad = fprintf(rf, "%s\n", receipt) < 0;
+		if (fclose(rf) != 0 || bad) {
+			snprintf(why, size, "write failure on '%s' (the "
+			    "receipt)", shown(receipt_path));
+			return EX_IOERR;
 		}
 	} else if (fprintf(path ? stdout : stderr, "%s\n", receipt) < 0 ||
 	    fflush(path ? stdout : stderr) == EOF) {

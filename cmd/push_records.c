@@ -173,9 +173,9 @@ catch_stop(sigset_t *held)
 	sigaddset(held, SIGTERM);
 	sigaddset(held, SIGINT);
 	sigaddset(held, SIGHUP);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_signal(SIGTERM, &sa);
+	catch_signal(SIGINT, &sa);
+	catch_signal(SIGHUP, &sa);
 }
 
 /* Lets a signal held blocked arrive; whether one did. */

@@ -112,7 +112,7 @@ catch_signals(int tty)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		if (tty || (sigs[i] != SIGWINCH && sigs[i] != SIGTSTP))
-			sigaction(sigs[i], &sa, NULL);
+			catch_signal(sigs[i], &sa);
 }
 
 /* Waits until deadline (now_us()); keys from stdin if *keys. Returns

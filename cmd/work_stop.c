@@ -47,9 +47,9 @@ work_signals(void)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;	/* the client library's reads go on */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);	/* a closed terminal: stop cleanly */
+	catch_signal(SIGTERM, &sa);
+	catch_signal(SIGINT, &sa);
+	catch_signal(SIGHUP, &sa);	/* a closed terminal: stop cleanly */
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return sigpipe_fd[0];

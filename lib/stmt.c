@@ -296,7 +296,9 @@ mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len)
 {
 	memset(b, 0, sizeof *b);
 	b->buffer_type = MYSQL_TYPE_BLOB;
-	b->buffer = (void *)p;
+	/* the client library sends a NULL buffer as SQL NULL: bytes with
+	 * none yet (a batch of empty payloads) are the empty string */
+	b->buffer = p ? (void *)p : (void *)"";
 	b->buffer_length = *len;
 	b->length = len;
 }

@@ -65,6 +65,13 @@ fresh_waiters() {
 }
 
 # ---- TAP ----
+# python3 -c "$AS_FOREGROUND" CMD... &: CMD with SIGINT at its default,
+# as a terminal's foreground job has it (a background job of this
+# non-interactive shell starts with SIGINT ignored, and mq leaves an
+# ignored signal ignored); $! is CMD's pid
+AS_FOREGROUND='import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])'
 ok() { # ok DESCRIPTION: passes
   T_N=$((T_N + 1))
   echo "ok $T_N - $1"

@@ -49,6 +49,14 @@ is "$(sql "SELECT payload FROM mq_jobs WHERE queue = 'lines' ORDER BY id DESC LI
 printf 'a\n\nb\n' | "$MQ" push --lines --queue empties >/dev/null
 is "$(sql "SELECT GROUP_CONCAT(HEX(payload) ORDER BY id) FROM mq_jobs WHERE queue = 'empties'")" \
   "61,,62" "an empty line is an empty job"
+# a batch of empty records only (its bytes never allocated: they went
+# to the server as NULL, refused, 1048, and nothing was pushed)
+run sh -c 'printf "\n\n\n" | "$0" push --lines --queue empties2' "$MQ"
+is "$RC:$(printf '%s\n' "$OUT" | grep -c .):$(sql "SELECT COUNT(*), SUM(LENGTH(payload) = 0) FROM mq_jobs WHERE queue = 'empties2'")" \
+  "0:3:3	3" "three empty lines only: three empty jobs"
+run sh -c 'printf "\000" | "$0" push -0 --queue empties3' "$MQ"
+is "$RC:$(sql "SELECT COUNT(*), SUM(LENGTH(payload) = 0) FROM mq_jobs WHERE queue = 'empties3'")" \
+  "0:1	1" "-0, one empty record only: one empty job"
 
 # -0: NUL-terminated records, newlines kept
 printf 'one\ntwo\000three\000' | "$MQ" push -0 --queue nul >/dev/null

@@ -166,9 +166,54 @@ kill -KILL $wpid 2>/dev/null
 wait $wpid
 is "$?" 0 "with status 0"
 
+# started with SIGHUP and SIGINT ignored (nohup, a shell's background
+# job): they stay ignored, in mq work and (SIGHUP) in its jobs; SIGTERM
+# still stops it (before: SIGHUP stopped it at once, status 0)
+"$MQ" push --queue nohup x >/dev/null
+sh -c 'trap "" HUP INT; exec "$0" work --queue nohup --wait 30s -- python3 -c "import signal; print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)"' \
+  "$MQ" >"$T_TMP/nohup.out" 2>/dev/null &
+wpid=$!
+i=0
+while [ "$(sql "SELECT state FROM mq_jobs WHERE queue = 'nohup'")" != done ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+kill -HUP $wpid
+kill -INT $wpid
+sleep 0.5
+check "SIGHUP and SIGINT ignored by the parent: mq work goes on after both" kill -0 $wpid
+"$MQ" push --queue nohup y >/dev/null
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup' AND state = 'done'")" != 2 ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+check "and runs the next job" test $i -lt 100
+kill -TERM $wpid
+i=0
+while kill -0 $wpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -KILL $wpid 2>/dev/null
+wait $wpid
+is "$?:$(tr '\n' ' ' <"$T_TMP/nohup.out")" "0:True True " \
+  "SIGTERM stops it (status 0); its jobs had SIGHUP ignored too"
+{ echo a; sleep 1; echo b; } |
+  sh -c 'trap "" HUP; exec "$0" push --lines --queue nohup2' "$MQ" >"$T_TMP/nohup2.out" 2>&1 &
+ppid=$!
+sleep 0.5
+kill -HUP $ppid
+wait $ppid
+is "$?:$(grep -c '^[0-9]' "$T_TMP/nohup2.out"):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup2'")" "0:2:2" \
+  "push --lines with SIGHUP ignored: a SIGHUP mid-stream does not stop it"
+sh -c 'trap "" HUP; exec "$0" pop --queue nohup3 --wait 10s' "$MQ" >"$T_TMP/nohup3.out" 2>/dev/null &
+ppid=$!
+sleep 0.5
+kill -HUP $ppid
+sleep 0.3
+"$MQ" push --queue nohup3 z >/dev/null
+wait $ppid
+is "$?:$(cat "$T_TMP/nohup3.out")" "0:z" "pop --wait with SIGHUP ignored: a SIGHUP while it waits does not stop it"
+
 # second signal: running jobs are killed and given back at once
 b=$("$MQ" push --queue sig2 "sleep 60")
-"$MQ" work --queue sig2 -- "$T_TMP/job.sh" 2>/dev/null &
+python3 -c "$AS_FOREGROUND" "$MQ" work --queue sig2 -- "$T_TMP/job.sh" 2>/dev/null &
 wpid=$!
 i=0; while [ ! -s "$LOG.pid.$b" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 child=$(cat "$LOG.pid.$b")

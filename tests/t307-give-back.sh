@@ -21,8 +21,12 @@ like "$ERR" "mq pop: cannot write '*/none/f': No such file or directory: the job
 back "-o"
 expect_status 73 "pop --receipt-file into a missing directory" \
   sh -c '"$0" pop --receipt-file "$1" >/dev/null' "$MQ" "$T_TMP/none/r"
-like "$ERR" "mq pop: cannot write receipt to '*/none/r': the job was given back" "said so"
+like "$ERR" "mq pop: cannot write receipt to '*/none/r': No such file or directory: the job was given back" "said so"
 back "--receipt-file"
+expect_status 74 "pop --receipt-file /dev/full (created, not written)" \
+  sh -c '"$0" pop --receipt-file /dev/full >/dev/null' "$MQ"
+like "$ERR" "mq pop: write failure on '/dev/full' (the receipt): the job was given back" "said so"
+back "--receipt-file /dev/full"
 # the raw form's receipt goes to stderr: a receipt that cannot be
 # written is a job not handed over
 sh -c '"$0" pop 2>/dev/full; echo $? >"$1"' "$MQ" "$T_TMP/st" >/dev/null
@@ -59,4 +63,34 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'big' AND state = 'leased'
 ids=$(sed 's/^{"id":\([0-9]*\),.*/\1/' "$T_TMP/got" | tr '\n' ',')
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE id IN (${ids%,}) AND state = 'leased'")" 3 \
   "the 3 jobs the reader got are among those handed over"
+
+# SIGTERM while a write is blocked (a reader that has not read yet): the
+# jobs given back must not reach the reader afterwards (stdio kept the
+# rest of the job whose write the signal cut short, and wrote it at
+# exit: the reader ran a job that was ready again for another consumer)
+sql "DELETE FROM mq_jobs"
+big=$(head -c 10000 /dev/zero | tr '\0' y)
+i=0
+while [ $i -lt 20 ]; do i=$((i + 1)); echo "$i$big"; done | "$MQ" push --lines --queue slow >/dev/null
+python3 -c 'import os, signal, subprocess, sys, time
+r, w = os.pipe()
+p = subprocess.Popen(sys.argv[1:], stdout=w, stderr=subprocess.DEVNULL)
+os.close(w)
+time.sleep(1.5)
+p.send_signal(signal.SIGTERM)
+time.sleep(0.5)
+data = b""
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    data += b
+print(p.wait())
+for line in data.split(b"\n")[:-1]:   # whole lines: whole jobs
+    print(line[6:line.index(b",")].decode())' \
+  "$MQ" pop --queue slow --json --count 20 >"$T_TMP/slow"
+is "$(head -1 "$T_TMP/slow")" 143 "SIGTERM while the output is blocked: status 143"
+is "$(sed 1d "$T_TMP/slow" | sort -n | paste -sd, -)" \
+  "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM mq_jobs WHERE queue = 'slow' AND state = 'leased'")" \
+  "the jobs the reader got whole are the ones left leased (handed over), none given back"
 done_testing

@@ -100,7 +100,7 @@ check "plain output: a snapshot every interval ($n)" [ "$n" -ge 2 ]
 check "plain output: no escape sequence" no_esc "$OUT"
 like "$(printf '%s\n' "$OUT" | grep '^mq top ' | sed -n 2p)" \
   "*; in [0-9]*/s, out [0-9]*/s over 200ms" "the second snapshot has rates"
-"$MQ" top --interval 200ms >/dev/null 2>&1 &
+python3 -c "$AS_FOREGROUND" "$MQ" top --interval 200ms >/dev/null 2>&1 &
 pid=$!
 sleep 0.5
 kill -INT $pid
