@@ -76,10 +76,6 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 		die("init", &e);
 	}
 	mq_close(c);
-	if (rep.binlog_statement)
-		fprintf(stderr, "mq init: warning: binlog_format is STATEMENT;"
-		    " claims (UPDATE ... LIMIT, SKIP LOCKED) are unsafe to "
-		    "replicate that way: set binlog_format=ROW\n");
 	if (rep.created)
 		printf("created tables %s, %s_archive, %s_queues, "
 		    "%s_counts, %s_history and %s_waiters (schema %d)\n",

@@ -173,7 +173,6 @@ struct mq_init_report {
 	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
 	int companions_created;	/* _archive, _queues or _counts was missing */
-	int binlog_statement;	/* binlog_format is STATEMENT: unsafe */
 	struct mq_galera_report galera;
 };
 

@@ -44,7 +44,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`," \
     " `{{TABLE}}_waiters`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
-    " @@SESSION.binlog_format, DATABASE(), " WSREP ";" \
+    " IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin," \
+    " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP ";" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
     "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
 #define SQL_PROBE_INIT \
@@ -310,6 +311,30 @@ check_wsrep(struct mq_conn *c, const struct probe *p)
 	return MQ_OK;
 }
 
+/* A server that logs statements (binlog_format=STATEMENT, log_bin on)
+ * has InnoDB refuse every write of a READ COMMITTED transaction (error
+ * 1665), and would replicate SKIP LOCKED and UPDATE ... LIMIT unsafely:
+ * the session logs rows instead, where the account may set that (BINLOG
+ * ADMIN, SUPER); else refused, saying so, before anything is written
+ * (mq init once created the tables and failed at the counts). */
+static enum mq_status
+session_logs_rows(struct mq_conn *c, struct probe *p)
+{
+	static const char sql[] = "SET SESSION binlog_format = 'ROW'";
+
+	if (strcmp(p->binlog, "STATEMENT") != 0)
+		return MQ_OK;
+	if (mysql_real_query(c->db, sql, sizeof sql - 1) != 0)
+		return mq__fail(c, MQ_ECONFIG, "the server logs statements "
+		    "(binlog_format=STATEMENT), which InnoDB refuses for mq's "
+		    "READ COMMITTED transactions, and this account cannot "
+		    "log rows instead (error %u, SQLSTATE %s): set "
+		    "binlog_format=ROW or MIXED, or grant BINLOG ADMIN",
+		    mysql_errno(c->db), mysql_sqlstate(c->db));
+	copy_cell(p->binlog, sizeof p->binlog, "ROW");
+	return MQ_OK;
+}
+
 /* A job table in another engine (converted by hand: mq init makes
  * InnoDB) has no transactions nor row locks: claims deliver one job to
  * two consumers, and nothing given back is rolled back. Refused. */
@@ -376,6 +401,8 @@ mq_use_table(struct mq_conn *c, const char *table)
 	if ((st = check_version(c, table, &p)) != MQ_OK)
 		return st;
 	if ((st = check_wsrep(c, &p)) != MQ_OK)
+		return st;
+	if ((st = session_logs_rows(c, &p)) != MQ_OK)
 		return st;
 	c->max_packet = (unsigned long)p.max_packet;
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
@@ -554,7 +581,8 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 		return st;
 	if ((st = check_wsrep(c, &p)) != MQ_OK)
 		return st;
-	rep->binlog_statement = strcmp(p.binlog, "STATEMENT") == 0;
+	if ((st = session_logs_rows(c, &p)) != MQ_OK)
+		return st;
 	if ((st = check_companions(c, p.database)) != MQ_OK)
 		return st;
 	if (!p.exists) {

@@ -15,7 +15,7 @@
 
 H=$T_TMP/hostile
 trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
-TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --performance-schema=ON" \
+TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --performance-schema=ON --log-bin=binlog" \
   sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
   echo "Bail out! cannot start the hostile server"
   exit 1
@@ -265,4 +265,30 @@ expect_status 78 "a MyISAM job table: mq init refuses it" "$MQ" init
 is "$(sql "SELECT COUNT(*) FROM t_myisam")" 0 "nothing was pushed"
 sql "ALTER TABLE t_myisam ENGINE=InnoDB"
 expect_status 0 "back on InnoDB: push" "$MQ" push x
+
+# the hostile server logs statements: InnoDB refuses every write of a
+# READ COMMITTED transaction (1665: mq init created the tables, then
+# failed at the counts; every push, claim and ack failed, 70). mq's
+# session logs rows instead; an account that may not is refused, 78,
+# before anything is written.
+hsql "SET GLOBAL binlog_format = 'STATEMENT'; CREATE DATABASE hb;
+  GRANT ALL ON hb.* TO app@localhost"
+is "$(hsql "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format" | tr '\t' ' ')" "1 STATEMENT" \
+  "the hostile server logs statements"
+export MQ_SOCKET="$H/sock" MQ_DATABASE=hb MQ_TABLE=mq_jobs
+MQ_USER=app expect_status 78 "binlog_format STATEMENT, an account that cannot log rows: init refused" "$MQ" init
+like "$ERR" "mq init: the server logs statements (binlog_format=STATEMENT), which InnoDB refuses for mq's READ COMMITTED transactions, and this account cannot log rows instead (error 1227, SQLSTATE 42000): set binlog_format=ROW or MIXED, or grant BINLOG ADMIN" \
+  "it says why and what to do"
+is "$(hsql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'hb'")" 0 "nothing created"
+MQ_USER=root expect_status 0 "binlog_format STATEMENT, root: init" "$MQ" init
+MQ_USER=root expect_status 0 "root: push" "$MQ" push stmt
+MQ_USER=root expect_status 0 "root: pop" "$MQ" pop --json
+r=$(printf '%s\n' "$OUT" | sed -n 's/.*"receipt":"\([^"]*\)".*/\1/p')
+MQ_USER=root expect_status 0 "root: ack" "$MQ" ack "$r"
+MQ_USER=root expect_status 0 "root: work" sh -c '"$0" push w && "$0" work --exit-when-empty -- cat' "$MQ"
+is "$(hsql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', state) ORDER BY id) FROM hb.mq_jobs")" \
+  "stmt done,w done" "both jobs done"
+MQ_USER=app expect_status 78 "the account that cannot: push refused" "$MQ" push x
+hsql "SET GLOBAL binlog_format = 'MIXED'"
+MQ_USER=app expect_status 0 "binlog_format MIXED: that account pushes" "$MQ" push x
 done_testing
