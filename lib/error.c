@@ -52,6 +52,11 @@ mq__classify(unsigned err)
 	case ER_CON_COUNT_ERROR:	/* 1040 */
 	case ER_SERVER_SHUTDOWN:	/* 1053 */
 	case ER_CONNECTION_KILLED:	/* 1927 */
+	/* MariaDB Connector/C's own transport errors (not in MySQL's
+	 * headers): a read or write on a connection the server cut */
+	case 5013:			/* CR_ERR_NET_READ */
+	case 5014:			/* CR_ERR_NET_WRITE: a broken pipe */
+	case 5015:			/* CR_ERR_NET_UNCOMPRESS */
 		return MQ_EUNAVAIL;
 	case ER_DBACCESS_DENIED_ERROR:	/* 1044 */
 	case ER_ACCESS_DENIED_ERROR:	/* 1045 */

@@ -272,7 +272,14 @@ static enum mq_status
 probe(struct mq_conn *c, const char *table, struct probe *p, int init)
 {
 	enum mq_status st = probe_once(c, table, p, init);
+	int tries = 1;
 
+	/* a KILL QUERY meant for a statement this connection no longer
+	 * runs (a late wakeup) interrupts a probe that writes nothing:
+	 * it is run again, as any read is (it was status 75) */
+	while (st != MQ_OK && c->err.db_errno == ER_QUERY_INTERRUPTED &&
+	    tries++ < 4)
+		st = probe_once(c, table, p, init);
 	if (st != MQ_OK && c->err.db_errno == ER_UNKNOWN_SYSTEM_VARIABLE &&
 	    !c->no_wsrep) {
 		c->no_wsrep = 1;

@@ -11,7 +11,8 @@ usage: fault-proxy.py LISTEN_PATH SERVER_PATH TRIGGER FIRED_FILE [N]
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
-as a KILL QUERY would give it; then it relays plainly.
+as a KILL QUERY would give it; then it relays plainly. A part that ends
+in '*' is a packet's beginning instead.
 """
 import os
 import selectors
@@ -84,7 +85,9 @@ while True:
         if other is None:
             continue
         if (key.data == "client" and interrupts and len(data) > 4 and
-                data[4:] in starts):
+                any(data[4:] == p or (p.endswith(b"*") and
+                                      data[4:].startswith(p[:-1]))
+                    for p in starts)):
             interrupts -= 1
             open(fired_file, "a").write("interrupted\n")
             s.sendall(interrupted(data[3]))

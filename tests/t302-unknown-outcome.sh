@@ -267,4 +267,13 @@ is "$RC:$(cat "$T_TMP/st.out" 2>/dev/null)" "0:once" \
 is "$(grep -c interrupted "$T_TMP/fired")" 1 "the relay interrupted it"
 unproxy
 
+# 11. the session's setup and probe interrupted (a KILL QUERY for a
+# statement the connection no longer runs): it writes nothing, and is
+# run again (it was status 75, "cannot set up the session")
+proxy '\x03ROLLBACK AND NO CHAIN NO RELEASE;SET SESSION *' 2
+run via "$MQ" pop --queue st2
+is "$RC:$ERR" "1:" "the probe interrupted twice: run again, then the claim (queue empty: 1)"
+is "$(grep -c interrupted "$T_TMP/fired")" 2 "the relay interrupted it twice"
+unproxy
+
 done_testing

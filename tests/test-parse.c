@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mq.h"
+#include "internal.h"
 
 static int n, failed;
 
@@ -146,6 +147,14 @@ main(void)
 
 	ok(mq_schema_sql("bad name") == NULL, "schema refuses bad table",
 	    "bad name");
+
+	/* a connection the server cut, as Connector/C reports it on a
+	 * write or read (5014 was "any other server error", 70) */
+	ok(mq__classify(5014) == MQ_EUNAVAIL, "lost connection", "5014");
+	ok(mq__classify(5013) == MQ_EUNAVAIL, "lost connection", "5013");
+	ok(mq__classify(2013) == MQ_EUNAVAIL, "lost connection", "2013");
+	ok(mq__classify(1213) == MQ_ERETRY, "retried", "1213");
+	ok(mq__classify(1062) == MQ_EDB, "server error", "1062");
 	printf("1..%d\n", n);
 	return failed != 0;
 }
