@@ -161,8 +161,10 @@ mq__inspect_finish_row(struct mq_conn *c, MYSQL_STMT *st, struct row *r)
 		memcpy(*iso[k], r->iso[k], MQ_ISO_SIZE - 1);
 		(*iso[k])[cut(r->len[iso_col[k]], MQ_ISO_SIZE - 1)] = '\0';
 	}
-	j->age_us = -r->diff[0];
-	j->due_in_us = r->diff[1];
+	/* a date another program wrote that is no date (a zero month or
+	 * day) gives NULL: 0, not the previous row's figure */
+	j->age_us = r->null[9] ? 0 : -r->diff[0];
+	j->due_in_us = r->null[11] ? 0 : r->diff[1];
 	j->has_lease = !r->null[13];
 	j->lease_left_us = j->has_lease ? r->diff[2] : 0;
 	j->has_finished = !r->null[16];

@@ -180,6 +180,14 @@ ids=$(sql "SELECT id FROM mq_jobs WHERE payload IN ('feb31', 'may0', 'once')")
 run timeout 20 "$MQ" ack $(for i in $ids; do printf '%s.%s ' "$i" "$TOK"; done)
 is "$RC:$ERR:$(sql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', CAST(state AS CHAR), ' ', every_us IS NULL) ORDER BY id) FROM mq_jobs WHERE payload IN ('feb31', 'may0', 'once')")" \
   "0::feb31 done 1,may0 done 1,once done 1" "anchors that are no date: acked in one call with another job, all done"
+# created_at and available_at with a zero month: ls shows them as now,
+# not with the figures of the row before (the buffers kept those)
+sql "INSERT INTO mq_jobs (queue, payload, available_at, created_at) VALUES ('nz', 'valid', '2026-01-01', '2026-01-01')"
+nocheck "$ins, available_at, created_at) VALUES ('nz', 'zero', '2020-00-00', '2020-00-00')"
+"$MQ" ls --queue nz --json >"$T_TMP/nz"
+is "$(grep -c . "$T_TMP/nz"):$(grep '"created_at":"2020-00-00' "$T_TMP/nz" | grep -c '"created_at_from_now_us":0,.*"available_at_from_now_us":0,')" "2:1" \
+  "ls --json: the zero-month row's ages are 0, not the row's before"
+sql "DELETE FROM mq_jobs WHERE queue = 'nz'"
 # a sound one next to them still recurs
 nocheck "$ins, state, attempts, lease_token, leased_until, every_us, every_anchor) VALUES ('p', 'sound', 'leased', 1, '$TOK', UTC_TIMESTAMP() + INTERVAL 1 HOUR, 3600000000, UTC_TIMESTAMP())"
 id=$(sql "SELECT id FROM mq_jobs WHERE payload = 'sound'")
