@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmds.h"
 
@@ -84,6 +85,20 @@ park_signals(int parked, void *arg)
  * ./F for F), or, for files still to be made, the same name in the
  * same directory. The receipt written over the payload would leave a
  * job handed over with no payload. */
+/* Whether path is the regular file standard output writes (F in
+ * "mq pop --receipt-file F > F", or -o /dev/stdout): what mq writes
+ * there by name, it would write over by standard output, or the other
+ * way round. */
+static int
+is_stdout_file(const char *path)
+{
+	struct stat sp, so;
+
+	return stat(path, &sp) == 0 && fstat(STDOUT_FILENO, &so) == 0 &&
+	    S_ISREG(so.st_mode) && sp.st_dev == so.st_dev &&
+	    sp.st_ino == so.st_ino;
+}
+
 static int
 same_file(const char *a, const char *b)
 {
@@ -238,6 +253,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		usage_error("pop", "-o and --receipt-file need a file name");
 	if (a.path && a.receipt_path && same_file(a.path, a.receipt_path))
 		usage_error("pop", "-o and --receipt-file name the same file");
+	/* standard output is written too: the payload (no -o), or the
+	 * receipt (-o without --receipt-file) */
+	if (a.form == RAW && !a.path && a.receipt_path &&
+	    is_stdout_file(a.receipt_path))
+		usage_error("pop", "--receipt-file names the file standard "
+		    "output goes to");
+	if (a.path && !a.receipt_path && is_stdout_file(a.path))
+		usage_error("pop", "-o names the file standard output goes to");
 	o->queue = g->queue;
 
 	/* a reader gone makes writes fail (EPIPE), not kill mq: the

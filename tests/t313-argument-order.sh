@@ -110,5 +110,11 @@ err_is "mq pop: -o and --receipt-file name the same file" \
 ln -s "$T_TMP/h" "$T_TMP/h.link"
 err_is "mq pop: -o and --receipt-file name the same file" \
   "pop -o F --receipt-file LINK-TO-F" "$MQ" pop -o "$T_TMP/h" --receipt-file "$T_TMP/h.link"
+# the file standard output goes to, named: the receipt over the payload
+# (before: status 0, the payload lost, the job leased)
+err_is "mq pop: --receipt-file names the file standard output goes to" \
+  "pop --receipt-file F > F" sh -c '"$0" pop --receipt-file "$1" >"$1"' "$MQ" "$T_TMP/rf"
+err_is "mq pop: -o names the file standard output goes to" \
+  "pop -o /dev/stdout > F" sh -c '"$0" pop -o /dev/stdout >"$1"' "$MQ" "$T_TMP/of"
 is "$(table_sum)" "$sum" "none of them pushed or claimed anything"
 done_testing
