@@ -95,7 +95,7 @@ sanitise_stdfd(void)
 /* Whether stdout is a pipe (or socket) nobody reads any more: the write
  * failed with EPIPE, or, the error having been met by an earlier write,
  * poll says so now. */
-static int
+int
 reader_gone(int err)
 {
 	struct pollfd p = { 1, POLLOUT, 0 };

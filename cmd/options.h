@@ -101,6 +101,10 @@ void put_usage(FILE *f, const struct command *cmd);
 /* The option list of -h: cmd's rows, then the shared ones. */
 void put_option_help(FILE *f, const struct command *cmd);
 
+/* Whether standard output is a pipe nobody reads any more: the write
+ * failed with err EPIPE, or poll says so (main.c). */
+int reader_gone(int err);
+
 /* Exits 0 once stdout is written out, else 74 with the error line. */
 void exit_written(const struct command *cmd)
 #if defined(__GNUC__)

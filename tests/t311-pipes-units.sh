@@ -40,6 +40,18 @@ like "$(pipe_to "head -1" "$MQ" pop -h)" "0::usage: mq pop *" \
   "mq pop -h | head -1: quiet"
 is "$(pipe_to true gone "$MQ" pop -h)" "141::" \
   "mq pop -h into a pipe nobody reads"
+# started with SIGPIPE ignored: help into a pipe nobody reads ends with
+# status 0 and says nothing (mq(1) OUTPUT; it was 74, "write failure")
+ignpipe() { python3 -c 'import signal, subprocess, sys, time
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    restore_signals=False)
+p.stdout.close()
+err = p.stderr.read().decode()
+print("%d:%s" % (p.wait(), err.strip()))' "$@"; }
+is "$(ignpipe "$MQ" -h)" "0:" "mq -h, SIGPIPE ignored, into a pipe nobody reads: 0, quiet"
+is "$(ignpipe "$MQ" pop -h)" "0:" "mq pop -h, the same"
+is "$(ignpipe "$MQ" --version)" "0:" "mq --version, the same"
 # not a closed pipe: a full disk is still an error that says so
 expect_status 74 "stats >/dev/full: exit 74" sh -c '"$0" stats >/dev/full' "$MQ"
 is "$ERR" "mq stats: write failure on standard output" "and says so"

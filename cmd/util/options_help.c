@@ -3,6 +3,7 @@
  * a command: the -h text of a command, from its option table: the
  * usage line (equal to the man page's SYNOPSIS, t070) and the option list.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +88,12 @@ void
 exit_written(const struct command *cmd)
 {
 	/* -h or -V into a full disk is no success (74, as every command's
-	 * output); a reader gone ends mq by SIGPIPE first, as coreutils */
+	 * output); a reader gone ends mq by SIGPIPE first, as coreutils,
+	 * or, SIGPIPE ignored, quietly with status 0 (mq(1) OUTPUT) */
+	errno = 0;
 	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (reader_gone(errno))
+			exit(0);
 		fprintf(stderr, "mq%s%s: write failure on standard output\n",
 		    cmd->flags & CMD_MAIN ? "" : " ",
 		    cmd->flags & CMD_MAIN ? "" : cmd->name);
