@@ -38,12 +38,15 @@ struct records {
 	char *buf;
 	size_t start, len, cap;
 	int eof;
+	size_t max;	/* the longest record read (the server's limit) */
 };
 
 /* The next record of stdin, up to delim (not included), in *rec and *n
  * (valid until the next call): 1; 0 at the end of the input; -2 once
  * *stop is set (the caller's stop signals are blocked but while waiting,
- * when the mask is waiting); -1 if reading failed (errno). */
+ * when the mask is waiting); -3 once the record is longer than r->max,
+ * read no further (memory stays bounded: /dev/zero has no newline); -1
+ * if reading failed (errno; ENOMEM included). */
 int records_next(struct records *r, int delim, const sigset_t *waiting,
     volatile sig_atomic_t *stop, char **rec, size_t *n);
 void records_free(struct records *r);

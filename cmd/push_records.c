@@ -71,6 +71,8 @@ records_next(struct records *r, int delim, const sigset_t *waiting,
 			memmove(r->buf, r->buf + r->start, r->len - r->start);
 		r->len -= r->start;
 		r->start = 0;
+		if (r->len > r->max)
+			return -3;
 		if (r->len == r->cap) {
 			r->cap = r->cap ? 2 * r->cap : 65536;
 			if ((nb = realloc(r->buf, r->cap)) == NULL) {

@@ -5,6 +5,7 @@
  * stop signals (push_records.c) wait until the ids of a committed push
  * are out.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	struct mq_batch *b = mq_batch_new(c, o, print_ids, p);
 	enum mq_status st = b ? MQ_OK : mq_conn_error(c)->status;
 	unsigned long long line = 0;
-	struct records in = { NULL, 0, 0, 0, 0 };
+	struct records in = { NULL, 0, 0, 0, 0, mq_max_payload(c) };
 	char *rec;
 	size_t n;
 	int got = 0;
@@ -52,14 +53,25 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	}
 	progress_clear(p);	/* before any message */
 	if (st == MQ_OK && got == -1) {
-		fprintf(stderr, "mq push: cannot read standard input after "
-		    "record %llu\n", line);
-		st = MQ_EIO;
+		fprintf(stderr, errno == ENOMEM ? "mq push: out of memory "
+		    "after record %llu\n" : "mq push: cannot read standard "
+		    "input after record %llu\n", line);
+		st = errno == ENOMEM ? MQ_ENOMEM : MQ_EIO;
 	} else {
 		if (st == MQ_OK)
 			st = mq_batch_flush(b);
+		/* a record too long to read whole: as one the batch refuses,
+		 * the records before it are pushed, and it is named */
+		if (st == MQ_OK && got == -3) {
+			fprintf(stderr, "mq push: stopped after reading %llu "
+			    "records (the ids printed are the jobs pushed): "
+			    "payload of more than %zu bytes is larger than the "
+			    "server's max_allowed_packet allows\n", line + 1,
+			    in.max);
+			st = MQ_ETOOBIG;
+		}
 		/* a failed write of the ids is main's to report, once */
-		if (st != MQ_OK && !(st == MQ_EIO && ferror(stdout))) {
+		else if (st != MQ_OK && !(st == MQ_EIO && ferror(stdout))) {
 			/* the jobs pushed are exactly those whose ids were
 			 * printed (an outcome unknown adds the batch in
 			 * flight); say how far the input was read */
