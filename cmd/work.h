@@ -98,6 +98,7 @@ struct op_task {
 	struct mq_job *jobs;
 	size_t njobs;
 	int acked;
+	size_t given_back;	/* jobs of a claim whose outcome was unknown */
 	struct mq_conn *cw;
 	struct op_item item[MAX_SLOTS];
 };
@@ -133,6 +134,9 @@ struct worker {
 	/* the work thread's, the heartbeat thread's, the loop's (waiting,
 	 * non-blocking): each touched by its owner only */
 	struct mq_conn *c, *cb, *cw;
+	/* the work thread's: the token of a claim whose outcome was
+	 * unknown, whose jobs it gives back once connected again */
+	char orphan_token[MQ_TOKEN_LEN + 1];
 	struct dbt op, beat;
 	struct op_task ot;
 	struct beat_task bt;

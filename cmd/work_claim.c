@@ -7,6 +7,7 @@
  * from costing a transaction each (see the top of work.c).
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "work.h"
 
@@ -29,11 +30,21 @@ op_run(void *arg)
 	t->jobs = NULL;
 	t->njobs = 0;
 	t->acked = 0;
+	t->given_back = 0;
 	t->cw = NULL;
 	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
 	    w->g->table, &t->err)) == NULL) {
 		t->st = t->err.status;
 		return;
+	}
+	/* a claim whose COMMIT got no answer may have leased jobs that
+	 * nobody holds: back at once, not at their lease's end (up to a
+	 * whole prefetch, each with an attempt spent) */
+	if (w->orphan_token[0]) {
+		if ((st = mq_release_token(w->c, w->pop.queue,
+		    w->orphan_token, &t->given_back)) != MQ_OK)
+			goto failed;
+		w->orphan_token[0] = '\0';
 	}
 	for (i = 0; i < t->n; i++) {
 		struct op_item *it = &t->item[i];
@@ -79,6 +90,9 @@ failed:
 		t->item[which[i]].lost = lost[i];
 	t->st = st;
 	t->err = *mq_conn_error(w->c);
+	if (t->claim_st == MQ_EUNKNOWN)
+		snprintf(w->orphan_token, sizeof w->orphan_token, "%s",
+		    mq_last_claim_token(w->c));
 	mq_close(w->c);		/* made again, after a pause, by the next */
 	w->c = NULL;
 }

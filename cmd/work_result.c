@@ -106,6 +106,10 @@ op_apply(struct worker *w)
 		w->cw_retry_at = now + WAIT_CONN_RETRY_US;
 		w->next_claim = now + 1000000;	/* claim each second */
 	}
+	if (t->given_back)
+		fprintf(stderr, "mq work: gave back %zu job%s of the claim "
+		    "whose outcome was unknown\n", t->given_back,
+		    PLURAL(t->given_back));
 	if (t->st != MQ_OK) {
 		op_failed(w, &t->err);
 		return;

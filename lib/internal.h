@@ -83,6 +83,7 @@ struct mq_conn {
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
 	int one_try;			/* retry loops try once (pop.c) */
+	char claim_token[MQ_TOKEN_LEN + 1];	/* the last claim's (pop.c) */
 	int64_t retry_until_us;		/* none begins after (0: none) */
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "parse.h"
 #include "sql_terms.h"
 
 static const char sql_lock_lease[] =
@@ -235,6 +236,57 @@ mq_try_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 	}
 	if (rc != MQ_OK)
 		(void)mysql_rollback(c->db);
+	return rc;
+}
+
+/* The jobs of a queue leased with a token, some of them: by the claim
+ * index (queue, state), among that queue's leased jobs. */
+static const char sql_token_ids[] =
+    "SELECT id, 0 FROM `{{TABLE}}` FORCE INDEX (claim)"
+    " WHERE queue = ? AND state = 'leased' AND lease_token = ? LIMIT 256";
+
+const char *
+mq_last_claim_token(const struct mq_conn *c)
+{
+	return c->claim_token;
+}
+
+enum mq_status
+mq_release_token(struct mq_conn *c, const char *queues, const char *token,
+    size_t *n)
+{
+	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	struct mq_receipt r;
+	uint64_t ids[256];
+	MYSQL_BIND in[2];
+	unsigned long qlen, tlen;
+	size_t nq = mq__queue_list(queues, names), q, got, i;
+	MYSQL_STMT *st;
+	enum mq_status rc = MQ_OK;
+
+	*n = 0;
+	if (nq == 0 || strlen(token) != MQ_TOKEN_LEN)
+		return mq__fail(c, MQ_EINVAL, "invalid queue list or token");
+	memcpy(r.token, token, sizeof r.token);
+	for (q = 0; q < nq && rc == MQ_OK; q++) {
+		do {	/* the jobs given back no longer match */
+			if ((st = mq__prepare(c, sql_token_ids)) == NULL)
+				return c->err.status;
+			mq__bind_str(&in[0], names[q], &qlen);
+			mq__bind_str(&in[1], token, &tlen);
+			rc = mq__execute_retry(c, st, in, "cannot select jobs");
+			if (rc == MQ_OK)
+				rc = mq__fetch_ids(c, st, ids, NULL, 256, &got);
+			mq__release(c, st);
+			for (i = 0; rc == MQ_OK && i < got; i++) {
+				r.id = ids[i];
+				if ((rc = mq_release(c, &r)) == MQ_OK)
+					(*n)++;
+				else if (rc == MQ_ELEASE)	/* taken since */
+					rc = MQ_OK;
+			}
+		} while (rc == MQ_OK && got == 256);
+	}
 	return rc;
 }
 

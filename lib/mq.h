@@ -422,6 +422,17 @@ enum mq_status mq_fail(struct mq_conn *c, const struct mq_receipt *r,
  */
 enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 
+/** The lease token of the last claim made on c, "" if none. After a
+ * claim whose outcome is unknown (MQ_EUNKNOWN: the connection was lost
+ * during its COMMIT), the jobs it may have leased carry it and nobody
+ * holds them: mq_release_token() on a new connection gives them back. */
+const char *mq_last_claim_token(const struct mq_conn *c);
+
+/** Gives back, as mq_release() does, every job of queues (a list, as
+ * in mq_pop_opts) leased with token; *n of them. */
+enum mq_status mq_release_token(struct mq_conn *c, const char *queues,
+    const char *token, size_t *n);
+
 /** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
     int64_t lease_us);

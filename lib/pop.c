@@ -344,6 +344,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if ((rc = mq__token(c, cl.token)) != MQ_OK ||
 	    (rc = mq__read_committed(c)) != MQ_OK)
 		return rc;
+	memcpy(c->claim_token, cl.token, sizeof c->claim_token);
 	if (how == MQ_CLAIM_AUTO)
 		how = mq_server_claim(c);
 	if (how == MQ_CLAIM_UPDATE) {

@@ -276,4 +276,19 @@ is "$RC:$ERR" "1:" "the probe interrupted twice: run again, then the claim (queu
 is "$(grep -c interrupted "$T_TMP/fired")" 2 "the relay interrupted it twice"
 unproxy
 
+# 12. mq work: its claim's COMMIT reached the server, the answer lost:
+# the jobs it may have leased are given back once it is connected again
+# (they stayed leased to nobody until their lease ended, an attempt
+# spent each, and mq work --exit-when-empty ended with them leased)
+seq 1 5 | "$MQ" push --lines --queue ow >/dev/null
+proxy "\\x03COMMIT"
+run timeout 60 sh -c 'MQ_SOCKET="$1" "$0" work --queue ow --lease 10m --exit-when-empty -- true' \
+  "$MQ" "$T_TMP/proxy.sock"
+check "the relay lost the answer of the claim's COMMIT" fired
+like "$ERR" "*outcome unknown*gave back [12] job* of the claim whose outcome was unknown*" \
+  "mq work says it gave the jobs of that claim back"
+is "$RC:$(sql "SELECT GROUP_CONCAT(CONCAT(state, attempts) ORDER BY id) FROM mq_jobs WHERE queue = 'ow'")" \
+  "0:done1,done1,done1,done1,done1" "then ran each once: done, one attempt each"
+unproxy
+
 done_testing
