@@ -49,6 +49,8 @@ struct slot {
 	int64_t next_beat, deadline, kill_at, started_at, ended_at;
 	int64_t lease_end;		/* the lease's end, as far as we know */
 	int in_op;			/* in the task of the work thread */
+	int beat_by_op;			/* the heartbeat's connection failed:
+					 * the work thread's extends it */
 	enum end end;
 	int stopping;			/* SIGTERM sent; end says why */
 	int status;			/* from waitpid */
@@ -66,14 +68,15 @@ struct dbt {
 	int fd[2];
 };
 
-enum op_kind { OP_ACK, OP_FAIL, OP_RELEASE };
+enum op_kind { OP_ACK, OP_FAIL, OP_RELEASE, OP_EXTEND };
 
 /* One job's part of a task of the work thread. */
 struct op_item {
 	int slot;
 	enum op_kind kind;
 	struct mq_receipt r;
-	int tried;			/* fail, release: sent and answered */
+	int tried;			/* fail, release, extend: answered */
+	int64_t sent_at;		/* extend: when */
 	enum mq_status st;		/* their outcome */
 	unsigned char lost;		/* ack: the lease was lost */
 	struct mq_fail_result res;

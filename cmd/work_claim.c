@@ -55,6 +55,11 @@ op_run(void *arg)
 		}
 		if (it->kind == OP_RELEASE) {
 			st = mq_release(w->c, &it->r);
+		} else if (it->kind == OP_EXTEND) {
+			it->sent_at = now_us();
+			st = mq_try_extend(w->c, &it->r, w->lease_us);
+			if (st == MQ_ERETRY)
+				st = MQ_OK;	/* tried again at the next beat */
 		} else {
 			fo.error = it->text;
 			fo.error_len = it->text_len;
@@ -161,7 +166,9 @@ op_post(struct worker *w)
 		if (s->state == QUEUED && w->stopping) {
 			it->kind = OP_RELEASE;
 		} else if (s->state != ENDED) {
-			continue;
+			if (!s->beat_by_op || s->stopping || now < s->next_beat)
+				continue;
+			it->kind = OP_EXTEND;	/* work_heartbeat.c */
 		} else if (succeeded(s)) {
 			it->kind = OP_ACK;
 			nacks++;

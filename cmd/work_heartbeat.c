@@ -56,7 +56,8 @@ beat_post(struct worker *w)
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
 		if ((s->state != QUEUED && s->state != RUNNING) ||
-		    s->stopping || s->in_op || now < s->next_beat)
+		    s->stopping || s->in_op || s->beat_by_op ||
+		    now < s->next_beat)
 			continue;
 		t->item[t->n].slot = i;
 		t->item[t->n++].r = s->job.receipt;
@@ -95,6 +96,11 @@ beat_apply(struct worker *w)
 			break;
 		default:
 			s->next_beat = now + BEAT_RETRY_US;
+			/* no connection of its own (max_connections reached,
+			 * say): the work thread's, made already, extends it
+			 * (work_claim.c), and this one is tried again after */
+			if (w->cb == NULL)
+				s->beat_by_op = 1;
 		}
 	}
 	if (t->st != MQ_OK && !w->beat_failing)

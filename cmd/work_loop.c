@@ -60,7 +60,8 @@ timeout_ms(struct worker *w)
 			SOONER(s->ended_at + ACK_DELAY_US);
 		if (s->state != QUEUED && s->state != RUNNING)
 			continue;
-		if (!s->stopping && !s->in_op && !w->beat.busy)
+		if (!s->stopping && !s->in_op &&
+		    (s->beat_by_op ? op_free : !w->beat.busy))
 			SOONER(s->next_beat);
 		if (!s->stopping && !s->in_op && s->lease_end)
 			SOONER(s->lease_end);

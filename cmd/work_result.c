@@ -86,6 +86,20 @@ op_apply(struct worker *w)
 		s->in_op = 0;
 		if (it->kind == OP_ACK ? !t->acked : !it->tried)
 			continue;	/* again, once the server answers */
+		if (it->kind == OP_EXTEND) {
+			if (it->st == MQ_ELEASE) {
+				if (!s->stopping)
+					lose(s, MQ_LEASE_LOST);
+				continue;
+			}
+			/* extended (or a row lock met: at the next beat); the
+			 * heartbeat's own connection is tried again then */
+			if (it->st == MQ_OK)
+				s->lease_end = it->sent_at + w->lease_us;
+			s->next_beat = now + w->lease_us / 3;
+			s->beat_by_op = 0;
+			continue;
+		}
 		if (it->kind == OP_ACK ? it->lost : it->st == MQ_ELEASE)
 			warn_job(s, MQ_LEASE_LOST);
 		else if (it->kind == OP_FAIL && it->res.dead)

@@ -38,6 +38,7 @@ free_slot(struct slot *s)
 	s->job.payload = NULL;
 	s->state = FREE;
 	s->in_op = 0;
+	s->beat_by_op = 0;
 	s->lease_end = 0;
 }
 

@@ -211,6 +211,22 @@ sleep 0.3
 wait $ppid
 is "$?:$(cat "$T_TMP/nohup3.out")" "0:z" "pop --wait with SIGHUP ignored: a SIGHUP while it waits does not stop it"
 
+# an account allowed one connection (a server at max_connections, as
+# far as the heartbeat is concerned): the heartbeat cannot connect, and
+# the work thread's connection extends the lease (before: "lease ran
+# out before it could be extended", the job stopped and left leased)
+sql_root "DROP USER IF EXISTS mq_one_conn@localhost;
+  CREATE USER mq_one_conn@localhost WITH MAX_USER_CONNECTIONS 1;
+  GRANT ALL ON \`$T_DB\`.* TO mq_one_conn@localhost"
+"$MQ" push --queue oneconn x >/dev/null
+run env MQ_USER=mq_one_conn timeout 60 "$MQ" work --queue oneconn --lease 3s \
+  --exit-when-empty -- sh -c 'sleep 5'
+sql_root "DROP USER mq_one_conn@localhost"
+like "$RC:$ERR" "0:mq work: heartbeat: cannot connect: *(error 1226, SQLSTATE 42000)" \
+  "one connection allowed: the heartbeat cannot connect, said once"
+is "$(sql "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'oneconn'")" done1 \
+  "the 5 s job under a 3 s lease ran to its end: the work thread's connection extended it"
+
 # second signal: running jobs are killed and given back at once
 b=$("$MQ" push --queue sig2 "sleep 60")
 python3 -c "$AS_FOREGROUND" "$MQ" work --queue sig2 -- "$T_TMP/job.sh" 2>/dev/null &
