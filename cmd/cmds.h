@@ -65,6 +65,10 @@ unsigned char *slurp(size_t max, size_t *len);
  * SIGINT, SIGHUP: nohup, a shell's background job), which then stays
  * ignored, as for any Unix command (main.c). */
 void catch_signal(int sig, const struct sigaction *sa);
+/* Whether sig (SIGTERM, SIGINT, SIGHUP) was ignored at start: it is
+ * neither caught nor held blocked (held, it would stay pending, and a
+ * check of the pending ones would take it for a stop). */
+int ignored_at_start(int sig);
 
 /* mq push's stop signals (SIGTERM, SIGINT, SIGHUP): caught, into
  * stop_signal, and their set in *held; stop_signal_pending() lets a held

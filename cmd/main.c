@@ -132,10 +132,16 @@ end_by_sigpipe(void)
  * shell's background job's SIGINT. They stay ignored (catch_signal). */
 static sigset_t started_ignored;
 
+int
+ignored_at_start(int sig)
+{
+	return sigismember(&started_ignored, sig) == 1;
+}
+
 void
 catch_signal(int sig, const struct sigaction *sa)
 {
-	if (!sigismember(&started_ignored, sig))
+	if (!ignored_at_start(sig))
 		sigaction(sig, sa, NULL);
 }
 

@@ -141,7 +141,8 @@ stop_held(void)
 	if (sigpending(&p) != 0)
 		return 0;
 	for (k = 0; k < 3; k++)
-		if (sigismember(&p, stop_signals[k]) == 1)
+		if (sigismember(&p, stop_signals[k]) == 1 &&
+		    !ignored_at_start(stop_signals[k]))
 			return 1;
 	return 0;
 }

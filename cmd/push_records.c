@@ -166,18 +166,19 @@ on_stop(int sig)
 void
 catch_stop(sigset_t *held)
 {
+	static const int stops[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction sa;
+	size_t i;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(held);
-	sigaddset(held, SIGTERM);
-	sigaddset(held, SIGINT);
-	sigaddset(held, SIGHUP);
-	catch_signal(SIGTERM, &sa);
-	catch_signal(SIGINT, &sa);
-	catch_signal(SIGHUP, &sa);
+	for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
+		if (!ignored_at_start(stops[i])) {
+			sigaddset(held, stops[i]);
+			catch_signal(stops[i], &sa);
+		}
 }
 
 /* Lets a signal held blocked arrive; whether one did. */

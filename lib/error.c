@@ -122,7 +122,9 @@ set_db_error(struct mq_error *e, unsigned no, const char *state,
 static int
 lost_in_flight(unsigned err)
 {
-	return err == CR_SERVER_LOST || err == 2055 /* MySQL's, extended */;
+	/* and Connector/C's read errors: the statement may have run */
+	return err == CR_SERVER_LOST || err == 2055 /* MySQL's, extended */ ||
+	    err == 5013 || err == 5015;
 }
 
 enum mq_status

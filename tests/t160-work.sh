@@ -202,6 +202,18 @@ kill -HUP $ppid
 wait $ppid
 is "$?:$(grep -c '^[0-9]' "$T_TMP/nohup2.out"):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup2'")" "0:2:2" \
   "push --lines with SIGHUP ignored: a SIGHUP mid-stream does not stop it"
+# ... nor one that comes mid-batch (a stop signal held blocked stays
+# pending even when ignored, and the check between records took it for
+# a stop: 129 half-way through a file)
+seq 1 100000 >"$T_TMP/nohup4.in"
+sh -c 'trap "" HUP; exec "$0" push --lines --queue nohup4 <"$1"' "$MQ" "$T_TMP/nohup4.in" \
+  >/dev/null 2>"$T_TMP/nohup4.err" &
+ppid=$!
+sleep 0.3	# the shell has run its trap and exec'd mq
+while kill -HUP $ppid 2>/dev/null; do sleep 0.01; done
+wait $ppid
+is "$?:$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup4'")" "0:100000" \
+  "push --lines from a file with SIGHUP ignored, SIGHUPs all along: every record pushed"
 sh -c 'trap "" HUP; exec "$0" pop --queue nohup3 --wait 10s' "$MQ" >"$T_TMP/nohup3.out" 2>/dev/null &
 ppid=$!
 sleep 0.5
