@@ -110,6 +110,7 @@ struct op_task {
 struct beat_task {
 	struct worker *w;
 	size_t n;
+	int no_conn;			/* its connection could not be made */
 	enum mq_status st;
 	struct mq_error err;
 	struct {

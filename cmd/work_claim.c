@@ -58,14 +58,14 @@ op_run(void *arg)
 		} else if (it->kind == OP_EXTEND) {
 			it->sent_at = now_us();
 			st = mq_try_extend(w->c, &it->r, w->lease_us);
-			if (st == MQ_ERETRY)
-				st = MQ_OK;	/* tried again at the next beat */
 		} else {
 			fo.error = it->text;
 			fo.error_len = it->text_len;
 			st = mq_fail(w->c, &it->r, &fo, &it->res);
 		}
-		if (st != MQ_OK && st != MQ_ELEASE)
+		/* an extend that met a row lock is tried again soon */
+		if (st != MQ_OK && st != MQ_ELEASE &&
+		    !(it->kind == OP_EXTEND && st == MQ_ERETRY))
 			goto failed;
 		it->st = st;
 		it->tried = 1;
@@ -95,7 +95,10 @@ failed:
 		t->item[which[i]].lost = lost[i];
 	t->st = st;
 	t->err = *mq_conn_error(w->c);
-	if (t->claim_st == MQ_EUNKNOWN)
+	/* any claim that failed: one whose COMMIT got no answer, or an
+	 * UPDATE claim committed whose jobs could not be read (a search
+	 * for its token costs one read when it leased nothing) */
+	if (t->room && t->claim_st != MQ_OK)
 		snprintf(w->orphan_token, sizeof w->orphan_token, "%s",
 		    mq_last_claim_token(w->c));
 	mq_close(w->c);		/* made again, after a pause, by the next */
@@ -199,8 +202,10 @@ op_post(struct worker *w)
 	t->want_cw = want_wait_conn(w);
 	if (t->n == 0 && t->room == 0 && !t->want_cw)
 		return;
+	/* an extend leaves its job watched (tend(): its lease's end) */
 	for (i = 0; i < t->n; i++)
-		w->slot[t->item[i].slot].in_op = 1;
+		if (t->item[i].kind != OP_EXTEND)
+			w->slot[t->item[i].slot].in_op = 1;
 	t->w = w;
 	t->posted_at = now;
 	dbt_post(&w->op, op_run, t);

@@ -20,8 +20,10 @@ beat_run(void *arg)
 	size_t i;
 
 	t->st = MQ_OK;
+	t->no_conn = 0;
 	if (w->cb == NULL && (w->cb = connect_table(&w->g->conn,
 	    w->g->table, &t->err)) == NULL) {
+		t->no_conn = 1;
 		t->st = t->err.status;
 		for (i = 0; i < t->n; i++)
 			t->item[i].st = t->st;
@@ -96,10 +98,12 @@ beat_apply(struct worker *w)
 			break;
 		default:
 			s->next_beat = now + BEAT_RETRY_US;
-			/* no connection of its own (max_connections reached,
-			 * say): the work thread's, made already, extends it
-			 * (work_claim.c), and this one is tried again after */
-			if (w->cb == NULL)
+			/* no connection of its own could be made
+			 * (max_connections reached, say): the work thread's,
+			 * made already, extends it (work_claim.c), and this
+			 * one is tried again after. A statement that failed
+			 * is tried again here, reconnecting, as before. */
+			if (t->no_conn)
 				s->beat_by_op = 1;
 		}
 	}

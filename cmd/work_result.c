@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "units.h"
@@ -70,6 +71,28 @@ op_failed(struct worker *w, const struct mq_error *e)
 	    (double)backoff / 1e6);
 }
 
+/* An extend the work thread made for the heartbeat (its connection
+ * could not be made): as the heartbeat's own (work_heartbeat.c), for a
+ * job still held; the heartbeat's connection is tried again next. */
+static void
+extended(struct worker *w, struct slot *s, const struct op_item *it,
+    int64_t now)
+{
+	if (!it->tried || (s->state != QUEUED && s->state != RUNNING) ||
+	    s->job.id != it->r.id ||
+	    strcmp(s->job.receipt.token, it->r.token) != 0)
+		return;		/* not answered, or ended meanwhile */
+	s->beat_by_op = 0;
+	if (it->st == MQ_OK) {
+		s->lease_end = it->sent_at + w->lease_us;
+		s->next_beat = now + w->lease_us / 3;
+	} else if (it->st == MQ_ERETRY) {	/* another session's lock */
+		s->next_beat = now + BUSY_RETRY_US;
+	} else if (it->st == MQ_ELEASE && !s->in_op && !s->stopping) {
+		lose(s, MQ_LEASE_LOST);
+	}
+}
+
 /* The work thread is done: the outcome, job by job. */
 void
 op_apply(struct worker *w)
@@ -83,23 +106,13 @@ op_apply(struct worker *w)
 	for (i = 0; i < t->n; i++) {
 		struct op_item *it = &t->item[i];
 		struct slot *s = &w->slot[it->slot];
+		if (it->kind == OP_EXTEND) {
+			extended(w, s, it, now);
+			continue;
+		}
 		s->in_op = 0;
 		if (it->kind == OP_ACK ? !t->acked : !it->tried)
 			continue;	/* again, once the server answers */
-		if (it->kind == OP_EXTEND) {
-			if (it->st == MQ_ELEASE) {
-				if (!s->stopping)
-					lose(s, MQ_LEASE_LOST);
-				continue;
-			}
-			/* extended (or a row lock met: at the next beat); the
-			 * heartbeat's own connection is tried again then */
-			if (it->st == MQ_OK)
-				s->lease_end = it->sent_at + w->lease_us;
-			s->next_beat = now + w->lease_us / 3;
-			s->beat_by_op = 0;
-			continue;
-		}
 		if (it->kind == OP_ACK ? it->lost : it->st == MQ_ELEASE)
 			warn_job(s, MQ_LEASE_LOST);
 		else if (it->kind == OP_FAIL && it->res.dead)

@@ -84,16 +84,19 @@ SQL
 use constant SQL_ACK => <<'SQL';
 UPDATE `mq_jobs` SET
  state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
-   DAYOFMONTH(every_anchor) BETWEEN 1 AND DAYOFMONTH(LAST_DAY(every_anchor))
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor))
    AND every_us <=
    TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
    'ready', 'done'),
  finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
-   DAYOFMONTH(every_anchor) BETWEEN 1 AND DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
    every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
    '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
  available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
-   DAYOFMONTH(every_anchor) BETWEEN 1 AND DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
    every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
    '9999-12-31 23:59:59')),
    every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
@@ -102,12 +105,14 @@ UPDATE `mq_jobs` SET
    DIV every_us + 1) * every_us
    MICROSECOND, available_at),
  attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
-   DAYOFMONTH(every_anchor) BETWEEN 1 AND DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
    every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
    '9999-12-31 23:59:59')), 0, attempts),
  leased_until = NULL,
  every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
-   DAYOFMONTH(every_anchor) BETWEEN 1 AND DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
    every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
    '9999-12-31 23:59:59')), every_us, NULL),
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)

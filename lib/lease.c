@@ -265,6 +265,8 @@ mq_release_token(struct mq_conn *c, const char *queues, const char *token,
 	enum mq_status rc = MQ_OK;
 
 	*n = 0;
+	if (token[0] == '\0')
+		return MQ_OK;		/* no claim made */
 	if (nq == 0 || strlen(token) != MQ_TOKEN_LEN)
 		return mq__fail(c, MQ_EINVAL, "invalid queue list or token");
 	memcpy(r.token, token, sizeof r.token);

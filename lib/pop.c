@@ -329,6 +329,9 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 
 	*jobs = NULL;
 	*n = 0;
+	/* none yet: a claim that fails before it has one must not name
+	 * the previous claim's, whose jobs the caller holds */
+	c->claim_token[0] = '\0';
 	if (acked)
 		*acked = 0;
 	if (nr)

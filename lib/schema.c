@@ -336,7 +336,8 @@ session_logs_rows(struct mq_conn *c, struct probe *p)
 		    "(binlog_format=STATEMENT), which InnoDB refuses for mq's "
 		    "READ COMMITTED transactions, and this account cannot "
 		    "log rows instead (error %u, SQLSTATE %s): set "
-		    "binlog_format=ROW or MIXED, or grant BINLOG ADMIN",
+		    "binlog_format=ROW or MIXED, or grant BINLOG ADMIN "
+		    "(MySQL: SESSION_VARIABLES_ADMIN)",
 		    mysql_errno(c->db), mysql_sqlstate(c->db));
 	copy_cell(p->binlog, sizeof p->binlog, "ROW");
 	return MQ_OK;

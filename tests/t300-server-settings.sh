@@ -277,7 +277,7 @@ is "$(hsql "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format" | tr '\t' ' ')" "1 
   "the hostile server logs statements"
 export MQ_SOCKET="$H/sock" MQ_DATABASE=hb MQ_TABLE=mq_jobs
 MQ_USER=app expect_status 78 "binlog_format STATEMENT, an account that cannot log rows: init refused" "$MQ" init
-like "$ERR" "mq init: the server logs statements (binlog_format=STATEMENT), which InnoDB refuses for mq's READ COMMITTED transactions, and this account cannot log rows instead (error 1227, SQLSTATE 42000): set binlog_format=ROW or MIXED, or grant BINLOG ADMIN" \
+like "$ERR" "mq init: the server logs statements (binlog_format=STATEMENT), which InnoDB refuses for mq's READ COMMITTED transactions, and this account cannot log rows instead (error 1227, SQLSTATE 42000): set binlog_format=ROW or MIXED, or grant BINLOG ADMIN (MySQL: SESSION_VARIABLES_ADMIN)" \
   "it says why and what to do"
 is "$(hsql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'hb'")" 0 "nothing created"
 MQ_USER=root expect_status 0 "binlog_format STATEMENT, root: init" "$MQ" init
