@@ -141,6 +141,26 @@ is "$(row "$a" "state")" done "the running job finished and was acked"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'ready'), SUM(attempts = 0)) FROM mq_jobs WHERE queue = 'sig' AND id <> $a")" \
   "3,3,3" "the others wait, unclaimed (prefetched ones given back, no attempt counted)"
 
+# sql_comes SQL WANT: whether SQL's answer becomes WANT within 5 s
+sql_comes() {
+  _i=0
+  while [ "$(sql "$1")" != "$2" ]; do
+    [ $_i -lt 100 ] || return 1
+    sleep 0.05; _i=$((_i + 1))
+  done
+}
+# term_worker PID: SIGTERM, then up to 5 s for it to end (WORKER_GONE=1
+# if it did; SIGKILL else), its status in WORKER_RC
+term_worker() {
+  kill -TERM "$1"
+  _i=0
+  while kill -0 "$1" 2>/dev/null && [ $_i -lt 100 ]; do sleep 0.05; _i=$((_i + 1)); done
+  WORKER_GONE=$([ $_i -lt 100 ] && echo 1 || echo 0)
+  kill -KILL "$1" 2>/dev/null
+  wait "$1"
+  WORKER_RC=$?
+}
+
 # started with the stop signals and SIGCHLD blocked (a parent that
 # blocked them for its signalfd and forgot them across exec): mq work
 # unblocks them, so its jobs' ends are seen at once and SIGTERM stops it
@@ -152,19 +172,11 @@ signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT,
 os.execv(sys.argv[1], sys.argv[1:])' "$MQ" work --queue blk --wait 30s \
   -- sh -c 'sleep 0.1' 2>/dev/null &
 wpid=$!
-i=0
-while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'blk' AND state = 'done'")" != 5 ] &&
-    [ $i -lt 100 ]; do
-  sleep 0.05; i=$((i + 1))
-done
-check "signals blocked by the parent: 5 jobs of 0.1 s done within 5 s" test $i -lt 100
-kill -TERM $wpid
-i=0
-while kill -0 $wpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-check "and SIGTERM stops it" test $i -lt 100
-kill -KILL $wpid 2>/dev/null
-wait $wpid
-is "$?" 0 "with status 0"
+check "signals blocked by the parent: 5 jobs of 0.1 s done within 5 s" \
+  sql_comes "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'blk' AND state = 'done'" 5
+term_worker $wpid
+check "and SIGTERM stops it" test "$WORKER_GONE" = 1
+is "$WORKER_RC" 0 "with status 0"
 
 # started with SIGHUP and SIGINT ignored (nohup, a shell's background
 # job): they stay ignored, in mq work and (SIGHUP) in its jobs; SIGTERM
@@ -173,26 +185,16 @@ is "$?" 0 "with status 0"
 sh -c 'trap "" HUP INT; exec "$0" work --queue nohup --wait 30s -- python3 -c "import signal; print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)"' \
   "$MQ" >"$T_TMP/nohup.out" 2>/dev/null &
 wpid=$!
-i=0
-while [ "$(sql "SELECT state FROM mq_jobs WHERE queue = 'nohup'")" != done ] && [ $i -lt 100 ]; do
-  sleep 0.05; i=$((i + 1))
-done
+sql_comes "SELECT state FROM mq_jobs WHERE queue = 'nohup'" done
 kill -HUP $wpid
 kill -INT $wpid
 sleep 0.5
 check "SIGHUP and SIGINT ignored by the parent: mq work goes on after both" kill -0 $wpid
 "$MQ" push --queue nohup y >/dev/null
-i=0
-while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup' AND state = 'done'")" != 2 ] && [ $i -lt 100 ]; do
-  sleep 0.05; i=$((i + 1))
-done
-check "and runs the next job" test $i -lt 100
-kill -TERM $wpid
-i=0
-while kill -0 $wpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-kill -KILL $wpid 2>/dev/null
-wait $wpid
-is "$?:$(tr '\n' ' ' <"$T_TMP/nohup.out")" "0:True True " \
+check "and runs the next job" \
+  sql_comes "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'nohup' AND state = 'done'" 2
+term_worker $wpid
+is "$WORKER_RC:$(tr '\n' ' ' <"$T_TMP/nohup.out")" "0:True True " \
   "SIGTERM stops it (status 0); its jobs had SIGHUP ignored too"
 { echo a; sleep 1; echo b; } |
   sh -c 'trap "" HUP; exec "$0" push --lines --queue nohup2' "$MQ" >"$T_TMP/nohup2.out" 2>&1 &
