@@ -24,13 +24,17 @@
     " AND id > ?))))"
 
 /* The filter's dead jobs, in the claim index's order. The optional
- * conditions are NULL when not asked for: one statement for all. */
+ * conditions are NULL when not asked for: one statement for all. Only
+ * jobs dead before the run started: one retried that dies again while
+ * it runs is not retried again (a run with consumers failing them went
+ * on for ever, retrying the same jobs, each time counted). */
 #define RETRY_PICK(lock) \
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)" \
     " WHERE queue = ? AND state = 'dead' AND " AFTER_CURSOR \
     " AND (? IS NULL OR " MQ_SQL_ERROR_LIKE ")" \
     " AND (? IS NULL OR " MQ_SQL_JOB_TIME " >= " MQ_SQL_NOW_MINUS_US ")" \
     " AND (? IS NULL OR " MQ_SQL_JOB_TIME " < " MQ_SQL_NOW_MINUS_US ")" \
+    " AND (finished_at IS NULL OR finished_at <= " MQ_SQL_NOW_MINUS_US ")" \
     " ORDER BY priority, available_at, id LIMIT ?" lock
 const char mq__sql_retry_pick[] = RETRY_PICK(" {{LOCK}}");
 /* a dry run's: it locks nothing */
@@ -86,6 +90,7 @@ struct batch {
 	size_t ngiven;
 	int64_t prio, at_us;	/* the filter's cursor */
 	uint64_t after;
+	int64_t started_us;	/* the run's start (mq__now_us) */
 	uint64_t *ids, *conflicts, *list;
 	size_t got, nconflicts, n;
 	uint64_t retried;
@@ -106,10 +111,11 @@ pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
     const char *pat, unsigned long plen)
 {
 	const struct mq_retry_opts *o = b->o;
-	MYSQL_BIND in[13];
+	MYSQL_BIND in[14];
 	unsigned long qlen, pl = plen, pl2 = plen;
 	int32_t prio = (int32_t)b->prio;
 	int64_t since = o->since_us, before = o->before_us;
+	int64_t ago = mq__now_us() - b->started_us;	/* the run's start */
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int i;
@@ -137,7 +143,8 @@ pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
 		mq__bind_i64(&in[10], &before);
 		mq__bind_i64(&in[11], &before);
 	}
-	mq__bind_u32(&in[12], &b->want);
+	mq__bind_i64(&in[12], &ago);
+	mq__bind_u32(&in[13], &b->want);
 	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
 	mq__release(c, st);
 	return rc;
@@ -152,6 +159,7 @@ move_cursor(struct mq_conn *c, struct batch *b, uint64_t id)
 	int64_t at = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int r = 0;
 
 	if ((st = mq__prepare(c, sql_cursor)) == NULL)
 		return c->err.status;
@@ -160,10 +168,15 @@ move_cursor(struct mq_conn *c, struct batch *b, uint64_t id)
 	memset(out, 0, sizeof out);
 	mq__bind_i32(&out[0], &prio);
 	mq__bind_i64(&out[1], &at);
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read a job");
+	if (rc == MQ_OK && (r = mysql_stmt_fetch(st)) == MYSQL_NO_DATA)
+		rc = MQ_EMPTY;	/* gone (a dry run locks nothing) */
+	else if (rc == MQ_OK && r != 0)
 		rc = mq__dberr(c, st, "cannot read a job");
 	mq__release(c, st);
+	if (rc != MQ_OK)
+		return rc;
 	b->prio = prio;
 	b->at_us = at;
 	b->after = id;
@@ -353,7 +366,7 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	struct batch b;
 	struct tx t;
 	uint64_t *given = NULL;
-	size_t ngiven = 0, next = 0, i;
+	size_t ngiven = 0, next = 0, i, k;
 	int64_t start, t0, wait, pause;
 	struct mq__yield y;
 	enum mq_status rc = MQ_OK;
@@ -387,6 +400,7 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	}
 	t.b = &b;
 	start = mq__now_us();
+	b.started_us = start;
 	mq__yield_start(c, &y);
 	for (;;) {
 		t0 = mq__now_us();
@@ -409,8 +423,16 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 			t.after = b.after;
 			rc = mq__in_tx(c, batch_tx, &t);
 		}
-		if (rc == MQ_OK && o->dry_run && !o->ids && b.got)
-			rc = move_cursor(c, &b, b.ids[b.got - 1]);
+		/* a dry run's last jobs may be gone since (archived,
+		 * purged): the cursor goes to the last one still there;
+		 * those after it match no more */
+		for (k = b.got; rc == MQ_OK && o->dry_run && !o->ids &&
+		    k > 0; k--)
+			if ((rc = move_cursor(c, &b, b.ids[k - 1])) !=
+			    MQ_EMPTY)
+				break;
+		if (rc == MQ_EMPTY)
+			rc = MQ_OK;	/* all gone: the cursor stays */
 		if (rc != MQ_OK)
 			break;
 		if (o->dry_run) {

@@ -179,4 +179,20 @@ else not_ok "it had retried some of 500" "retried: '${ns:-}'"; fi
 is "$(dead_in s)" "$((500 - ${ns:-0}))" "the rest is still dead"
 is "$(retried_counter s)" "${ns:-x}" "the counter says what it printed"
 counts_exact "after SIGTERM"
+
+# a consumer fails each retried job at once, dead again (max-attempts
+# 1): the run retries the jobs dead when it started, each once, and
+# ends (it went on for ever, the same jobs retried again and again)
+seq 1 20 | "$MQ" push --lines --queue again --max-attempts 1 >/dev/null
+"$MQ" work --queue again --exit-when-empty -- false 2>/dev/null
+is "$(dead_in again)" 20 "20 jobs dead"
+"$MQ" work --queue again -- false 2>/dev/null &
+wpid=$!
+run timeout 60 "$MQ" retry --queue again --all --rate 20/s
+kill -TERM $wpid
+wait $wpid
+like "$RC:$OUT $ERR" "0:*retried 20 jobs*" "retry while a consumer fails them again: each retried once, then it ends"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_history h JOIN mq_jobs j ON j.id = h.job_id WHERE j.queue = 'again' AND h.event = 'retried'")" 20 \
+  "the history has one retry per job"
+counts_exact "after the retry of jobs that died again"
 done_testing
