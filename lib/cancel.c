@@ -76,7 +76,8 @@ mq_cancel(struct mq_conn *c, uint64_t id, int force,
 	struct cancel x = { id, force, res };
 	enum mq_status rc;
 
-	if ((rc = mq__read_committed(c)) != MQ_OK)
+	if ((rc = mq__read_committed(c)) != MQ_OK ||
+	    (rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
 	return mq__in_tx(c, cancel_tx, &x);
 }

@@ -52,6 +52,9 @@ mq__classify(unsigned err)
 	case ER_CON_COUNT_ERROR:	/* 1040 */
 	case ER_SERVER_SHUTDOWN:	/* 1053 */
 	case ER_CONNECTION_KILLED:	/* 1927 */
+	/* a Galera node out of the primary component (lost quorum,
+	 * joining): "WSREP has not yet prepared node for application use" */
+	case 1047:
 	/* MariaDB Connector/C's own transport errors (not in MySQL's
 	 * headers): a read or write on a connection the server cut */
 	case 5013:			/* CR_ERR_NET_READ */

@@ -92,6 +92,27 @@ static const char sql_catch_up[] =
 static const char sql_caught_up[] =
     "SET SESSION wsrep_sync_wait = @mq_sync_wait";
 
+/* An operator's reads and writes by id (cancel, retry, show, why, ls)
+ * see what the cluster committed before they started: on a Galera node
+ * a job pushed or changed on another node an instant ago is not taken
+ * for missing, or for not yet dead (a cancel said "no job", and the job
+ * ran). Each statement of the session from here waits for its node to
+ * apply what the cluster committed before it (reads, updates); a claim
+ * or an ack never asks for that. */
+static const char sql_see_cluster[] = "SET SESSION wsrep_sync_wait = 3";
+
+enum mq_status
+mq__see_cluster(struct mq_conn *c)
+{
+	if (!c->galera || c->sees_cluster)
+		return MQ_OK;
+	if (mysql_real_query(c->db, sql_see_cluster,
+	    sizeof sql_see_cluster - 1) != 0)
+		return mq__dberr(c, NULL, "cannot wait for the cluster");
+	c->sees_cluster = 1;
+	return MQ_OK;
+}
+
 enum mq_status
 mq__catch_up(struct mq_conn *c)
 {

@@ -33,6 +33,8 @@ mq_job_get(struct mq_conn *c, uint64_t id, struct mq_job_info *j)
 	int f, found = 0;
 
 	memset(j, 0, sizeof *j);
+	if ((rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
 	if ((r = malloc(sizeof *r)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	if ((st = mq__prepare(c, mq__sql_job_get)) == NULL) {

@@ -167,6 +167,8 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 	int x, stop = 0;
 
 	*more = 0;
+	if ((rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
 	if (f->limit < 1 || f->limit > MQ_LIST_MAX || (f->queue &&
 	    !mq_valid_queue(f->queue)))
 		return mq__fail(c, MQ_EINVAL, "invalid list filter");

@@ -74,6 +74,7 @@ struct mq_conn {
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
 	int galera;			/* a Galera node (wsrep on) */
+	int sees_cluster;		/* wsrep_sync_wait set (galera.c) */
 	int no_wsrep;			/* MariaDB without wsrep_on */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
 	uint32_t shares, share;		/* pop.c: claim shares on Galera */
@@ -331,6 +332,7 @@ enum mq_status mq__galera_check(struct mq_conn *c,
  * what the cluster committed before them (wsrep_sync_wait), until
  * mq__caught_up puts its setting back; mq__in_tx so, or lost if that
  * cannot be set. */
+enum mq_status mq__see_cluster(struct mq_conn *c);
 enum mq_status mq__catch_up(struct mq_conn *c);
 void mq__caught_up(struct mq_conn *c);
 enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,

@@ -378,6 +378,8 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	    !mq_valid_queue(o->queue))) || (o->to_queue &&
 	    !mq_valid_queue(o->to_queue)) || o->rate < 0)
 		return mq__fail(c, MQ_EINVAL, "invalid retry selection");
+	if ((rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
 	/* a trickle moves small batches, about ten a second */
 	if (o->rate > 0 && o->rate / 10 < batch)
 		batch = o->rate / 10 >= 1 ? (unsigned)(o->rate / 10) : 1;

@@ -346,6 +346,22 @@ first=$(gsql 1 "SELECT MIN(id) FROM mq_jobs WHERE queue = 'far'")
 ids=$(gmq 1 pop --queue far --json 2>&1 | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
 is "$ids" "$first" "node 1's share empty, 700 jobs pushed (more than its window of 216 left): a pop takes the head"
 
+# the operator's commands by id, on another node than the push, at once:
+# they see what the cluster committed before them (a cancel on node 2
+# right after 2,000 pushes on node 1 said "no job", status 1, 4 times in
+# 6, and the job ran; why and retry said the same)
+out=
+for i in 1 2 3 4 5; do
+  last=$(seq 1 2000 | gmq 1 push --lines --queue opx 2>/dev/null | tail -1)
+  gmq 2 cancel "$last" >/dev/null 2>&1
+  c=$?
+  last2=$(seq 1 2000 | gmq 1 push --lines --queue opx 2>/dev/null | tail -1)
+  gmq 3 why "$last2" >/dev/null 2>&1
+  out="$out$c$? "
+done
+is "$out" "00 00 00 00 00 " "cancel on node 2 and why on node 3 right after a push on node 1: each finds the job"
+is "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'opx' AND state = 'dead'")" 5 "the 5 jobs cancelled"
+
 # The sanitized build's run stops here: the rest is the cluster's
 # behaviour (t206 checks mq's reconnects under it), and 50 s of waits.
 [ -z "${MQ_SANITIZED:-}" ] || done_testing

@@ -155,6 +155,8 @@ main(void)
 	ok(mq__classify(2013) == MQ_EUNAVAIL, "lost connection", "2013");
 	ok(mq__classify(1213) == MQ_ERETRY, "retried", "1213");
 	ok(mq__classify(1062) == MQ_EDB, "server error", "1062");
+	ok(mq__classify(1047) == MQ_EUNAVAIL, "node not ready (Galera)",
+	    "1047");
 	printf("1..%d\n", n);
 	return failed != 0;
 }
