@@ -214,11 +214,11 @@ main(void)
 	/* retry: a queue's dead jobs from the cursor on, a range of the
 	 * claim index in its order (the filters checked on the way) */
 	check(c->db, "retry", mq__sql_retry_pick, "@q, @minp, @minp, @zero, "
-	    "@zero, @zero, @null, @null, @null, @null, @null, @null, @n",
-	    "claim", "|range|");
+	    "@zero, @zero, @null, @null, @null, @null, @null, @null, @zero, "
+	    "@n", "claim", "|range|");
 	check(c->db, "retry with filters", mq__sql_retry_pick, "@q, @zero, "
 	    "@zero, @zero, @zero, @id1, @pat, @pat, @age, @age, @zero, "
-	    "@zero, @n", "claim", "|range|");
+	    "@zero, @zero, @n", "claim", "|range|");
 	/* stats: one claim-index entry per queue, then each queue's due
 	 * and scheduled ranges (due index) and leased ones (claim index);
 	 * done and dead entries are never read */
