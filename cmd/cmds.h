@@ -65,6 +65,9 @@ unsigned char *slurp(size_t max, size_t *len);
  * SIGINT, SIGHUP: nohup, a shell's background job), which then stays
  * ignored, as for any Unix command (main.c). */
 void catch_signal(int sig, const struct sigaction *sa);
+/* The signals that stop a command: SIGTERM, SIGINT, SIGHUP (main.c). */
+#define NSTOP_SIGNALS 3
+extern const int stop_signals[NSTOP_SIGNALS];
 /* Whether sig (SIGTERM, SIGINT, SIGHUP) was ignored at start: it is
  * neither caught nor held blocked (held, it would stay pending, and a
  * check of the pending ones would take it for a stop). */

@@ -128,6 +128,8 @@ end_by_sigpipe(void)
  * (SIGCHLD), and mq top to its terminal's. What a command blocks, it
  * blocks itself, for as long as it needs to. (Ignored signals stay
  * ignored: a background job of a shell ignores SIGINT by design.) */
+const int stop_signals[NSTOP_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
+
 /* The stop signals mq was started with ignored: nohup's SIGHUP, a
  * shell's background job's SIGINT. They stay ignored (catch_signal). */
 static sigset_t started_ignored;
@@ -148,15 +150,14 @@ catch_signal(int sig, const struct sigaction *sa)
 static void
 note_ignored_signals(void)
 {
-	static const int stop[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction sa;
 	size_t i;
 
 	sigemptyset(&started_ignored);
-	for (i = 0; i < sizeof stop / sizeof stop[0]; i++)
-		if (sigaction(stop[i], NULL, &sa) == 0 &&
+	for (i = 0; i < NSTOP_SIGNALS; i++)
+		if (sigaction(stop_signals[i], NULL, &sa) == 0 &&
 		    sa.sa_handler == SIG_IGN)
-			sigaddset(&started_ignored, stop[i]);
+			sigaddset(&started_ignored, stop_signals[i]);
 }
 
 static void

@@ -53,8 +53,7 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 
 /* The stop signals' dispositions mq pop was started with (a background
  * job of a shell ignores SIGINT). */
-static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP };
-static struct sigaction started_with[3];
+static struct sigaction started_with[NSTOP_SIGNALS];
 
 /* While --wait parks in mq_wait, which claims nothing, the stop
  * signals (SIGTERM, SIGINT, SIGHUP) act as mq was started with: there
@@ -70,7 +69,7 @@ park_signals(int parked, void *arg)
 
 	if (parked) {
 		/* one caught while claiming nothing ends mq now */
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < NSTOP_SIGNALS; k++)
 			sigaction(stop_signals[k], &started_with[k], NULL);
 		sigprocmask(SIG_UNBLOCK, held, NULL);
 		if (stop_signal)
@@ -140,7 +139,7 @@ stop_held(void)
 		return 1;
 	if (sigpending(&p) != 0)
 		return 0;
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < NSTOP_SIGNALS; k++)
 		if (sigismember(&p, stop_signals[k]) == 1 &&
 		    !ignored_at_start(stop_signals[k]))
 			return 1;
@@ -285,7 +284,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	}
 	/* a stop signal between the claim's COMMIT and the hand-over would
 	 * leave the jobs leased to nobody: held from here (HAND-OVER) */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NSTOP_SIGNALS; i++)
 		sigaction(stop_signals[i], NULL, &started_with[i]);
 	catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, NULL);

@@ -27,21 +27,20 @@
 static int
 stop_pending(const sigset_t *waiting)
 {
-	static const int stops[] = { SIGTERM, SIGINT, SIGHUP };
 	struct timespec now = { 0, 0 };
 	sigset_t pending, one;
 	size_t i;
 
 	if (sigpending(&pending) != 0)
 		return 0;
-	for (i = 0; i < sizeof stops / sizeof stops[0]; i++) {
-		if (!sigismember(&pending, stops[i]) ||
-		    sigismember(waiting, stops[i]))
+	for (i = 0; i < NSTOP_SIGNALS; i++) {
+		if (!sigismember(&pending, stop_signals[i]) ||
+		    sigismember(waiting, stop_signals[i]))
 			continue;
 		sigemptyset(&one);
-		sigaddset(&one, stops[i]);
-		if (sigtimedwait(&one, NULL, &now) == stops[i])
-			return stops[i];
+		sigaddset(&one, stop_signals[i]);
+		if (sigtimedwait(&one, NULL, &now) == stop_signals[i])
+			return stop_signals[i];
 	}
 	return 0;
 }
@@ -166,7 +165,6 @@ on_stop(int sig)
 void
 catch_stop(sigset_t *held)
 {
-	static const int stops[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction sa;
 	size_t i;
 
@@ -174,10 +172,10 @@ catch_stop(sigset_t *held)
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(held);
-	for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
-		if (!ignored_at_start(stops[i])) {
-			sigaddset(held, stops[i]);
-			catch_signal(stops[i], &sa);
+	for (i = 0; i < NSTOP_SIGNALS; i++)
+		if (!ignored_at_start(stop_signals[i])) {
+			sigaddset(held, stop_signals[i]);
+			catch_signal(stop_signals[i], &sa);
 		}
 }
 

@@ -233,12 +233,17 @@ done
 # START TRANSACTION committed it, leasing the job to nobody while pop said
 # "no job" (before: status 1, the job leased). The ROLLBACK is sent again;
 # interrupted again, the connection is cut, and the server rolls back.
-"$MQ" push --queue rb once >/dev/null
-proxy '\x03COMMIT|\x03ROLLBACK' 2
-run via "$MQ" pop --queue rb -o "$T_TMP/rb.out"
-is "$RC:$(cat "$T_TMP/rb.out" 2>/dev/null)" "0:once" \
+# interrupted_pop QUEUE TRIGGER N WHAT: a job pushed to QUEUE, popped
+# through a relay that interrupts TRIGGER N times: it gets the job
+interrupted_pop() {
+  "$MQ" push --queue "$1" once >/dev/null
+  proxy "$2" "$3"
+  run via "$MQ" pop --queue "$1" -o "$T_TMP/$1.out"
+  is "$RC:$(cat "$T_TMP/$1.out" 2>/dev/null)" "0:once" "$4"
+  is "$(grep -c interrupted "$T_TMP/fired")" "$3" "the relay interrupted it $3 times"
+}
+interrupted_pop rb '\x03COMMIT|\x03ROLLBACK' 2 \
   "COMMIT, then ROLLBACK interrupted: the claim runs again and gets the job"
-is "$(grep -c interrupted "$T_TMP/fired")" 2 "the relay interrupted both"
 is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'rb'")" \
   "$(printf 'leased\t1')" "leased once, to this pop"
 "$MQ" push --queue rc twice >/dev/null
@@ -259,12 +264,8 @@ is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'rc'")" \
 # hit it in t300's run, 2026-11-27: pop --wait said "cannot start
 # transaction", status 75, with the job there): it did nothing, and is
 # sent once more
-"$MQ" push --queue st once >/dev/null
-proxy '\x03START TRANSACTION' 1
-run via "$MQ" pop --queue st -o "$T_TMP/st.out"
-is "$RC:$(cat "$T_TMP/st.out" 2>/dev/null)" "0:once" \
+interrupted_pop st '\x03START TRANSACTION' 1 \
   "START TRANSACTION interrupted: sent again, the claim gets the job"
-is "$(grep -c interrupted "$T_TMP/fired")" 1 "the relay interrupted it"
 unproxy
 
 # 11. the session's setup and probe interrupted (a KILL QUERY for a
