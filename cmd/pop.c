@@ -22,18 +22,56 @@ enum form { RAW, SHELL, JSON };
  * costs at most this beyond D (mq-pop(1), WAITING ON A SILENT SERVER) */
 #define WAIT_BOUND_S 10
 
+/* A connection of its own for giving jobs back once the claim's was
+ * lost (NULL, with *e, if none can be made). */
+static struct mq_conn *
+reconnect(const struct mq_global *g, struct mq_error *e)
+{
+	struct mq_conn *c = mq_connect(&g->conn, e);
+
+	if (c && mq_use_table(c, g->table) != MQ_OK) {
+		*e = *mq_conn_error(c);
+		mq_close(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/* Whether a statement that failed with st may go through on a new
+ * connection: the one it used is lost. */
+static int
+conn_lost(enum mq_status st)
+{
+	return st == MQ_EUNAVAIL || st == MQ_EUNKNOWN;
+}
+
 /* The n jobs claimed but not handed over (after the handed ones) go
  * back at once, due now, the delivery not counted (mq_release), instead
- * of waiting out their lease. Says so in the one line of the error. */
+ * of waiting out their lease: on a new connection if the claim's is
+ * lost (a preference list's claim whose later queue lost its answer).
+ * Says so in the one line of the error. */
 static int
-give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
-    const char *why, int rc)
+give_back(struct mq_conn **cp, const struct mq_global *g,
+    struct mq_job *jobs, size_t n, size_t handed, const char *why, int rc)
 {
+	struct mq_conn *c = *cp;
+	struct mq_error e;
 	size_t i, back = 0;
+	enum mq_status st;
+	int again = 1;
 
-	for (i = 0; i < n; i++)
-		if (mq_release(c, &jobs[i].receipt) == MQ_OK)
+	for (i = 0; i < n; i++) {
+		st = mq_release(c, &jobs[i].receipt);
+		if (conn_lost(st) && again) {
+			again = 0;
+			mq_close(c);
+			if ((*cp = c = reconnect(g, &e)) == NULL)
+				break;
+			st = mq_release(c, &jobs[i].receipt);
+		}
+		if (st == MQ_OK)
 			back++;
+	}
 	if (back == n && handed)
 		fprintf(stderr, "mq pop: %s: %zu %s handed over, the other "
 		    "%zu given back\n", why, handed, handed == 1 ? "job was" :
@@ -44,11 +82,93 @@ give_back(struct mq_conn *c, struct mq_job *jobs, size_t n, size_t handed,
 	else
 		fprintf(stderr, "mq pop: %s: %zu of %zu jobs given back, the "
 		    "others stay leased until their lease ends (%s)\n", why,
-		    back, n, mq_conn_error(c)->msg);
+		    back, n, c ? mq_conn_error(c)->msg : e.msg);
 	/* what stdout still buffers can go nowhere: main must not try */
 	if (freopen("/dev/null", "w", stdout) == NULL)
 		_Exit(rc);
 	return rc;
+}
+
+/* The jobs that claims whose outcome was unknown may have leased (a
+ * COMMIT, or an UPDATE claim's UPDATE, whose answer was lost with the
+ * connection: of one queue of a list, or of every one) go back at once,
+ * on a new connection, instead of staying leased to nobody until their
+ * lease ends. 1 if every one went back (*back jobs); 0 with *e. */
+static int
+give_back_orphans(const struct mq_global *g, const struct mq_orphan *o,
+    size_t n, size_t *back, struct mq_error *e)
+{
+	struct mq_conn *c;
+	size_t i, k;
+	enum mq_status st = MQ_OK;
+
+	*back = 0;
+	if ((c = reconnect(g, e)) == NULL)
+		return 0;
+	for (i = 0; i < n && st == MQ_OK; i++) {
+		st = mq_release_orphan(c, &o[i], &k);
+		*back += k;
+	}
+	if (st != MQ_OK)
+		*e = *mq_conn_error(c);
+	mq_close(c);
+	return st == MQ_OK;
+}
+
+/* The claim failed (e) after its own or one of its queues' writes went
+ * out: what it may have leased is given back, and the status says
+ * whether anything stays leased to nobody: 69 if nothing does (as if
+ * the connection had been lost before the claim), 3 if some may. */
+static int
+lost_claim(const struct mq_global *g, const struct mq_error *e,
+    const struct mq_orphan *o, size_t n)
+{
+	struct mq_error why;
+	size_t back;
+	char where[sizeof why.msg + 128];
+
+	if (give_back_orphans(g, o, n, &back, &why)) {
+		if (back)
+			snprintf(where, sizeof where, "nothing claimed: the "
+			    "%zu job%s its claim leased %s given back", back,
+			    back == 1 ? "" : "s", back == 1 ? "was" : "were");
+		else
+			snprintf(where, sizeof where, "nothing claimed: its "
+			    "claim leased no job");
+		report("pop", where, e);
+		return exit_status(MQ_EUNAVAIL);
+	}
+	snprintf(where, sizeof where, "the jobs its claim may have leased "
+	    "stay leased until their lease ends (not given back: %s)",
+	    why.msg);
+	report("pop", where, e);
+	return exit_status(e->status);
+}
+
+/* After a claim that returned jobs or none: the jobs another queue's
+ * claim whose outcome was unknown may have leased go back, and a line
+ * says so. */
+static void
+orphans_after(const struct mq_global *g, const struct mq_orphan *o,
+    size_t n)
+{
+	struct mq_error e;
+	size_t back, i;
+	char queues[MQ_ORPHANS_MAX * (MQ_QUEUE_MAX + 3) + 1] = "", *p = queues;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		p += sprintf(p, "%s'%s'", i ? ", " : "", o[i].queue);
+	if (give_back_orphans(g, o, n, &back, &e))
+		fprintf(stderr, "mq pop: the claim of %s lost its answer "
+		    "(outcome unknown): %zu job%s it leased given back\n",
+		    queues, back, back == 1 ? "" : "s");
+	else
+		fprintf(stderr, "mq pop: the claim of %s lost its answer "
+		    "(outcome unknown): the jobs it may have leased stay "
+		    "leased until their lease ends (not given back: %s)\n",
+		    queues, e.msg);
 }
 
 /* The stop signals' dispositions mq pop was started with (a background
@@ -233,8 +353,9 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	struct mq_job *jobs;
 	struct mq_conn *c;
 	enum mq_status st;
-	size_t n, i;
+	size_t n, i, norphans;
 	sigset_t held;
+	struct mq_orphan orphans[MQ_ORPHANS_MAX];
 	char why[300] = "";
 
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
@@ -294,9 +415,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	 * job back; one during the output, the jobs not yet out (a blocked
 	 * write fails with EINTR) */
 	stop_signal_pending(&held);
+	/* claims whose answer was lost: with a list, also when others
+	 * gave jobs (given back after those are out) */
+	norphans = mq_take_orphans(c, orphans, MQ_ORPHANS_MAX);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
+		if (norphans)
+			return lost_claim(g, &e, orphans, norphans);
 		if (st == MQ_ERETRY && stop_signal) {	/* nothing claimed */
 			char where[64];
 
@@ -313,6 +439,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    o->queue);
 	if (st != MQ_OK) {
 		mq_close(c);
+		orphans_after(g, orphans, norphans);
 		return stop_signal ? 128 + stop_signal : EXIT_EMPTY;
 	}
 	if (a.form == SHELL && a.count_given)
@@ -355,11 +482,12 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		 * at exit: it ran that job while another consumer had it */
 		__fpurge(stdout);
 		clearerr(stdout);
-		rc = give_back(c, jobs + i, n - i, i, why, rc);
+		rc = give_back(&c, g, jobs + i, n - i, i, why, rc);
 	}
 	else if (stop_signal)	/* every job out, then stopped */
 		rc = 128 + stop_signal;
 	mq_close(c);
+	orphans_after(g, orphans, norphans);
 	mq_jobs_free(jobs, n);
 	return rc;
 }

@@ -34,7 +34,7 @@
 #include "work.h"
 
 enum { OPT_CONC = OPT_CMD, OPT_LEASE, OPT_TIMEOUT, OPT_MAX_JOBS,
-    OPT_EXIT_EMPTY, OPT_WAIT };
+    OPT_EXIT_EMPTY, OPT_WAIT, OPT_CLAIM };
 
 /* The first operand ends the options: the command and its arguments
  * stay as they are, options or not. */
@@ -59,6 +59,9 @@ static const struct opt opts[] = {
 	{ OPT_WAIT, "wait", 0, "D",
 	    "exit when no job came for D (default: wait on)",
 	    COMPLETE_DURATION, NULL, "", 0, 0 },
+	{ OPT_CLAIM, "claim", 0, "HOW", "skip-locked or update (default: by "
+	    "server)", COMPLETE_WORDS, "skip-locked update",
+	    "[--claim skip-locked|update]", 0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
@@ -95,6 +98,15 @@ work_option(void *ctx, int id, const char *arg)
 	case OPT_EXIT_EMPTY:	w->exit_when_empty = 1; break;
 	case OPT_WAIT:
 		w->wait_us = duration_arg("work", "--wait", arg);
+		break;
+	case OPT_CLAIM:
+		if (strcmp(arg, "skip-locked") == 0)
+			w->pop.claim = MQ_CLAIM_SKIP_LOCKED;
+		else if (strcmp(arg, "update") == 0)
+			w->pop.claim = MQ_CLAIM_UPDATE;
+		else
+			usage_error("work", "--claim takes skip-locked or "
+			    "update, not '%s'", shown(arg));
 		break;
 	}
 }

@@ -138,9 +138,11 @@ struct worker {
 	/* the work thread's, the heartbeat thread's, the loop's (waiting,
 	 * non-blocking): each touched by its owner only */
 	struct mq_conn *c, *cb, *cw;
-	/* the work thread's: the token of a claim whose outcome was
-	 * unknown, whose jobs it gives back once connected again */
-	char orphan_token[MQ_TOKEN_LEN + 1];
+	/* the work thread's (read by the loop between its tasks): claims
+	 * whose jobs may be leased to nobody (mq_take_orphans), given back
+	 * first once connected again */
+	struct mq_orphan orphans[MQ_ORPHANS_MAX];
+	size_t norphans;
 	struct dbt op, beat;
 	struct op_task ot;
 	struct beat_task bt;
@@ -167,6 +169,9 @@ int work_run(struct worker *w, struct mq_global *g, char **cmd);
 int work_signals(void);
 /* A stop signal came (the second stops the running jobs too). */
 void on_stop(struct worker *w);
+/* Exiting: says which claims' jobs whose outcome was unknown were not
+ * given back. */
+void orphans_left(const struct worker *w);
 /* Stopping, and the server did not answer for STOP_WAIT_US: exits. */
 void give_up(struct worker *w);
 

@@ -7,7 +7,7 @@
  * from costing a transaction each (see the top of work.c).
  */
 #include <stdint.h>
-#include <stdio.h>
+#include <string.h>
 
 #include "work.h"
 
@@ -39,12 +39,17 @@ op_run(void *arg)
 	}
 	/* a claim whose COMMIT got no answer may have leased jobs that
 	 * nobody holds: back at once, not at their lease's end (up to a
-	 * whole prefetch, each with an attempt spent) */
-	if (w->orphan_token[0]) {
-		if ((st = mq_release_token(w->c, w->pop.queue,
-		    w->orphan_token, &t->given_back)) != MQ_OK)
+	 * whole prefetch, each with an attempt spent); each is forgotten
+	 * only once given back, and nothing is claimed before */
+	while (w->norphans) {
+		size_t back = 0;
+
+		st = mq_release_orphan(w->c, &w->orphans[0], &back);
+		t->given_back += back;
+		if (st != MQ_OK)
 			goto failed;
-		w->orphan_token[0] = '\0';
+		memmove(w->orphans, w->orphans + 1,
+		    --w->norphans * sizeof *w->orphans);
 	}
 	for (i = 0; i < t->n; i++) {
 		struct op_item *it = &t->item[i];
@@ -74,6 +79,10 @@ op_run(void *arg)
 		w->pop.count = t->room;
 		st = t->claim_st = mq_ack_pop(w->c, r, nr, lost, &t->acked,
 		    &w->pop, &t->jobs, &t->njobs);
+		/* whatever it returned: one queue of a list (a statement on
+		 * Galera) may have lost its answer while others gave jobs */
+		w->norphans += mq_take_orphans(w->c, w->orphans + w->norphans,
+		    MQ_ORPHANS_MAX - w->norphans);
 		if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED)
 			goto failed;
 	} else if (nr) {
@@ -95,12 +104,6 @@ failed:
 		t->item[which[i]].lost = lost[i];
 	t->st = st;
 	t->err = *mq_conn_error(w->c);
-	/* any claim that failed: one whose COMMIT got no answer, or an
-	 * UPDATE claim committed whose jobs could not be read (a search
-	 * for its token costs one read when it leased nothing) */
-	if (t->room && t->claim_st != MQ_OK)
-		snprintf(w->orphan_token, sizeof w->orphan_token, "%s",
-		    mq_last_claim_token(w->c));
 	mq_close(w->c);		/* made again, after a pause, by the next */
 	w->c = NULL;
 }
@@ -200,7 +203,9 @@ op_post(struct worker *w)
 	}
 	t->room = (unsigned)room;
 	t->want_cw = want_wait_conn(w);
-	if (t->n == 0 && t->room == 0 && !t->want_cw)
+	/* jobs of a claim whose outcome was unknown: given back even when
+	 * nothing else is to do (stopping, say) */
+	if (t->n == 0 && t->room == 0 && !t->want_cw && !w->norphans)
 		return;
 	/* an extend leaves its job watched (tend(): its lease's end) */
 	for (i = 0; i < t->n; i++)

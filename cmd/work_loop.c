@@ -23,9 +23,12 @@ done(struct worker *w)
 {
 	if (w->stopping && w->stop_idle_since &&
 	    now_us() - w->stop_idle_since >= STOP_WAIT_US &&
-	    (w->op.busy || count_slots(w, FREE) != w->nslots))
+	    (w->op.busy || count_slots(w, FREE) != w->nslots ||
+	    w->norphans))
 		give_up(w);
-	if (count_slots(w, FREE) != w->nslots || w->op.busy)
+	/* jobs a claim whose outcome was unknown may have leased are given
+	 * back first (work_claim.c) */
+	if (count_slots(w, FREE) != w->nslots || w->op.busy || w->norphans)
 		return 0;
 	if (w->stopping)
 		return 1;

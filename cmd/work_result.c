@@ -25,6 +25,7 @@ fatal(struct worker *w, const struct mq_error *e)
 	for (i = 0; i < w->nslots; i++)
 		if (w->slot[i].state == RUNNING)
 			kill_job(&w->slot[i], SIGTERM);
+	orphans_left(w);
 	die("work", e);
 }
 
@@ -58,6 +59,7 @@ op_failed(struct worker *w, const struct mq_error *e)
 	    w->failures >= GIVE_UP_FAILURES) {
 		fprintf(stderr, "mq work: giving up after %u failures in a "
 		    "row\n", w->failures);
+		orphans_left(w);
 		exit(exit_status(e->status));
 	}
 	n = w->failures - 1;

@@ -73,6 +73,20 @@ on_stop(struct worker *w)
 			}
 }
 
+/* Exiting with jobs of claims whose outcome was unknown not given back
+ * (work_claim.c): says so, queue by queue. */
+void
+orphans_left(const struct worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->norphans; i++)
+		fprintf(stderr, "mq work: the jobs of queue '%s' that a claim "
+		    "whose outcome was unknown may have leased were not given "
+		    "back: they stay leased until their lease ends\n",
+		    w->orphans[i].queue);
+}
+
 /* Stopping, and the server has not taken what is left for STOP_WAIT_US
  * since the last job ended: says what stays undone, and exits. */
 void
@@ -104,5 +118,6 @@ give_up(struct worker *w)
 	if (w->op.busy && count_slots(w, FREE) == w->nslots)
 		fprintf(stderr, "mq work: a claim was under way: what it "
 		    "took stays leased until its lease ends\n");
+	orphans_left(w);
 	exit(EX_UNAVAILABLE);
 }

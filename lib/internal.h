@@ -84,7 +84,10 @@ struct mq_conn {
 	int in_tx;			/* inside mq__in_tx's transaction */
 	int may_commit;			/* the statement in flight commits */
 	int one_try;			/* retry loops try once (pop.c) */
-	char claim_token[MQ_TOKEN_LEN + 1];	/* the last claim's (pop.c) */
+	/* claims whose jobs may be leased to nobody (pop.c): kept until
+	 * the caller takes them (mq_take_orphans) */
+	struct mq_orphan orphans[MQ_ORPHANS_MAX];
+	size_t norphans;
 	int64_t retry_until_us;		/* none begins after (0: none) */
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */

@@ -245,10 +245,22 @@ static const char sql_token_ids[] =
     "SELECT id, 0 FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'leased' AND lease_token = ? LIMIT 256";
 
-const char *
-mq_last_claim_token(const struct mq_conn *c)
+size_t
+mq_take_orphans(struct mq_conn *c, struct mq_orphan *out, size_t max)
 {
-	return c->claim_token;
+	size_t n = c->norphans < max ? c->norphans : max;
+
+	memcpy(out, c->orphans, n * sizeof *out);
+	memmove(c->orphans, c->orphans + n,
+	    (c->norphans - n) * sizeof *c->orphans);
+	c->norphans -= n;
+	return n;
+}
+
+enum mq_status
+mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o, size_t *n)
+{
+	return mq_release_token(c, o->queue, o->token, n);
 }
 
 enum mq_status

@@ -422,11 +422,35 @@ enum mq_status mq_fail(struct mq_conn *c, const struct mq_receipt *r,
  */
 enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 
-/** The lease token of the last claim made on c, "" if none. After a
- * claim whose outcome is unknown (MQ_EUNKNOWN: the connection was lost
- * during its COMMIT), the jobs it may have leased carry it and nobody
- * holds them: mq_release_token() on a new connection gives them back. */
-const char *mq_last_claim_token(const struct mq_conn *c);
+/** A claim whose jobs may be leased to nobody (an orphan): the answer
+ * to its COMMIT, or to an UPDATE claim's UPDATE (which commits by
+ * itself), was lost with the connection (MQ_EUNKNOWN), or it committed
+ * and its jobs could not all be read. Its jobs of queue carry token. */
+struct mq_orphan {
+	char queue[MQ_QUEUE_MAX + 1];
+	char token[MQ_TOKEN_LEN + 1];
+};
+
+/** Orphans a connection keeps, at most; a claim adds up to
+ * MQ_QUEUES_MAX (one per queue of its list). */
+#define MQ_ORPHANS_MAX (2 * MQ_QUEUES_MAX)
+
+/** Moves up to max of the orphans of the claims made on c into out
+ * (oldest first) and returns their number. Every claim (mq_pop,
+ * mq_ack_pop, mq_pop_wait) adds its own to those c keeps, whatever it
+ * returns: with a preference list, one that returned jobs may have
+ * lost another queue's (on Galera, another statement's). None is
+ * overwritten: a claim on c is refused (MQ_EINVAL) while fewer than
+ * MQ_QUEUES_MAX places are left. */
+size_t mq_take_orphans(struct mq_conn *c, struct mq_orphan *out,
+    size_t max);
+
+/** Gives back, as mq_release() does, every job of o's queue leased with
+ * o's token, *n of them: on a new connection, once the one that lost
+ * the claim is gone (the jobs held with that token of other queues of
+ * the claim stay leased). */
+enum mq_status mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o,
+    size_t *n);
 
 /** Gives back, as mq_release() does, every job of queues (a list, as
  * in mq_pop_opts) leased with token; *n of them. */

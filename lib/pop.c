@@ -73,6 +73,28 @@ mq_jobs_free(struct mq_job *jobs, size_t n)
 	free(jobs);
 }
 
+/* Remembers that the jobs of queue leased with cl->token may be leased
+ * to nobody (mq_take_orphans); mq_ack_pop made room for them. */
+static void
+orphaned(struct mq_conn *c, const struct claim *cl, const char *queue)
+{
+	struct mq_orphan *o;
+
+	if (c->norphans == MQ_ORPHANS_MAX)
+		return;		/* not reached: see mq_ack_pop */
+	o = &c->orphans[c->norphans++];
+	memcpy(o->queue, queue, sizeof o->queue);
+	memcpy(o->token, cl->token, sizeof o->token);
+}
+
+/* Drops the jobs of cl->jobs from first on (not handed out). */
+static void
+drop_jobs(struct claim *cl, size_t first)
+{
+	while (cl->n > first)
+		free(cl->jobs[--cl->n].payload);
+}
+
 /* Leases the jobs of cl->jobs from *leased on (locked by the claim's
  * transaction), and moves *leased to the end. */
 static enum mq_status
@@ -122,8 +144,6 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
-	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
-		return c->err.status;
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count && rc == MQ_OK;
 	    q++) {
 		limit = cl->o->count - (uint32_t)cl->n;
@@ -141,13 +161,16 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		mq__bind_str(&in[1], cl->queues[q], &qlen);
 		mq__bind_str(&in[2], cl->queues[q], &qlen);
 		mq__bind_u32(&in[3], &limit);
+		/* a read: prepared for each queue, its text sent with its
+		 * execution (stmt.c, is_read: a second execution of one
+		 * handle would be prepared again, a round trip more) */
+		if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
+			return c->err.status;
 		rc = mq__execute(c, sel, in, "cannot claim");
 		if (rc == MQ_OK)
 			rc = mq__claim_fetch(c, sel, cl);
-		if (rc == MQ_OK)
-			mysql_stmt_free_result(sel);
+		mq__release(c, sel);
 	}
-	mq__release(c, sel);
 	if (rc != MQ_OK)
 		return rc;
 	if (cl->n == 0)
@@ -233,7 +256,11 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
  * statement fails (another queue's lock wait, a lost connection): left
  * out of the answer, they would wait out their lease, held by nobody.
  * Once some are in hand, a later statement is tried once, not retried
- * for minutes while their lease runs. */
+ * for minutes while their lease runs. A queue whose UPDATE got no
+ * answer (outcome unknown), or whose jobs leased could not all be read,
+ * is an orphan (mq_take_orphans): its jobs read so far are left out of
+ * the answer too, so that the caller, giving back every job of that
+ * queue with the claim's token, gives back none it holds. */
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
@@ -241,7 +268,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 	uint32_t limit;
 	enum mq_status rc = MQ_OK, read;
 	struct mq_error before = c->err;
-	size_t q;
+	size_t q, first;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
@@ -254,6 +281,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			break;
 		limit = cl->o->count - (uint32_t)got;
 		k = mine = 0;
+		first = cl->n;
+		read = MQ_OK;
 		if (cl->share)	/* sets one_try once it leased some */
 			rc = mq__claim_share_update(c, cl, cl->queues[q],
 			    limit, &mine);
@@ -264,6 +293,10 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			read = read_claimed(c, cl, cl->queues[q]);
 			if (rc == MQ_OK)
 				rc = read;
+		}
+		if (rc == MQ_EUNKNOWN || read != MQ_OK) {
+			drop_jobs(cl, first);
+			orphaned(c, cl, cl->queues[q]);
 		}
 	}
 	c->one_try = 0;
@@ -289,20 +322,19 @@ why_empty(struct mq_conn *c, const struct claim *cl)
 	enum mq_status rc = MQ_OK;
 	size_t q;
 
-	if ((st = mq__prepare(c, sql_paused)) == NULL)
-		return c->err.status;
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &paused);
 	for (q = 0; q < cl->nqueues && paused && rc == MQ_OK; q++) {
+		/* a read: prepared for each queue (as the claim's) */
+		if ((st = mq__prepare(c, sql_paused)) == NULL)
+			return c->err.status;
 		mq__bind_str(&in[0], cl->queues[q], &qlen);
 		rc = mq__execute(c, st, in, "cannot read queue settings");
 		if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
 		    mysql_stmt_fetch(st) != 0))
 			rc = mq__dberr(c, st, "cannot read queue settings");
-		if (rc == MQ_OK)
-			mysql_stmt_free_result(st);
+		mq__release(c, st);
 	}
-	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
 	return paused ? MQ_PAUSED : MQ_EMPTY;
@@ -326,12 +358,10 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	struct claim cl;
 	enum mq_claim how = o->claim;
 	enum mq_status rc;
+	size_t q;
 
 	*jobs = NULL;
 	*n = 0;
-	/* none yet: a claim that fails before it has one must not name
-	 * the previous claim's, whose jobs the caller holds */
-	c->claim_token[0] = '\0';
 	if (acked)
 		*acked = 0;
 	if (nr)
@@ -340,6 +370,10 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	cl.nqueues = mq__queue_list(o->queue, cl.queues);
 	if (cl.nqueues == 0 || o->count == 0 || o->lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "invalid claim options");
+	/* room for this claim's orphans: none is overwritten */
+	if (c->norphans > MQ_ORPHANS_MAX - MQ_QUEUES_MAX)
+		return mq__fail(c, MQ_EINVAL, "claims whose outcome was "
+		    "unknown are not given back (mq_take_orphans)");
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;
@@ -347,7 +381,6 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if ((rc = mq__token(c, cl.token)) != MQ_OK ||
 	    (rc = mq__read_committed(c)) != MQ_OK)
 		return rc;
-	memcpy(c->claim_token, cl.token, sizeof c->claim_token);
 	if (how == MQ_CLAIM_AUTO)
 		how = mq_server_claim(c);
 	if (how == MQ_CLAIM_UPDATE) {
@@ -365,6 +398,10 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
 		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
 			*acked = 1;
+		/* its COMMIT got no answer: each queue's jobs it may have
+		 * leased, all with its token */
+		for (q = 0; rc == MQ_EUNKNOWN && q < cl.nqueues; q++)
+			orphaned(c, &cl, cl.queues[q]);
 		if (rc == MQ_OK && cl.left)
 			c->wait_joined = 0;
 	} else {

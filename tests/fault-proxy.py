@@ -8,6 +8,13 @@ it. Fires once (then relays plainly), and writes FIRED_FILE when it did.
 usage: fault-proxy.py LISTEN_PATH SERVER_PATH TRIGGER FIRED_FILE [N]
 (TRIGGER may hold backslash escapes: '\x03COMMIT')
 
+A TRIGGER that begins with 're:' is a regular expression over the
+packet's bytes instead ('re:[0-9]\x03lqb\x03lqb': the binary parameters
+of an UPDATE claim of queue lqb, whose queue follows the host:pid).
+
+With FAULT_PROXY_EXIT=1 in its environment, it exits once it fired:
+the client cannot connect again.
+
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
@@ -15,6 +22,7 @@ as a KILL QUERY would give it; then it relays plainly. A part that ends
 in '*' is a packet's beginning instead.
 """
 import os
+import re
 import selectors
 import socket
 import sys
@@ -22,6 +30,10 @@ import sys
 listen_path, server_path, trigger, fired_file = sys.argv[1:5]
 interrupts = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 # backslash escapes allowed: '\x03COMMIT' is the COM_QUERY of a COMMIT
+pattern = None
+if trigger.startswith("re:"):
+    pattern = re.compile(trigger[3:].encode().decode("unicode_escape")
+                         .encode("latin-1"), re.DOTALL)
 trigger = trigger.encode().decode("unicode_escape").encode("latin-1")
 starts = trigger.split(b"|")
 fired = False
@@ -80,6 +92,9 @@ while True:
             # the server answered the statement: lose the answer
             open(fired_file, "w").close()
             close(s)
+            if os.environ.get("FAULT_PROXY_EXIT") == "1":
+                lsock.close()
+                sys.exit(0)
             continue
         other = peer.get(s)
         if other is None:
@@ -94,6 +109,7 @@ while True:
             continue
         other.sendall(data)
         if (key.data == "client" and not fired and not interrupts and
-                len(sys.argv) == 5 and trigger in data):
+                len(sys.argv) == 5 and
+                (pattern.search(data) if pattern else trigger in data)):
             fired = True
             armed.add(other)

@@ -57,21 +57,42 @@ is "$(sql "SELECT state FROM mq_jobs WHERE id = ${r%%.*}")" done \
   "the server did ack it"
 
 # 4. claims: the UPDATE claim (autocommitted) and the SKIP LOCKED claim
-# (its COMMIT)
+# (its COMMIT). The server claimed the job; pop, connected again, gives
+# it back (it stayed leased to nobody until its lease ended, status 3):
+# nothing is claimed, as if the connection had been lost before (69)
 sql "DELETE FROM mq_jobs"
 "$MQ" push --queue u u1 >/dev/null
 proxy "UPDATE"
-expect_status 3 "pop --claim update: answer lost: status 3" \
+expect_status 69 "pop --claim update: answer lost, the job given back: status 69" \
   via "$MQ" pop --queue u --claim update
-like "$ERR" "mq pop: outcome unknown: * (error 2013, SQLSTATE HY000)" "said so"
-is "$(sql "SELECT state FROM mq_jobs WHERE queue = 'u'")" leased \
-  "the server claimed it (it comes back when its lease ends)"
+check "the relay fired" fired
+is "$OUT" "" "nothing printed"
+like "$ERR" "mq pop: nothing claimed: the 1 job its claim leased was given back: outcome unknown: * (error 2013, SQLSTATE HY000)" \
+  "said so, in one line"
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 'u'" | tr '\t' ' ')" \
+  "ready 0" "the server claimed it, and it was given back, its attempt not counted"
 "$MQ" push --queue s s1 >/dev/null
 proxy "\\x03COMMIT"
-expect_status 3 "pop --claim skip-locked: answer of its COMMIT lost: status 3" \
+expect_status 69 "pop --claim skip-locked: answer of its COMMIT lost, the job given back: status 69" \
   via "$MQ" pop --queue s --claim skip-locked
-is "$(sql "SELECT state FROM mq_jobs WHERE queue = 's'")" leased \
-  "the server claimed it"
+like "$ERR" "mq pop: nothing claimed: the 1 job its claim leased was given back: outcome unknown: cannot commit: * (error 2013, SQLSTATE HY000)" \
+  "said so"
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 's'" | tr '\t' ' ')" \
+  "ready 0" "the server claimed it, and it was given back"
+# the give-back cannot be made (the server cannot be reached again):
+# the job stays leased until its lease ends, status 3, and it says so
+export FAULT_PROXY_EXIT=1
+proxy "\\x03COMMIT"
+unset FAULT_PROXY_EXIT
+run via "$MQ" pop --queue s --claim skip-locked
+check "the relay fired" fired
+is "$RC" 3 "pop: COMMIT's answer lost and no connection for the give-back: status 3"
+like "$ERR" "mq pop: the jobs its claim may have leased stay leased until their lease ends (not given back: *): outcome unknown: cannot commit: *" \
+  "said so"
+is "$(sql "SELECT state, attempts FROM mq_jobs WHERE queue = 's'" | tr '\t' ' ')" \
+  "leased 1" "the job stays leased"
+PROXY=
+sql "UPDATE mq_jobs SET state = 'ready', attempts = 0, lease_token = NULL, leased_until = NULL, leased_by = NULL WHERE queue = 's'"
 
 # 5. lost before any write: 69, and nothing happened
 proxy "@@max_allowed_packet"
@@ -290,6 +311,71 @@ like "$ERR" "*outcome unknown*gave back [12] job* of the claim whose outcome was
   "mq work says it gave the jobs of that claim back"
 is "$RC:$(sql "SELECT GROUP_CONCAT(CONCAT(state, attempts) ORDER BY id) FROM mq_jobs WHERE queue = 'ow'")" \
   "0:done1,done1,done1,done1,done1" "then ran each once: done, one attempt each"
+unproxy
+
+# 13. a preference list whose first queue's claim succeeded and whose
+# second queue's lost its answer (the UPDATE claim: one autocommitted
+# UPDATE per queue; the relay fires on lqb's, found by its binary
+# parameters: host:pid, then the queue twice). The claim as a whole
+# returned lqa's jobs, and lqb's job stayed leased to nobody until its
+# lease ended, an attempt spent (mq work exited 0 with it leased; mq pop
+# printed lqa's and said nothing): both give it back once connected
+# again, and give back none of lqa's they hold.
+list_jobs() { # list_jobs: state and attempts of lqa's and lqb's jobs
+  sql "SELECT GROUP_CONCAT(CONCAT(queue, ':', state, attempts) ORDER BY id) FROM mq_jobs WHERE queue IN ('lqa', 'lqb')"
+}
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue lqa a1 >/dev/null
+"$MQ" push --queue lqb b1 >/dev/null
+"$MQ" push --queue lqb b2 >/dev/null
+proxy 're:[0-9]\x03lqb\x03lqb'
+run timeout 60 sh -c 'MQ_SOCKET="$1" "$0" work --queue lqa,lqb --claim update --lease 10m --exit-when-empty -- true' \
+  "$MQ" "$T_TMP/proxy.sock"
+check "the relay lost the answer of lqb's UPDATE" fired
+like "$ERR" "*gave back 1 job of the claim whose outcome was unknown*" \
+  "mq work --claim update, list: gave lqb's job back"
+is "$RC:$(list_jobs)" "0:lqa:done1,lqb:done1,lqb:done1" \
+  "then ran each job once: done, one attempt each"
+unproxy
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue lqa a1 >/dev/null
+"$MQ" push --queue lqb b1 >/dev/null
+proxy 're:[0-9]\x03lqb\x03lqb'
+run via "$MQ" pop --queue lqa,lqb --claim update --count 5 --json
+check "the relay fired" fired
+is "$RC:$(printf '%s\n' "$OUT" | grep -c '"queue":"lqa"')" "0:1" \
+  "mq pop --claim update, list: lqa's job printed, status 0"
+is "$ERR" "mq pop: the claim of 'lqb' lost its answer (outcome unknown): 1 job it leased given back" \
+  "and lqb's claim is said, its job given back"
+is "$(list_jobs)" "lqa:leased1,lqb:ready0" \
+  "lqa's job leased to pop, lqb's ready, its attempt not counted"
+unproxy
+
+# 14. SKIP LOCKED, a list: one transaction for every queue, and its
+# COMMIT's answer lost. mq pop gives back the jobs of each queue (69);
+# mq work stopped (SIGTERM) before it could connect again gives them
+# back before it exits (it exited with them leased, status 0)
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue lqa a1 >/dev/null
+"$MQ" push --queue lqb b1 >/dev/null
+proxy "\\x03COMMIT"
+expect_status 69 "mq pop --claim skip-locked, list: COMMIT's answer lost, jobs given back: status 69" \
+  via "$MQ" pop --queue lqa,lqb --claim skip-locked --count 5 --json
+like "$ERR" "mq pop: nothing claimed: the 2 jobs its claim leased were given back: outcome unknown: cannot commit: *" \
+  "said so"
+is "$(list_jobs)" "lqa:ready0,lqb:ready0" "both jobs ready, no attempt counted"
+proxy "\\x03COMMIT"
+MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" work --queue lqa,lqb --claim skip-locked \
+  --lease 10m -- sleep 30 >/dev/null 2>"$T_TMP/w14.err" &
+wpid=$!
+i=0
+while ! fired && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+kill -TERM $wpid
+wait $wpid
+is "$?" 0 "mq work --claim skip-locked, list: SIGTERM in its reconnect pause: status 0"
+like "$(cat "$T_TMP/w14.err")" "*gave back 2 jobs of the claim whose outcome was unknown*" \
+  "it gave the claim's jobs back before exiting"
+is "$(list_jobs)" "lqa:ready0,lqb:ready0" "both jobs ready, no attempt counted"
 unproxy
 
 done_testing
