@@ -56,12 +56,18 @@ struct mq_cached {
 	MYSQL_STMT *st;
 };
 
-/* A statement not yet prepared: its first execution sends the text along
- * (mariadb_stmt_execute_direct), one round trip instead of two. */
-#define MQ_UNPREPARED 8
+/* A statement's text, kept while it is needed: a statement not yet
+ * prepared (deferred) has its first execution send the text along
+ * (mariadb_stmt_execute_direct), one round trip instead of two; a read
+ * (never kept in the cache: stmt.c, is_read) keeps it for its life, so
+ * that a second execution of the handle is prepared again first. */
+#define MQ_UNPREPARED 16
 struct mq_unprepared {
 	MYSQL_STMT *st;
 	char *sql;		/* expanded text, malloc'ed */
+	int deferred;		/* not prepared yet: sent with its execution */
+	int read;		/* a read: prepared again when run again */
+	int ran;		/* executed (prepared since) */
 };
 
 struct mq_conn {
@@ -122,7 +128,10 @@ char *mq__expand(const char *tmpl, const char *table, const char *lock);
 
 /* Prepares the statement of key (a template in static storage) and
  * variant n, from text (a template, expanded here) unless the connection
- * has it already; release it with mq__release. NULL with c->err set. */
+ * has it already; release it with mq__release. NULL with c->err set.
+ * A read (text with a SELECT) is never kept: it is prepared for this
+ * use (mq__prepare_once), since the server does not plan a read's
+ * later executions as its first (stmt.c, is_read). */
 MYSQL_STMT *mq__prepare_keyed(struct mq_conn *c, const void *key, size_t n,
     const char *text);
 

@@ -48,6 +48,25 @@ mq__expand(const char *tmpl, const char *table, const char *lock)
  * MariaDB < 10.2) get the two commands from the library itself. */
 #if defined(MARIADB_PACKAGE_VERSION_ID) && MARIADB_PACKAGE_VERSION_ID >= 30000
 #define HAVE_EXECUTE_DIRECT 1
+#endif
+
+/* A read keeps its plan for one execution only. MariaDB (10.11 at
+ * least) does not make a prepared statement's plan again from the same
+ * table state on its second and later executions: after another
+ * statement has read the same table through another index, a loose
+ * index scan ("Using index for group-by") becomes a scan of the whole
+ * index (mq stats' queue list: 1 entry read, then 1,100,000 on a table
+ * of 1M finished jobs), and an index-only range reads every row
+ * ("Using index" becomes "Using index condition"). Writes by primary
+ * key and inserts of values keep theirs. So a statement that reads
+ * (its text has a SELECT) is never kept: it is prepared with each use,
+ * its text sent with its execution (one round trip, as a kept one
+ * costs), and a handle executed twice is prepared again first. */
+static int
+is_read(const char *sql)
+{
+	return strstr(sql, "SELECT") != NULL;
+}
 
 static struct mq_unprepared *
 unprepared(struct mq_conn *c, MYSQL_STMT *st)
@@ -66,29 +85,43 @@ forget_text(struct mq_unprepared *u)
 	free(u->sql);
 	u->sql = NULL;
 	u->st = NULL;
+	u->deferred = u->read = u->ran = 0;
 }
 
-/* Keeps sql for st's first execution; 0 if there is no room left. */
+/* Keeps sql for st: for its first execution (defer: sent with it), and
+ * for a read, for the life of st (prepared again if executed again).
+ * 0 if there is no room left (or nothing to keep). */
 static int
-defer(struct mq_conn *c, MYSQL_STMT *st, char *sql)
+keep_text(struct mq_conn *c, MYSQL_STMT *st, char *sql, int defer)
 {
 	struct mq_unprepared *u = unprepared(c, NULL);
-	unsigned int params = 0;
-	const char *p;
 
-	if (u == NULL)
+	if (u == NULL || (!defer && !is_read(sql)))
 		return 0;
-	/* the library must know how many values to bind before the
-	 * server has counted them; the templates hold no '?' but those */
-	for (p = sql; (p = strchr(p, '?')) != NULL; p++)
-		params++;
-	if (mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &params) != 0)
-		return 0;
+#if defined(HAVE_EXECUTE_DIRECT)
+	if (defer) {
+		unsigned int params = 0;
+		const char *p;
+
+		/* the library must know how many values to bind before
+		 * the server has counted them; the templates hold no '?'
+		 * but those */
+		for (p = sql; (p = strchr(p, '?')) != NULL; p++)
+			params++;
+		if (mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS,
+		    &params) != 0)
+			return 0;
+	}
+#else
+	defer = 0;
+#endif
 	u->st = st;
 	u->sql = sql;
+	u->deferred = defer;
+	u->read = is_read(sql);
+	u->ran = 0;
 	return 1;
 }
-#endif
 
 MYSQL_STMT *
 mq__prepare_once(struct mq_conn *c, const char *tmpl)
@@ -108,7 +141,7 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		return NULL;
 	}
 #if defined(HAVE_EXECUTE_DIRECT)
-	if (defer(c, st, sql))
+	if (keep_text(c, st, sql, 1))
 		return st;
 #endif
 	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
@@ -117,7 +150,8 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		free(sql);
 		return NULL;
 	}
-	free(sql);
+	if (!keep_text(c, st, sql, 0))
+		free(sql);
 	return st;
 }
 
@@ -125,14 +159,10 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 static void
 close_statement(struct mq_conn *c, MYSQL_STMT *st)
 {
-#if defined(HAVE_EXECUTE_DIRECT)
 	struct mq_unprepared *u = unprepared(c, st);
 
 	if (u)
 		forget_text(u);
-#else
-	(void)c;
-#endif
 	mysql_stmt_close(st);
 }
 
@@ -144,6 +174,8 @@ mq__prepare_keyed(struct mq_conn *c, const void *key, size_t n,
 	MYSQL_STMT *st;
 	size_t i;
 
+	if (is_read(text))	/* never kept: see is_read */
+		return mq__prepare_once(c, text);
 	for (i = 0; i < MQ_STMT_CACHE; i++) {
 		if (c->cache[i].st && c->cache[i].key == key &&
 		    c->cache[i].n == n)
@@ -198,14 +230,10 @@ mq__forget_statements(struct mq_conn *c)
 static int
 writes(struct mq_conn *c, MYSQL_STMT *st)
 {
-#if defined(HAVE_EXECUTE_DIRECT)
 	struct mq_unprepared *u = unprepared(c, st);
 
-	if (u)
+	if (u && u->deferred)
 		return strncmp(u->sql, "SELECT", 6) != 0;
-#else
-	(void)c;
-#endif
 	return mysql_stmt_field_count(st) == 0;
 }
 
@@ -213,36 +241,54 @@ enum mq_status
 mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
     const char *what)
 {
-#if defined(HAVE_EXECUTE_DIRECT)
 	struct mq_unprepared *u = unprepared(c, st);
-#endif
-
 	enum mq_status rc = MQ_OK;
 
+	/* a read run before: its plan made again (see is_read); the
+	 * count of values set for its deferred first run would keep the
+	 * library from making room for them */
+	if (u && u->read && u->ran && !u->deferred) {
+#if defined(HAVE_EXECUTE_DIRECT)
+		unsigned int none = 0;
+
+		(void)mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &none);
+#endif
+		if (mysql_stmt_prepare(st, u->sql, strlen(u->sql)) != 0)
+			return mq__dberr(c, st, what);
+	}
 	if (params && mysql_stmt_bind_param(st, params) != 0)
 		return mq__dberr(c, st, what);
 	/* outside a transaction a write commits by itself: losing its
 	 * answer leaves the outcome unknown (mq__dberr) */
 	c->may_commit = !c->in_tx && writes(c, st);
 #if defined(HAVE_EXECUTE_DIRECT)
-	if (u) {
+	if (u && u->deferred) {
 		enum mysql_stmt_state state = MYSQL_STMT_INITTED;
 		int failed = mariadb_stmt_execute_direct(st, u->sql,
 		    strlen(u->sql)) != 0;
 
 		/* prepared even if the execution failed (a deadlock): the
-		 * next run is a plain execute; else the text is sent again */
+		 * next run is a plain execute (a read's, prepared again);
+		 * else the text is sent again */
 		if (!failed || (mysql_stmt_attr_get(st, STMT_ATTR_STATE,
-		    &state) == 0 && state >= MYSQL_STMT_PREPARED))
-			forget_text(u);
+		    &state) == 0 && state >= MYSQL_STMT_PREPARED)) {
+			if (u->read)
+				u->deferred = 0;
+			else
+				forget_text(u);
+		}
 		if (failed)
 			rc = mq__dberr(c, st, what);
+		else if (u->st)
+			u->ran = 1;
 		c->may_commit = 0;
 		return rc;
 	}
 #endif
 	if (mysql_stmt_execute(st) != 0)
 		rc = mq__dberr(c, st, what);
+	else if (u)
+		u->ran = 1;
 	c->may_commit = 0;
 	return rc;
 }

@@ -14,6 +14,8 @@
 #include "internal.h"
 
 static int n, failed;
+/* the library's connection: check_again runs the statements on it */
+static struct mq_conn *conn;
 
 static void
 ok(int cond, const char *what, const char *detail)
@@ -64,6 +66,9 @@ explain(MYSQL *db, const char *tmpl, const char *using, char *plan,
 	return rc;
 }
 
+static void check_again(struct mq_conn *c, const char *what,
+    const char *tmpl, const char *using);
+
 static void
 check(MYSQL *db, const char *what, const char *tmpl, const char *using,
     const char *index, const char *also)
@@ -84,6 +89,214 @@ check(MYSQL *db, const char *what, const char *tmpl, const char *using,
 		snprintf(label, sizeof label, "%s plan says '%s'", what, also);
 		ok(strstr(plan, also) != NULL, label, plan);
 	}
+	check_again(conn, what, tmpl, using);
+}
+
+/* The values of the user variables the checks' using lists name, as the
+ * library binds them (typed: a string, an integer, NULL); set in SQL
+ * too, below, for the EXPLAINs made by the server's PREPARE. */
+static const struct var {
+	const char *name;
+	const char *s;		/* a string, else an integer (or NULL) */
+	long long i;
+	int null;
+} vars[] = {
+	{ "@q", "a", 0, 0 }, { "@s", "s", 0, 0 }, { "@n", NULL, 5, 0 },
+	{ "@null", NULL, 0, 1 }, { "@done", "done", 0, 0 },
+	{ "@age", NULL, 1000000, 0 }, { "@id1", NULL, 3, 0 },
+	{ "@id2", NULL, 5, 0 }, { "@zero", NULL, 0, 0 },
+	{ "@three", NULL, 3, 0 }, { "@nine", NULL, 9, 0 },
+	{ "@tok", "0123456789abcdef0123456789abcdef", 0, 0 },
+	{ "@minp", NULL, -32769, 0 }, { "@pat", "%x%", 0, 0 },
+};
+
+/* Statements that read the table through other indexes than most
+ * checks use: run between two executions of a statement, they are what
+ * made MariaDB plan a prepared statement's later executions worse than
+ * its first (stats' queue list read the whole claim index). */
+static const char *const others[] = {
+	"SELECT COUNT(*) FROM explain_jobs FORCE INDEX (recurring)"
+	" WHERE every_us IS NOT NULL",
+	"SELECT COUNT(*) FROM explain_jobs FORCE INDEX (lease)"
+	" WHERE state = 'leased' AND leased_until < NOW()",
+};
+
+/* Binds using's variables to in (at most 16); their count, -1 if one is
+ * unknown. */
+static int
+bind_using(const char *using, MYSQL_BIND *in, int64_t *iv,
+    unsigned long *len)
+{
+	char name[32];
+	const char *p = using;
+	int np = 0, k;
+	size_t i;
+
+	while (*p && np < 16) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		for (k = 0; *p && *p != ',' && *p != ' ' && k < 31; k++)
+			name[k] = *p++;
+		name[k] = '\0';
+		for (i = 0; i < sizeof vars / sizeof vars[0]; i++)
+			if (strcmp(vars[i].name, name) == 0)
+				break;
+		if (i == sizeof vars / sizeof vars[0])
+			return -1;
+		if (vars[i].null) {
+			mq__bind_null(&in[np]);
+		} else if (vars[i].s) {
+			mq__bind_str(&in[np], vars[i].s, &len[np]);
+		} else {
+			iv[np] = vars[i].i;
+			mq__bind_i64(&in[np], &iv[np]);
+		}
+		np++;
+	}
+	return np;
+}
+
+/* The plan of one execution of EXPLAIN tmpl on the library's own path
+ * (mq__prepare, mq__execute with typed values, mq__release), cells
+ * '|'-separated, the row estimates left out (they are estimates). With
+ * *held, the same handle is kept for the next call (executed again
+ * without being released). 0 on success. */
+static int
+lib_plan(struct mq_conn *c, const char *tmpl, const char *using,
+    MYSQL_STMT **held, char *plan, size_t size)
+{
+	MYSQL_BIND in[16], out[10];
+	int64_t iv[16];
+	unsigned long len[16], olen[10];
+	char cell[10][512];
+	mq__bool isnull[10];
+	MYSQL_STMT *st = held ? *held : NULL;
+	int np, r, i;
+	char *sql;
+
+	*plan = '\0';
+	if ((np = bind_using(using, in, iv, len)) < 0) {
+		snprintf(plan, size, "unknown variable in '%s'", using);
+		return -1;
+	}
+	if (st == NULL) {
+		/* one text per statement, kept: the library's statement
+		 * cache is keyed by its address, as by a template's */
+		static char *texts[64];
+		size_t k;
+
+		for (k = 0; k < 64 && texts[k] &&
+		    strcmp(texts[k] + 8, tmpl) != 0; k++)
+			;
+		if (k == 64)
+			return -1;
+		if (texts[k] == NULL) {
+			if ((texts[k] = malloc(strlen(tmpl) + 9)) == NULL)
+				return -1;
+			sprintf(texts[k], "EXPLAIN %s", tmpl);
+		}
+		sql = texts[k];
+		if ((st = mq__prepare_keyed(c, sql, 0, sql)) == NULL) {
+			snprintf(plan, size, "%s", c->err.msg);
+			return -1;
+		}
+	}
+	if (held)
+		*held = st;
+	if (mq__execute(c, st, np ? in : NULL, "explain") != MQ_OK) {
+		snprintf(plan, size, "%s", c->err.msg);
+		if (!held)
+			mq__release(c, st);
+		return -1;
+	}
+	memset(out, 0, sizeof out);
+	for (i = 0; i < 10; i++) {
+		out[i].buffer_type = MYSQL_TYPE_STRING;
+		out[i].buffer = cell[i];
+		out[i].buffer_length = sizeof cell[i] - 1;
+		out[i].length = &olen[i];
+		out[i].is_null = &isnull[i];
+	}
+	r = mysql_stmt_field_count(st) == 10 &&
+	    mysql_stmt_bind_result(st, out) == 0 ? 0 : 1;
+	while (r == 0 && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		r = 0;
+		for (i = 0; i < 10; i++) {
+			cell[i][olen[i] < sizeof cell[i] - 1 ? olen[i] :
+			    sizeof cell[i] - 1] = '\0';
+			strncat(plan, i == 8 ? "-" : isnull[i] ? "NULL" :
+			    cell[i], size - strlen(plan) - 2);
+			strcat(plan, "|");
+		}
+	}
+	if (held)
+		mysql_stmt_free_result(st);
+	else
+		mq__release(c, st);
+	return r == MYSQL_NO_DATA ? 0 : -1;
+}
+
+/* The plan lib gets for tmpl is the same on each execution of it on one
+ * connection: its first, then after each statement of others[] (a
+ * cached handle, planned worse by the server, failed this), and for one
+ * handle executed again without being released (as a loop over queues
+ * does). */
+static void
+check_again(struct mq_conn *c, const char *what, const char *tmpl,
+    const char *using)
+{
+	char first[4096], again[4096], label[320];
+	MYSQL_STMT *held = NULL;
+	size_t i;
+	int r;
+
+	snprintf(label, sizeof label, "%s: lib's EXPLAIN runs", what);
+	ok(lib_plan(c, tmpl, using, NULL, first, sizeof first) == 0, label,
+	    first);
+	printf("# %s lib plan: %s\n", what, first);
+	for (i = 0; i < sizeof others / sizeof others[0]; i++) {
+		mysql_free_result(mysql_store_result(c->db));
+		if (mysql_query(c->db, others[i]) == 0)
+			mysql_free_result(mysql_store_result(c->db));
+		r = lib_plan(c, tmpl, using, NULL, again, sizeof again);
+		snprintf(label, sizeof label, "%s: execution %zu after a read "
+		    "of another index has the first's plan", what, i + 2);
+		ok(r == 0 && strcmp(first, again) == 0, label, again);
+	}
+	r = lib_plan(c, tmpl, using, &held, again, sizeof again);
+	if (r == 0 && mysql_query(c->db, others[0]) == 0) {
+		mysql_free_result(mysql_store_result(c->db));
+		r = lib_plan(c, tmpl, using, &held, again, sizeof again);
+	}
+	snprintf(label, sizeof label, "%s: one handle executed again has "
+	    "the first's plan", what);
+	ok(r == 0 && strcmp(first, again) == 0, label, again);
+	if (held)
+		mq__release(c, held);
+}
+
+/* The index entries a call reads (the session's handler counters; the
+ * SHOW itself reads none of the table's). */
+static long long
+reads(MYSQL *db)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	long long sum = 0;
+
+	if (mysql_query(db, "SHOW SESSION STATUS WHERE Variable_name IN "
+	    "('Handler_read_first', 'Handler_read_key', 'Handler_read_last',"
+	    " 'Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd',"
+	    " 'Handler_read_rnd_next')") != 0 ||
+	    (res = mysql_store_result(db)) == NULL)
+		return -1;
+	while ((row = mysql_fetch_row(res)) != NULL)
+		sum += atoll(row[1]);
+	mysql_free_result(res);
+	return sum;
 }
 
 /* A read that may sort what it reads, but reads only the entries of the
@@ -102,6 +315,7 @@ check_range(MYSQL *db, const char *what, const char *tmpl, const char *using)
 	    (strstr(plan, "|claim|") || strstr(plan, "|due|")), label, plan);
 	snprintf(label, sizeof label, "%s has no temporary table", what);
 	ok(strstr(plan, "temporary") == NULL, label, plan);
+	check_again(conn, what, tmpl, using);
 }
 
 /* A read of the leased jobs only: a range (or ref) of the lease index
@@ -120,6 +334,7 @@ check_lease(MYSQL *db, const char *what, const char *tmpl, const char *using)
 	    "(ref or range)", what);
 	ok((strstr(plan, "|range|") || strstr(plan, "|ref|")) &&
 	    strstr(plan, "|lease|") != NULL, label, plan);
+	check_again(conn, what, tmpl, using);
 }
 
 int
@@ -129,6 +344,7 @@ main(void)
 	struct mq_init_report rep;
 	struct mq_error e;
 	struct mq_conn *c;
+	char label[256];
 
 	memset(&o, 0, sizeof o);
 	o.defaults_file = getenv("MQ_DEFAULTS_FILE");
@@ -139,6 +355,7 @@ main(void)
 		printf("Bail out! %s\n", e.msg);
 		return 1;
 	}
+	conn = c;
 	ok(mq_init(c, "explain_jobs", &rep) == MQ_OK, "init", c->err.msg);
 	/* rows in every state and several queues, so the optimizer has a
 	 * real choice */
@@ -194,6 +411,8 @@ main(void)
 		ok(strstr(plan, "|explain_jobs|range|PRIMARY|PRIMARY|") &&
 		    !strstr(plan, "|claim|"), "share claim by id reads a range "
 		    "of the primary key", plan);
+		check_again(conn, "share claim by id", sql,
+		    "@q, @q, @id1, @id2");
 		snprintf(sql, sizeof sql, "%s?, ?)", mq__sql_claim_update_ids);
 		ok(explain(c->db, sql, "@tok, @age, @s, @q, @q, @id1, @id2", plan,
 		    sizeof plan) == 0, "share UPDATE claim by id: EXPLAIN runs",
@@ -240,6 +459,47 @@ main(void)
 		    !strstr(plan, "|index|") && !strstr(plan, "|ALL|"),
 		    "stats: two ranges of the due index, one of the claim "
 		    "index, no scan", plan);
+	}
+	{
+		/* mq top's refresh (stats, then the workers) and mq stats'
+		 * queue list, three times on one connection: each reads the
+		 * entries the first does (the queue list read the whole
+		 * claim index from its second run on: 22,000 entries here
+		 * against 5) */
+		struct mq_queue_stats *qs;
+		struct mq_queue_workers *w;
+		size_t nq, nw;
+		uint64_t archived;
+		long long r0, r[3][3];
+		char detail[256];
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			r0 = reads(c->db);
+			mq_queue_names(c, &qs, &nq);
+			free(qs);
+			r[0][k] = reads(c->db) - r0;
+			r0 = reads(c->db);
+			mq_stats(c, NULL, &qs, &nq, &archived);
+			free(qs);
+			r[1][k] = reads(c->db) - r0;
+			r0 = reads(c->db);
+			mq_workers(c, NULL, &w, &nw);
+			free(w);
+			r[2][k] = reads(c->db) - r0;
+		}
+		for (k = 0; k < 3; k++) {
+			static const char *const name[] = { "stats' queue list",
+			    "stats", "top's workers" };
+			snprintf(detail, sizeof detail, "entries read: %lld, "
+			    "%lld, %lld", r[k][0], r[k][1], r[k][2]);
+			printf("# %s: %s\n", name[k], detail);
+			snprintf(label, sizeof label, "%s: the second and third "
+			    "runs on one connection read what the first does",
+			    name[k]);
+			ok(r[k][0] >= 0 && r[k][1] <= r[k][0] + 2 &&
+			    r[k][2] <= r[k][0] + 2, label, detail);
+		}
 	}
 	{
 		/* several acks: by primary key, not the lease index */
