@@ -6,7 +6,8 @@
  *
  * usage: consumer.php [--queue Q] [--claim skip-locked|update] [--lease S]
  *                     [--output F] [--extend S] [--fail TEXT [--retry-in S]
- *                     [--no-retry]] [--wait-file F] [connection options]
+ *                     [--no-retry]] [--wait-file F] [--lock-wait S]
+ *                     [connection options]
  *
  * The payload goes to F (default: standard output), byte for byte, then
  * the job is acked. With --fail the job is failed instead, with TEXT as
@@ -20,19 +21,51 @@
  * Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
  * was requeued and claimed again, or finished: this consumer's ack or
  * fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
- * deadlocks or lock wait timeouts after retries, 78 not an mq table.
+ * deadlocks or lock wait timeouts after retries, 78 not an mq table
+ * (or statement logging this account cannot turn to rows). --lock-wait:
+ * a row lock is waited for S seconds (default 50, as mq), then retried.
  * Connection as producer.php. Debian: apt-get install php-cli php-mysql.
  */
 
 /* The statements of mq-sql(7), word for word (t330 checks that they are
  * there). `mq_jobs` is the default table: run() puts the one asked for
  * in its place. */
+const SQL_ROLLBACK = <<<'SQL'
+ROLLBACK AND NO CHAIN NO RELEASE
+SQL;
+const SQL_SESSION = <<<'SQL'
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+SQL;
+const SQL_ISOLATION = <<<'SQL'
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL;
+const SQL_BINLOG = <<<'SQL'
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+SQL;
+const SQL_LOG_ROWS = <<<'SQL'
+SET SESSION binlog_format = 'ROW'
+SQL;
 const SQL_VERSION = <<<'SQL'
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-SQL;
-const SQL_ISOLATION = <<<'SQL'
-SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED
 SQL;
 const SQL_CLAIM_SELECT = <<<'SQL'
 SELECT id, queue, priority, attempts, payload
@@ -185,7 +218,7 @@ function options(): array
 	$o = ['queue' => $env('MQ_QUEUE', 'default'), 'claim' => 'skip-locked',
 	    'lease' => 300.0, 'output' => null, 'extend' => null,
 	    'fail' => null, 'retry-in' => null, 'no-retry' => false,
-	    'wait-file' => null,
+	    'wait-file' => null, 'lock-wait' => 50,
 	    'socket' => $env('MQ_SOCKET'), 'host' => $env('MQ_HOST'),
 	    'port' => $env('MQ_PORT'), 'user' => $env('MQ_USER', $env('USER')),
 	    'database' => $env('MQ_DATABASE'),
@@ -211,6 +244,9 @@ function options(): array
 	if ((float)$o['lease'] <= 0 ||
 	    ($o['extend'] !== null && (float)$o['extend'] <= 0))
 		usage('a lease is positive');
+	if (!ctype_digit((string)$o['lock-wait']) || (int)$o['lock-wait'] < 1 ||
+	    (int)$o['lock-wait'] > 3600)
+		usage('--lock-wait takes 1 to 3600 seconds');
 	return $o;
 }
 
@@ -261,6 +297,29 @@ function transaction(PDO $db, callable $fn, bool $autocommit = false)
 	}
 }
 
+/* The session mq-sql(7) asks for (THE SESSION), whatever the server's
+ * globals or the account's init_connect made it: autocommit on (else
+ * every write is rolled back at disconnect), UTC, sql_mode, READ
+ * COMMITTED, the limits; statement logging turned to rows. */
+function session(PDO $db, array $o, int $lock_wait = 50): void
+{
+	$t = $o['table'];
+	run($db, SQL_ROLLBACK, $t, []);
+	run($db, SQL_SESSION, $t, [$lock_wait, 60]);
+	run($db, SQL_ISOLATION, $t, []);
+	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
+		return;
+	try {
+		run($db, SQL_LOG_ROWS, $t, []);
+	} catch (PDOException $e) {
+		throw new Fail('the server logs statements (binlog_format=' .
+		    'STATEMENT), which InnoDB refuses for READ COMMITTED ' .
+		    'transactions, and this account cannot log rows instead (' .
+		    ($e->errorInfo[2] ?? $e->getMessage()) . '): set ' .
+		    'binlog_format=ROW or MIXED, or grant BINLOG ADMIN', 78);
+	}
+}
+
 function connect(array $o): PDO
 {
 	$dsn = 'mysql:' . ($o['socket'] ? "unix_socket={$o['socket']}" :
@@ -271,6 +330,7 @@ function connect(array $o): PDO
 	$db = new PDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
 	    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
 	    PDO::ATTR_EMULATE_PREPARES => false]);
+	session($db, $o, (int)$o['lock-wait']);
 	if (($tz = getenv('MQ_EXAMPLE_TIME_ZONE')) !== false && $tz !== '')
 		run($db, 'SET time_zone = ?', $o['table'], [$tz]);
 	$v = run($db, SQL_VERSION, $o['table'], [$o['table']])->fetchColumn();
@@ -279,8 +339,6 @@ function connect(array $o): PDO
 	    (int)$m[1] < SCHEMA_MIN)
 		throw new Fail("table '{$o['table']}' is not an mq table of " .
 		    'schema ' . SCHEMA_MIN . " or later: run 'mq init'", 78);
-	/* no gap locks in the claim's locking read */
-	$db->exec(SQL_ISOLATION);
 	return $db;
 }
 

@@ -4,7 +4,8 @@
 #
 # usage: consumer.pl [--queue Q] [--claim skip-locked|update] [--lease S]
 #                    [--output F] [--extend S] [--fail TEXT [--retry-in S]
-#                    [--no-retry]] [--wait-file F] [connection options]
+#                    [--no-retry]] [--wait-file F] [--lock-wait S]
+#                    [connection options]
 #
 # The payload goes to F (default: standard output), byte for byte, then
 # the job is acked. With --fail the job is failed instead, with TEXT as
@@ -18,7 +19,9 @@
 # Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
 # was requeued and claimed again, or finished: this consumer's ack or fail
 # changed nothing), 64 usage, 70 server error, 74 I/O error, 75 deadlocks
-# or lock wait timeouts after retries, 78 not an mq table.
+# or lock wait timeouts after retries, 78 not an mq table (or statement
+# logging this account cannot turn to rows). --lock-wait: a row lock is
+# waited for S seconds (default 50, as mq), then retried.
 # Connection as producer.pl. Debian: apt-get install libdbd-mysql-perl.
 use strict;
 use warnings;
@@ -30,12 +33,42 @@ use Time::HiRes qw(sleep);
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there). `mq_jobs` is the default table: run() puts the one asked for in
 # its place.
+use constant SQL_ROLLBACK => <<'SQL';
+ROLLBACK AND NO CHAIN NO RELEASE
+SQL
+use constant SQL_SESSION => <<'SQL';
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+SQL
+use constant SQL_ISOLATION => <<'SQL';
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL
+use constant SQL_BINLOG => <<'SQL';
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+SQL
+use constant SQL_LOG_ROWS => <<'SQL';
+SET SESSION binlog_format = 'ROW'
+SQL
 use constant SQL_VERSION => <<'SQL';
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-SQL
-use constant SQL_ISOLATION => <<'SQL';
-SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED
 SQL
 use constant SQL_CLAIM_SELECT => <<'SQL';
 SELECT id, queue, priority, attempts, payload
@@ -222,6 +255,25 @@ sub transaction {
 	}
 }
 
+# The session mq-sql(7) asks for (THE SESSION), whatever the server's
+# globals or the account's init_connect made it: autocommit on (else every
+# write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
+# limits; statement logging turned to rows.
+sub session {
+	my ($db, $o, $lock_wait) = @_;
+	my $t = $o->{table};
+	run($db, SQL_ROLLBACK, $t);
+	run($db, SQL_SESSION, $t, I($lock_wait // 50), I(60));
+	run($db, SQL_ISOLATION, $t);
+	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
+	return if ($format // '') ne 'STATEMENT';
+	eval { run($db, SQL_LOG_ROWS, $t) } or fail_with('the server logs ' .
+	    'statements (binlog_format=STATEMENT), which InnoDB refuses for ' .
+	    'READ COMMITTED transactions, and this account cannot log rows ' .
+	    'instead (' . $db->errstr . '): set binlog_format=ROW or MIXED, ' .
+	    'or grant BINLOG ADMIN', 78);
+}
+
 sub connect_db {
 	my ($o) = @_;
 	my $dsn = "DBI:mysql:database=$o->{database}" . ($o->{socket} ?
@@ -232,7 +284,7 @@ sub connect_db {
 	my $db = DBI->connect($dsn, $o->{user}, $ENV{MYSQL_PWD} // '',
 	    { RaiseError => 1, PrintError => 0, AutoCommit => 1,
 	    mysql_server_prepare => 1 });
-	$db->do('SET NAMES utf8mb4');
+	session($db, $o, $o->{'lock-wait'});
 	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
 	run($db, 'SET time_zone = ?', $o->{table}, $tz)
 	    if defined $tz && $tz ne '';
@@ -352,24 +404,26 @@ sub extend {
 }
 
 my %o = (queue => $ENV{MQ_QUEUE} // 'default', claim => 'skip-locked',
-    lease => 300, socket => $ENV{MQ_SOCKET}, host => $ENV{MQ_HOST},
+    lease => 300, 'lock-wait' => 50, socket => $ENV{MQ_SOCKET},
+    host => $ENV{MQ_HOST},
     port => $ENV{MQ_PORT}, user => $ENV{MQ_USER} // $ENV{USER},
     database => $ENV{MQ_DATABASE}, table => $ENV{MQ_TABLE} // 'mq_jobs');
 GetOptions(\%o, 'queue=s', 'claim=s', 'lease=f', 'output=s', 'extend=f',
-    'fail=s', 'retry-in=f', 'no-retry', 'wait-file=s', 'socket=s',
+    'fail=s', 'retry-in=f', 'no-retry', 'wait-file=s', 'lock-wait=i',
+    'socket=s',
     'host=s', 'port=i', 'user=s', 'database=s', 'table=s') && !@ARGV
     or exit 64;
 unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}$/) &&
     name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}$/) &&
     $o{claim} =~ /^(skip-locked|update)$/ && $o{lease} > 0 &&
-    (!defined $o{extend} || $o{extend} > 0)) {
-	print STDERR "consumer.pl: invalid table, queue, claim or lease\n";
+    (!defined $o{extend} || $o{extend} > 0) &&
+    $o{'lock-wait'} >= 1 && $o{'lock-wait'} <= 3600) {
+	print STDERR "consumer.pl: invalid table, queue, claim, lease or " .
+	    "lock wait\n";
 	exit 64;
 }
 my $status = eval {
 	my $db = connect_db(\%o);
-	# no gap locks in the claim's locking read
-	$db->do(SQL_ISOLATION);
 	my $token = token();
 	my ($id, $attempt, $payload) = claim($db, \%o, $token);
 	unless (defined $id) {

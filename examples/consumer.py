@@ -4,7 +4,8 @@ mq-sql(7) documents it, write its payload, and ack it; or fail it.
 
 usage: consumer.py [--queue Q] [--claim skip-locked|update] [--lease S]
                    [--output F] [--extend S] [--fail TEXT [--retry-in S]
-                   [--no-retry]] [--wait-file F] [connection options]
+                   [--no-retry]] [--wait-file F] [--lock-wait S]
+                   [connection options]
 
 The payload goes to F (default: standard output), byte for byte, then
 the job is acked. With --fail the job is failed instead, with TEXT as
@@ -18,7 +19,9 @@ the job go to standard error.
 Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
 was requeued and claimed again, or finished: this consumer's ack or
 fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
-deadlocks or lock wait timeouts after retries, 78 not an mq table.
+deadlocks or lock wait timeouts after retries, 78 not an mq table
+(or statement logging this account cannot turn to rows). --lock-wait:
+a row lock is waited for S seconds (default 50, as mq), then retried.
 Connection as producer.py. Debian: apt-get install python3-pymysql.
 """
 import argparse
@@ -35,12 +38,42 @@ import pymysql
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there). `mq_jobs` is the default table: prepared() puts the one asked
 # for in its place.
+SQL_ROLLBACK = """
+ROLLBACK AND NO CHAIN NO RELEASE
+"""
+SQL_SESSION = """
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+"""
+SQL_ISOLATION = """
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+"""
+SQL_BINLOG = """
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+"""
+SQL_LOG_ROWS = """
+SET SESSION binlog_format = 'ROW'
+"""
 SQL_VERSION = """
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-"""
-SQL_ISOLATION = """
-SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED
 """
 SQL_CLAIM_SELECT = """
 SELECT id, queue, priority, attempts, payload
@@ -230,6 +263,25 @@ def transaction(db, fn, autocommit=False):
             raise
 
 
+def session(db, o, lock_wait=50):
+    """The session mq-sql(7) asks for (THE SESSION), whatever the server's
+    globals or the account's init_connect made it: autocommit on (else
+    every write is rolled back at disconnect), UTC, sql_mode, READ
+    COMMITTED, the limits; statement logging turned to rows."""
+    execute(db, SQL_ROLLBACK, (), o.table)
+    execute(db, SQL_SESSION, (lock_wait, 60), o.table)
+    execute(db, SQL_ISOLATION, (), o.table)
+    if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
+        try:
+            execute(db, SQL_LOG_ROWS, (), o.table)
+        except pymysql.err.MySQLError as e:
+            raise Fail("the server logs statements (binlog_format="
+                       "STATEMENT), which InnoDB refuses for READ COMMITTED "
+                       "transactions, and this account cannot log rows "
+                       "instead (%s): set binlog_format=ROW or MIXED, or "
+                       "grant BINLOG ADMIN" % e.args[1], 78)
+
+
 def connect(o):
     kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
               database=o.database, charset="utf8mb4", autocommit=True,
@@ -239,6 +291,7 @@ def connect(o):
     else:
         kw.update(host=o.host or "localhost", port=int(o.port or 3306))
     db = pymysql.connect(**kw)
+    session(db, o, o.lock_wait)
     tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
     if tz:
         db.cursor().execute("SET time_zone = %s", (tz,))
@@ -248,8 +301,6 @@ def connect(o):
         # newer schemas only add: these statements stay right there
         raise Fail("table '%s' is not an mq table of schema %d or later: "
                    "run 'mq init'" % (o.table, SCHEMA_MIN), 78)
-    # no gap locks in the claim's locking read
-    execute(db, SQL_ISOLATION, (), o.table)
     return db
 
 
@@ -351,6 +402,8 @@ def options():
     p.add_argument("--retry-in", type=float, help="seconds (with --fail)")
     p.add_argument("--no-retry", action="store_true", help="dead now")
     p.add_argument("--wait-file", help="wait for this file once claimed")
+    p.add_argument("--lock-wait", type=int, default=50,
+                   help="seconds a row lock is waited for, then retried")
     p.add_argument("--socket", default=env("MQ_SOCKET"))
     p.add_argument("--host", default=env("MQ_HOST"))
     p.add_argument("--port", default=env("MQ_PORT"))
@@ -362,6 +415,8 @@ def options():
         p.error("invalid table or queue name")
     if o.lease <= 0 or (o.extend is not None and o.extend <= 0):
         p.error("a lease is positive")
+    if not 1 <= o.lock_wait <= 3600:
+        p.error("--lock-wait takes 1 to 3600 seconds")
     return o
 
 

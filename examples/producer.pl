@@ -22,6 +22,39 @@ use Getopt::Long qw(GetOptions);
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there). `mq_jobs` is the default table: run() puts the one asked for in
 # its place.
+use constant SQL_ROLLBACK => <<'SQL';
+ROLLBACK AND NO CHAIN NO RELEASE
+SQL
+use constant SQL_SESSION => <<'SQL';
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+SQL
+use constant SQL_ISOLATION => <<'SQL';
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL
+use constant SQL_BINLOG => <<'SQL';
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+SQL
+use constant SQL_LOG_ROWS => <<'SQL';
+SET SESSION binlog_format = 'ROW'
+SQL
 use constant SQL_VERSION => <<'SQL';
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
@@ -110,6 +143,25 @@ sub transaction {
 	}
 }
 
+# The session mq-sql(7) asks for (THE SESSION), whatever the server's
+# globals or the account's init_connect made it: autocommit on (else every
+# write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
+# limits; statement logging turned to rows.
+sub session {
+	my ($db, $o, $lock_wait) = @_;
+	my $t = $o->{table};
+	run($db, SQL_ROLLBACK, $t);
+	run($db, SQL_SESSION, $t, I($lock_wait // 50), I(60));
+	run($db, SQL_ISOLATION, $t);
+	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
+	return if ($format // '') ne 'STATEMENT';
+	eval { run($db, SQL_LOG_ROWS, $t) } or fail_with('the server logs ' .
+	    'statements (binlog_format=STATEMENT), which InnoDB refuses for ' .
+	    'READ COMMITTED transactions, and this account cannot log rows ' .
+	    'instead (' . $db->errstr . '): set binlog_format=ROW or MIXED, ' .
+	    'or grant BINLOG ADMIN', 78);
+}
+
 sub connect_db {
 	my ($o) = @_;
 	my $dsn = "DBI:mysql:database=$o->{database}" . ($o->{socket} ?
@@ -120,7 +172,7 @@ sub connect_db {
 	my $db = DBI->connect($dsn, $o->{user}, $ENV{MYSQL_PWD} // '',
 	    { RaiseError => 1, PrintError => 0, AutoCommit => 1,
 	    mysql_server_prepare => 1 });
-	$db->do('SET NAMES utf8mb4');
+	session($db, $o);
 	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
 	run($db, 'SET time_zone = ?', $o->{table}, $tz)
 	    if defined $tz && $tz ne '';

@@ -27,6 +27,39 @@ import pymysql
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there). `mq_jobs` is the default table: table() puts the one asked for
 # in its place.
+SQL_ROLLBACK = """
+ROLLBACK AND NO CHAIN NO RELEASE
+"""
+SQL_SESSION = """
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+"""
+SQL_ISOLATION = """
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+"""
+SQL_BINLOG = """
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+"""
+SQL_LOG_ROWS = """
+SET SESSION binlog_format = 'ROW'
+"""
 SQL_VERSION = """
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
@@ -110,6 +143,25 @@ def retried(db, fn):
             time.sleep(random.uniform(0.005, 0.02) * 2 ** attempt)
 
 
+def session(db, o, lock_wait=50):
+    """The session mq-sql(7) asks for (THE SESSION), whatever the server's
+    globals or the account's init_connect made it: autocommit on (else
+    every write is rolled back at disconnect), UTC, sql_mode, READ
+    COMMITTED, the limits; statement logging turned to rows."""
+    execute(db, SQL_ROLLBACK, (), o.table)
+    execute(db, SQL_SESSION, (lock_wait, 60), o.table)
+    execute(db, SQL_ISOLATION, (), o.table)
+    if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
+        try:
+            execute(db, SQL_LOG_ROWS, (), o.table)
+        except pymysql.err.MySQLError as e:
+            raise Fail("the server logs statements (binlog_format="
+                       "STATEMENT), which InnoDB refuses for READ COMMITTED "
+                       "transactions, and this account cannot log rows "
+                       "instead (%s): set binlog_format=ROW or MIXED, or "
+                       "grant BINLOG ADMIN" % e.args[1], 78)
+
+
 def connect(o):
     kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
               database=o.database, charset="utf8mb4", autocommit=True,
@@ -119,6 +171,7 @@ def connect(o):
     else:
         kw.update(host=o.host or "localhost", port=int(o.port or 3306))
     db = pymysql.connect(**kw)
+    session(db, o)
     tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
     if tz:
         db.cursor().execute("SET time_zone = %s", (tz,))

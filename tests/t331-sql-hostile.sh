@@ -1,0 +1,225 @@
+#!/bin/sh
+# The examples of mq-sql(7) under t300's hostile server (issue 28): in a
+# time zone east of UTC, with autocommit off, sql_mode ORACLE then ANSI,
+# COMMIT that disconnects, read-only transactions by default, one-row
+# select limits, unique checks off, idle connections dropped after 3 s,
+# and, for an ordinary account, an init_connect that turns autocommit off
+# and fixes the clock and the next id. Each language's producer and
+# consumer, as root (the globals) and as that account (init_connect too),
+# runs every sequence of the page: its pushes (plain, delayed, dedup,
+# recurring) land in the table, committed, due in UTC, and mq takes them;
+# its consumer claims mq's jobs both ways, fails, retries, buries,
+# extends and acks them, a recurring job too, with the history and the
+# counts exact. On the code before the fix, PHP's and Perl's pushes
+# printed an id and were rolled back at disconnect (Python's too for the
+# account), and the consumers' writes likewise. Then binlog_format
+# STATEMENT: the examples log rows where the account may, else refuse
+# (78) before writing anything, as mq does.
+. "$(dirname "$0")/lib.sh"
+# (as t330: glibc's perturbation makes perl far slower, for nothing here)
+unset MALLOC_PERTURB_
+ROOT=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
+EX=$ROOT/examples
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+
+H=$T_TMP/hostile
+trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
+TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --log-bin=binlog" \
+  sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
+  echo "Bail out! cannot start the hostile server"
+  exit 1
+}
+# hsql "STATEMENT": as root, with the session put right first
+hsql() {
+  mariadb --no-defaults --socket="$H/sock" --user=root -N -B \
+    --init-command="SET SESSION autocommit=1, completion_type=0, sql_mode=DEFAULT, sql_select_limit=1000000, max_join_size=1000000000, max_statement_time=0, tx_read_only=0" \
+    -e "$1"
+}
+hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
+# t300's hostile globals and init_connect
+hostile() { # hostile SQL_MODE
+  hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
+    GLOBAL init_connect='SET autocommit=0, timestamp=1, insert_id=3',
+    GLOBAL max_statement_time=1, GLOBAL div_precision_increment=0,
+    GLOBAL idle_transaction_timeout=1, GLOBAL optimizer_switch='index_merge=off,index_condition_pushdown=off',
+    GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
+    GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
+    GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
+    GLOBAL sql_safe_updates=1, GLOBAL wait_timeout=3, GLOBAL tx_read_only=1"
+}
+is "$(hsql "SELECT @@system_time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())" | tr '\t' ' ')" \
+  "IST 330" "the server's clock is 5h30 east of UTC"
+
+# all 256 byte values, then NUL and invalid UTF-8 again
+i=0
+while [ $i -lt 256 ]; do
+  # shellcheck disable=SC2059
+  printf "\\$(printf %o $i)"
+  i=$((i + 1))
+done >"$T_TMP/bytes"
+printf '\000\303\050\377\376\300\200' >>"$T_TMP/bytes"
+hex=$(od -An -v -tx1 "$T_TMP/bytes" | tr -d ' \n' | tr a-f A-F)
+
+lang_cmd() { # lang_cmd LANG producer|consumer: the interpreter and file
+  case $1 in
+  py) echo "$PY $EX/$2.py" ;;
+  php) echo "php $EX/$2.php" ;;
+  pl) echo "perl $EX/$2.pl" ;;
+  esac
+}
+# shellcheck disable=SC2046
+produce() { l=$1; shift; $(lang_cmd "$l" producer) "$@"; }
+# shellcheck disable=SC2046
+consume() { l=$1; shift; $(lang_cmd "$l" consumer) "$@"; }
+# col WHAT ID: columns of job ID of the round's table
+col() { hsql "SELECT $1 FROM $MQ_DATABASE.$MQ_TABLE WHERE id = $2" | tr '\t' ' '; }
+# the finished jobs per queue and state, as the table and as the counts
+# say (the counts are exact: every finish counted once, in its commit)
+finished() {
+  hsql "SELECT queue, state, COUNT(*) FROM h.$MQ_TABLE WHERE state IN ('done', 'dead')
+    GROUP BY queue, state ORDER BY 1, CAST(state AS CHAR)" | tr '\t\n' ' ,'
+}
+counted() {
+  hsql "SELECT queue, CAST(state AS CHAR), SUM(n) FROM h.${MQ_TABLE}_counts
+    WHERE state IN ('done', 'dead') GROUP BY queue, state HAVING SUM(n) <> 0
+    ORDER BY 1, 2" | tr '\t\n' ' ,'
+}
+history() { # history ID: "event state attempt error," of its rows
+  hsql "SELECT event, state, attempt, COALESCE(error, '-') FROM h.${MQ_TABLE}_history
+    WHERE job_id = $1 ORDER BY seq" | tr '\t\n' ' ,'
+}
+
+export MQ_SOCKET="$H/sock"
+
+# -- autocommit off alone, as the issue found it: globally (root), then
+# by the account's init_connect. On the code before the fix, PHP's and
+# Perl's producers printed an id and the job was never there (rolled
+# back at disconnect), and Python's too for the account; the consumers'
+# acks likewise. --
+hsql "CREATE DATABASE a; GRANT ALL ON a.* TO app@localhost"
+export MQ_DATABASE=a MQ_TABLE=mq_jobs
+MQ_USER=root "$MQ" init >/dev/null
+hsql "SET GLOBAL autocommit = 0"
+for u in root app; do
+  [ $u = app ] && hsql "SET GLOBAL autocommit = 1, GLOBAL init_connect = 'SET autocommit=0'"
+  why="autocommit=0 globally"
+  [ $u = app ] && why="init_connect 'SET autocommit=0'"
+  for l in py php pl; do
+    MQ_USER=$u expect_status 0 "[$why, $u, $l] producer: a push" produce $l --queue "$u-$l" --file "$T_TMP/bytes"
+    p=$OUT
+    is "$(col "queue, state, HEX(payload) = '$hex'" "${p:-0}")" "$u-$l ready 1" \
+      "[$why, $u, $l] producer: the job it printed is in the table, committed"
+    j=$(MQ_USER=root "$MQ" push --queue "$u-$l-c" "for $l")
+    for claim in skip-locked update; do
+      MQ_USER=$u run consume $l --queue "$u-$l-c" --claim $claim --output "$T_TMP/got"
+      is "$RC:$(cat "$T_TMP/got"):$(col "state, attempts" "$j")" "0:for $l:done 1" \
+        "[$why, $u, $l, $claim] consumer: claims mq's job and acks it, committed"
+      j=$(MQ_USER=root "$MQ" push --queue "$u-$l-c" "for $l")
+    done
+    MQ_USER=$u run consume $l --queue "$u-$l-c" --fail "no $l" --no-retry
+    is "$RC:$(col "state, attempts, CAST(last_error AS CHAR)" "$j")" "0:dead 1 no $l" \
+      "[$why, $u, $l] consumer: buries mq's job, committed"
+  done
+done
+hsql "SET GLOBAL autocommit = 1, GLOBAL init_connect = ''"
+
+export MQ_DATABASE=h
+round() { # round USER SQL_MODE TABLE
+  export MQ_USER=$1 MQ_TABLE=$3
+  hostile "$2"
+  "$MQ" init >/dev/null || not_ok "[$1, $2] mq init"
+  for l in py php pl; do
+    w="[$1, $2, $l]"
+    # -- the producer's pushes land, committed, due in UTC --
+    expect_status 0 "$w producer: a push" produce $l --queue "$l" --file "$T_TMP/bytes"
+    a=$OUT
+    like "$a" "[1-9]*" "$w producer: it printed an id"
+    is "$(col "state, attempts, HEX(payload) = '$hex',
+        ABS(TIMESTAMPDIFF(SECOND, created_at, UTC_TIMESTAMP(6))) < 60,
+        available_at = created_at" "$a")" "ready 0 1 1 1" \
+      "$w producer: the job is in the table (committed), every byte, made now in UTC, due now"
+    expect_status 0 "$w mq pop takes it" "$MQ" pop --queue "$l" -o "$T_TMP/popped"
+    check "$w mq pop wrote every byte" cmp -s "$T_TMP/bytes" "$T_TMP/popped"
+    like "$OUT" "$a.*" "$w mq pop claimed the job the producer pushed"
+    "$MQ" ack "$OUT"
+    expect_status 0 "$w producer: --delay 3600" produce $l --queue "$l-later" --delay 3600 </dev/null
+    is "$(col "TIMESTAMPDIFF(MICROSECOND, created_at, available_at),
+        ABS(TIMESTAMPDIFF(SECOND, created_at, UTC_TIMESTAMP(6))) < 60" "$OUT")" "3600000000 1" \
+      "$w producer: the delayed job is there, due in an hour (UTC)"
+    expect_status 0 "$w producer: --dedup" produce $l --queue "$l" --dedup "k-$l" </dev/null
+    k=$OUT
+    expect_status 0 "$w producer: --dedup again" produce $l --queue "$l" --dedup "k-$l" </dev/null
+    is "$OUT:$("$MQ" push --queue "$l" --dedup "k-$l" x)" "$k:$k" \
+      "$w producer: one job holds the key (unique_checks off globally), mq push finds it"
+    expect_status 0 "$w producer: --every 3600" produce $l --queue "$l-every" --every 3600 --dedup "e-$l" </dev/null
+    e=$OUT
+    is "$(col "state, every_us, every_anchor = available_at,
+        ABS(TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP(6))) < 60" "$e")" "ready 3600000000 1 1" \
+      "$w producer: the recurring job, anchored now (UTC)"
+    is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue LIKE '$l%'")" 4 \
+      "$w producer: every push committed, none more (autocommit off globally)"
+
+    # -- the consumer, both claims, on mq's jobs --
+    for claim in skip-locked update; do
+      q=$l-$claim
+      w="[$1, $2, $l, $claim]"
+      id=$("$MQ" push --queue "$q" --max-attempts 3 <"$T_TMP/bytes")
+      run consume $l --queue "$q" --claim $claim --fail "boom $l" --retry-in 0
+      like "$RC:$ERR" "0:*claimed job $id, attempt 1, receipt $id.*job $id: due again in 0.000s*" \
+        "$w consumer: claims mq's job and fails it"
+      is "$(col "state, attempts, CAST(last_error AS CHAR), leased_until IS NULL" "$id")$(history "$id")" \
+        "ready 1 boom $l 1failed ready 1 boom $l," "$w consumer: the fail committed, its history row too"
+      run consume $l --queue "$q" --claim $claim --extend 60 --output "$T_TMP/got"
+      like "$RC:$ERR" "0:*claimed job $id, attempt 2,*job $id: acked*" "$w consumer: claims the retry, extends, acks"
+      check "$w consumer: every byte of mq push's payload" cmp -s "$T_TMP/bytes" "$T_TMP/got"
+      is "$(col "state, attempts, ABS(TIMESTAMPDIFF(SECOND, finished_at, UTC_TIMESTAMP(6))) < 60" "$id")" \
+        "done 2 1" "$w consumer: the ack committed, finished now (UTC)"
+      d=$("$MQ" push --queue "$q" --max-attempts 1 x)
+      run consume $l --queue "$q" --claim $claim --fail "fatal $l"
+      like "$RC:$ERR" "0:*job $d: dead after attempt 1*" "$w consumer: buries a job, its attempts used up"
+      is "$(col "state, CAST(last_error AS CHAR)" "$d")$(history "$d")" "dead fatal ${l}failed dead 1 fatal $l," \
+        "$w consumer: the burial committed, its history row too"
+      expect_status 1 "$w consumer: nothing left to claim" consume $l --queue "$q" --claim $claim
+    done
+    w="[$1, $2, $l]"
+    # -- the recurring job the producer pushed: acked, due at the next slot --
+    run consume $l --queue "$l-every" --output /dev/null
+    like "$RC:$ERR" "0:*claimed job $e, attempt 1,*job $e: acked*" "$w consumer: acks the recurring job"
+    is "$(col "state, attempts, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), available_at) BETWEEN 58 AND 60" "$e")" \
+      "ready 0 1" "$w consumer: the recurring job is due again in an hour (UTC)"
+    # -- a consumer whose work outlasts the idle timeouts (wait_timeout 3 s) --
+    j=$("$MQ" push --queue "$l-slow" slow)
+    rm -f "$T_TMP/go"
+    consume $l --queue "$l-slow" --wait-file "$T_TMP/go" >"$T_TMP/slow.out" 2>"$T_TMP/slow.err" &
+    pid=$!
+    sleep 3.5
+    : >"$T_TMP/go"
+    wait $pid
+    is "$?:$(cat "$T_TMP/slow.out"):$(col "state, attempts" "$j")" "0:slow:done 1" \
+      "$w consumer: acks after 3.5 s of work (idle timeouts 1 s and 3 s globally)"
+  done
+  is "$(counted)" "$(finished)" "[$1, $2] the counts are what the table holds"
+}
+round root ORACLE t_oracle
+round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi
+round app ORACLE t_app
+
+# -- binlog_format STATEMENT: InnoDB refuses READ COMMITTED writes --
+hsql "SET GLOBAL binlog_format = 'STATEMENT'; CREATE DATABASE hb;
+  GRANT ALL ON hb.* TO app@localhost"
+export MQ_DATABASE=hb MQ_TABLE=mq_jobs
+MQ_USER=root "$MQ" init >/dev/null
+for l in py php pl; do
+  MQ_USER=root expect_status 0 "[binlog STATEMENT, root, $l] producer: a push" produce $l --queue "$l" </dev/null
+  MQ_USER=root expect_status 0 "[binlog STATEMENT, root, $l] consumer: claim and ack" consume $l --queue "$l" --output /dev/null
+  MQ_USER=app expect_status 78 "[binlog STATEMENT, an account that cannot log rows, $l] producer: refused" \
+    produce $l --queue "$l-app" </dev/null
+  like "$ERR" "*binlog_format=STATEMENT*" "[binlog STATEMENT, $l] producer: says why"
+  MQ_USER=app expect_status 78 "[binlog STATEMENT, an account that cannot log rows, $l] consumer: refused" \
+    consume $l --queue "$l"
+done
+is "$(hsql "SELECT GROUP_CONCAT(queue, ' ', state ORDER BY id) FROM hb.mq_jobs")" "py done,php done,pl done" \
+  "the root's jobs done, none of the account's written"
+hsql "SET GLOBAL binlog_format = 'MIXED'"
+done_testing
