@@ -186,10 +186,12 @@ entered = int(b'\x1b[?1049h' in out and b'\x1b[?25l' in out)
 ends = int(out.endswith(b'\x1b[?1049l\x1b[?25h'))
 # the widest line of the frame drawn after the resize, escapes removed
 import re
-frame = out[mark:].split(b'\x1b[H')[-1].split(b'\x1b[J')[0]
+# (every whole frame: the read that ended the wait may also hold the
+# start of the next one, cut short)
+frames = re.findall(rb'\x1b\[H(.*?)\x1b\[J', out[mark:], re.S)
 lines = [re.sub(rb'\x1b\[[0-9;?]*[A-Za-z]', b'', l).decode('utf-8', 'replace')
-         for l in frame.split(b'\r\n')]
-widest = max(len(l) for l in lines) if action == 'WINCH' else 0
+         for f in frames for l in f.split(b'\r\n')]
+widest = max([len(l) for l in lines] or [0]) if action == 'WINCH' else 0
 print(rc, entered, ends, int(before == after), alive, widest)
 PY
 }
