@@ -417,4 +417,48 @@ expect_status 0 "node 3 rejoins" sh "$TESTS_DIR/galera.sh" rejoin "$G_DIR" 3
 is "$(gsql 3 "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'k'")" \
   "$JOBS,$JOBS" "the rejoined node has every job done"
 is "$(counted_on 3)" "$(finished_on 3)" "and counts that equal its table"
+
+# A preference list's claim through a relay to node 1 (fault-proxy.py)
+# that loses one answer. The UPDATE claim: ga's statements gave jobs,
+# and the first statement that takes node 1's share of gb lost its
+# answer (found by its binary parameters: host:pid, then the queue
+# twice): that job stayed leased to nobody, an attempt spent, while mq
+# work exited 0 (the claim as a whole had returned ga's job). SKIP
+# LOCKED: the COMMIT of the claim of both queues lost: mq pop gives
+# their jobs back (it exited 3 with them leased).
+PROXY=
+proxy() { # proxy TRIGGER: a fresh relay to node 1 that fires on TRIGGER
+  unproxy
+  rm -f "$T_TMP/fired" "$T_TMP/proxy.sock"
+  python3 "$TESTS_DIR/fault-proxy.py" "$T_TMP/proxy.sock" "$G_DIR/n1/sock" \
+    "$1" "$T_TMP/fired" &
+  PROXY=$!
+  i=0
+  while [ ! -S "$T_TMP/proxy.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+}
+unproxy() { [ -z "$PROXY" ] || { kill "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; }; PROXY=; }
+trap 'unproxy; [ -z "${T_OWN_GALERA:-}" ] || sh "$TESTS_DIR/galera.sh" stop "$T_OWN_GALERA"; t_cleanup' EXIT
+list_jobs() {
+  gsql 1 "SELECT GROUP_CONCAT(CONCAT(queue, ':', state, attempts) ORDER BY id) FROM mq_jobs WHERE queue IN ('ga', 'gb')"
+}
+gmq 1 push --queue ga a1 >/dev/null
+seq 1 3 | gmq 1 push --lines --queue gb >/dev/null
+proxy 're:[0-9]\x02gb\x02gb'
+run timeout 120 sh -c 'MQ_SOCKET="$1" "$0" work --queue ga,gb --claim update --lease 10m --exit-when-empty -- true' \
+  "$MQ" "$T_TMP/proxy.sock"
+check "the relay lost the answer of a share statement of gb" test -f "$T_TMP/fired"
+like "$ERR" "*gave back 1 job of the claim whose outcome was unknown*" \
+  "mq work --claim update, list, Galera: gave gb's job back"
+is "$RC:$(list_jobs)" "0:ga:done1,gb:done1,gb:done1,gb:done1" \
+  "then ran each job once: done, one attempt each"
+gsql 1 "DELETE FROM mq_jobs WHERE queue IN ('ga', 'gb')"
+gmq 1 push --queue ga a1 >/dev/null
+gmq 1 push --queue gb b1 >/dev/null
+proxy '\x03COMMIT'
+run env MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" pop --queue ga,gb --claim skip-locked --count 5 --json
+check "the relay lost the answer of the claim's COMMIT" test -f "$T_TMP/fired"
+like "$RC:$ERR" "69:mq pop: nothing claimed: the 2 jobs its claim leased were given back: outcome unknown: cannot commit: *" \
+  "mq pop --claim skip-locked, list, Galera: both jobs given back, status 69"
+is "$(list_jobs)" "ga:ready0,gb:ready0" "both ready, no attempt counted"
+unproxy
 done_testing
