@@ -4,11 +4,19 @@
  * status line with performance data on stdout, and the Monitoring Plugins'
  * exit status: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
+
+/* All mq check may wait for, in all (a piped option file, the
+ * connection, the server's answers): UNKNOWN after it, well within the
+ * 60 s a monitoring system usually allows a check. */
+#define CHECK_TIMEOUT_S 50
 
 static const char *const state_name[] = { "OK", "WARNING", "CRITICAL",
     "UNKNOWN" };
@@ -42,15 +50,84 @@ static const struct opt opts[] = {
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
-/* The UNKNOWN line of a usage error (the command's usage_hook): a
- * monitoring system reads stdout and the exit status, not stderr. The
- * message is the stderr line's, whose values usage_error's callers escaped
- * already (shown()): escaping it again would double its backslashes, so
- * only a bar, which would start the performance data, becomes \x7c. */
+/* Set once the status line is on its way: a signal must not start
+ * another. */
+static volatile sig_atomic_t line_started;
+
+/* A stop signal or the timeout: the UNKNOWN line, unless the status line
+ * was started (then it ends as it is), and status 3, whatever ended it
+ * (a monitoring system takes any status above 3 for a broken plugin).
+ * Only write() and _exit(): this is a signal handler. */
 static void
-usage_unknown(const char *msg)
+on_signal(int sig)
 {
-	fputs("MQ UNKNOWN - usage error: ", stdout);
+	static const char alarm_line[] = "MQ UNKNOWN - timed out after "
+	    "50 s\n";
+	static const char term_line[] = "MQ UNKNOWN - stopped by SIGTERM\n";
+	static const char int_line[] = "MQ UNKNOWN - stopped by SIGINT\n";
+	static const char hup_line[] = "MQ UNKNOWN - stopped by SIGHUP\n";
+	const char *line = sig == SIGALRM ? alarm_line : sig == SIGTERM ?
+	    term_line : sig == SIGINT ? int_line : hup_line;
+	size_t n = strlen(line);
+
+	_Static_assert(CHECK_TIMEOUT_S == 50, "the timeout's text");
+	if (!line_started) {
+		line_started = 1;
+		if (write(STDOUT_FILENO, line, n) < 0)
+			n = 0;
+	}
+	_exit(ST_UNKNOWN);
+}
+
+/* mq check's ends are the guidelines' ends, signals included: SIGTERM,
+ * SIGINT and SIGHUP (unless ignored at start: nohup) and the overall
+ * timeout are UNKNOWN with their line; SIGPIPE is ignored, a write to a
+ * reader gone failing instead (finish()). */
+static void
+catch_check_signals(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NSTOP_SIGNALS; i++)
+		sigaddset(&sa.sa_mask, stop_signals[i]);
+	sigaddset(&sa.sa_mask, SIGALRM);
+	for (i = 0; i < NSTOP_SIGNALS; i++)
+		catch_signal(stop_signals[i], &sa);
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	alarm(CHECK_TIMEOUT_S);
+}
+
+/* The status line out: status, or 3 when it could not be written (a
+ * reader gone: silently; else a line on stderr, the only place left to
+ * say it). */
+static int
+finish(int status)
+{
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (!reader_gone(errno))
+			fputs("mq check: write failure on standard output\n",
+			    stderr);
+		_exit(ST_UNKNOWN);
+	}
+	return status;
+}
+
+/* msg after "MQ UNKNOWN - " for a message mq wrote, whose values its
+ * writer escaped already (shown()): escaping it again would double its
+ * backslashes, so only a bar, which would start the performance data,
+ * becomes \x7c. Returns 3. */
+static int
+unknown_said(const char *prefix, const char *msg)
+{
+	line_started = 1;
+	fputs("MQ UNKNOWN - ", stdout);
+	fputs(prefix, stdout);
 	for (; *msg; msg++) {
 		if (*msg == '|')
 			fputs("\\x7c", stdout);
@@ -58,8 +135,17 @@ usage_unknown(const char *msg)
 			putchar(*msg);
 	}
 	putchar('\n');
-	fflush(stdout);
-	exit(ST_UNKNOWN);
+	return finish(ST_UNKNOWN);
+}
+
+/* The UNKNOWN line of a usage error (the command's usage_hook, also for
+ * one among mq's own options before "check"): a monitoring system reads
+ * stdout and the exit status, not stderr. */
+static void
+usage_unknown(const char *msg)
+{
+	signal(SIGPIPE, SIG_IGN);
+	exit(unknown_said("usage error: ", msg));
 }
 
 const struct command check_command = {
@@ -122,12 +208,13 @@ unknown(const struct mq_error *e)
 {
 	const char *msg = e->msg[0] ? e->msg : mq_strerror(e->status);
 
+	line_started = 1;
 	fputs("MQ UNKNOWN - ", stdout);
 	check_put_text((const unsigned char *)msg, strlen(msg));
 	if (e->db_errno)
 		printf(" (error %u)", e->db_errno);
 	putchar('\n');
-	return ST_UNKNOWN;
+	return finish(ST_UNKNOWN);
 }
 
 int
@@ -142,13 +229,25 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 	enum state worst = ST_OK, s;
 	size_t n, i;
 	int nargs, m;
+	char why[512];
 
+	catch_check_signals();
 	memset(&a, 0, sizeof a);
 	nargs = parse_options(&check_command, argc, argv, g, option, &a);
-	settle("check", g, 0);
 	if (nargs > 0)
 		usage_error("check", "unexpected argument '%s'",
 		    shown(argv[1]));
+	/* a bad MQ_* value is a usage error (the hook's UNKNOWN); an option
+	 * file that cannot be read is UNKNOWN, on stdout only */
+	switch (settle_checked("check", g, 0, PIPE_WAIT_MS, why,
+	    sizeof why)) {
+	case 0:
+		break;
+	case EX_USAGE:
+		usage_error("check", "%s", why);
+	default:
+		return unknown_said("", why);
+	}
 
 	/* a hung server is UNKNOWN within a monitoring system's usual
 	 * 60 s check timeout, not after the default 300 s */
@@ -170,9 +269,10 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 		for (m = 0; m < M_COUNT; m++)
 			if ((s = check_judge(&a, &q[i], m)) > worst)
 				worst = s;
+	line_started = 1;
 	printf("MQ %s - ", state_name[worst]);
 	check_put_report(&a, worst, q, n);
 	putchar('\n');
 	free(q);
-	return worst;
+	return finish(worst);
 }

@@ -114,8 +114,16 @@ enum {
 void global_from_env(struct mq_global *g);
 
 /* Checks the settings taken from the environment that the options did not
- * override (the queue's only if uses_queue); exits 64 naming the bad one. */
+ * override (the queue's only if uses_queue), and reads a piped option
+ * file (--defaults-file <(...)) into memory, within PIPE_WAIT_MS; exits
+ * 64 naming the bad setting, 78 if the option file cannot be read. */
 void settle(const char *cmd, struct mq_global *g, int uses_queue);
+#define PIPE_WAIT_MS 10000
+/* settle() without exiting, the pipe waited for wait_ms: 0, or the status
+ * settle() exits with (EX_USAGE, EX_CONFIG), its message in why (mq check
+ * and mq completion say it their own way). */
+int settle_checked(const char *cmd, struct mq_global *g, int uses_queue,
+    int wait_ms, char *why, size_t len);
 
 /* Checks a table or queue name (a list of queues with g->queue_list)
  * given by what (an option or a variable); exits 64 naming it. */

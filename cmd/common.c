@@ -34,32 +34,82 @@ shown(const char *s)
 	return buf;
 }
 
+/* Why name is not a table name: 0, or -1 with the message in why. */
+static int
+table_problem(const char *what, const char *name, char *why, size_t len)
+{
+	if (mq_valid_table(name))
+		return 0;
+	snprintf(why, len, "invalid table name in %s: use 1 to %d of "
+	    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
+	return -1;
+}
+
+/* Why name is not a queue name (a list of them with g->queue_list): 0,
+ * or -1 with the message in why. */
+static int
+queue_problem(const struct mq_global *g, const char *what, const char *name,
+    char *why, size_t len)
+{
+	if (g->queue_list) {
+		if (mq_valid_queue_list(name))
+			return 0;
+		snprintf(why, len, "invalid queue list in %s: 1 to %d "
+		    "queue names (1 to %d of A-Z a-z 0-9 _ . -), "
+		    "separated by commas, none twice", what,
+		    MQ_QUEUES_MAX, MQ_QUEUE_MAX);
+		return -1;
+	}
+	if (strchr(name, ',') && mq_valid_queue_list(name)) {
+		snprintf(why, len, "%s takes one queue here (a list of queues "
+		    "only for pop and work)", what);
+		return -1;
+	}
+	if (mq_valid_queue(name))
+		return 0;
+	snprintf(why, len, "invalid queue name in %s: use 1 to %d of "
+	    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
+	return -1;
+}
+
+/* arg as an integer in [lo, hi] into *v: 0, or -1 with the message in
+ * why. */
+static int
+int_problem(const char *opt, const char *arg, long long lo, long long hi,
+    long long *v, char *why, size_t len)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(arg, &end, 10);
+	/* digits, after a minus at most: not the blanks or the plus sign
+	 * strtoll would also take */
+	if (errno || end == arg || *end || *v < lo || *v > hi ||
+	    (arg[arg[0] == '-'] < '0' || arg[arg[0] == '-'] > '9')) {
+		snprintf(why, len, "invalid value for %s: '%s' (an integer "
+		    "from %lld to %lld)", opt, shown(arg), lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
 void
 check_table(const char *cmd, const char *what, const char *name)
 {
-	if (!mq_valid_table(name))
-		usage_error(cmd, "invalid table name in %s: use 1 to %d of "
-		    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
+	char why[256];
+
+	if (table_problem(what, name, why, sizeof why) != 0)
+		usage_error(cmd, "%s", why);
 }
 
 void
 check_queue(const char *cmd, const struct mq_global *g, const char *what,
     const char *name)
 {
-	if (g->queue_list) {
-		if (!mq_valid_queue_list(name))
-			usage_error(cmd, "invalid queue list in %s: 1 to %d "
-			    "queue names (1 to %d of A-Z a-z 0-9 _ . -), "
-			    "separated by commas, none twice", what,
-			    MQ_QUEUES_MAX, MQ_QUEUE_MAX);
-		return;
-	}
-	if (strchr(name, ',') && mq_valid_queue_list(name))
-		usage_error(cmd, "%s takes one queue here (a list of queues "
-		    "only for pop and work)", what);
-	if (!mq_valid_queue(name))
-		usage_error(cmd, "invalid queue name in %s: use 1 to %d of "
-		    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
+	char why[256];
+
+	if (queue_problem(g, what, name, why, sizeof why) != 0)
+		usage_error(cmd, "%s", why);
 }
 
 /* getenv, with an empty value taken as unset */
@@ -89,88 +139,151 @@ global_from_env(struct mq_global *g)
 	    strcmp(env("MQ_NO_SKIP_LOCKED"), "0") != 0;
 }
 
-/* Longest wait for a piped option file's first bytes, and its most. */
-#define PIPE_WAIT_MS 10000
+/* The most of a piped option file read into memory (lib/conn.c refuses
+ * a larger regular file alike). */
 #define PIPE_MAX (1L << 20)
 
 /* An option file given as a pipe (--defaults-file <(...), /dev/stdin):
  * read once, here, into a file in memory, whose name the client library
  * is given instead. It reads the file more than once (mq's TLS check
  * first), and mq work connects again and again: a pipe read once is
- * empty after. A pipe nobody writes to is waited for 10 s, not for
- * ever. Anything else is left to mq_connect's checks. */
+ * empty after. The whole of it must be written, and the pipe closed,
+ * within wait_ms: a pipe nobody writes to, or whose writer never ends,
+ * is not waited for for ever. Anything else is left to mq_connect's
+ * checks. Returns the name to use, or NULL with the reason in *why. */
 static const char *
-option_file_from_pipe(const char *cmd, const char *path)
+option_file_from_pipe(const char *path, int wait_ms, const char **why)
 {
 	static char name[32];
+	static char reason[64];
 	struct stat st;
 	struct pollfd p;
 	char buf[4096];
 	ssize_t n;
 	long total = 0;
-	int in, out = -1;
-	const char *why = NULL;
+	int in, out = -1, left, r;
+	int64_t deadline = now_us() + (int64_t)wait_ms * 1000;
 
+	*why = NULL;
 	if (path == NULL || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
 		return path;
 	if ((in = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-		why = strerror(errno);
-		goto fail;
+		*why = strerror(errno);
+		return NULL;
 	}
-	p.fd = in;
-	p.events = POLLIN;
-	if (poll(&p, 1, PIPE_WAIT_MS) != 1) {
-		why = "nothing written to it in 10 s";
-		goto fail;
-	}
-	(void)fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
-#if defined(MFD_CLOEXEC)
-	out = memfd_create("mq-options", MFD_CLOEXEC);
-#endif
-	if (out < 0) {
-		FILE *t = tmpfile();	/* kept open to the end: its fd stays */
-
-		out = t ? fileno(t) : -1;
-	}
-	if (out < 0) {
-		why = strerror(errno);
-		goto fail;
-	}
-	while ((n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0 && errno == EINTR)
+	/* Until a writer comes, poll waits and read() would say the end:
+	 * poll first, every time */
+	for (;;) {
+		left = (int)((deadline - now_us() + 999) / 1000);
+		p.fd = in;
+		p.events = POLLIN;
+		p.revents = 0;
+		r = left > 0 ? poll(&p, 1, left) : 0;
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (total += n) > PIPE_MAX ||
-		    write(out, buf, (size_t)n) != n) {
-			why = n < 0 ? strerror(errno) : total > PIPE_MAX ?
-			    "larger than 1 MiB" : strerror(errno);
-			goto fail;
+		if (r < 0) {
+			*why = strerror(errno);
+			break;
+		}
+		if (r == 0) {
+			snprintf(reason, sizeof reason, "%s in %d s", total ?
+			    "not written to its end" : "nothing written to it",
+			    (wait_ms + 999) / 1000);
+			*why = reason;
+			break;
+		}
+		if (out < 0) {
+#if defined(MFD_CLOEXEC)
+			out = memfd_create("mq-options", MFD_CLOEXEC);
+#endif
+			if (out < 0) {
+				/* kept open to the end: its fd stays */
+				FILE *t = tmpfile();
+
+				out = t ? fileno(t) : -1;
+			}
+			if (out < 0) {
+				*why = strerror(errno);
+				break;
+			}
+		}
+		n = read(in, buf, sizeof buf);
+		if (n == 0) {
+			close(in);
+			snprintf(name, sizeof name, "/proc/self/fd/%d", out);
+			return name;
+		}
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			*why = strerror(errno);
+			break;
+		}
+		if ((total += n) > PIPE_MAX) {
+			*why = "larger than 1 MiB";
+			break;
+		}
+		if (write(out, buf, (size_t)n) != n) {
+			*why = strerror(errno);
+			break;
 		}
 	}
 	close(in);
-	snprintf(name, sizeof name, "/proc/self/fd/%d", out);
-	return name;
-fail:
-	fprintf(stderr, "mq %s: cannot read option file '%s': %s\n", cmd,
-	    shown(path), why);
-	exit(EX_CONFIG);
+	if (out >= 0)
+		close(out);
+	return NULL;
+}
+
+int
+settle_checked(const char *cmd, struct mq_global *g, int uses_queue,
+    int wait_ms, char *why, size_t len)
+{
+	long long port;
+	const char *file, *because;
+
+	(void)cmd;
+	if (g->table_env) {
+		if (table_problem("MQ_TABLE", g->table_env, why, len) != 0)
+			return EX_USAGE;
+		g->table = g->table_env;
+	}
+	if (uses_queue && g->queue_env) {
+		if (queue_problem(g, "MQ_QUEUE", g->queue_env, why, len) != 0)
+			return EX_USAGE;
+		g->queue = g->queue_env;
+	}
+	if (g->port_env && !g->conn.port) {
+		if (int_problem("MQ_PORT", g->port_env, 1, 65535, &port, why,
+		    len) != 0)
+			return EX_USAGE;
+		g->conn.env_port = (unsigned)port;
+	}
+	file = option_file_from_pipe(g->conn.defaults_file, wait_ms,
+	    &because);
+	if (file == NULL) {
+		snprintf(why, len, "cannot read option file '%s': %s",
+		    shown(g->conn.defaults_file), because);
+		return EX_CONFIG;
+	}
+	g->conn.defaults_file = file;
+	return 0;
 }
 
 void
 settle(const char *cmd, struct mq_global *g, int uses_queue)
 {
-	g->conn.defaults_file = option_file_from_pipe(cmd,
-	    g->conn.defaults_file);
-	if (g->table_env) {
-		check_table(cmd, "MQ_TABLE", g->table_env);
-		g->table = g->table_env;
+	char why[512];
+
+	switch (settle_checked(cmd, g, uses_queue, PIPE_WAIT_MS, why,
+	    sizeof why)) {
+	case 0:
+		return;
+	case EX_USAGE:
+		usage_error(cmd, "%s", why);
+	default:
+		fprintf(stderr, "mq %s: %s\n", cmd, why);
+		exit(EX_CONFIG);
 	}
-	if (uses_queue && g->queue_env) {
-		check_queue(cmd, g, "MQ_QUEUE", g->queue_env);
-		g->queue = g->queue_env;
-	}
-	if (g->port_env && !g->conn.port)
-		g->conn.env_port = (unsigned)int_arg(cmd, "MQ_PORT",
-		    g->port_env, 1, 65535);
 }
 
 void
@@ -185,7 +298,8 @@ usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "%s%s: %s\n", strcmp(cmd, "mq") == 0 ? "" : "mq ",
 	    cmd, msg);
-	c = find_command_spec(cmd);
+	c = strcmp(cmd, "mq") == 0 ? command_after_options :
+	    find_command_spec(cmd);
 	if (c && c->usage_hook)
 		c->usage_hook(msg);
 	exit(EX_USAGE);
@@ -327,17 +441,11 @@ long long
 int_arg(const char *cmd, const char *opt, const char *arg, long long lo,
     long long hi)
 {
-	char *end;
+	char why[256];
 	long long v;
 
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	/* digits, after a minus at most: not the blanks or the plus sign
-	 * strtoll would also take */
-	if (errno || end == arg || *end || v < lo || v > hi ||
-	    (arg[arg[0] == '-'] < '0' || arg[arg[0] == '-'] > '9'))
-		usage_error(cmd, "invalid value for %s: '%s' (an integer "
-		    "from %lld to %lld)", opt, shown(arg), lo, hi);
+	if (int_problem(opt, arg, lo, hi, &v, why, sizeof why) != 0)
+		usage_error(cmd, "%s", why);
 	return v;
 }
 

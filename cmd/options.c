@@ -205,12 +205,76 @@ short_options(const struct command *cmd, int argc, char **argv, int i,
 	return i;
 }
 
+const struct command *command_after_options;
+
+/* The command named after mq's own options in argv, or NULL: the word
+ * after them, each option's value skipped, as parse_options() will read
+ * them. Found before they are read, so that a bad one before the
+ * command name is that command's usage error (mq --port 0 check: the
+ * UNKNOWN of mq check). Never exits: an unknown or ambiguous option is
+ * passed over. */
+static const struct command *
+command_named(const struct command *cmd, int argc, char **argv)
+{
+	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o, *hit;
+	const char *a, *eq;
+	size_t len;
+	int i, j, t, n;
+
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (strcmp(a, "--") == 0)
+			return i + 1 < argc ? find_command_spec(argv[i + 1]) :
+			    NULL;
+		if (a[0] != '-' || a[1] == '\0')
+			return find_command_spec(a);
+		if (a[1] == '-') {
+			eq = strchr(a, '=');
+			len = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;
+			hit = NULL;
+			n = 0;
+			for (t = 0; t < 2; t++)
+				for (o = tables[t]; o->name; o++)
+					if (strncmp(o->name, a + 2, len) == 0) {
+						if (o->name[len] == '\0') {
+							hit = o;
+							n = 1;
+							goto found;
+						}
+						hit = o;
+						n++;
+					}
+		found:
+			if (n == 1 && hit->arg && eq == NULL)
+				i++;
+			continue;
+		}
+		for (j = 1; a[j]; j++) {
+			hit = NULL;
+			for (t = 0; t < 2 && hit == NULL; t++)
+				for (o = tables[t]; o->name; o++)
+					if (o->short_name == a[j]) {
+						hit = o;
+						break;
+					}
+			if (hit && hit->arg) {
+				if (a[j + 1] == '\0')
+					i++;
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
 int
 parse_options(const struct command *cmd, int argc, char **argv,
     struct mq_global *g, option_fn *fn, void *ctx)
 {
 	int i, n = 1;
 
+	if (cmd->flags & CMD_MAIN)
+		command_after_options = command_named(cmd, argc, argv);
 	g->queue_list = (cmd->flags & CMD_QUEUE_LIST) != 0;
 	for (i = 1; i < argc; i++) {
 		char *a = argv[i];

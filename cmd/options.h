@@ -95,6 +95,11 @@ typedef void option_fn(void *ctx, int id, const char *arg);
 int parse_options(const struct command *cmd, int argc, char **argv,
     struct mq_global *g, option_fn *fn, void *ctx);
 
+/* While mq's own options (before the command name) are parsed, the
+ * command named after them, if any: a usage error among them is that
+ * command's (its usage_hook; mq --port 0 check is UNKNOWN, 3). */
+extern const struct command *command_after_options;
+
 /* The usage line(s) of cmd, each ending in a newline. */
 void put_usage(FILE *f, const struct command *cmd);
 

@@ -201,10 +201,16 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 	}
 }
 
-/* Why the option file cannot be used, or NULL. A regular file, a pipe
- * (--defaults-file <(...), /dev/stdin) or /dev/null (no options): the
- * client library would read another device (/dev/zero) for ever, and
- * pass over a directory in silence. */
+/* The largest option file taken (a piped one too: cmd/common.c): an
+ * option file is a few lines; a larger one is a mistake (a log, a dump)
+ * that the client library and the TLS check would read line by line,
+ * for as long as it takes. */
+#define OPTION_FILE_MAX (1L << 20)
+
+/* Why the option file cannot be used, or NULL. A regular file of 1 MiB
+ * at most, a pipe (--defaults-file <(...), /dev/stdin) or /dev/null (no
+ * options): the client library would read another device (/dev/zero) for
+ * ever, and pass over a directory in silence. */
 static const char *
 option_file_unusable(const char *path)
 {
@@ -218,6 +224,8 @@ option_file_unusable(const char *path)
 	    !(stat("/dev/null", &null) == 0 && st.st_dev == null.st_dev &&
 	    st.st_ino == null.st_ino))
 		return "not a file or a pipe";
+	if (S_ISREG(st.st_mode) && st.st_size > OPTION_FILE_MAX)
+		return "larger than 1 MiB";
 	if (access(path, R_OK) != 0)
 		return strerror(errno);
 	return NULL;

@@ -3,8 +3,21 @@
 # 2 CRITICAL, 3 UNKNOWN (usage errors too); one status line on stdout
 # naming what crossed which threshold, perfdata after one '|'; nothing on
 # stderr but a usage error's line; queue names from the table escaped.
+# Every way out is so: bad settings and option files (missing, a directory,
+# unreadable, over 1 MiB, a pipe nobody writes to), usage errors before the
+# command name, signals, the overall time limit, a closed or full stdout.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
+
+# An option file that includes a pipe nobody writes to holds mq check
+# up where nothing but its overall limit (50 s) ends it: started now, it
+# runs alongside the rest, and is looked at near the end.
+mkfifo "$T_TMP/included-fifo"
+printf '[client]\n!include %s\n' "$T_TMP/included-fifo" >"$T_TMP/includes-fifo.cnf"
+t_inc=$(date +%s)
+(timeout -s KILL 60 "$MQ" check --defaults-file "$T_TMP/includes-fifo.cnf" >"$T_TMP/inc.out" \
+  2>"$T_TMP/inc.err"; echo $? >"$T_TMP/inc.rc"; date +%s >"$T_TMP/inc.end") &
+inc_pid=$!
 
 # check_is STATUS DESCRIPTION ARG...: runs mq check ARG..., expects that
 # exit status, exactly one line on stdout, and stderr empty (one line
@@ -146,6 +159,115 @@ check_is 3 "an unknown option: UNKNOWN" --max-depth 3
 check_is 3 "a bad queue name: UNKNOWN" --queue 'a|b'
 run "$MQ" check -h
 is "$RC" 0 "-h: 0, as every mq command"
+
+# ---- every way out is the guidelines': settings, signals, output ----
+# usage errors before the command name are check's too
+check_is 3 "mq check --port 0: UNKNOWN (usage error)" --port 0
+for pre in "--port 0" "--table bad-name" "--bogus"; do
+  # shellcheck disable=SC2086
+  run "$MQ" $pre check
+  lines=$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')
+  case $RC:$lines:$OUT in
+  "3:1:MQ UNKNOWN - usage error: "*) ok "mq $pre check: UNKNOWN (3), one status line" ;;
+  *) not_ok "mq $pre check: UNKNOWN (3), one status line" "status $RC; stdout: $OUT; stderr: $ERR" ;;
+  esac
+  like "$ERR" "mq: *" "mq $pre check: the usage error's line on stderr too"
+done
+run env MQ_PORT=0 "$MQ" check
+is "$RC:$OUT" "3:MQ UNKNOWN - usage error: invalid value for MQ_PORT: '0' (an integer from 1 to 65535)" \
+  "MQ_PORT=0: UNKNOWN (usage error)"
+run env MQ_TABLE=bad-name "$MQ" check
+like "$RC:$OUT" "3:MQ UNKNOWN - usage error: *MQ_TABLE*" "MQ_TABLE=bad-name: UNKNOWN (usage error)"
+
+# option files that cannot be read: UNKNOWN, on stdout only
+check_is 3 "a missing option file: UNKNOWN" --defaults-file "$T_TMP/nothing-here.cnf"
+like "$OUT" "MQ UNKNOWN - cannot read option file '*nothing-here.cnf': No such file or directory" "it says why"
+check_is 3 "a directory as option file: UNKNOWN" --defaults-file "$T_TMP"
+like "$OUT" "MQ UNKNOWN - *Is a directory" "it says why"
+check_is 3 "a device as option file: UNKNOWN" --defaults-file /dev/zero
+printf '[client]\n' >"$T_TMP/unreadable.cnf"
+chmod 000 "$T_TMP/unreadable.cnf"
+if [ "$(id -u)" -ne 0 ]; then
+  check_is 3 "an unreadable option file: UNKNOWN" --defaults-file "$T_TMP/unreadable.cnf"
+  like "$OUT" "MQ UNKNOWN - *Permission denied" "it says why"
+elif setpriv --bounding-set=-dac_override,-dac_read_search true 2>/dev/null; then
+  # root reads any file: without the capabilities that let it
+  run setpriv --bounding-set=-dac_override,-dac_read_search "$MQ" check \
+    --defaults-file "$T_TMP/unreadable.cnf"
+  is "$RC:$OUT:$ERR" "3:MQ UNKNOWN - cannot read option file '$T_TMP/unreadable.cnf': Permission denied:" \
+    "an unreadable option file: UNKNOWN (root without CAP_DAC_OVERRIDE)"
+  ok "it says why"
+else
+  ok "an unreadable option file: UNKNOWN # SKIP root, and setpriv cannot drop CAP_DAC_OVERRIDE"
+  ok "it says why # SKIP root"
+fi
+# over 1 MiB: a file, and a pipe
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "# a comment line of sixty characters or so .........\n" }' \
+  >"$T_TMP/big.cnf"
+check_is 3 "an option file over 1 MiB: UNKNOWN" --defaults-file "$T_TMP/big.cnf"
+like "$OUT" "MQ UNKNOWN - cannot read option file '*big.cnf': larger than 1 MiB" "it says why"
+mkfifo "$T_TMP/big-pipe"
+cat "$T_TMP/big.cnf" >"$T_TMP/big-pipe" 2>/dev/null &
+check_is 3 "a piped option file over 1 MiB: UNKNOWN" --defaults-file "$T_TMP/big-pipe"
+like "$OUT" "MQ UNKNOWN - cannot read option file '*big-pipe': larger than 1 MiB" "it says why"
+wait $!
+# a pipe read whole is fine
+mkfifo "$T_TMP/small-pipe"
+printf '[client]\n' >"$T_TMP/small-pipe" &
+check_is 0 "a piped option file written and closed: OK" --defaults-file "$T_TMP/small-pipe" --queue a
+wait $!
+# a pipe nobody writes to: UNKNOWN after 10 s, not for ever
+mkfifo "$T_TMP/fifo"
+t0=$(date +%s)
+check_is 3 "a pipe nobody writes to as option file: UNKNOWN" --defaults-file "$T_TMP/fifo"
+t1=$(date +%s)
+like "$OUT" "MQ UNKNOWN - cannot read option file '*fifo': nothing written to it in 10 s" "it says why"
+check "... after 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -ge 9 -a $((t1 - t0)) -le 13
+# a pipe whose writer never ends: the same, it is not read for ever
+mkfifo "$T_TMP/slow-pipe"
+(printf '[client]\n'; sleep 13) >"$T_TMP/slow-pipe" &
+slow=$!
+check_is 3 "a pipe written but never closed: UNKNOWN" --defaults-file "$T_TMP/slow-pipe"
+like "$OUT" "MQ UNKNOWN - cannot read option file '*slow-pipe': not written to its end in 10 s" "it says why"
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+
+# signals: SIGTERM, SIGINT, SIGHUP while it waits (on a pipe nobody
+# writes to) are UNKNOWN too; SIGINT at its default, as in a terminal
+for sig in TERM INT HUP; do
+  python3 -c "$AS_FOREGROUND" "$MQ" check --defaults-file "$T_TMP/fifo" \
+    >"$T_TMP/sig.out" 2>"$T_TMP/sig.err" &
+  pid=$!
+  sleep 1
+  kill -"$sig" "$pid"
+  wait "$pid"
+  is "$?:$(cat "$T_TMP/sig.out"):$(cat "$T_TMP/sig.err")" \
+    "3:MQ UNKNOWN - stopped by SIG$sig:" "SIG$sig: UNKNOWN (3), one line, stderr empty"
+done
+
+# its own output: a reader gone is 3, not death by SIGPIPE (141); a
+# full disk is 3, with the line on stderr (nowhere else to say it)
+closed_stdout='import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w).returncode)'
+run python3 -c "$closed_stdout" "$MQ" check
+is "$OUT:$ERR" "3:" "stdout a pipe nobody reads: 3, nothing on stderr"
+run python3 -c "$closed_stdout" "$MQ" check --max-dead x
+is "$OUT" "3" "... a usage error too"
+run python3 -c "$closed_stdout" "$MQ" --port 0 check
+is "$OUT" "3" "... one before the command name too"
+"$MQ" check >/dev/full 2>"$T_TMP/full.err"
+is "$?:$(cat "$T_TMP/full.err")" "3:mq check: write failure on standard output" \
+  "stdout a full disk: 3, the line on stderr"
+
+# the include of a pipe nobody writes (started at the top): the overall
+# limit ends it, UNKNOWN
+wait "$inc_pid"
+is "$(cat "$T_TMP/inc.rc"):$(cat "$T_TMP/inc.out"):$(cat "$T_TMP/inc.err")" \
+  "3:MQ UNKNOWN - timed out after 50 s:" "an included pipe nobody writes to: UNKNOWN after 50 s"
+check "... ended by the limit ($(($(cat "$T_TMP/inc.end") - t_inc)) s)" \
+  test $(($(cat "$T_TMP/inc.end") - t_inc)) -ge 49 -a $(($(cat "$T_TMP/inc.end") - t_inc)) -le 53
 
 # ---- a hostile queue name: ESC, quote, |, =, newline ----
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs (queue, payload) VALUES (CONCAT('h', CHAR(27), '[31m''|x=1;', CHAR(10), 'MQ OK - y'), 'z')"
