@@ -3,13 +3,16 @@
  * the option tables, and the two hidden helpers the scripts and t070 call:
  * the options of a command, and the queue names of a table.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 
 /* A server that does not answer soon is not waited for: a completion
- * must come back at once, with or without names. */
+ * must come back at once, with or without names. The bound of the whole
+ * of --queues: option files, connection, answers (mq-completion(1)). */
 #define QUEUES_TIMEOUT_S 2
 
 enum { OPT_OPTIONS = OPT_CMD, OPT_QUEUES };
@@ -60,20 +63,40 @@ list_options(int n, char **argv)
 	return 0;
 }
 
+/* --queues out of time: nothing was printed (the names are printed only
+ * once all are read, the alarm stopped first), nothing will be. */
+static void
+out_of_time(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
 /* The queue names of the table, one a line; nothing, and status 0, when
- * the server cannot tell. Only names mq accepts are printed. */
+ * the server cannot tell within QUEUES_TIMEOUT_S, whatever held it up (a
+ * piped or included option file nobody writes, a host name that does not
+ * resolve, a server that does not answer). The settings are read as
+ * every command reads them (settle: MQ_PORT, MQ_TABLE, a piped option
+ * file), the line's options over the environment over the option files.
+ * Only names mq accepts are printed. */
 static int
 list_queues(struct mq_global *g)
 {
 	struct mq_queue_stats *q;
 	struct mq_error e;
 	struct mq_conn *c;
+	struct sigaction sa;
 	size_t n, i;
+	char why[512];
 
-	if (g->table_env && !mq_valid_table(g->table_env))
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = out_of_time;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(QUEUES_TIMEOUT_S);
+	if (settle_checked("completion", g, 0, QUEUES_TIMEOUT_S * 1000, why,
+	    sizeof why) != 0)
 		return 0;
-	if (g->table_env)
-		g->table = g->table_env;
 	g->conn.connect_timeout_s = QUEUES_TIMEOUT_S;
 	g->conn.read_timeout_s = QUEUES_TIMEOUT_S;
 	if ((c = mq_connect(&g->conn, &e)) == NULL)
@@ -84,6 +107,7 @@ list_queues(struct mq_global *g)
 		return 0;
 	}
 	mq_close(c);
+	alarm(0);
 	for (i = 0; i < n; i++)
 		if (q[i].queue_len == strlen(q[i].queue) &&
 		    mq_valid_queue(q[i].queue))

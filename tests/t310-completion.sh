@@ -2,6 +2,9 @@
 # mq completion: the bash script completes commands, options, fixed values
 # and the queues of the right table, as a user's TAB would, without the
 # bash-completion package; no server means no queues, quietly and at once.
+# The queues are read with the settings every command reads (MQ_HOST,
+# MQ_PORT, MQ_TABLE... over the option files, the line over both), and
+# within two seconds whatever holds them up (a pipe nobody writes to).
 # The zsh and fish scripts parse, and fish completes a command name.
 . "$(dirname "$0")/lib.sh"
 
@@ -16,9 +19,10 @@ is "$RC" 0 "mq completion bash exits 0"
 printf '%s\n' "$OUT" >"$T_TMP/mq.bash"
 
 # comp WORD...: what TAB offers for the last word (COMP_WORDS as bash
-# splits the line), sorted, on one line; stderr to $T_TMP/comp.err
+# splits the line), sorted, on one line; stderr to $T_TMP/comp.err (a TAB
+# that hangs is killed after 15 s: the test fails rather than hangs)
 comp() {
-  bash --norc --noprofile -c '
+  timeout -s KILL 15 bash --norc --noprofile -c '
     . "$1" || exit 1
     shift
     COMP_WORDS=("$@")
@@ -86,6 +90,112 @@ run env MQ_SOCKET=/nonexistent "$MQ" completion --queues
 is "$RC:$OUT:$ERR" "0::" "completion --queues without a server: status 0, silent"
 run "$MQ" completion --queues --table no_such_table
 is "$RC:$OUT:$ERR" "0::" "completion --queues of a missing table: silent"
+
+# ---- the settings every command reads, in the same precedence ----
+# stats_queues [ENV...]: the queue names mq stats lists with those
+# settings; queues [ENV...]: what completion --queues offers with them
+stats_queues() {
+  env "$@" "$MQ" stats --json 2>/dev/null |
+    python3 -c 'import json, sys; print(" ".join(q["queue"] for q in json.load(sys.stdin)["queues"]))' 2>/dev/null
+}
+queues() {
+  env "$@" "$MQ" completion --queues 2>&1 | tr '\n' ' ' | sed 's/ $//'
+}
+# a TCP port on 127.0.0.1 that relays to the test's server (which listens
+# on its Unix socket only), so that MQ_HOST and MQ_PORT can be used
+cat >"$T_TMP/relay.py" <<'PY'
+import os, socket, sys, threading
+lsock = socket.socket()
+lsock.bind(("127.0.0.1", 0))
+lsock.listen(16)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    f.write(str(lsock.getsockname()[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+def pump(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = lsock.accept()
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(sys.argv[1])
+    for a, b in ((c, u), (u, c)):
+        threading.Thread(target=pump, args=(a, b), daemon=True).start()
+PY
+python3 "$T_TMP/relay.py" "$MQ_TEST_SOCKET" "$T_TMP/relay.port" &
+relay=$!
+i=0
+while [ ! -s "$T_TMP/relay.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+port=$(cat "$T_TMP/relay.port")
+tcp="-u MQ_SOCKET MQ_HOST=127.0.0.1 MQ_PORT=$port"
+# shellcheck disable=SC2086
+is "$(stats_queues $tcp)" "alpha beta" "MQ_HOST, MQ_PORT: mq stats reads the table through TCP"
+# shellcheck disable=SC2086
+is "$(queues $tcp)" "alpha beta" "MQ_HOST, MQ_PORT: completion --queues offers the same"
+is "$(MQ_SOCKET='' MQ_HOST=127.0.0.1 MQ_PORT=$port comp mq stats --queue '')" \
+  "alpha beta" "MQ_HOST, MQ_PORT: TAB offers them"
+is "$(queues MQ_TABLE=other)" "$(stats_queues MQ_TABLE=other)" "MQ_TABLE: as mq stats (gamma)"
+is "$(queues MQ_TABLE=other)" "gamma" "... gamma"
+sql_root "DROP DATABASE IF EXISTS \`${T_DB}_2\`; CREATE DATABASE \`${T_DB}_2\`"
+MQ_DATABASE=${T_DB}_2 "$MQ" init >/dev/null
+MQ_DATABASE=${T_DB}_2 "$MQ" push --queue delta d >/dev/null
+is "$(queues MQ_DATABASE="${T_DB}_2")" "$(stats_queues MQ_DATABASE="${T_DB}_2")" \
+  "MQ_DATABASE: as mq stats (delta)"
+is "$(queues MQ_DATABASE="${T_DB}_2")" "delta" "... delta"
+sql_root "DROP USER IF EXISTS t310_reader@localhost; CREATE USER t310_reader@localhost; GRANT SELECT ON \`${T_DB}_2\`.* TO t310_reader@localhost"
+is "$(queues MQ_USER=t310_reader MQ_DATABASE="${T_DB}_2")" "delta" \
+  "MQ_USER: a user of its own (granted ${T_DB}_2)"
+is "$(queues MQ_USER=t310_reader)" "" "... who cannot read the test's table: nothing, silently"
+is "$(queues MQ_SOCKET="$T_TMP/no-socket")" "" "MQ_SOCKET: the socket named (none there): nothing"
+# an [mq] group under the environment, the line over both
+printf '[client]\nport=1\n[mq]\nhost=127.0.0.1\nport=%s\nsocket=/nonexistent\n' "$port" >"$T_TMP/tcp.cnf"
+is "$(queues -u MQ_SOCKET MQ_DEFAULTS_FILE="$T_TMP/tcp.cnf")" "alpha beta" \
+  "an option file's [mq] host and port"
+printf '[mq]\nhost=127.0.0.1\nport=1\n' >"$T_TMP/port1.cnf"
+is "$(queues -u MQ_SOCKET MQ_DEFAULTS_FILE="$T_TMP/port1.cnf" MQ_PORT="$port")" "alpha beta" \
+  "MQ_PORT over the option file's port"
+is "$(env -u MQ_SOCKET MQ_HOST=127.0.0.1 MQ_PORT=1 "$MQ" completion --queues --port "$port" 2>&1 | tr '\n' ' ' | sed 's/ $//')" \
+  "alpha beta" "--port typed over MQ_PORT"
+run env MQ_PORT=0 "$MQ" completion --queues
+is "$RC:$OUT:$ERR" "0::" "MQ_PORT=0 (invalid): status 0, silent"
+run env MQ_TABLE=bad-name "$MQ" completion --queues
+is "$RC:$OUT:$ERR" "0::" "MQ_TABLE=bad-name (invalid): status 0, silent"
+kill "$relay"
+wait "$relay" 2>/dev/null
+sql_root "DROP USER t310_reader@localhost; DROP DATABASE \`${T_DB}_2\`"
+
+# ---- never past two seconds: pipes nobody writes to ----
+mkfifo "$T_TMP/fifo"
+printf '[client]\n!include %s\n' "$T_TMP/fifo" >"$T_TMP/includes-fifo.cnf"
+for how in "--defaults-file $T_TMP/fifo" "MQ_DEFAULTS_FILE=$T_TMP/fifo" \
+    "--defaults-file $T_TMP/includes-fifo.cnf"; do
+  case $how in
+  --*) set -- "$MQ" completion --queues $how ;;
+  *) set -- env "$how" "$MQ" completion --queues ;;
+  esac
+  what=$(printf '%s\n' "$how" | sed "s|$T_TMP/||")
+  t0=$(date +%s)
+  run timeout -s KILL 15 "$@"
+  t1=$(date +%s)
+  is "$RC:$OUT:$ERR" "0::" "$what (a pipe nobody writes to): status 0, silent"
+  check "... within the bound ($((t1 - t0)) s)" test $((t1 - t0)) -le 3
+done
+t0=$(date +%s)
+is "$(MQ_DEFAULTS_FILE=$T_TMP/fifo comp mq stats --queue '')" "" \
+  "TAB with MQ_DEFAULTS_FILE a pipe nobody writes to: nothing offered"
+t1=$(date +%s)
+check "... and the shell is back within 3 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 3
+is "$(cat "$T_TMP/comp.err")" "" "... nothing on stderr"
 
 expect_status 64 "an unknown shell" "$MQ" completion tcsh
 expect_status 64 "no shell" "$MQ" completion
