@@ -150,6 +150,15 @@ like "$OUT" "MQ UNKNOWN - *nonexistent*" "the status line says why"
 is "$ERR" "" "nothing on stderr"
 check_is 3 "no such table: UNKNOWN" --table nope
 like "$OUT" "MQ UNKNOWN - *nope*mq init*" "the status line names the table"
+sql "CREATE TABLE notmq (x INT)"
+check_is 3 "a table that is not an mq table: UNKNOWN" --table notmq
+check_is 3 "access denied: UNKNOWN" --user t321_nobody
+like "$OUT" "MQ UNKNOWN - cannot connect: Access denied*(error 1045)" "the status line says why"
+check_is 3 "no such database: UNKNOWN" --database t321_no_such_db
+run env -u MQ_DATABASE "$MQ" check
+is "$RC:$ERR" "3:" "no database chosen: UNKNOWN, stderr empty"
+like "$OUT" "MQ UNKNOWN - no database selected*" "the status line says why"
+check_is 3 "TLS required, the server has none: UNKNOWN" --ssl-verify-server-cert
 check_is 3 "a bad number: UNKNOWN (usage error)" --max-dead x
 like "$OUT" "MQ UNKNOWN - usage error: *--max-dead*" "a status line on stdout"
 like "$ERR" "mq check: *--max-dead*" "and the usual line on stderr"
