@@ -220,6 +220,10 @@ cat "$T_TMP/big.cnf" >"$T_TMP/big-pipe" 2>/dev/null &
 check_is 3 "a piped option file over 1 MiB: UNKNOWN" --defaults-file "$T_TMP/big-pipe"
 like "$OUT" "MQ UNKNOWN - cannot read option file '*big-pipe': larger than 1 MiB" "it says why"
 wait $!
+# where the other commands exit 78 with their line on stderr
+run "$MQ" stats --defaults-file "$T_TMP/big.cnf"
+like "$RC:$OUT:$ERR" "78::mq stats: cannot read option file '*big.cnf': larger than 1 MiB" \
+  "mq stats with it: 78, as mq(1) says"
 # a pipe read whole is fine
 mkfifo "$T_TMP/small-pipe"
 printf '[client]\n' >"$T_TMP/small-pipe" &
@@ -234,10 +238,17 @@ like "$OUT" "MQ UNKNOWN - cannot read option file '*fifo': nothing written to it
 check "... after 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -ge 9 -a $((t1 - t0)) -le 13
 # a pipe whose writer never ends: the same, it is not read for ever
 mkfifo "$T_TMP/slow-pipe"
-(printf '[client]\n'; sleep 13) >"$T_TMP/slow-pipe" &
+(printf '[client]\n'; exec sleep 13) >"$T_TMP/slow-pipe" &
 slow=$!
 check_is 3 "a pipe written but never closed: UNKNOWN" --defaults-file "$T_TMP/slow-pipe"
 like "$OUT" "MQ UNKNOWN - cannot read option file '*slow-pipe': not written to its end in 10 s" "it says why"
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+(printf '[client]\n'; exec sleep 13) >"$T_TMP/slow-pipe" &
+slow=$!
+run "$MQ" stats --defaults-file "$T_TMP/slow-pipe"
+like "$RC:$OUT:$ERR" "78::mq stats: cannot read option file '*slow-pipe': not written to its end in 10 s" \
+  "mq stats with it: 78, as mq(1) says"
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
 
