@@ -77,7 +77,7 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	progress_start(&p, "archive", o->purge ? "purged" : "archived",
 	    a.quiet);
 	o->progress = progress_jobs;
-	o->progress_arg = &p;
+	o->ctx = &p;
 	st = mq_archive(c, o, &moved);
 	progress_clear(&p);
 	e = *mq_conn_error(c);

@@ -30,9 +30,6 @@ extern unsigned std_closed;
  * way (stdout read-only): before anything is claimed or pushed. */
 void need_stdio(const char *cmd, unsigned which);
 
-/* A monotonic clock, in microseconds. */
-int64_t now_us(void);
-
 /* A stream of records on standard input (push_records.c). */
 struct records {
 	char *buf;
@@ -249,8 +246,8 @@ void progress_start(struct progress *p, const char *cmd, const char *done,
     int quiet);
 /* n more jobs done */
 void progress_add(struct progress *p, uint64_t n);
-/* progress_add() as the library's per-batch callback (arg: the progress) */
-void progress_jobs(uint64_t jobs, void *arg);
+/* progress_add() as the library's per-batch callback (ctx: the progress) */
+void progress_jobs(uint64_t jobs, void *ctx);
 /* Erases the progress line, if one is shown, and shows it no more. */
 void progress_clear(struct progress *p);
 /* progress_clear(), then the summary line unless quiet. */

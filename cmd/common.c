@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -162,7 +161,7 @@ option_file_from_pipe(const char *path, int wait_ms, const char **why)
 	ssize_t n;
 	long total = 0;
 	int in, out = -1, left, r;
-	int64_t deadline = now_us() + (int64_t)wait_ms * 1000;
+	int64_t deadline = mq_now_us() + (int64_t)wait_ms * 1000;
 
 	*why = NULL;
 	if (path == NULL || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
@@ -174,7 +173,7 @@ option_file_from_pipe(const char *path, int wait_ms, const char **why)
 	/* Until a writer comes, poll waits and read() would say the end:
 	 * poll first, every time */
 	for (;;) {
-		left = (int)((deadline - now_us() + 999) / 1000);
+		left = (int)((deadline - mq_now_us() + 999) / 1000);
 		p.fd = in;
 		p.events = POLLIN;
 		p.revents = 0;
@@ -303,15 +302,6 @@ usage_error(const char *cmd, const char *fmt, ...)
 	if (c && c->usage_hook)
 		c->usage_hook(msg);
 	exit(EX_USAGE);
-}
-
-int64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* Whether standard descriptor fd is open the wrong way round for its

@@ -181,9 +181,9 @@ static struct sigaction started_with[NSTOP_SIGNALS];
  * and caught, so that none ends mq between a claim's COMMIT and the
  * hand-over (mq_pop_wait calls this around its waits). */
 static void
-park_signals(int parked, void *arg)
+park_signals(int parked, void *ctx)
 {
-	const sigset_t *held = arg;
+	const sigset_t *held = ctx;
 	sigset_t unused;
 	unsigned k;
 
@@ -394,12 +394,12 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	if (a.wait) {
 		g->conn.connect_timeout_s = WAIT_BOUND_S;
 		g->conn.read_timeout_s = WAIT_BOUND_S;
-		t0 = now_us();
+		t0 = mq_now_us();
 	}
 	c = open_queue_table("pop", g);
 	mq_set_stop_check(c, stop_held);
 	if (a.wait) {	/* D counts from the start, connecting included */
-		long long left = a.wait - (now_us() - t0);
+		long long left = a.wait - (mq_now_us() - t0);
 
 		a.wait = left > 0 ? left : 1;
 	}

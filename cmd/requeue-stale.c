@@ -85,7 +85,7 @@ cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 	c = open_queue_table("requeue-stale", g);
 	progress_start(&p, "requeue-stale", "reaped", a.quiet);
 	o->progress = progress_jobs;
-	o->progress_arg = &p;
+	o->ctx = &p;
 	st = mq_requeue_stale(c, o, &rep);
 	progress_clear(&p);
 	e = *mq_conn_error(c);

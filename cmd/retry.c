@@ -146,33 +146,33 @@ put_note(const struct id_note *n, const char *what)
 }
 
 static void
-each(uint64_t id, void *arg)
+each(uint64_t id, void *ctx)
 {
-	(void)arg;
+	(void)ctx;
 	printf("%llu\n", (unsigned long long)id);
 }
 
 static void
-skipped(uint64_t id, enum mq_retry_skip why, void *arg)
+skipped(uint64_t id, enum mq_retry_skip why, void *ctx)
 {
-	struct retry_args *a = arg;
+	struct retry_args *a = ctx;
 
 	note(why == MQ_RETRY_DEDUP ? &a->dedup : &a->not_dead, id);
 }
 
 static void
-progress(uint64_t jobs, void *arg)
+progress(uint64_t jobs, void *ctx)
 {
-	progress_add(&((struct retry_args *)arg)->p, jobs);
+	progress_add(&((struct retry_args *)ctx)->p, jobs);
 }
 
 /* Between batches: the stop signals may arrive (they are held during a
  * batch, so that the one in flight commits whole), and the rate's pause
  * passes unless one does. */
 static int
-between(int64_t us, void *arg)
+between(int64_t us, void *ctx)
 {
-	struct retry_args *a = arg;
+	struct retry_args *a = ctx;
 	struct timespec ts;
 
 	if (!stop_signal_pending(&a->held) && us > 0) {
@@ -253,7 +253,7 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	o->skipped = skipped;
 	o->progress = progress;
 	o->between = between;
-	o->arg = &a;
+	o->ctx = &a;
 	st = mq_retry(c, o, &rep);
 	progress_clear(&a.p);
 	e = *mq_conn_error(c);

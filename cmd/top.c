@@ -78,7 +78,7 @@ sample(struct mq_conn *c, const char *queue, struct top_queue **qs,
 		restore();
 		die("top", &e);
 	}
-	if (top_update(qs, nq, s, n, w, nw, now_us()) != 0) {
+	if (top_update(qs, nq, s, n, w, nw, mq_now_us()) != 0) {
 		restore();
 		fprintf(stderr, "mq top: out of memory\n");
 		exit(EX_OSERR);
@@ -100,7 +100,7 @@ live(struct mq_conn *c, const char *queue, struct top_frame *fr)
 	for (;;) {
 		if (r == W_TIME) {
 			sample(c, queue, &qs, &nq);
-			next = now_us() + fr->interval_us;
+			next = mq_now_us() + fr->interval_us;
 		}
 		measure(fr);
 		fputs("\033[H", stdout);
@@ -142,7 +142,7 @@ plain(struct mq_conn *c, const char *queue, struct top_frame *fr, int once)
 				break;
 		}
 		first = 0;
-		if ((r = wait_until(now_us() + fr->interval_us, &keys)) > 0) {
+		if ((r = wait_until(mq_now_us() + fr->interval_us, &keys)) > 0) {
 			free(qs);
 			return 128 + r;
 		}

@@ -20,7 +20,7 @@
 
 /* A sample of a queue's counters: in = pushed, out = done + dead. */
 struct top_sample {
-	int64_t t;	/* now_us() */
+	int64_t t;	/* mq_now_us() */
 	uint64_t in, out;
 };
 
@@ -67,7 +67,7 @@ void catch_signals(int tty);
 /* What ends a wait: the time, a key that quits, a resize, Ctrl-Z; else
  * the number of a stopping signal. */
 enum { W_TIME = 0, W_QUIT = -1, W_RESIZE = -2, W_SUSPEND = -3 };
-/* Waits until deadline (now_us()), for keys from stdin too if *keys (0
+/* Waits until deadline (mq_now_us()), for keys from stdin too if *keys (0
  * once stdin ends). */
 int wait_until(int64_t deadline, int *keys);
 

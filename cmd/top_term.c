@@ -115,7 +115,7 @@ catch_signals(int tty)
 			catch_signal(sigs[i], &sa);
 }
 
-/* Waits until deadline (now_us()); keys from stdin if *keys. Returns
+/* Waits until deadline (mq_now_us()); keys from stdin if *keys. Returns
  * W_TIME, W_QUIT, W_RESIZE or the number of a stopping signal. */
 int
 wait_until(int64_t deadline, int *keys)
@@ -126,7 +126,7 @@ wait_until(int64_t deadline, int *keys)
 	char k;
 
 	for (;;) {
-		if ((left = deadline - now_us()) <= 0)
+		if ((left = deadline - mq_now_us()) <= 0)
 			return W_TIME;
 		p[0].fd = sig_fd[0];
 		p[0].events = POLLIN;

@@ -63,7 +63,7 @@ struct dbt {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	void (*fn)(void *);	/* the task running, NULL: none */
-	void *arg;
+	void *ctx;
 	int busy;		/* posted and not collected (the loop's) */
 	int fd[2];
 };
@@ -247,8 +247,8 @@ int succeeded(const struct slot *s);
  * value. */
 int dbt_start(struct dbt *d);
 
-/* Gives the idle thread fn(arg) to run. */
-void dbt_post(struct dbt *d, void (*fn)(void *), void *arg);
+/* Gives the idle thread fn(ctx) to run. */
+void dbt_post(struct dbt *d, void (*fn)(void *), void *ctx);
 
 /* After fd[0] was readable: whether the task is done (busy then 0). */
 int dbt_collect(struct dbt *d);

@@ -14,9 +14,9 @@
 /* ---- the work thread's task (runs in that thread: no output) ---- */
 
 static void
-op_run(void *arg)
+op_run(void *ctx)
 {
-	struct op_task *t = arg;
+	struct op_task *t = ctx;
 	struct worker *w = t->w;
 	struct mq_receipt r[MAX_SLOTS];
 	unsigned char lost[MAX_SLOTS];
@@ -61,7 +61,7 @@ op_run(void *arg)
 		if (it->kind == OP_RELEASE) {
 			st = mq_release(w->c, &it->r);
 		} else if (it->kind == OP_EXTEND) {
-			it->sent_at = now_us();
+			it->sent_at = mq_now_us();
 			st = mq_try_extend(w->c, &it->r, w->lease_us);
 		} else {
 			fo.error = it->text;
@@ -133,7 +133,7 @@ claim_room(const struct worker *w, long long nacks)
 		room = w->max_jobs - w->claimed;
 	if (w->stopping || count_slots(w, QUEUED) != 0 ||
 	    count_slots(w, RUNNING) >= w->concurrency ||
-	    now_us() < w->next_claim)
+	    mq_now_us() < w->next_claim)
 		return 0;
 	return room < 0 ? 0 : room;
 }
@@ -143,7 +143,7 @@ static int
 want_wait_conn(const struct worker *w)
 {
 	return !w->stopping && w->idle_since && w->cw == NULL &&
-	    !w->wait_broken && now_us() >= w->cw_retry_at;
+	    !w->wait_broken && mq_now_us() >= w->cw_retry_at;
 }
 
 /* Gives the work thread what is to do: the jobs that ended (fail, give
@@ -154,7 +154,7 @@ void
 op_post(struct worker *w)
 {
 	struct op_task *t = &w->ot;
-	int64_t now = now_us(), oldest = INT64_MAX;
+	int64_t now = mq_now_us(), oldest = INT64_MAX;
 	long long nacks = 0, room;
 	size_t i, k;
 	int j;

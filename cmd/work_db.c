@@ -16,11 +16,11 @@
 #include "work.h"
 
 static void *
-run(void *arg)
+run(void *ctx)
 {
-	struct dbt *d = arg;
+	struct dbt *d = ctx;
 	void (*fn)(void *);
-	void *fn_arg;
+	void *fn_ctx;
 	char b = 1;
 
 	mq_thread_init();	/* the threads never end */
@@ -29,9 +29,9 @@ run(void *arg)
 		while (d->fn == NULL)
 			pthread_cond_wait(&d->cv, &d->mu);
 		fn = d->fn;
-		fn_arg = d->arg;
+		fn_ctx = d->ctx;
 		pthread_mutex_unlock(&d->mu);
-		fn(fn_arg);
+		fn(fn_ctx);
 		pthread_mutex_lock(&d->mu);
 		d->fn = NULL;
 		pthread_mutex_unlock(&d->mu);
@@ -68,10 +68,10 @@ dbt_start(struct dbt *d)
 }
 
 void
-dbt_post(struct dbt *d, void (*fn)(void *), void *arg)
+dbt_post(struct dbt *d, void (*fn)(void *), void *ctx)
 {
 	pthread_mutex_lock(&d->mu);
-	d->arg = arg;
+	d->ctx = ctx;
 	d->fn = fn;
 	d->busy = 1;
 	pthread_cond_signal(&d->cv);

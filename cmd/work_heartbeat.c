@@ -12,9 +12,9 @@
 /* ---- the heartbeat thread's task ---- */
 
 static void
-beat_run(void *arg)
+beat_run(void *ctx)
 {
-	struct beat_task *t = arg;
+	struct beat_task *t = ctx;
 	struct worker *w = t->w;
 	enum mq_status st;
 	size_t i;
@@ -30,7 +30,7 @@ beat_run(void *arg)
 		return;
 	}
 	for (i = 0; i < t->n; i++) {
-		t->item[i].sent_at = now_us();
+		t->item[i].sent_at = mq_now_us();
 		st = t->item[i].st = mq_try_extend(w->cb, &t->item[i].r,
 		    w->lease_us);
 		if (st == MQ_OK || st == MQ_ELEASE || st == MQ_ERETRY)
@@ -51,7 +51,7 @@ void
 beat_post(struct worker *w)
 {
 	struct beat_task *t = &w->bt;
-	int64_t now = now_us();
+	int64_t now = mq_now_us();
 	int i;
 
 	t->n = 0;
@@ -75,7 +75,7 @@ void
 beat_apply(struct worker *w)
 {
 	struct beat_task *t = &w->bt;
-	int64_t now = now_us();
+	int64_t now = mq_now_us();
 	size_t i;
 
 	for (i = 0; i < t->n; i++) {

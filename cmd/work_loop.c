@@ -22,7 +22,7 @@ static int
 done(struct worker *w)
 {
 	if (w->stopping && w->stop_idle_since &&
-	    now_us() - w->stop_idle_since >= STOP_WAIT_US &&
+	    mq_now_us() - w->stop_idle_since >= STOP_WAIT_US &&
 	    (w->op.busy || count_slots(w, FREE) != w->nslots ||
 	    w->norphans))
 		give_up(w);
@@ -37,7 +37,7 @@ done(struct worker *w)
 	if (w->idle_since && w->exit_when_empty)
 		return 1;
 	return w->idle_since && w->wait_us >= 0 &&
-	    now_us() - w->idle_since >= w->wait_us;
+	    mq_now_us() - w->idle_since >= w->wait_us;
 }
 
 /* How long poll() may sleep: until the next thing the clock asks for.
@@ -45,7 +45,7 @@ done(struct worker *w)
 static int
 timeout_ms(struct worker *w)
 {
-	int64_t now = now_us(), next = now + 1000000;
+	int64_t now = mq_now_us(), next = now + 1000000;
 	int i, op_free = !w->op.busy && now >= w->reconnect_at;
 
 #define SOONER(t) do { if ((t) < next) next = (t); } while (0)
@@ -89,7 +89,7 @@ loop(struct worker *w)
 	while (!done(w)) {
 		reap(w);
 		tend(w);
-		if (!w->op.busy && now_us() >= w->reconnect_at)
+		if (!w->op.busy && mq_now_us() >= w->reconnect_at)
 			op_post(w);
 		if (!w->beat.busy)
 			beat_post(w);
@@ -99,7 +99,7 @@ loop(struct worker *w)
 		if (!w->stopping && w->idle_since) {
 			park(w);
 			if (!w->waiting && w->next_claim == INT64_MAX)
-				w->next_claim = now_us() + 1000000;
+				w->next_claim = mq_now_us() + 1000000;
 		} else {
 			unpark(w);
 		}

@@ -68,7 +68,7 @@ op_failed(struct worker *w, const struct mq_error *e)
 		backoff = BACKOFF_MAX_US;
 	backoff = (int64_t)((double)backoff *
 	    (0.75 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1))));
-	w->reconnect_at = now_us() + backoff;
+	w->reconnect_at = mq_now_us() + backoff;
 	fprintf(stderr, "mq work: reconnecting in %.1fs\n",
 	    (double)backoff / 1e6);
 }
@@ -101,7 +101,7 @@ op_apply(struct worker *w)
 {
 	struct op_task *t = &w->ot;
 	char due[DURATION_MAX];
-	int64_t now = now_us();
+	int64_t now = mq_now_us();
 	size_t i;
 	int k = 0;
 

@@ -60,7 +60,7 @@ lose(struct slot *s, const char *why)
 	s->end = LOST;
 	s->stopping = 1;
 	kill_job(s, SIGTERM);
-	s->kill_at = now_us() + GRACE_US;
+	s->kill_at = mq_now_us() + GRACE_US;
 }
 
 void
@@ -76,7 +76,7 @@ reap(struct worker *w)
 				continue;
 			s->state = ENDED;
 			s->status = status;
-			s->ended_at = now_us();
+			s->ended_at = mq_now_us();
 			if (!s->stopping)
 				s->end = EXITED;
 			w->avg_run_us = w->avg_run_us ? (7 * w->avg_run_us +
@@ -109,21 +109,21 @@ start_queued(struct worker *w)
 			/* give it back rather than hold it for a lease */
 			s->state = ENDED;
 			s->end = ABANDONED;
-			s->ended_at = now_us();
+			s->ended_at = mq_now_us();
 			if (e == ENOENT || e == EACCES || e == ENOEXEC ||
 			    e == ENOTDIR) {
 				w->cannot_run = w->stopping = 1;
 			} else {
 				/* out of something (files, memory, /tmp):
 				 * claim again in a second */
-				w->next_claim = now_us() + 1000000;
+				w->next_claim = mq_now_us() + 1000000;
 			}
 			continue;
 		}
 		s->state = RUNNING;
 		s->stopping = 0;
 		s->kill_at = 0;
-		s->started_at = now_us();
+		s->started_at = mq_now_us();
 		s->deadline = w->timeout_us ? s->started_at + w->timeout_us : 0;
 		running++;
 	}
@@ -134,7 +134,7 @@ start_queued(struct worker *w)
 void
 tend(struct worker *w)
 {
-	int64_t now = now_us();
+	int64_t now = mq_now_us();
 	int i;
 
 	for (i = 0; i < w->nslots; i++) {

@@ -138,12 +138,12 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	for (i = 0; i < (o->dead ? 2u : 1u) && rc == MQ_OK; i++) {
 		b.state = states[i];
 		do {
-			int64_t t0 = mq__now_us();
+			int64_t t0 = mq_now_us();
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
 			if (rc == MQ_OK && b.moved && o->progress)
-				o->progress(b.moved, o->progress_arg);
+				o->progress(b.moved, o->ctx);
 			if (rc != MQ_OK || b.got != b.want)
 				break;
 			/* the batch's own rows: copied (unless purged) and

@@ -340,7 +340,7 @@ mq_close(struct mq_conn *c)
 }
 
 enum mq_claim
-mq_server_claim(const struct mq_conn *c)
+mq__server_claim(const struct mq_conn *c)
 {
 	return c->skip_locked ? MQ_CLAIM_SKIP_LOCKED : MQ_CLAIM_UPDATE;
 }

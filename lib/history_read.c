@@ -30,18 +30,6 @@ struct hrow {
 	struct mq_history_entry h;
 };
 
-static void
-bind_text(MYSQL_BIND *b, void *buf, size_t size, unsigned long *len,
-    mq__bool *null)
-{
-	memset(b, 0, sizeof *b);
-	b->buffer_type = MYSQL_TYPE_STRING;
-	b->buffer = buf;
-	b->buffer_length = size;
-	b->length = len;
-	b->is_null = null;
-}
-
 static size_t
 cut(unsigned long len, size_t max)
 {
@@ -55,15 +43,15 @@ bind_hrow(struct hrow *r)
 
 	memset(o, 0, sizeof r->out);
 	mq__bind_u64(&o[0], &r->h.seq);
-	bind_text(&o[1], r->h.event, sizeof r->h.event - 1, &r->len[1],
+	mq__bind_text_out(&o[1], r->h.event, sizeof r->h.event - 1, &r->len[1],
 	    &r->null[1]);
-	bind_text(&o[2], r->h.state, sizeof r->h.state - 1, &r->len[2],
+	mq__bind_text_out(&o[2], r->h.state, sizeof r->h.state - 1, &r->len[2],
 	    &r->null[2]);
 	mq__bind_u32(&o[3], &r->h.attempt);
-	bind_text(&o[4], r->iso, sizeof r->iso - 1, &r->len[4], &r->null[4]);
+	mq__bind_text_out(&o[4], r->iso, sizeof r->iso - 1, &r->len[4], &r->null[4]);
 	mq__bind_i64(&o[5], &r->from_now);
 	o[5].is_null = &r->null[5];
-	bind_text(&o[6], r->h.worker, sizeof r->h.worker - 1, &r->len[6],
+	mq__bind_text_out(&o[6], r->h.worker, sizeof r->h.worker - 1, &r->len[6],
 	    &r->null[6]);
 	o[7].buffer_type = MYSQL_TYPE_BLOB;
 	o[7].buffer = r->error;

@@ -44,18 +44,6 @@ mq_job_info_free(struct mq_job_info *j)
 
 
 
-static void
-bind_text(MYSQL_BIND *b, void *buf, size_t size, unsigned long *len,
-    mq__bool *null)
-{
-	memset(b, 0, sizeof *b);
-	b->buffer_type = MYSQL_TYPE_STRING;
-	b->buffer = buf;
-	b->buffer_length = size;
-	b->length = len;
-	b->is_null = null;
-}
-
 void
 mq__inspect_bind_row(struct row *r)
 {
@@ -68,22 +56,22 @@ mq__inspect_bind_row(struct row *r)
 	memset(r, 0, sizeof *r);
 	mq__bind_i32(&o[0], &r->archived);
 	mq__bind_u64(&o[1], &r->j.id);
-	bind_text(&o[2], r->j.queue, MQ_QUEUE_MAX, &r->len[2], &r->null[2]);
-	bind_text(&o[3], r->shown, sizeof r->shown - 1, &r->len[3],
+	mq__bind_text_out(&o[2], r->j.queue, MQ_QUEUE_MAX, &r->len[2], &r->null[2]);
+	mq__bind_text_out(&o[3], r->shown, sizeof r->shown - 1, &r->len[3],
 	    &r->null[3]);
-	bind_text(&o[4], r->stored, sizeof r->stored - 1, &r->len[4],
+	mq__bind_text_out(&o[4], r->stored, sizeof r->stored - 1, &r->len[4],
 	    &r->null[4]);
 	mq__bind_i32(&o[5], &r->j.priority);
 	mq__bind_u32(&o[6], &r->j.attempts);
 	mq__bind_u32(&o[7], &r->j.max_attempts);
 	for (k = 0; k < 5; k++)
-		bind_text(&o[iso_col[k]], r->iso[k], sizeof r->iso[k] - 1,
+		mq__bind_text_out(&o[iso_col[k]], r->iso[k], sizeof r->iso[k] - 1,
 		    &r->len[iso_col[k]], &r->null[iso_col[k]]);
 	for (k = 0; k < 4; k++) {
 		mq__bind_i64(&o[diff_col[k]], &r->diff[k]);
 		o[diff_col[k]].is_null = &r->null[diff_col[k]];
 	}
-	bind_text(&o[14], r->j.leased_by, sizeof r->j.leased_by - 1,
+	mq__bind_text_out(&o[14], r->j.leased_by, sizeof r->j.leased_by - 1,
 	    &r->len[14], &r->null[14]);
 	/* the error and the payload: fetched once their size is known */
 	o[17].buffer_type = MYSQL_TYPE_BLOB;
@@ -92,14 +80,14 @@ mq__inspect_bind_row(struct row *r)
 	mq__bind_i64(&o[18], &r->every);
 	o[18].is_null = &r->null[18];
 	mq__bind_i32(&o[20], &r->paused);
-	bind_text(&o[21], r->j.dedup_key, sizeof r->j.dedup_key, &r->len[21],
+	mq__bind_text_out(&o[21], r->j.dedup_key, sizeof r->j.dedup_key, &r->len[21],
 	    &r->null[21]);
 	o[22].buffer_type = MYSQL_TYPE_BLOB;
 	o[22].length = &r->len[22];
 	o[22].is_null = &r->null[22];
 	mq__bind_i64(&o[23], &r->j.available_epoch_us);
 	mq__bind_i32(&o[24], &r->token);
-	bind_text(&o[25], r->anchor, sizeof r->anchor - 1, &r->len[25],
+	mq__bind_text_out(&o[25], r->anchor, sizeof r->anchor - 1, &r->len[25],
 	    &r->null[25]);
 }
 

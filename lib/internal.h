@@ -70,8 +70,18 @@ struct mq_unprepared {
 	int ran;		/* executed (prepared since) */
 };
 
+/* Where a non-blocking wait is (wakeup.c): one at a time on a connection,
+ * as the client library allows; the caller's struct mq_async holds what
+ * it polls for. */
+struct mq__async_state {
+	int stage, err;
+	int pre;		/* statements before the park still to answer */
+	int leave;		/* leaving the waiters' rows, not waiting */
+};
+
 struct mq_conn {
 	MYSQL *db;
+	struct mq__async_state async;
 	struct mq_cached cache[MQ_STMT_CACHE];
 	struct mq_unprepared unprepared[MQ_UNPREPARED];
 	struct mq_error err;
@@ -169,6 +179,11 @@ void mq__bind_i32(MYSQL_BIND *b, int32_t *v);
 void mq__bind_str(MYSQL_BIND *b, const char *s, unsigned long *len);
 void mq__bind_blob(MYSQL_BIND *b, const void *p, unsigned long *len);
 void mq__bind_name(MYSQL_BIND *b, const char *name, unsigned long *len);
+void mq__bind_null(MYSQL_BIND *b);
+/* A text column read into buf (size bytes at most), its length in *len
+ * and NULL-ness in *null. */
+void mq__bind_text_out(MYSQL_BIND *b, void *buf, size_t size,
+    unsigned long *len, mq__bool *null);
 /* Whether a statement or transaction that met a deadlock or a lock
  * wait timeout (attempt, from 0, just failed; the first began at t0)
  * runs again. */
@@ -179,7 +194,6 @@ int mq__retry_again(struct mq_conn *c, unsigned attempt, int64_t t0);
  * one (2006/2013). */
 int mq__socket(const struct mq_conn *c);
 void mq__cut(struct mq_conn *c);
-void mq__bind_null(MYSQL_BIND *b);
 
 /* mq starts OpenSSL itself, lighter when nothing asks for TLS, where it
  * links the client library in and that library (Connector/C before 3.4)
@@ -217,9 +231,6 @@ enum mq_status mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx);
 /* The ack statements, inside a transaction the caller runs. */
 enum mq_status mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, unsigned char *lost);
-
-/* A monotonic clock, in microseconds. */
-int64_t mq__now_us(void);
 
 /* Sleeps before retry number attempt (0-based), with jitter. */
 void mq__backoff(unsigned attempt);
@@ -373,5 +384,37 @@ char *mq__list_sql(const struct mq_list_filter *f);
 /* The ack's locking read: head, "?,?,...", pairs, "(?,?),...", tail. */
 extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
     mq__sql_ack_lock_tail[];
+
+/* Used by lib/ alone: not in mq.h. */
+/* The strategy AUTO resolves to on this server. */
+enum mq_claim mq__server_claim(const struct mq_conn *c);
+
+/*
+ * Wakes up to n consumers waiting on queue (KILL QUERY of their marked
+ * SLEEP); *woken counts them. Needs to see and kill their threads: the
+ * same user, or PROCESS and CONNECTION ADMIN (SUPER before MySQL 8).
+ */
+enum mq_status mq__wake(struct mq_conn *c, const char *queue, uint64_t n,
+    uint64_t *woken);
+
+/*
+ * The waits of c are over for now: on a Galera cluster, where a wait
+ * writes rows in <table>_waiters for pushers on other nodes to wake it
+ * by, deletes them (mq_pop_wait does, once it claimed or gave up).
+ * Nothing to do elsewhere, or when no wait wrote them.
+ */
+enum mq_status mq__wait_leave(struct mq_conn *c);
+
+/*
+ * The default retry delay after the given number of attempts: 10 s,
+ * doubling with each attempt, at most 1 h, times a jitter factor
+ * 0.75 + 0.5u for u in [0, 1).
+ */
+int64_t mq__backoff_us(unsigned attempts, double u);
+
+/* Gives back, as mq_release() does, every job of queues (a list, as
+ * in mq_pop_opts) leased with token; *n of them. */
+enum mq_status mq__release_token(struct mq_conn *c, const char *queues,
+    const char *token, size_t *n);
 
 #endif

@@ -51,7 +51,7 @@ static const char sql_extend[] =
 #define ERROR_MAX 4096
 
 int64_t
-mq_backoff_us(unsigned attempts, double u)
+mq__backoff_us(unsigned attempts, double u)
 {
 	/* 10 s doubling per attempt, at most 1 h, times [0.75, 1.25) */
 	int64_t base = 10000000;
@@ -135,7 +135,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 		mq__bind_u64(&in[1], &id);
 	} else {
 		delay = f->o->retry_in_us >= 0 ? f->o->retry_in_us :
-		    mq_backoff_us(attempts, (double)rand() / RAND_MAX);
+		    mq__backoff_us(attempts, (double)rand() / RAND_MAX);
 		f->res->retry_in_us = delay;
 		if ((st = mq__prepare(c, sql_retry)) == NULL)
 			return c->err.status;
@@ -260,11 +260,11 @@ mq_take_orphans(struct mq_conn *c, struct mq_orphan *out, size_t max)
 enum mq_status
 mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o, size_t *n)
 {
-	return mq_release_token(c, o->queue, o->token, n);
+	return mq__release_token(c, o->queue, o->token, n);
 }
 
 enum mq_status
-mq_release_token(struct mq_conn *c, const char *queues, const char *token,
+mq__release_token(struct mq_conn *c, const char *queues, const char *token,
     size_t *n)
 {
 	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];

@@ -140,15 +140,16 @@ void mq_close(struct mq_conn *c);
 /** The failure of the last call that failed on this handle. */
 const struct mq_error *mq_conn_error(const struct mq_conn *c);
 
+/** A monotonic clock, in microseconds: the one the library's time limits
+ * use, and the commands' too. */
+int64_t mq_now_us(void);
+
 /** Claim strategies. */
 enum mq_claim {
 	MQ_CLAIM_AUTO = 0,	/* skip-locked if the server has it */
 	MQ_CLAIM_SKIP_LOCKED,	/* SELECT ... FOR UPDATE SKIP LOCKED */
 	MQ_CLAIM_UPDATE		/* UPDATE ... ORDER BY ... LIMIT (seed 002) */
 };
-
-/** The strategy AUTO resolves to on this server. */
-enum mq_claim mq_server_claim(const struct mq_conn *c);
 
 /* ---- schema ---- */
 
@@ -158,7 +159,6 @@ enum mq_claim mq_server_claim(const struct mq_conn *c);
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
 
-/** What mq_init did. */
 /** A Galera node, as mq init found it (all 0 elsewhere). */
 struct mq_galera_report {
 	int on;			/* wsrep on: a Galera node */
@@ -169,6 +169,7 @@ struct mq_galera_report {
 	char no_pk_names[256];	/* their names, ", " between, cut */
 };
 
+/** What mq_init did. */
 struct mq_init_report {
 	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
@@ -176,7 +177,8 @@ struct mq_init_report {
 	struct mq_galera_report galera;
 };
 
-/** Creates or upgrades table, <table>_archive, _queues and _counts;
+/** Creates or upgrades table and its companions (<table>_archive,
+ * _queues, _counts, _history, _waiters: mq-init(1));
  * idempotent: on an up-to-date schema it changes nothing. */
 enum mq_status mq_init(struct mq_conn *c, const char *table,
     struct mq_init_report *rep);
@@ -323,24 +325,8 @@ int64_t mq_wait_backoff_us(unsigned idle_waits);
  * claiming).
  */
 enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
-    int64_t wait_us, void (*park)(int parked, void *arg), void *arg,
+    int64_t wait_us, void (*park)(int parked, void *ctx), void *ctx,
     struct mq_job **jobs, size_t *n);
-
-/**
- * Wakes up to n consumers waiting on queue (KILL QUERY of their marked
- * SLEEP); *woken counts them. Needs to see and kill their threads: the
- * same user, or PROCESS and CONNECTION ADMIN (SUPER before MySQL 8).
- */
-enum mq_status mq_wake(struct mq_conn *c, const char *queue, uint64_t n,
-    uint64_t *woken);
-
-/**
- * The waits of c are over for now: on a Galera cluster, where a wait
- * writes rows in <table>_waiters for pushers on other nodes to wake it
- * by, deletes them (mq_pop_wait does, once it claimed or gave up).
- * Nothing to do elsewhere, or when no wait wrote them.
- */
-enum mq_status mq_wait_leave(struct mq_conn *c);
 
 /** A wait in progress on a non-blocking connection (libmariadb only). */
 struct mq_async {
@@ -348,21 +334,20 @@ struct mq_async {
 	short events;		/* ...for these (POLLIN, ...) */
 	int timeout_ms;		/* and at most this long, -1: no limit */
 	int done;		/* the wait is over */
-	int stage, err;		/* (internal) */
-	int pre, leave;		/* (internal) */
 };
 
 /** Starts mq_wait on a connection made with nonblock set. */
 enum mq_status mq_wait_begin(struct mq_conn *c, const char *queue,
     int64_t max_us, struct mq_async *a);
 
-/** Starts mq_wait_leave on a connection made with nonblock set, between
+/** Starts leaving the waiters' rows (as mq_pop_wait does once it
+ * claimed or gave up) on a connection made with nonblock set, between
  * waits; a->done at once if there is nothing to delete. */
 enum mq_status mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a);
 
-/** Blocking, when the non-blocking waits of c are over: as
- * mq_wait_leave, after a's wait (if not NULL nor done) ends (within a
- * second, or it is left, and the rows with it). */
+/** Blocking, when the non-blocking waits of c are over: ends a's wait
+ * (if not NULL nor done: within a second, or it is left, and the rows
+ * with it), then leaves the waiters' rows as mq_wait_leave_begin does. */
 enum mq_status mq_wait_end(struct mq_conn *c, struct mq_async *a);
 
 /** Continues it after poll() (revents, or timed_out); once a->done, the
@@ -399,13 +384,6 @@ struct mq_fail_result {
 	unsigned attempts;	/* deliveries so far */
 	int64_t retry_in_us;	/* when not dead: due again after this */
 };
-
-/**
- * The default retry delay after the given number of attempts: 10 s,
- * doubling with each attempt, at most 1 h, times a jitter factor
- * 0.75 + 0.5u for u in [0, 1).
- */
-int64_t mq_backoff_us(unsigned attempts, double u);
 
 /**
  * Gives a claimed job back: due again after a delay, or dead when its
@@ -452,11 +430,6 @@ size_t mq_take_orphans(struct mq_conn *c, struct mq_orphan *out,
 enum mq_status mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o,
     size_t *n);
 
-/** Gives back, as mq_release() does, every job of queues (a list, as
- * in mq_pop_opts) leased with token; *n of them. */
-enum mq_status mq_release_token(struct mq_conn *c, const char *queues,
-    const char *token, size_t *n);
-
 /** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
     int64_t lease_us);
@@ -496,8 +469,8 @@ struct mq_requeue_opts {
 	unsigned batch;		/* jobs per transaction */
 	int dry_run;		/* count only */
 	/* if not NULL: called after each batch commits, with its jobs */
-	void (*progress)(uint64_t jobs, void *arg);
-	void *progress_arg;
+	void (*progress)(uint64_t jobs, void *ctx);
+	void *ctx;		/* for progress */
 };
 
 /** What requeue-stale did (or would do). */
@@ -516,8 +489,7 @@ enum mq_status mq_requeue_stale(struct mq_conn *c,
 
 /* ---- stats ---- */
 
-/** Counts of one queue. */
-/* A queue's counters: monotonic, never lowered by archive or purge
+/** A queue's counters: monotonic, never lowered by archive or purge
  * (mq-queue(7) COUNTERS). pushed is derived: the jobs live now plus
  * those that left (done, dead, purged) less those that came back
  * (retried), all read from one snapshot. */
@@ -533,6 +505,7 @@ struct mq_counters {
 	uint64_t purged;	/* waiting or running jobs deleted by purge */
 };
 
+/** Counts of one queue. */
 struct mq_queue_stats {
 	char queue[MQ_QUEUE_MAX + 1];
 	size_t queue_len;	/* a name another program wrote may hold NUL */
@@ -579,8 +552,8 @@ struct mq_archive_opts {
 	int dead;		/* dead jobs too, not only done ones */
 	int purge;		/* delete instead of moving */
 	/* if not NULL: called after each batch commits, with its jobs */
-	void (*progress)(uint64_t jobs, void *arg);
-	void *progress_arg;
+	void (*progress)(uint64_t jobs, void *ctx);
+	void *ctx;		/* for progress */
 };
 
 /**
@@ -615,15 +588,15 @@ struct mq_retry_opts {
 				 * limit */
 	int dry_run;		/* change nothing: fn gets each job */
 	/* each job a dry run would retry (if not NULL), by id */
-	void (*fn)(uint64_t id, void *arg);
+	void (*fn)(uint64_t id, void *ctx);
 	/* each job left as it was, and why (if not NULL) */
-	void (*skipped)(uint64_t id, enum mq_retry_skip why, void *arg);
+	void (*skipped)(uint64_t id, enum mq_retry_skip why, void *ctx);
 	/* after each batch commits, with its jobs (if not NULL) */
-	void (*progress)(uint64_t jobs, void *arg);
+	void (*progress)(uint64_t jobs, void *ctx);
 	/* between batches: waits up to us microseconds (the rate's pause,
 	 * 0: none); nonzero stops the retry (if NULL: sleeps) */
-	int (*between)(int64_t us, void *arg);
-	void *arg;		/* for fn, skipped, progress and between */
+	int (*between)(int64_t us, void *ctx);
+	void *ctx;		/* for fn, skipped, progress and between */
 };
 
 /** What mq_retry did (or would do). */

@@ -382,7 +382,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	    (rc = mq__read_committed(c)) != MQ_OK)
 		return rc;
 	if (how == MQ_CLAIM_AUTO)
-		how = mq_server_claim(c);
+		how = mq__server_claim(c);
 	if (how == MQ_CLAIM_UPDATE) {
 		if (nr && (rc = mq__in_tx(c, acks_tx, &cl)) != MQ_OK)
 			return rc;

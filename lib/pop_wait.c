@@ -10,10 +10,10 @@
 
 static enum mq_status
 pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
-    void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
+    void (*park)(int parked, void *ctx), void *ctx, struct mq_job **jobs,
     size_t *n)
 {
-	int64_t deadline = mq__now_us() + (wait_us > 0 ? wait_us : 0), left;
+	int64_t deadline = mq_now_us() + (wait_us > 0 ? wait_us : 0), left;
 	enum mq_status rc, why;
 	unsigned idle = 0;
 
@@ -27,11 +27,11 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 			return rc;
 		why = rc;
 		if (park)
-			park(1, arg);
+			park(1, ctx);
 		if (!c->wait_said_due)	/* else on with the backoff */
 			idle = 0;
 		do {
-			if ((left = deadline - mq__now_us()) <= 0)
+			if ((left = deadline - mq_now_us()) <= 0)
 				return why;
 			if (left > mq_wait_backoff_us(idle))
 				left = mq_wait_backoff_us(idle);
@@ -39,7 +39,7 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 			rc = mq_wait(c, o->queue, left);
 		} while (rc == MQ_EMPTY);
 		if (park)
-			park(0, arg);
+			park(0, ctx);
 		if (rc != MQ_OK)
 			return rc;
 	}
@@ -51,7 +51,7 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
  * waiter). */
 enum mq_status
 mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
-    void (*park)(int parked, void *arg), void *arg, struct mq_job **jobs,
+    void (*park)(int parked, void *ctx), void *ctx, struct mq_job **jobs,
     size_t *n)
 {
 	enum mq_status rc;
@@ -59,13 +59,13 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 
 	/* retries of a claim (lock waits) begin no later than D + 5 s, so
 	 * that the call ends within D plus the client's 10 s (mq pop) */
-	c->retry_until_us = mq__now_us() + (wait_us > 0 ? wait_us : 0) +
+	c->retry_until_us = mq_now_us() + (wait_us > 0 ? wait_us : 0) +
 	    5000000;
-	rc = pop_wait(c, o, wait_us, park, arg, jobs, n);
+	rc = pop_wait(c, o, wait_us, park, ctx, jobs, n);
 	c->retry_until_us = 0;
 	saved = c->err;
 
-	if (mq_wait_leave(c) != MQ_OK)
+	if (mq__wait_leave(c) != MQ_OK)
 		c->err = saved;
 	return rc;
 }

@@ -172,7 +172,7 @@ wake_after_push(struct mq_conn *c, const char *queue, size_t n,
 	uint64_t woken;
 
 	if ((nodes_woken ? mq__wake_local(c, queue, n, &woken) :
-	    mq_wake(c, queue, n, &woken)) != MQ_OK)
+	    mq__wake(c, queue, n, &woken)) != MQ_OK)
 		c->err = saved;
 }
 

@@ -203,7 +203,7 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 			rep->dead += r.buried;
 			if (o->progress && r.requeued + r.buried)
 				o->progress(r.requeued + r.buried,
-				    o->progress_arg);
+				    o->ctx);
 			if (r.got < r.want)
 				break;	/* nothing more (or all is locked) */
 		}

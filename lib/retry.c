@@ -90,7 +90,7 @@ struct batch {
 	size_t ngiven;
 	int64_t prio, at_us;	/* the filter's cursor */
 	uint64_t after;
-	int64_t started_us;	/* the run's start (mq__now_us) */
+	int64_t started_us;	/* the run's start (mq_now_us) */
 	uint64_t *ids, *conflicts, *list;
 	size_t got, nconflicts, n;
 	uint64_t retried;
@@ -115,7 +115,7 @@ pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
 	unsigned long qlen, pl = plen, pl2 = plen;
 	int32_t prio = (int32_t)b->prio;
 	int64_t since = o->since_us, before = o->before_us;
-	int64_t ago = mq__now_us() - b->started_us;	/* the run's start */
+	int64_t ago = mq_now_us() - b->started_us;	/* the run's start */
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int i;
@@ -273,7 +273,7 @@ wake(struct mq_conn *c, const struct batch *b)
 	size_t i;
 
 	if (one) {
-		(void)mq_wake(c, one, b->retried, &woken);
+		(void)mq__wake(c, one, b->retried, &woken);
 		c->err = saved;
 		return;
 	}
@@ -295,7 +295,7 @@ wake(struct mq_conn *c, const struct batch *b)
 			q[qlen < sizeof q ? qlen : sizeof q - 1] = '\0';
 		mq__release(c, st);
 		if (mq_valid_queue(q) && strcmp(q, last) != 0) {
-			(void)mq_wake(c, q, b->retried, &woken);
+			(void)mq__wake(c, q, b->retried, &woken);
 			strcpy(last, q);
 		}
 	}
@@ -303,11 +303,11 @@ wake(struct mq_conn *c, const struct batch *b)
 }
 
 static int
-sleep_us(int64_t us, void *arg)
+sleep_us(int64_t us, void *ctx)
 {
 	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
 
-	(void)arg;
+	(void)ctx;
 	if (us > 0)
 		nanosleep(&ts, NULL);
 	return 0;
@@ -353,7 +353,7 @@ report_not_dead(const struct batch *b, struct mq_retry_report *rep)
 		rep->not_dead++;
 		if (b->o->skipped)
 			b->o->skipped(b->given[i], MQ_RETRY_NOT_DEAD,
-			    b->o->arg);
+			    b->o->ctx);
 	}
 }
 
@@ -401,11 +401,11 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		goto out;
 	}
 	t.b = &b;
-	start = mq__now_us();
+	start = mq_now_us();
 	b.started_us = start;
 	mq__yield_start(c, &y);
 	for (;;) {
-		t0 = mq__now_us();
+		t0 = mq_now_us();
 		if (o->ids) {
 			if (next == ngiven)
 				break;
@@ -440,17 +440,17 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		if (o->dry_run) {
 			rep->retried += b.got;
 			for (i = 0; o->fn && i < b.got; i++)
-				o->fn(b.ids[i], o->arg);
+				o->fn(b.ids[i], o->ctx);
 		} else {
 			rep->retried += b.retried;
 			rep->dedup += b.nconflicts;
 			for (i = 0; o->skipped && i < b.nconflicts; i++)
 				o->skipped(b.conflicts[i], MQ_RETRY_DEDUP,
-				    o->arg);
+				    o->ctx);
 			if (b.retried)
 				wake(c, &b);
 			if (b.retried && o->progress)
-				o->progress(b.retried, o->arg);
+				o->progress(b.retried, o->ctx);
 		}
 		if (o->ids)
 			report_not_dead(&b, rep);
@@ -462,10 +462,10 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		 * and a few count rows) */
 		wait = o->rate > 0 && !o->dry_run ? start +
 		    (int64_t)((double)rep->retried * 1e6 / o->rate) -
-		    mq__now_us() : 0;
+		    mq_now_us() : 0;
 		pause = o->dry_run ? 0 : mq__yield_pause(c, &y, t0,
 		    2 * (uint64_t)b.retried + 8);
-		if (between(wait > pause ? wait : pause, o->arg)) {
+		if (between(wait > pause ? wait : pause, o->ctx)) {
 			rep->stopped = 1;
 			break;
 		}

@@ -367,8 +367,20 @@ mq__bind_null(MYSQL_BIND *b)
 	b->buffer_type = MYSQL_TYPE_NULL;
 }
 
+void
+mq__bind_text_out(MYSQL_BIND *b, void *buf, size_t size, unsigned long *len,
+    mq__bool *null)
+{
+	memset(b, 0, sizeof *b);
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = buf;
+	b->buffer_length = size;
+	b->length = len;
+	b->is_null = null;
+}
+
 int64_t
-mq__now_us(void)
+mq_now_us(void)
 {
 	struct timespec ts;
 
@@ -435,7 +447,7 @@ mq__retry_again(struct mq_conn *c, unsigned attempt, int64_t t0)
 	/* a lock wait each time (50 s at most): not for longer in all
 	 * than the client waits for one answer, nor past the caller's
 	 * deadline (pop --wait D: D plus 10 s) */
-	now = mq__now_us();
+	now = mq_now_us();
 	if (c->read_timeout_us && now - t0 >= c->read_timeout_us)
 		return 0;
 	if (c->retry_until_us && now >= c->retry_until_us)
@@ -454,7 +466,7 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 {
 	enum mq_status st;
 	unsigned attempt;
-	int64_t t0 = mq__now_us();
+	int64_t t0 = mq_now_us();
 
 	for (attempt = 0;; attempt++) {
 		/* interrupted (1317: a late wakeup's KILL QUERY), it did
@@ -491,7 +503,7 @@ mq__execute_retry(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 {
 	enum mq_status rc;
 	unsigned attempt;
-	int64_t t0 = mq__now_us();
+	int64_t t0 = mq_now_us();
 
 	for (attempt = 0;; attempt++) {
 		rc = mq__execute(c, st, params, what);

@@ -130,7 +130,7 @@ mq__leave_sql(struct mq_conn *c)
 /* In the claim's transaction, when it got jobs: the rows go with the
  * claim's commit, one Galera commit instead of two before the jobs are
  * handed over (*left: they did). No grant to delete them is not the
- * claim's failure: mq_wait_leave tries again after it, and says so. */
+ * claim's failure: mq__wait_leave tries again after it, and says so. */
 enum mq_status
 mq__leave_in_tx(struct mq_conn *c, int *left)
 {

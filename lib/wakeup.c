@@ -25,7 +25,7 @@
  * update's replication needs the lock, and Galera aborts the park with
  * error 1213, a wakeup like 1317. A push that commits before the rows
  * are written is seen by the check (the node applied it first); one
- * after finds them. The rows go when the wait ends (mq_wait_leave).
+ * after finds them. The rows go when the wait ends (mq__wait_leave).
  * On one server none of this is sent.
  */
 #include <mysqld_error.h>
@@ -231,7 +231,7 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 }
 
 enum mq_status
-mq_wait_leave(struct mq_conn *c)
+mq__wait_leave(struct mq_conn *c)
 {
 	char *sql;
 	unsigned attempt;
@@ -314,7 +314,7 @@ mq__wake_local(struct mq_conn *c, const char *queue, uint64_t n,
 }
 
 enum mq_status
-mq_wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
+mq__wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 {
 	enum mq_status rc = mq__wake_local(c, queue, n, woken);
 
@@ -370,8 +370,8 @@ async_done(struct mq_conn *c, struct mq_async *a, MYSQL_RES *res,
     int failed)
 {
 	a->done = 1;
-	if (!a->leave)
-		return wait_result(c, res, failed, failed && a->pre > 0);
+	if (!c->async.leave)
+		return wait_result(c, res, failed, failed && c->async.pre > 0);
 	if (failed && mysql_errno(c->db) == ER_LOCK_DEADLOCK) {
 		c->wait_joined = 1;
 		return MQ_EMPTY;
@@ -384,13 +384,13 @@ async_done(struct mq_conn *c, struct mq_async *a, MYSQL_RES *res,
 static enum mq_status
 async_start(struct mq_conn *c, char *sql, struct mq_async *a)
 {
-	int status = mysql_real_query_start(&a->err, c->db, sql, strlen(sql));
+	int status = mysql_real_query_start(&c->async.err, c->db, sql, strlen(sql));
 
 	free(sql);
-	a->stage = 1;
+	c->async.stage = 1;
 	if (status)
 		return async_state(c, status, a);
-	a->stage = 2;	/* answered at once */
+	c->async.stage = 2;	/* answered at once */
 	return mq_wait_step(c, a, 0, 0);
 }
 
@@ -401,9 +401,10 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 	char *sql;
 
 	memset(a, 0, sizeof *a);
-	if ((sql = wait_sql(c, queue, max_us, &a->pre)) == NULL)
+	memset(&c->async, 0, sizeof c->async);
+	if ((sql = wait_sql(c, queue, max_us, &c->async.pre)) == NULL)
 		return c->err.status;
-	if (a->pre)
+	if (c->async.pre)
 		c->wait_joined = 1;
 	return async_start(c, sql, a);
 }
@@ -411,7 +412,7 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 enum mq_status
 mq_wait_end(struct mq_conn *c, struct mq_async *a)
 {
-	int64_t until = mq__now_us() + 2 * WAIT_MAX_US, left;
+	int64_t until = mq_now_us() + 2 * WAIT_MAX_US, left;
 	struct pollfd p;
 	int r, ms;
 
@@ -421,7 +422,7 @@ mq_wait_end(struct mq_conn *c, struct mq_async *a)
 	 * second), blocking; past that the rows stay, for the next waiter
 	 * of the node to delete */
 	while (a && !a->done) {
-		if ((left = (until - mq__now_us()) / 1000) <= 0)
+		if ((left = (until - mq_now_us()) / 1000) <= 0)
 			return MQ_OK;
 		ms = a->timeout_ms >= 0 && a->timeout_ms < left ?
 		    a->timeout_ms : (int)left;
@@ -432,7 +433,7 @@ mq_wait_end(struct mq_conn *c, struct mq_async *a)
 			continue;	/* a signal: the loop's clock says */
 		(void)mq_wait_step(c, a, p.revents, r == 0);
 	}
-	return mq_wait_leave(c);
+	return mq__wait_leave(c);
 }
 
 enum mq_status
@@ -441,6 +442,7 @@ mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
 	char *sql;
 
 	memset(a, 0, sizeof *a);
+	memset(&c->async, 0, sizeof c->async);
 	if (!c->wait_joined) {
 		a->done = 1;
 		return MQ_OK;
@@ -448,7 +450,7 @@ mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
 	if ((sql = mq__leave_sql(c)) == NULL)
 		return c->err.status;
 	c->wait_joined = 0;
-	a->leave = 1;
+	c->async.leave = 1;
 	return async_start(c, sql, a);
 }
 
@@ -462,42 +464,42 @@ mq_wait_step(struct mq_conn *c, struct mq_async *a, short revents,
 	int status;
 
 	for (;;) {
-		switch (a->stage) {
+		switch (c->async.stage) {
 		case 1:
 		case 4:
-			status = a->stage == 1 ?
-			    mysql_real_query_cont(&a->err, c->db,
+			status = c->async.stage == 1 ?
+			    mysql_real_query_cont(&c->async.err, c->db,
 			    from_poll(revents, timed_out)) :
-			    mysql_next_result_cont(&a->err, c->db,
+			    mysql_next_result_cont(&c->async.err, c->db,
 			    from_poll(revents, timed_out));
 			if (status)
 				return async_state(c, status, a);
 			/* next_result: -1 is "no more", which cannot be
 			 * (the park follows) */
-			if (a->stage == 4 && a->err < 0)
-				a->err = 0;
-			a->stage = 2;
+			if (c->async.stage == 4 && c->async.err < 0)
+				c->async.err = 0;
+			c->async.stage = 2;
 			break;
 		case 2:
-			if (a->err)
+			if (c->async.err)
 				return async_done(c, a, NULL, 1);
-			if (mysql_field_count(c->db) == 0 && a->pre == 0)
+			if (mysql_field_count(c->db) == 0 && c->async.pre == 0)
 				return async_done(c, a, NULL, 0);
 			if (mysql_field_count(c->db) == 0) {
 				/* a statement before the park: on to the
 				 * next */
-				a->pre--;
-				a->stage = 4;
-				status = mysql_next_result_start(&a->err,
+				c->async.pre--;
+				c->async.stage = 4;
+				status = mysql_next_result_start(&c->async.err,
 				    c->db);
 				if (status)
 					return async_state(c, status, a);
-				if (a->err < 0)
-					a->err = 0;
-				a->stage = 2;
+				if (c->async.err < 0)
+					c->async.err = 0;
+				c->async.stage = 2;
 				break;
 			}
-			a->stage = 3;
+			c->async.stage = 3;
 			status = mysql_store_result_start(&res, c->db);
 			if (status)
 				return async_state(c, status, a);
@@ -518,7 +520,7 @@ enum mq_status
 mq_wait_end(struct mq_conn *c, struct mq_async *a)
 {
 	(void)a;
-	return mq_wait_leave(c);
+	return mq__wait_leave(c);
 }
 
 enum mq_status
@@ -528,6 +530,7 @@ mq_wait_begin(struct mq_conn *c, const char *queue, int64_t max_us,
 	(void)queue;
 	(void)max_us;
 	memset(a, 0, sizeof *a);
+	memset(&c->async, 0, sizeof c->async);
 	return mq__fail(c, MQ_EINVAL, "non-blocking waits need libmariadb");
 }
 
@@ -536,6 +539,7 @@ mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a)
 {
 	(void)c;
 	memset(a, 0, sizeof *a);
+	memset(&c->async, 0, sizeof c->async);
 	a->done = 1;
 	return MQ_OK;
 }

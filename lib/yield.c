@@ -55,7 +55,7 @@ int64_t
 mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
     uint64_t own)
 {
-	int64_t now = mq__now_us();
+	int64_t now = mq_now_us();
 	uint64_t w = rows_written(c);
 
 	/* others at work: rows written beyond the batch's own since the

@@ -24,7 +24,7 @@ progress_start(struct progress *p, const char *cmd, const char *done,
 	p->done = done;
 	p->quiet = quiet;
 	p->tty = !quiet && isatty(2);
-	p->start = p->shown_at = now_us();
+	p->start = p->shown_at = mq_now_us();
 	p->shown = 0;
 	p->n = 0;
 }
@@ -44,7 +44,7 @@ progress_add(struct progress *p, uint64_t n)
 	int len;
 
 	p->n += n;
-	if (!p->tty || (now = now_us()) - p->shown_at < PROGRESS_EVERY_US)
+	if (!p->tty || (now = mq_now_us()) - p->shown_at < PROGRESS_EVERY_US)
 		return;
 	p->shown_at = now;
 	len = fprintf(stderr, "\rmq %s: %llu job%s %s in %s, %llu/s",
@@ -73,7 +73,7 @@ void
 progress_summary(struct progress *p)
 {
 	char d[DURATION_MAX];
-	int64_t us = now_us() - p->start;
+	int64_t us = mq_now_us() - p->start;
 
 	progress_clear(p);
 	if (p->quiet)
@@ -84,7 +84,7 @@ progress_summary(struct progress *p)
 }
 
 void
-progress_jobs(uint64_t jobs, void *arg)
+progress_jobs(uint64_t jobs, void *ctx)
 {
-	progress_add(arg, jobs);
+	progress_add(ctx, jobs);
 }
