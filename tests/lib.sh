@@ -221,20 +221,28 @@ tallied() {
     (SELECT COUNT(*) FROM mq_jobs_history h WHERE h.event = 'expired' AND h.state = 'ready' AND h.job_id IN (SELECT id FROM mq_jobs WHERE queue = '$_q' UNION ALL SELECT id FROM mq_jobs_archive WHERE queue = '$_q'))" | tr '\t' ' '
 }
 
-# The README's examples: each block after an "<!-- example: NAME -->"
-# marker. example NAME prints its code; run_example NAME runs it with
-# sh -e (t080, t326), output in $OUT and $ERR, status in $RC.
+# The examples of the README and of doc/*.md: each block after an
+# "<!-- example: NAME -->" marker (a NAME is in one file only).
+# example_file NAME prints the file that has it; example NAME prints its
+# code; run_example NAME runs it with sh -e (t080, t326), output in $OUT
+# and $ERR, status in $RC.
 README=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/README.md
+EXAMPLE_FILES="$README $(ls "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}"/doc/*.md 2>/dev/null | tr '\n' ' ')"
+example_file() {
+  # shellcheck disable=SC2086 # the list of files, split on purpose
+  grep -lxF "<!-- example: $1 -->" $EXAMPLE_FILES 2>/dev/null
+}
 example() {
+  # shellcheck disable=SC2086
   awk -v name="$1" '
     $0 == "<!-- example: " name " -->" { found = 1; next }
     found && /^```/ { if (inside) exit; inside = 1; next }
-    inside { print }' "$README"
+    inside { print }' $EXAMPLE_FILES
 }
 run_example() {
   example "$1" >"$T_TMP/$1.sh"
   if [ ! -s "$T_TMP/$1.sh" ]; then
-    not_ok "README has the $1 example"
+    not_ok "README or doc/*.md has the $1 example"
     return
   fi
   run sh -e "$T_TMP/$1.sh"

@@ -1,11 +1,65 @@
 #!/bin/sh
-# The README's examples, run as written: each block after an
-# "<!-- example: NAME -->" marker.
+# The README's walkthrough and the examples of doc/*.md, run as written:
+# each block after an "<!-- example: NAME -->" marker, in the README's
+# order. The walkthrough starts from nothing: an administrator (sudo
+# mariadb) creates the database "jobs" and the account "app", the user
+# appends app's password to ~/.my.cnf, runs mq init, then sql/grants.sql
+# makes the roles and a "worker" account. Those names are fixed, and t215
+# and t330 make roles of the same names: this test has a server of its
+# own, never the runner's shared one.
+unset MQ_TEST_SOCKET
 . "$(dirname "$0")/lib.sh"
-mkdir -p "$T_TMP/bin" "$T_TMP/work"
+ROOT=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
+mkdir -p "$T_TMP/bin" "$T_TMP/work" "$T_TMP/home" "$T_TMP/root"
 ln -s "$MQ" "$T_TMP/bin/mq"
+# sudo: the server's administrator is its root, as "sudo mariadb" is on
+# Debian; root's client options (our server's socket) in root's home
+printf '[client]\nsocket = %s\nuser = root\n' "$MQ_TEST_SOCKET" >"$T_TMP/root/.my.cnf"
+printf '#!/bin/sh\nHOME=%s exec "$@"\n' "$T_TMP/root" >"$T_TMP/bin/sudo"
+chmod +x "$T_TMP/bin/sudo"
 PATH=$T_TMP/bin:$PATH
+# the newcomer: a home of its own, no MQ_* settings but the one the
+# README says the test adds (MQ_SOCKET: the server is not at the default
+# socket); the account and database come from the option file it writes
+export HOME="$T_TMP/home"
+unset MQ_USER MQ_DATABASE MQ_DEFAULTS_FILE
 cd "$T_TMP/work" || exit 1
+ln -s "$ROOT/sql" sql
+
+# every marker names one example, in one file
+# shellcheck disable=SC2086
+is "$(grep -h '^<!-- example: .* -->$' $EXAMPLE_FILES | sort | uniq -d)" "" \
+  "no example name is used twice in the README and doc/*.md"
+
+run_example database
+is "$RC" 0 "database example runs"
+is "$(sql_root "SELECT CONCAT_WS(',', (SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'jobs'), (SELECT COUNT(*) FROM mysql.user WHERE user = 'app' AND host = 'localhost'))")" \
+  "1,1" "the database jobs and the account app exist"
+
+run_example option-file
+is "$RC" 0 "option-file example runs"
+is "$(stat -c %a "$HOME/.my.cnf")" 600 "~/.my.cnf is readable by its owner alone"
+
+run_example init
+is "$RC:$ERR" "0:" "init example runs, as app through ~/.my.cnf"
+like "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history and mq_jobs_waiters (schema *)" \
+  "mq init says it created 6 tables"
+is "$(sql_root "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'jobs'")" \
+  "mq_jobs,mq_jobs_archive,mq_jobs_counts,mq_jobs_history,mq_jobs_queues,mq_jobs_waiters" \
+  "and the database holds those 6 tables"
+check "the README quotes what mq init printed" \
+  sh -c 'tr "\n" " " <"$0" | grep -qF "It prints \`$1\`"' "$README" "$OUT"
+# from here on, the test's own look into the tables is at jobs
+T_DB=jobs
+
+run_example grants
+is "$RC" 0 "grants example runs"
+is "$(sql_root "SELECT GROUP_CONCAT(user ORDER BY user) FROM mysql.user WHERE is_role = 'Y' AND user LIKE 'mq\\_jobs\\_%'")" \
+  "mq_jobs_consumer,mq_jobs_operator,mq_jobs_producer" "grants.sql made the three roles"
+is "$(stat -c %a worker.cnf)" 600 "worker.cnf is readable by its owner alone"
+expect_status 77 "the worker's account cannot push" \
+  mq push --defaults-file worker.cnf --queue thumbs 'not a job'
+is "$(sql "SELECT COUNT(*) FROM mq_jobs")" 0 "and pushed nothing"
 
 run_example producer
 is "$RC" 0 "producer example runs"
@@ -33,6 +87,8 @@ is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE queue = 'ma
 
 run_example work
 is "$RC" 0 "work example runs"
+is "$(printf '%s\n' "$ERR" | grep -vc '^mq push: pushed 20 jobs')" 0 \
+  "mq work, as the worker's account, said nothing on stderr"
 is "$(printf '%s\n' "$OUT" | grep -c '^resized img-')" 20 "the script ran once per image"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'images'")" \
   "20,20" "all 20 done"
@@ -48,9 +104,12 @@ is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_
 like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
-# from other languages: the examples of the source tree
-ln -s "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/examples" examples
+# from other languages: the examples of the source tree, which read the
+# connection from MQ_* variables and the password from MYSQL_PWD
+ln -s "$ROOT/examples" examples
+export MQ_USER=app MQ_DATABASE=jobs MYSQL_PWD=secret
 run_example languages
+unset MQ_USER MQ_DATABASE MYSQL_PWD
 is "$RC" 0 "languages example runs"
 like "$OUT" "*resized img-7.png*" "mq work ran the job the Python producer pushed"
 is "$(cat alert.job):$(sql "SELECT state FROM mq_jobs WHERE queue = 'alerts'")" \

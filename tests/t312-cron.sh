@@ -1,13 +1,18 @@
 #!/bin/sh
-# The README's cron example, run as cron runs it: the lines between its
-# "<!-- example: cron -->" and "<!-- end: cron -->" markers, each entry's
-# command given to /bin/sh -c in cron's environment and no other (env -i:
-# HOME, LOGNAME, SHELL, PATH=/usr/bin:/bin, then the crontab's own
-# variables), connected by ~/.my.cnf as the README says users are. Two
-# changes only: the README's /usr/local/bin/mq is this build's mq, and
-# TEXTFILE_DIR (node_exporter's directory) is one of the test's.
+# The cron example of doc/operating.md (linked from the README), run as
+# cron runs it: the lines between its "<!-- example: cron -->" and
+# "<!-- end: cron -->" markers, each entry's command given to /bin/sh -c
+# in cron's environment and no other (env -i: HOME, LOGNAME, SHELL,
+# PATH=/usr/bin:/bin, then the crontab's own variables), connected by
+# ~/.my.cnf as the page says users are. Two changes only: its
+# /usr/local/bin/mq is this build's mq, and TEXTFILE_DIR (node_exporter's
+# directory) is one of the test's.
 . "$(dirname "$0")/lib.sh"
-README=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/README.md
+# the file that has the example (lib.sh: the README or doc/*.md)
+PAGE=$(example_file cron)
+is "$PAGE" "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/doc/operating.md" \
+  "the cron example is in doc/operating.md, once"
+[ -f "$PAGE" ] || { echo "Bail out! no cron example"; exit 1; }
 CRON_HOME=$T_TMP/home
 TEXTFILE=$T_TMP/textfile
 mkdir -p "$CRON_HOME" "$TEXTFILE"
@@ -19,7 +24,7 @@ chmod 600 "$CRON_HOME/.my.cnf"
 # $T_TMP/entries, with /usr/local/bin/mq made $MQ
 awk '$0 == "<!-- example: cron -->" { on = 1; next }
   on && /^```/ { if (++fence == 2) exit; next }
-  on' "$README" |
+  on' "$PAGE" |
   awk -v mq="$MQ" '{
     out = ""
     while ((i = index($0, "/usr/local/bin/mq")) > 0) {
@@ -47,10 +52,10 @@ while IFS= read -r line; do
   esac
 done <"$T_TMP/crontab"
 is "$(awk '$0 == "<!-- example: cron -->" { on = 1; next }
-  on && /^```/ && ++fence == 2 { getline; print; exit }' "$README")" \
-  "<!-- end: cron -->" "the README's crontab block ends at its end marker"
+  on && /^```/ && ++fence == 2 { getline; print; exit }' "$PAGE")" \
+  "<!-- end: cron -->" "the crontab block ends at its end marker"
 n=$(wc -l <"$T_TMP/entries" | tr -d ' ')
-is "$n" 3 "the README's crontab has 3 entries"
+is "$n" 3 "the crontab has 3 entries"
 [ "$n" -eq 3 ] || { echo "Bail out! not the crontab this test knows"; exit 1; }
 is "$(cut -d= -f1 "$T_TMP/vars" | tr '\n' ' ')" "TEXTFILE_DIR " \
   "and sets TEXTFILE_DIR, nothing else (PATH stays cron's)"

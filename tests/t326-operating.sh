@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's "Operating a queue" session, run as written: a queue backs
+# The README's "An operator's session", run as written: a queue backs
 # up with dead jobs; top, ls and show find them and the cause; retry puts
 # them back (a dry run first, then at a rate); check reports the queue.
 . "$(dirname "$0")/lib.sh"
