@@ -27,13 +27,13 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	int i, j, k, n;
 
 	n = parse_options(&ack_command, argc, argv, g, NULL, NULL);
-	settle("ack", g, 0);
+	settle(&ack_command, g, 0);
 	if (n == 0)
-		usage_error("ack", "no receipt given");
+		usage_error(&ack_command, "no receipt given");
 	r = calloc((size_t)n, sizeof *r);
 	lost = calloc((size_t)n, 1);
 	if (r == NULL || lost == NULL) {
-		fprintf(stderr, "mq ack: out of memory\n");
+		say(&ack_command, "out of memory");
 		return EX_OSERR;
 	}
 	/* all receipts are checked before any is acked; one given twice
@@ -43,7 +43,7 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 		if (mq_parse_receipt(argv[1 + i], &r[k]) != MQ_OK) {
 			free(r);
 			free(lost);
-			receipt_error("ack", argv[1 + i]);
+			receipt_error(&ack_command, argv[1 + i]);
 		}
 		for (j = 0; j < k; j++)
 			if (r[j].id == r[k].id &&
@@ -54,18 +54,17 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	}
 	n = k;
 
-	c = open_queue_table("ack", g);
+	c = open_queue_table(&ack_command, g);
 	st = mq_ack(c, r, (size_t)n, lost);
 	if (st != MQ_OK && st != MQ_ELEASE) {
 		e = *mq_conn_error(c);
 		mq_close(c);
-		die("ack", &e);
+		die(&ack_command, &e);
 	}
 	mq_close(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
-			fprintf(stderr, "mq ack: job %llu: " MQ_LEASE_LOST
-			    "\n",
+			say(&ack_command, "job %llu: " MQ_LEASE_LOST,
 			    (unsigned long long)r[i].id);
 	free(r);
 	free(lost);

@@ -41,11 +41,11 @@ option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_OLDER:
-		o->older_than_us = duration_arg("archive", "--older-than",
+		o->older_than_us = duration_arg(&archive_command, "--older-than",
 		    arg);
 		break;
 	case OPT_BATCH:
-		o->batch = (unsigned)int_arg("archive", "--batch", arg, 1,
+		o->batch = (unsigned)int_arg(&archive_command, "--batch", arg, 1,
 		    10000);
 		break;
 	case OPT_DEAD:	o->dead = 1; break;
@@ -68,13 +68,13 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	int n;
 
 	n = parse_options(&archive_command, argc, argv, g, option, &a);
-	settle("archive", g, 0);
+	settle(&archive_command, g, 0);
 	if (n > 0)
-		usage_error("archive", "unexpected argument '%s'",
+		usage_error(&archive_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 
-	c = open_queue_table("archive", g);
-	progress_start(&p, "archive", o->purge ? "purged" : "archived",
+	c = open_queue_table(&archive_command, g);
+	progress_start(&p, &archive_command, o->purge ? "purged" : "archived",
 	    a.quiet);
 	o->progress = progress_jobs;
 	o->ctx = &p;
@@ -88,6 +88,6 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 		printf("%s %llu job%s\n", o->purge ? "purged" : "archived",
 		    (unsigned long long)moved, PLURAL(moved));
 	if (st != MQ_OK)
-		die("archive", &e);
+		die(&archive_command, &e);
 	return 0;
 }

@@ -42,23 +42,23 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 	int force = 0, i, n, rc = 0;
 
 	n = parse_options(&cancel_command, argc, argv, g, option, &force);
-	settle("cancel", g, 0);
+	settle(&cancel_command, g, 0);
 	if (n == 0)
-		usage_error("cancel", "no job id given");
+		usage_error(&cancel_command, "no job id given");
 	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL) {
-		fprintf(stderr, "mq cancel: out of memory\n");
+		say(&cancel_command, "out of memory");
 		return EX_OSERR;
 	}
 	/* all ids are checked before any job is touched */
 	for (i = 0; i < n; i++)
 		if (parse_id(argv[1 + i], &ids[i]) != 0) {
 			free(ids);
-			usage_error("cancel", "invalid job id '%s': a "
+			usage_error(&cancel_command, "invalid job id '%s': a "
 			    "positive number, as push prints it",
 			    shown(argv[1 + i]));
 		}
 
-	c = open_queue_table("cancel", g);
+	c = open_queue_table(&cancel_command, g);
 	for (i = 0; i < n; i++) {
 		int seen = 0, j;
 
@@ -68,20 +68,20 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 			continue;
 		st = mq_cancel(c, ids[i], force, &res);
 		if (st == MQ_ELEASE) {
-			fprintf(stderr, "mq cancel: job %llu is leased (being "
-			    "run): not cancelled; --force cancels it anyway\n",
+			say(&cancel_command, "job %llu is leased (being "
+			    "run): not cancelled; --force cancels it anyway",
 			    (unsigned long long)ids[i]);
 			rc = EXIT_LEASE;
 		} else if (st == MQ_EMPTY) {
 			if (res.state[0])
-				fprintf(stderr, "mq cancel: job %llu is %s "
-				    "already: nothing to cancel\n",
+				say(&cancel_command, "job %llu is %s "
+				    "already: nothing to cancel",
 				    (unsigned long long)ids[i],
 				    shown(res.state));
 			else
-				fprintf(stderr, "mq cancel: no job %llu in "
+				say(&cancel_command, "no job %llu in "
 				    "table %s (archived, purged or never "
-				    "pushed)\n", (unsigned long long)ids[i],
+				    "pushed)", (unsigned long long)ids[i],
 				    g->table);
 			if (rc == 0)
 				rc = EXIT_EMPTY;
@@ -89,7 +89,7 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 			e = *mq_conn_error(c);
 			mq_close(c);
 			free(ids);
-			die("cancel", &e);
+			die(&cancel_command, &e);
 		}
 	}
 	mq_close(c);

@@ -158,14 +158,14 @@ static void
 set_count(struct limit *l, const char *opt, const char *arg)
 {
 	l->set = 1;
-	l->v = int_arg("check", opt, arg, 0, 999999999999999LL);
+	l->v = int_arg(&check_command, opt, arg, 0, 999999999999999LL);
 }
 
 static void
 set_age(struct limit *l, const char *opt, const char *arg)
 {
 	l->set = 1;
-	l->v = duration_arg("check", opt, arg);
+	l->v = duration_arg(&check_command, opt, arg);
 }
 
 static void
@@ -235,16 +235,16 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 	memset(&a, 0, sizeof a);
 	nargs = parse_options(&check_command, argc, argv, g, option, &a);
 	if (nargs > 0)
-		usage_error("check", "unexpected argument '%s'",
+		usage_error(&check_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 	/* a bad MQ_* value is a usage error (the hook's UNKNOWN); an option
 	 * file that cannot be read is UNKNOWN, on stdout only */
-	switch (settle_checked("check", g, 0, PIPE_WAIT_MS, why,
+	switch (settle_checked(&check_command, g, 0, PIPE_WAIT_MS, why,
 	    sizeof why)) {
 	case 0:
 		break;
 	case EX_USAGE:
-		usage_error("check", "%s", why);
+		usage_error(&check_command, "%s", why);
 	default:
 		return unknown_said("", why);
 	}

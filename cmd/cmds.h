@@ -28,7 +28,7 @@ extern unsigned std_closed;
 /* Exits 74 naming the descriptor if one of which (STDIN_CLOSED,
  * STDOUT_CLOSED, STDERR_CLOSED) was closed at start, or is open the wrong
  * way (stdout read-only): before anything is claimed or pushed. */
-void need_stdio(const char *cmd, unsigned which);
+void need_stdio(const struct command *cmd, unsigned which);
 
 /* A stream of records on standard input (push_records.c). */
 struct records {
@@ -114,18 +114,18 @@ void global_from_env(struct mq_global *g);
  * override (the queue's only if uses_queue), and reads a piped option
  * file (--defaults-file <(...)) into memory, within PIPE_WAIT_MS; exits
  * 64 naming the bad setting, 78 if the option file cannot be read. */
-void settle(const char *cmd, struct mq_global *g, int uses_queue);
+void settle(const struct command *cmd, struct mq_global *g, int uses_queue);
 #define PIPE_WAIT_MS 10000
 /* settle() without exiting, the pipe waited for wait_ms: 0, or the status
  * settle() exits with (EX_USAGE, EX_CONFIG), its message in why (mq check
  * and mq completion say it their own way). */
-int settle_checked(const char *cmd, struct mq_global *g, int uses_queue,
+int settle_checked(const struct command *cmd, struct mq_global *g, int uses_queue,
     int wait_ms, char *why, size_t len);
 
 /* Checks a table or queue name (a list of queues with g->queue_list)
  * given by what (an option or a variable); exits 64 naming it. */
-void check_table(const char *cmd, const char *what, const char *name);
-void check_queue(const char *cmd, const struct mq_global *g,
+void check_table(const struct command *cmd, const char *what, const char *name);
+void check_queue(const struct command *cmd, const struct mq_global *g,
     const char *what, const char *name);
 
 /* s made safe to echo in a one-line message: shown as put_text() shows
@@ -135,9 +135,17 @@ const char *shown(const char *s);
 
 /* Prints "mq CMD: <msg>" and the usage hint to stderr, exits 64 (or
  * as the command's usage_hook says: options.h). */
-void usage_error(const char *cmd, const char *fmt, ...)
+void usage_error(const struct command *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+/* Prints "mq CMD: <msg>" as one line on stderr (one write: lines of
+ * processes sharing a log stay whole). */
+void say(const struct command *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
@@ -145,27 +153,27 @@ void usage_error(const char *cmd, const char *fmt, ...)
 int exit_status(enum mq_status st);
 
 /* Prints e as one line, "mq CMD: [WHERE: ]msg (error N, SQLSTATE S)". */
-void report(const char *cmd, const char *where, const struct mq_error *e);
+void report(const struct command *cmd, const char *where, const struct mq_error *e);
 
 /* report() then exit with the mapped status. */
-void die(const char *cmd, const struct mq_error *e)
+void die(const struct command *cmd, const struct mq_error *e)
 #if defined(__GNUC__)
     __attribute__((noreturn))
 #endif
     ;
 
 /* Connects and selects g->table; exits with the status on failure. */
-struct mq_conn *open_queue_table(const char *cmd, const struct mq_global *g);
+struct mq_conn *open_queue_table(const struct command *cmd, const struct mq_global *g);
 
 /* A job id: decimal digits only, 1 to 2^64 - 1: 0, or -1 if s is not
  * one. */
 int parse_id(const char *s, uint64_t *id);
 
 /* Parses a duration option; exits 64 naming the option if invalid. */
-long long duration_arg(const char *cmd, const char *opt, const char *arg);
+long long duration_arg(const struct command *cmd, const char *opt, const char *arg);
 
 /* Parses an integer option in [lo, hi]; exits 64 if not. */
-long long int_arg(const char *cmd, const char *opt, const char *arg,
+long long int_arg(const struct command *cmd, const char *opt, const char *arg,
     long long lo, long long hi);
 
 /* "s" unless n is 1: "1 job", "2 jobs". */
@@ -212,7 +220,7 @@ void put_shell_word(const unsigned char *p, size_t n);
 void put_job_json(const struct mq_job_info *j);
 
 /* Reports a malformed receipt and exits 65. */
-void receipt_error(const char *cmd, const char *arg)
+void receipt_error(const struct command *cmd, const char *arg)
 #if defined(__GNUC__)
     __attribute__((noreturn))
 #endif
@@ -242,8 +250,8 @@ struct progress {
 	size_t shown;		/* length of the line on the terminal */
 	int tty, quiet;
 };
-void progress_start(struct progress *p, const char *cmd, const char *done,
-    int quiet);
+void progress_start(struct progress *p, const struct command *cmd,
+    const char *done, int quiet);
 /* n more jobs done */
 void progress_add(struct progress *p, uint64_t n);
 /* progress_add() as the library's per-batch callback (ctx: the progress) */

@@ -93,7 +93,7 @@ int_problem(const char *opt, const char *arg, long long lo, long long hi,
 }
 
 void
-check_table(const char *cmd, const char *what, const char *name)
+check_table(const struct command *cmd, const char *what, const char *name)
 {
 	char why[256];
 
@@ -102,7 +102,7 @@ check_table(const char *cmd, const char *what, const char *name)
 }
 
 void
-check_queue(const char *cmd, const struct mq_global *g, const char *what,
+check_queue(const struct command *cmd, const struct mq_global *g, const char *what,
     const char *name)
 {
 	char why[256];
@@ -234,7 +234,7 @@ option_file_from_pipe(const char *path, int wait_ms, const char **why)
 }
 
 int
-settle_checked(const char *cmd, struct mq_global *g, int uses_queue,
+settle_checked(const struct command *cmd, struct mq_global *g, int uses_queue,
     int wait_ms, char *why, size_t len)
 {
 	long long port;
@@ -269,7 +269,7 @@ settle_checked(const char *cmd, struct mq_global *g, int uses_queue,
 }
 
 void
-settle(const char *cmd, struct mq_global *g, int uses_queue)
+settle(const struct command *cmd, struct mq_global *g, int uses_queue)
 {
 	char why[512];
 
@@ -280,28 +280,39 @@ settle(const char *cmd, struct mq_global *g, int uses_queue)
 	case EX_USAGE:
 		usage_error(cmd, "%s", why);
 	default:
-		fprintf(stderr, "mq %s: %s\n", cmd, why);
+		fprintf(stderr, "mq %s: %s\n", cmd->name, why);
 		exit(EX_CONFIG);
 	}
 }
 
 void
-usage_error(const char *cmd, const char *fmt, ...)
+usage_error(const struct command *cmd, const char *fmt, ...)
 {
-	const struct command *c;
+	const struct command *hook = cmd->flags & CMD_MAIN ?
+	    command_after_options : cmd;
 	va_list ap;
 	char msg[512];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s%s: %s\n", strcmp(cmd, "mq") == 0 ? "" : "mq ",
-	    cmd, msg);
-	c = strcmp(cmd, "mq") == 0 ? command_after_options :
-	    find_command_spec(cmd);
-	if (c && c->usage_hook)
-		c->usage_hook(msg);
+	fprintf(stderr, "%s%s: %s\n", cmd->flags & CMD_MAIN ? "" : "mq ",
+	    cmd->name, msg);
+	if (hook && hook->usage_hook)
+		hook->usage_hook(msg);
 	exit(EX_USAGE);
+}
+
+void
+say(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "mq %s: %s\n", cmd->name, msg);
 }
 
 /* Whether standard descriptor fd is open the wrong way round for its
@@ -319,7 +330,7 @@ wrong_way(int fd)
 }
 
 void
-need_stdio(const char *cmd, unsigned which)
+need_stdio(const struct command *cmd, unsigned which)
 {
 	unsigned closed = std_closed & which, unusable = 0;
 	int fd;
@@ -331,22 +342,22 @@ need_stdio(const char *cmd, unsigned which)
 		return;
 	if (closed == 0) {
 		fprintf(stderr, "mq %s: standard %s is not open for %s: "
-		    "nothing done\n", cmd, unusable & STDIN_CLOSED ? "input" :
+		    "nothing done\n", cmd->name, unusable & STDIN_CLOSED ? "input" :
 		    unusable & STDOUT_CLOSED ? "output" : "error",
 		    unusable & STDIN_CLOSED ? "reading" : "writing");
 		exit(EX_IOERR);
 	}
-	fprintf(stderr, "mq %s: standard %s is closed: nothing done\n", cmd,
+	fprintf(stderr, "mq %s: standard %s is closed: nothing done\n", cmd->name,
 	    closed & STDIN_CLOSED ? "input" : closed & STDOUT_CLOSED ?
 	    "output" : "error");
 	exit(EX_IOERR);
 }
 
 void
-receipt_error(const char *cmd, const char *arg)
+receipt_error(const struct command *cmd, const char *arg)
 {
 	fprintf(stderr, "mq %s: malformed receipt '%s' (expected ID.TOKEN as "
-	    "printed by mq pop)\n", cmd, shown(arg));
+	    "printed by mq pop)\n", cmd->name, shown(arg));
 	exit(EX_DATAERR);
 }
 
@@ -374,11 +385,11 @@ exit_status(enum mq_status st)
 }
 
 void
-report(const char *cmd, const char *where, const struct mq_error *e)
+report(const struct command *cmd, const char *where, const struct mq_error *e)
 {
 	/* the server's message may quote table data (a duplicate key's
 	 * value, a name): shown as terminal text */
-	fprintf(stderr, "mq %s: %s%s", cmd, where ? where : "",
+	fprintf(stderr, "mq %s: %s%s", cmd->name, where ? where : "",
 	    where ? ": " : "");
 	if (e->msg[0])
 		put_text(stderr, (const unsigned char *)e->msg,
@@ -394,14 +405,14 @@ report(const char *cmd, const char *where, const struct mq_error *e)
 }
 
 void
-die(const char *cmd, const struct mq_error *e)
+die(const struct command *cmd, const struct mq_error *e)
 {
 	report(cmd, NULL, e);
 	exit(exit_status(e->status));
 }
 
 struct mq_conn *
-open_queue_table(const char *cmd, const struct mq_global *g)
+open_queue_table(const struct command *cmd, const struct mq_global *g)
 {
 	struct mq_error e;
 	struct mq_conn *c = mq_connect(&g->conn, &e);
@@ -417,7 +428,7 @@ open_queue_table(const char *cmd, const struct mq_global *g)
 }
 
 long long
-duration_arg(const char *cmd, const char *opt, const char *arg)
+duration_arg(const struct command *cmd, const char *opt, const char *arg)
 {
 	int64_t us;
 
@@ -428,7 +439,7 @@ duration_arg(const char *cmd, const char *opt, const char *arg)
 }
 
 long long
-int_arg(const char *cmd, const char *opt, const char *arg, long long lo,
+int_arg(const struct command *cmd, const char *opt, const char *arg, long long lo,
     long long hi)
 {
 	char why[256];

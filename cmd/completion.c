@@ -54,10 +54,10 @@ put_names(const struct opt *o)
 static int
 list_options(int n, char **argv)
 {
-	const struct command *cmd = &main_command;
+	const struct command *cmd = mq_main;
 
 	if (n > 1 || (n == 1 && (cmd = find_command_spec(argv[1])) == NULL))
-		usage_error("completion", "--options takes one command name");
+		usage_error(&completion_command, "--options takes one command name");
 	put_names(cmd->opts);
 	put_names(shared_opts);
 	return 0;
@@ -94,7 +94,7 @@ list_queues(struct mq_global *g)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(QUEUES_TIMEOUT_S);
-	if (settle_checked("completion", g, 0, QUEUES_TIMEOUT_S * 1000, why,
+	if (settle_checked(&completion_command, g, 0, QUEUES_TIMEOUT_S * 1000, why,
 	    sizeof why) != 0)
 		return 0;
 	g->conn.connect_timeout_s = QUEUES_TIMEOUT_S;
@@ -129,7 +129,7 @@ cmd_completion(int argc, char **argv, struct mq_global *g)
 	/* the script needs no connection: a bad MQ_TABLE or MQ_PORT is
 	 * not its business */
 	if (n != 1)
-		usage_error("completion", "one shell expected: bash, zsh or "
+		usage_error(&completion_command, "one shell expected: bash, zsh or "
 		    "fish");
 	if (strcmp(argv[1], "bash") == 0)
 		put_bash_completion(stdout);
@@ -138,7 +138,7 @@ cmd_completion(int argc, char **argv, struct mq_global *g)
 	else if (strcmp(argv[1], "fish") == 0)
 		put_fish_completion(stdout);
 	else
-		usage_error("completion", "no completion for '%s': bash, zsh "
+		usage_error(&completion_command, "no completion for '%s': bash, zsh "
 		    "or fish", shown(argv[1]));
 	return 0;
 }

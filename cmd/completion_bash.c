@@ -195,7 +195,7 @@ put_sh_tables(FILE *f)
 			fprintf(f, "--%s ", shared_opts[i].name);
 	fputs("'\n\n# _mq_options CMD: its options, in _mq_r\n"
 	    "_mq_options()\n{\n\tcase $1 in\n", f);
-	for (i = 0, c = &main_command; c; c = commands[i++]) {
+	for (i = 0, c = mq_main; c; c = commands[i++]) {
 		int first = 1;
 
 		fprintf(f, "\t%s) _mq_r='", key(c));
@@ -206,7 +206,7 @@ put_sh_tables(FILE *f)
 	fputs("\t*) _mq_r= ;;\n\tesac\n}\n\n"
 	    "# _mq_value CMD OPTION: what completes its value, in _mq_r;\n"
 	    "# nothing for a flag\n_mq_value()\n{\n\tcase $1:$2 in\n", f);
-	for (i = 0, c = &main_command; c; c = commands[i++])
+	for (i = 0, c = mq_main; c; c = commands[i++])
 		put_values(f, key(c), c->opts);
 	put_values(f, "*", shared_opts);
 	fputs("\t*) _mq_r= ;;\n\tesac\n}\n\n"

@@ -127,7 +127,7 @@ put_fish_completion(FILE *f)
 	}
 	fputs("complete -c mq -n 'not __mq_command' -a help -d 'the help of "
 	    "a command'\n", f);
-	put_rows(f, "not __mq_command", main_command.opts);
+	put_rows(f, "not __mq_command", mq_main->opts);
 	put_rows(f, NULL, shared_opts);
 	for (i = 0; (c = commands[i]) != NULL; i++) {
 		snprintf(cond, sizeof cond, "__mq_using %s", c->name);

@@ -26,9 +26,9 @@ option(void *ctx, int id, const char *arg)
 
 	if (id != OPT_LEASE)
 		return;
-	*lease = duration_arg("extend", "--lease", arg);
+	*lease = duration_arg(&extend_command, "--lease", arg);
 	if (*lease < 1000000)
-		usage_error("extend", "--lease must be at least 1s");
+		usage_error(&extend_command, "--lease must be at least 1s");
 }
 
 int
@@ -42,19 +42,19 @@ cmd_extend(int argc, char **argv, struct mq_global *g)
 	int n;
 
 	n = parse_options(&extend_command, argc, argv, g, option, &lease);
-	settle("extend", g, 0);
+	settle(&extend_command, g, 0);
 	if (lease < 0)
-		usage_error("extend", "--lease D is required");
+		usage_error(&extend_command, "--lease D is required");
 	if (n != 1)
-		usage_error("extend", "one RECEIPT expected");
+		usage_error(&extend_command, "one RECEIPT expected");
 	if (mq_parse_receipt(argv[1], &r) != MQ_OK)
-		receipt_error("extend", argv[1]);
+		receipt_error(&extend_command, argv[1]);
 
-	c = open_queue_table("extend", g);
+	c = open_queue_table(&extend_command, g);
 	st = mq_extend(c, &r, lease);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)
-		die("extend", &e);
+		die(&extend_command, &e);
 	return 0;
 }

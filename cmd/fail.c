@@ -38,7 +38,7 @@ option(void *ctx, int id, const char *arg)
 		o->error_len = strlen(arg);
 		break;
 	case OPT_RETRY_IN:
-		o->retry_in_us = duration_arg("fail", "--retry-in", arg);
+		o->retry_in_us = duration_arg(&fail_command, "--retry-in", arg);
 		break;
 	case OPT_NO_RETRY:
 		o->no_retry = 1;
@@ -59,21 +59,21 @@ cmd_fail(int argc, char **argv, struct mq_global *g)
 	int n;
 
 	n = parse_options(&fail_command, argc, argv, g, option, &o);
-	settle("fail", g, 0);
+	settle(&fail_command, g, 0);
 	if (o.no_retry && o.retry_in_us >= 0)
-		usage_error("fail", "--retry-in and --no-retry exclude each "
+		usage_error(&fail_command, "--retry-in and --no-retry exclude each "
 		    "other");
 	if (n != 1)
-		usage_error("fail", "one RECEIPT expected");
+		usage_error(&fail_command, "one RECEIPT expected");
 	if (mq_parse_receipt(argv[1], &r) != MQ_OK)
-		receipt_error("fail", argv[1]);
+		receipt_error(&fail_command, argv[1]);
 
-	c = open_queue_table("fail", g);
+	c = open_queue_table(&fail_command, g);
 	st = mq_fail(c, &r, &o, &res);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)
-		die("fail", &e);
+		die(&fail_command, &e);
 	if (res.dead)
 		printf("job %llu: dead after %u attempt%s\n",
 		    (unsigned long long)r.id, res.attempts,

@@ -36,9 +36,9 @@ galera_lines(const struct mq_galera_report *r)
 	printf("galera: node %lu of %lu (%s); binlog_format ROW, "
 	    "innodb_autoinc_lock_mode 2\n", r->node, r->nodes, shown(r->state));
 	if (r->no_pk)
-		fprintf(stderr, "mq init: warning: %lu table%s of this database "
+		say(&init_command, "warning: %lu table%s of this database "
 		    "without a primary key (Galera replicates them slowly and "
-		    "certifies them without keys): %s\n", r->no_pk,
+		    "certifies them without keys): %s", r->no_pk,
 		    r->no_pk == 1 ? "" : "s", shown(r->no_pk_names));
 }
 
@@ -52,14 +52,14 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 	char *sql;
 
 	n = parse_options(&init_command, argc, argv, g, option, &print);
-	settle("init", g, 0);
+	settle(&init_command, g, 0);
 	if (n > 0)
-		usage_error("init", "unexpected argument '%s'",
+		usage_error(&init_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 
 	if (print) {
 		if ((sql = mq_schema_sql(g->table)) == NULL) {
-			fprintf(stderr, "mq init: out of memory\n");
+			say(&init_command, "out of memory");
 			return EX_OSERR;
 		}
 		fputs(sql, stdout);
@@ -69,11 +69,11 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 
 	g->conn.long_statements = 1;	/* ALTER TABLE of a big table */
 	if ((c = mq_connect(&g->conn, &e)) == NULL)
-		die("init", &e);
+		die(&init_command, &e);
 	if (mq_init(c, g->table, &rep) != MQ_OK) {
 		e = *mq_conn_error(c);
 		mq_close(c);
-		die("init", &e);
+		die(&init_command, &e);
 	}
 	mq_close(c);
 	if (rep.created)

@@ -70,7 +70,7 @@ parse_states(const char *arg)
 		if (e == NULL)
 			e = p + strlen(p);
 		if ((s = mq_state_parse(p, (size_t)(e - p))) < 0)
-			usage_error("ls", "invalid --state '%s': ready, "
+			usage_error(&ls_command, "invalid --state '%s': ready, "
 			    "scheduled, leased, stale, done, dead or archived, "
 			    "separated by commas", shown(arg));
 		bits |= 1u << s;
@@ -87,7 +87,7 @@ parse_after(const char *arg)
 	uint64_t id;
 
 	if (strcmp(arg, "0") != 0 && parse_id(arg, &id) != 0)
-		usage_error("ls", "invalid --after '%s': a job id",
+		usage_error(&ls_command, "invalid --after '%s': a job id",
 		    shown(arg));
 	return strcmp(arg, "0") == 0 ? 0 : id;
 }
@@ -109,13 +109,13 @@ option(void *ctx, int id, const char *arg)
 		a->f.error_len = strlen(arg);
 		break;
 	case OPT_SINCE:
-		a->f.since_us = duration_arg("ls", "--since", arg);
+		a->f.since_us = duration_arg(&ls_command, "--since", arg);
 		break;
 	case OPT_BEFORE:
-		a->f.before_us = duration_arg("ls", "--before", arg);
+		a->f.before_us = duration_arg(&ls_command, "--before", arg);
 		break;
 	case OPT_LIMIT:
-		a->f.limit = (unsigned)int_arg("ls", "--limit", arg, 1,
+		a->f.limit = (unsigned)int_arg(&ls_command, "--limit", arg, 1,
 		    MQ_LIST_MAX);
 		break;
 	case OPT_AFTER:
@@ -144,7 +144,7 @@ each(const struct mq_job_info *j, void *ctx)
 		put_job_json(j);
 		printf("}\n");
 	} else if (ls_rows_add(&a->rows, j) != 0) {
-		fprintf(stderr, "mq ls: out of memory\n");
+		say(&ls_command, "out of memory");
 		exit(EX_OSERR);
 	}
 	return ferror(stdout) != 0;
@@ -163,24 +163,24 @@ cmd_ls(int argc, char **argv, struct mq_global *g)
 	a.f.since_us = a.f.before_us = -1;
 	a.f.limit = MQ_LIST_DEFAULT;
 	n = parse_options(&ls_command, argc, argv, g, option, &a);
-	settle("ls", g, 0);
+	settle(&ls_command, g, 0);
 	if (a.forms == 3)
-		usage_error("ls", "--json and --ids exclude each other");
+		usage_error(&ls_command, "--json and --ids exclude each other");
 	if (n > 0)
-		usage_error("ls", "unexpected argument '%s'", shown(argv[1]));
+		usage_error(&ls_command, "unexpected argument '%s'", shown(argv[1]));
 
-	c = open_queue_table("ls", g);
+	c = open_queue_table(&ls_command, g);
 	a.f.queue = a.queue_given ? g->queue : NULL;
 	st = mq_job_list(c, &a.f, each, &a, &more);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)
-		die("ls", &e);
+		die(&ls_command, &e);
 	if (a.form == FORM_TABLE)
 		ls_table_print(&a.rows);
 	ls_rows_free(&a.rows);
 	if (more && !ferror(stdout))
-		fprintf(stderr, "mq ls: more: --after %llu\n",
+		say(&ls_command, "more: --after %llu",
 		    (unsigned long long)a.last);
 	return a.last ? 0 : EXIT_EMPTY;
 }

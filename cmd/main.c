@@ -17,7 +17,7 @@
 #define MQ_VERSION "unknown"
 #endif
 
-const struct command *const commands[] = {
+static const struct command *const table[] = {
 	&ack_command, &archive_command, &cancel_command, &check_command,
 	&completion_command, &extend_command, &fail_command, &init_command,
 	&ls_command, &pause_command, &pop_command, &purge_command,
@@ -32,7 +32,7 @@ static const struct opt main_opts[] = {
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
-const struct command main_command = {
+static const struct command main_command = {
 	"mq", NULL, main_opts, { "COMMAND [ARG...]", NULL }, COMPLETE_COMMAND,
 	NULL, CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL, NULL
 };
@@ -44,8 +44,8 @@ help(void)
 
 	put_usage(stdout, &main_command);
 	printf("\ncommands:\n");
-	for (i = 0; commands[i]; i++)
-		printf("  %-14s %s\n", commands[i]->name, commands[i]->summary);
+	for (i = 0; table[i]; i++)
+		printf("  %-14s %s\n", table[i]->name, table[i]->summary);
 	put_option_help(stdout, &main_command);
 	printf("\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n");
 	exit_written(&main_command);
@@ -174,17 +174,6 @@ unblock_signals(void)
 	sigprocmask(SIG_UNBLOCK, &s, NULL);
 }
 
-const struct command *
-find_command_spec(const char *name)
-{
-	size_t i;
-
-	for (i = 0; commands[i]; i++)
-		if (strcmp(commands[i]->name, name) == 0)
-			return commands[i];
-	return NULL;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -193,6 +182,7 @@ main(int argc, char **argv)
 	int rc;
 
 	sanitise_stdfd();
+	register_commands(&main_command, table);
 	note_ignored_signals();
 	unblock_signals();
 	memset(&g, 0, sizeof g);
@@ -207,7 +197,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[0], "help") == 0) {
 		if (argc > 2)
-			usage_error("mq", "help takes one COMMAND at most");
+			usage_error(&main_command, "help takes one COMMAND at most");
 		if (argc < 2 || strcmp(argv[1], "help") == 0 ||
 		    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 			help();
@@ -216,7 +206,7 @@ main(int argc, char **argv)
 		argc = 2;
 	}
 	if ((cmd = find_command_spec(argv[0])) == NULL)
-		usage_error("mq", "'%s' is not a command (see 'mq -h')",
+		usage_error(&main_command, "'%s' is not a command (see 'mq -h')",
 		    shown(argv[0]));
 	rc = cmd->fn(argc, argv, &g);
 	errno = 0;	/* the flush's own error, not one from before */

@@ -44,7 +44,7 @@ const struct opt shared_opts[] = {
 
 /* an option's value; an empty one is a usage error */
 static const char *
-value(const char *cmd, const char *opt, const char *arg)
+value(const struct command *cmd, const char *opt, const char *arg)
 {
 	if (*arg == '\0')
 		usage_error(cmd, "--%s needs a non-empty value", opt);
@@ -53,7 +53,7 @@ value(const char *cmd, const char *opt, const char *arg)
 
 /* A shared option's value into g. */
 static void
-apply_shared(const char *cmd, const struct opt *o, const char *arg,
+apply_shared(const struct command *cmd, const struct opt *o, const char *arg,
     struct mq_global *g)
 {
 	struct mq_connopts *c = &g->conn;
@@ -93,9 +93,9 @@ option_error(const struct command *cmd, const char *what, const char *typed,
     const char *after)
 {
 	if (cmd->flags & CMD_MAIN)
-		usage_error("mq", "%s '%s'%s (see 'mq -h')", what,
+		usage_error(cmd, "%s '%s'%s (see 'mq -h')", what,
 		    shown(typed), after);
-	usage_error(cmd->name, "%s '%s'%s (see 'mq %s -h')", what,
+	usage_error(cmd, "%s '%s'%s (see 'mq %s -h')", what,
 	    shown(typed), after, cmd->name);
 }
 
@@ -148,7 +148,7 @@ apply(const struct command *cmd, const struct opt *o, const char *arg,
 	if (o->id == 'h' && !(cmd->flags & CMD_OWN_HELP))
 		help_exit(cmd);
 	if (o->id >= OPT_COMMON && o->id < OPT_CMD) {
-		apply_shared(cmd->name, o, arg, g);
+		apply_shared(cmd, o, arg, g);
 		if (o->id != OPT_QUEUE)
 			return;
 	}
@@ -206,6 +206,27 @@ short_options(const struct command *cmd, int argc, char **argv, int i,
 }
 
 const struct command *command_after_options;
+
+const struct command *const *commands;
+const struct command *mq_main;
+
+void
+register_commands(const struct command *mq, const struct command *const *list)
+{
+	mq_main = mq;
+	commands = list;
+}
+
+const struct command *
+find_command_spec(const char *name)
+{
+	size_t i;
+
+	for (i = 0; commands && commands[i]; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
 
 /* The command named after mq's own options in argv, or NULL: the word
  * after them, each option's value skipped, as parse_options() will read

@@ -73,9 +73,14 @@ struct command {
  * (ids below OPT_CMD, applied to the global settings by the parser). */
 extern const struct opt shared_opts[];
 
-/* The commands, in mq -h order, and mq itself. */
-extern const struct command *const commands[];
-extern const struct command main_command;
+/* The commands, in mq -h order (NULL after the last), and mq itself:
+ * main.c's table, which calls every command, registered by main()
+ * before anything is parsed, so that the layers under main.c (the
+ * parser, completion) reach the commands without naming main.c. */
+extern const struct command *const *commands;
+extern const struct command *mq_main;
+void register_commands(const struct command *mq,
+    const struct command *const *list);
 
 /* The command named name, or NULL. */
 const struct command *find_command_spec(const char *name);

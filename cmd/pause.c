@@ -22,8 +22,8 @@ const struct command resume_command = {
 };
 
 static int
-pause_or_resume(const char *cmd, int pause, int argc, char **argv,
-    struct mq_global *g)
+pause_or_resume(const struct command *cmd, int pause, int argc,
+    char **argv, struct mq_global *g)
 {
 	struct mq_conn *c;
 	struct mq_error e;
@@ -31,8 +31,7 @@ pause_or_resume(const char *cmd, int pause, int argc, char **argv,
 	const char *queue;
 	int changed, n;
 
-	n = parse_options(pause ? &pause_command : &resume_command, argc,
-	    argv, g, NULL, NULL);
+	n = parse_options(cmd, argc, argv, g, NULL, NULL);
 	settle(cmd, g, 0);
 	if (n != 1)
 		usage_error(cmd, "one QUEUE expected");
@@ -58,11 +57,11 @@ pause_or_resume(const char *cmd, int pause, int argc, char **argv,
 int
 cmd_pause(int argc, char **argv, struct mq_global *g)
 {
-	return pause_or_resume("pause", 1, argc, argv, g);
+	return pause_or_resume(&pause_command, 1, argc, argv, g);
 }
 
 int
 cmd_resume(int argc, char **argv, struct mq_global *g)
 {
-	return pause_or_resume("resume", 0, argc, argv, g);
+	return pause_or_resume(&resume_command, 0, argc, argv, g);
 }

@@ -73,15 +73,15 @@ give_back(struct mq_conn **cp, const struct mq_global *g,
 			back++;
 	}
 	if (back == n && handed)
-		fprintf(stderr, "mq pop: %s: %zu %s handed over, the other "
-		    "%zu given back\n", why, handed, handed == 1 ? "job was" :
+		say(&pop_command, "%s: %zu %s handed over, the other "
+		    "%zu given back", why, handed, handed == 1 ? "job was" :
 		    "jobs were", n);
 	else if (back == n)
-		fprintf(stderr, "mq pop: %s: %s given back\n", why, n == 1 ?
+		say(&pop_command, "%s: %s given back", why, n == 1 ?
 		    "the job was" : "the jobs were");
 	else
-		fprintf(stderr, "mq pop: %s: %zu of %zu jobs given back, the "
-		    "others stay leased until their lease ends (%s)\n", why,
+		say(&pop_command, "%s: %zu of %zu jobs given back, the "
+		    "others stay leased until their lease ends (%s)", why,
 		    back, n, c ? mq_conn_error(c)->msg : e.msg);
 	/* what stdout still buffers can go nowhere: main must not try */
 	if (freopen("/dev/null", "w", stdout) == NULL)
@@ -135,13 +135,13 @@ lost_claim(const struct mq_global *g, const struct mq_error *e,
 		else
 			snprintf(where, sizeof where, "nothing claimed: its "
 			    "claim leased no job");
-		report("pop", where, e);
+		report(&pop_command, where, e);
 		return exit_status(MQ_EUNAVAIL);
 	}
 	snprintf(where, sizeof where, "the jobs its claim may have leased "
 	    "stay leased until their lease ends (not given back: %s)",
 	    why.msg);
-	report("pop", where, e);
+	report(&pop_command, where, e);
 	return exit_status(e->status);
 }
 
@@ -161,13 +161,13 @@ orphans_after(const struct mq_global *g, const struct mq_orphan *o,
 	for (i = 0; i < n; i++)
 		p += sprintf(p, "%s'%s'", i ? ", " : "", o[i].queue);
 	if (give_back_orphans(g, o, n, &back, &e))
-		fprintf(stderr, "mq pop: the claim of %s lost its answer "
-		    "(outcome unknown): %zu job%s it leased given back\n",
+		say(&pop_command, "the claim of %s lost its answer "
+		    "(outcome unknown): %zu job%s it leased given back",
 		    queues, back, back == 1 ? "" : "s");
 	else
-		fprintf(stderr, "mq pop: the claim of %s lost its answer "
+		say(&pop_command, "the claim of %s lost its answer "
 		    "(outcome unknown): the jobs it may have leased stay "
-		    "leased until their lease ends (not given back: %s)\n",
+		    "leased until their lease ends (not given back: %s)",
 		    queues, e.msg);
 }
 
@@ -315,13 +315,13 @@ option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_COUNT:
-		a->o.count = (unsigned)int_arg("pop", "--count", arg, 1, 1000);
+		a->o.count = (unsigned)int_arg(&pop_command, "--count", arg, 1, 1000);
 		a->count_given = 1;
 		break;
 	case OPT_LEASE:
-		a->o.lease_us = duration_arg("pop", "--lease", arg);
+		a->o.lease_us = duration_arg(&pop_command, "--lease", arg);
 		if (a->o.lease_us < 1000000)
-			usage_error("pop", "--lease must be at least 1s");
+			usage_error(&pop_command, "--lease must be at least 1s");
 		break;
 	case OPT_CLAIM:
 		if (strcmp(arg, "skip-locked") == 0)
@@ -329,11 +329,11 @@ option(void *ctx, int id, const char *arg)
 		else if (strcmp(arg, "update") == 0)
 			a->o.claim = MQ_CLAIM_UPDATE;
 		else
-			usage_error("pop", "--claim takes skip-locked or "
+			usage_error(&pop_command, "--claim takes skip-locked or "
 			    "update, not '%s'", shown(arg));
 		break;
 	case OPT_WAIT:
-		a->wait = duration_arg("pop", "--wait", arg);
+		a->wait = duration_arg(&pop_command, "--wait", arg);
 		break;
 	case 'o':		a->path = arg; a->forms++; break;
 	case OPT_SHELL:		a->form = SHELL; a->forms++; break;
@@ -359,29 +359,29 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	char why[300] = "";
 
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
-	settle("pop", g, 1);
+	settle(&pop_command, g, 1);
 	if (nargs > 0)
-		usage_error("pop", "unexpected argument '%s'",
+		usage_error(&pop_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 	if (a.forms > 1)
-		usage_error("pop", "-o, --shell and --json exclude each other");
+		usage_error(&pop_command, "-o, --shell and --json exclude each other");
 	if (a.form == RAW && o->count > 1)
-		usage_error("pop", "--count above 1 needs --shell or --json");
+		usage_error(&pop_command, "--count above 1 needs --shell or --json");
 	if (a.form != RAW && a.receipt_path)
-		usage_error("pop", "--receipt-file goes with the raw form only");
+		usage_error(&pop_command, "--receipt-file goes with the raw form only");
 	/* checked before a job is claimed, not when writing it fails */
 	if ((a.path && !*a.path) || (a.receipt_path && !*a.receipt_path))
-		usage_error("pop", "-o and --receipt-file need a file name");
+		usage_error(&pop_command, "-o and --receipt-file need a file name");
 	if (a.path && a.receipt_path && same_file(a.path, a.receipt_path))
-		usage_error("pop", "-o and --receipt-file name the same file");
+		usage_error(&pop_command, "-o and --receipt-file name the same file");
 	/* standard output is written too: the payload (no -o), or the
 	 * receipt (-o without --receipt-file) */
 	if (a.form == RAW && !a.path && a.receipt_path &&
 	    is_stdout_file(a.receipt_path))
-		usage_error("pop", "--receipt-file names the file standard "
+		usage_error(&pop_command, "--receipt-file names the file standard "
 		    "output goes to");
 	if (a.path && !a.receipt_path && is_stdout_file(a.path))
-		usage_error("pop", "-o names the file standard output goes to");
+		usage_error(&pop_command, "-o names the file standard output goes to");
 	o->queue = g->queue;
 
 	/* a reader gone makes writes fail (EPIPE), not kill mq: the
@@ -389,14 +389,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	signal(SIGPIPE, SIG_IGN);
 	/* the raw form's receipt goes to stderr (without -o or
 	 * --receipt-file): a job whose receipt goes nowhere is not out */
-	need_stdio("pop", STDOUT_CLOSED | (a.form == RAW && !a.path &&
+	need_stdio(&pop_command, STDOUT_CLOSED | (a.form == RAW && !a.path &&
 	    !a.receipt_path ? STDERR_CLOSED : 0));
 	if (a.wait) {
 		g->conn.connect_timeout_s = WAIT_BOUND_S;
 		g->conn.read_timeout_s = WAIT_BOUND_S;
 		t0 = mq_now_us();
 	}
-	c = open_queue_table("pop", g);
+	c = open_queue_table(&pop_command, g);
 	mq_set_stop_check(c, stop_held);
 	if (a.wait) {	/* D counts from the start, connecting included */
 		long long left = a.wait - (mq_now_us() - t0);
@@ -428,10 +428,10 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 
 			snprintf(where, sizeof where, "stopped by signal %d "
 			    "before a claim succeeded", (int)stop_signal);
-			report("pop", where, &e);
+			report(&pop_command, where, &e);
 			return 128 + stop_signal;
 		}
-		die("pop", &e);
+		die(&pop_command, &e);
 	}
 	if (st == MQ_PAUSED)
 		fprintf(stderr, strchr(o->queue, ',') ? "mq pop: queues '%s' "

@@ -52,23 +52,23 @@ cmd_purge(int argc, char **argv, struct mq_global *g)
 	uint64_t deleted;
 
 	n = parse_options(&purge_command, argc, argv, g, option, &a);
-	settle("purge", g, 0);
+	settle(&purge_command, g, 0);
 	if (n > 0)
-		usage_error("purge", "unexpected argument '%s'",
+		usage_error(&purge_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 	if (!a.named)
-		usage_error("purge", "name the queue with --queue Q");
+		usage_error(&purge_command, "name the queue with --queue Q");
 	if (!a.yes)
-		usage_error("purge", "this deletes the waiting jobs of queue "
+		usage_error(&purge_command, "this deletes the waiting jobs of queue "
 		    "'%s': add --yes to confirm", g->queue);
 
-	c = open_queue_table("purge", g);
+	c = open_queue_table(&purge_command, g);
 	st = mq_purge(c, g->queue, a.leased, &deleted);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	printf("purged %llu job%s from queue '%s'\n",
 	    (unsigned long long)deleted, PLURAL(deleted), g->queue);
 	if (st != MQ_OK)
-		die("purge", &e);
+		die(&purge_command, &e);
 	return 0;
 }

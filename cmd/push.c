@@ -62,38 +62,38 @@ option(void *ctx, int id, const char *arg)
 	case OPT_LINES:
 	case '0':
 		if (a->delim != -1 && a->delim != (id == '0' ? '\0' : '\n'))
-			usage_error("push", "--lines and -0 exclude each other");
+			usage_error(&push_command, "--lines and -0 exclude each other");
 		a->delim = id == '0' ? '\0' : '\n';
 		break;
 	case OPT_QUIET:	a->quiet = 1; break;
 	case OPT_PRIORITY:
-		o->priority = (int)int_arg("push", "--priority", arg,
+		o->priority = (int)int_arg(&push_command, "--priority", arg,
 		    MQ_PRIORITY_MIN, MQ_PRIORITY_MAX);
 		break;
 	case OPT_MAX_ATTEMPTS:
-		o->max_attempts = (unsigned)int_arg("push", "--max-attempts",
+		o->max_attempts = (unsigned)int_arg(&push_command, "--max-attempts",
 		    arg, 1, 1000000);
 		break;
 	case OPT_DELAY:
-		o->delay_us = duration_arg("push", "--delay", arg);
+		o->delay_us = duration_arg(&push_command, "--delay", arg);
 		a->has_delay = 1;
 		break;
 	case OPT_AT:
 		if (mq_check_time(arg) != MQ_OK)
-			usage_error("push", "invalid time for --at: '%s' (UTC "
+			usage_error(&push_command, "invalid time for --at: '%s' (UTC "
 			    "'YYYY-MM-DD HH:MM[:SS]' or @EPOCH)", shown(arg));
 		o->at = arg;
 		break;
 	case OPT_DEDUP:
 		if (arg[0] == '\0' || strlen(arg) > 255)
-			usage_error("push", "--dedup takes a key of 1 to 255 "
+			usage_error(&push_command, "--dedup takes a key of 1 to 255 "
 			    "bytes");
 		o->dedup = arg;
 		break;
 	case OPT_EVERY:
-		o->every_us = duration_arg("push", "--every", arg);
+		o->every_us = duration_arg(&push_command, "--every", arg);
 		if (o->every_us < 1000000)
-			usage_error("push", "--every must be at least 1s");
+			usage_error(&push_command, "--every must be at least 1s");
 		break;
 	}
 }
@@ -113,28 +113,28 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	sigset_t held;
 
 	n = parse_options(&push_command, argc, argv, g, option, &a);
-	settle("push", g, 1);
+	settle(&push_command, g, 1);
 	if (a.has_delay && o->at)
-		usage_error("push", "--delay and --at exclude each other");
+		usage_error(&push_command, "--delay and --at exclude each other");
 	if (a.delim != -1 && o->dedup)
-		usage_error("push", "--dedup takes a single job, not --lines "
+		usage_error(&push_command, "--dedup takes a single job, not --lines "
 		    "or -0");
 	if (a.delim != -1 && o->every_us)
-		usage_error("push", "--every takes a single job, not --lines "
+		usage_error(&push_command, "--every takes a single job, not --lines "
 		    "or -0");
 	if (a.delim != -1 && n > 0)
-		usage_error("push", "--lines and -0 read standard input; "
+		usage_error(&push_command, "--lines and -0 read standard input; "
 		    "no PAYLOAD argument");
 	if (n > 1)
-		usage_error("push", "one PAYLOAD at most (quote it, or use "
+		usage_error(&push_command, "one PAYLOAD at most (quote it, or use "
 		    "--lines)");
 	o->queue = g->queue;
 
-	need_stdio("push", STDOUT_CLOSED |
+	need_stdio(&push_command, STDOUT_CLOSED |
 	    (a.delim != -1 || n == 0 ? STDIN_CLOSED : 0));
-	c = open_queue_table("push", g);
+	c = open_queue_table(&push_command, g);
 	if (a.delim != -1) {
-		progress_start(&p, "push", "pushed", a.quiet);
+		progress_start(&p, &push_command, "pushed", a.quiet);
 		rc = push_stream(c, o, a.delim, &p);
 		mq_close(c);
 		return rc;
@@ -151,7 +151,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (mq_push(c, o, payload, len, &id, &existed) != MQ_OK) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
-		die("push", &e);
+		die(&push_command, &e);
 	}
 	mq_close(c);
 	printf("%llu\n", (unsigned long long)id);

@@ -136,12 +136,12 @@ slurp(size_t max, size_t *len)
 			break;
 	}
 	if (buf == NULL || ferror(stdin)) {
-		fprintf(stderr, "mq push: cannot read standard input\n");
+		say(&push_command, "cannot read standard input");
 		exit(EX_IOERR);
 	}
 	if (n > max) {
-		fprintf(stderr, "mq push: payload of more than %zu bytes is "
-		    "larger than the server's max_allowed_packet allows\n",
+		say(&push_command, "payload of more than %zu bytes is "
+		    "larger than the server's max_allowed_packet allows",
 		    max);
 		exit(EX_DATAERR);
 	}

@@ -63,10 +63,10 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 		/* a record too long to read whole: as one the batch refuses,
 		 * the records before it are pushed, and it is named */
 		if (st == MQ_OK && got == -3) {
-			fprintf(stderr, "mq push: stopped after reading %llu "
+			say(&push_command, "stopped after reading %llu "
 			    "records (the ids printed are the jobs pushed): "
 			    "payload of more than %zu bytes is larger than the "
-			    "server's max_allowed_packet allows\n", line + 1,
+			    "server's max_allowed_packet allows", line + 1,
 			    in.max);
 			st = MQ_ETOOBIG;
 		}
@@ -82,7 +82,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 			    "printed, may be too)" : "stopped after reading "
 			    "%llu records (the ids printed are the jobs "
 			    "pushed)", line);
-			report("push", at, mq_conn_error(c));
+			report(&push_command, at, mq_conn_error(c));
 		}
 	}
 	records_free(&in);
@@ -90,8 +90,8 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	if (st == MQ_OK && !stop_signal)
 		progress_summary(p);
 	if (st == MQ_OK && stop_signal) {
-		fprintf(stderr, "mq push: stopped by signal %d after reading "
-		    "%llu records (the ids printed are the jobs pushed)\n",
+		say(&push_command, "stopped by signal %d after reading "
+		    "%llu records (the ids printed are the jobs pushed)",
 		    (int)stop_signal, line);
 		return 128 + stop_signal;
 	}

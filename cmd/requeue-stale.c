@@ -46,11 +46,11 @@ option(void *ctx, int id, const char *arg)
 	case OPT_QUEUE:	a->one = 1; break;
 	case OPT_ALL:	a->all = 1; break;
 	case OPT_LIMIT:
-		a->o.limit = (uint64_t)int_arg("requeue-stale", "--limit", arg,
+		a->o.limit = (uint64_t)int_arg(&requeue_stale_command, "--limit", arg,
 		    1, 1000000000000LL);
 		break;
 	case OPT_BATCH:
-		a->o.batch = (unsigned)int_arg("requeue-stale", "--batch", arg,
+		a->o.batch = (unsigned)int_arg(&requeue_stale_command, "--batch", arg,
 		    1, 10000);
 		break;
 	case OPT_DRY_RUN: a->o.dry_run = 1; break;
@@ -73,17 +73,17 @@ cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 	n = parse_options(&requeue_stale_command, argc, argv, g, option, &a);
 	/* a cron job reaps every queue unless told one: MQ_QUEUE is not
 	 * enough to narrow it */
-	settle("requeue-stale", g, 0);
+	settle(&requeue_stale_command, g, 0);
 	if (a.all && a.one)
-		usage_error("requeue-stale", "--queue and --all-queues exclude "
+		usage_error(&requeue_stale_command, "--queue and --all-queues exclude "
 		    "each other");
 	if (n > 0)
-		usage_error("requeue-stale", "unexpected argument '%s'",
+		usage_error(&requeue_stale_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 	o->queue = a.one ? g->queue : NULL;
 
-	c = open_queue_table("requeue-stale", g);
-	progress_start(&p, "requeue-stale", "reaped", a.quiet);
+	c = open_queue_table(&requeue_stale_command, g);
+	progress_start(&p, &requeue_stale_command, "reaped", a.quiet);
 	o->progress = progress_jobs;
 	o->ctx = &p;
 	st = mq_requeue_stale(c, o, &rep);
@@ -98,6 +98,6 @@ cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 		    (unsigned long long)rep.dead,
 		    o->dry_run ? " (dry run)" : "");
 	if (st != MQ_OK)
-		die("requeue-stale", &e);
+		die(&requeue_stale_command, &e);
 	return 0;
 }

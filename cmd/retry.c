@@ -76,7 +76,7 @@ parse_rate(const char *arg)
 		if (strcmp(end, "/m") == 0)
 			return (double)n / 60;
 	}
-	usage_error("retry", "invalid --rate '%s': N/s or N/m, N from 1 to "
+	usage_error(&retry_command, "invalid --rate '%s': N/s or N/m, N from 1 to "
 	    "1000000", shown(arg));
 }
 
@@ -94,24 +94,24 @@ option(void *ctx, int id, const char *arg)
 		a->filter = 1;
 		break;
 	case OPT_SINCE:
-		o->since_us = duration_arg("retry", "--since", arg);
+		o->since_us = duration_arg(&retry_command, "--since", arg);
 		a->filter = 1;
 		break;
 	case OPT_BEFORE:
-		o->before_us = duration_arg("retry", "--before", arg);
+		o->before_us = duration_arg(&retry_command, "--before", arg);
 		a->filter = 1;
 		break;
 	case OPT_ALL:	a->all = 1; break;
 	case OPT_TO_QUEUE:
 		if (!mq_valid_queue(arg))
-			usage_error("retry", "invalid --to-queue '%s': "
+			usage_error(&retry_command, "invalid --to-queue '%s': "
 			    "letters, digits, '_', '.' and '-', at most 64",
 			    shown(arg));
 		o->to_queue = arg;
 		break;
 	case OPT_RATE:	o->rate = parse_rate(arg); break;
 	case OPT_BATCH:
-		o->batch = (unsigned)int_arg("retry", "--batch", arg, 1,
+		o->batch = (unsigned)int_arg(&retry_command, "--batch", arg, 1,
 		    10000);
 		break;
 	case OPT_DRY_RUN: o->dry_run = 1; break;
@@ -192,12 +192,12 @@ parse_ids(int n, char **argv)
 	int i;
 
 	if (ids == NULL) {
-		fprintf(stderr, "mq retry: out of memory\n");
+		say(&retry_command, "out of memory");
 		exit(EX_OSERR);
 	}
 	for (i = 0; i < n; i++)
 		if (parse_id(argv[1 + i], &ids[i]) != 0)
-			usage_error("retry", "invalid job id '%s': a positive "
+			usage_error(&retry_command, "invalid job id '%s': a positive "
 			    "number, as push prints it", shown(argv[1 + i]));
 	return ids;
 }
@@ -207,14 +207,14 @@ static void
 check_selection(const struct retry_args *a, int n)
 {
 	if (n > 0 && (a->queue_given || a->filter || a->all))
-		usage_error("retry", "job ids and --queue, --error, --since, "
+		usage_error(&retry_command, "job ids and --queue, --error, --since, "
 		    "--before or --all exclude each other");
 	if (n > 0)
 		return;
 	if (!a->queue_given)
-		usage_error("retry", "no job id given, nor --queue Q");
+		usage_error(&retry_command, "no job id given, nor --queue Q");
 	if (!a->filter && !a->all)
-		usage_error("retry", "--queue alone retries every dead job of "
+		usage_error(&retry_command, "--queue alone retries every dead job of "
 		    "the queue: add --all to mean it, or a filter");
 }
 
@@ -235,7 +235,7 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	o->batch = 100;
 	n = parse_options(&retry_command, argc, argv, g, option, &a);
 	/* MQ_QUEUE does not select: a redrive names its queue */
-	settle("retry", g, 0);
+	settle(&retry_command, g, 0);
 	check_selection(&a, n);
 	if (n > 0) {
 		ids = parse_ids(n, argv);
@@ -245,10 +245,10 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 		o->queue = g->queue;
 	}
 
-	c = open_queue_table("retry", g);
+	c = open_queue_table(&retry_command, g);
 	catch_stop(&a.held);
 	sigprocmask(SIG_BLOCK, &a.held, NULL);
-	progress_start(&a.p, "retry", "retried", a.quiet || o->dry_run);
+	progress_start(&a.p, &retry_command, "retried", a.quiet || o->dry_run);
 	o->fn = each;
 	o->skipped = skipped;
 	o->progress = progress;
@@ -262,8 +262,8 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	/* what was retried stays retried, also when a later batch failed:
 	 * said then even if quiet */
 	if (o->dry_run && !a.quiet)
-		fprintf(stderr, "mq retry: %llu job%s would be retried (dry "
-		    "run)\n", (unsigned long long)rep.retried,
+		say(&retry_command, "%llu job%s would be retried (dry "
+		    "run)", (unsigned long long)rep.retried,
 		    PLURAL(rep.retried));
 	else if (!o->dry_run && (!a.quiet || st != MQ_OK || rep.stopped))
 		printf("retried %llu job%s\n", (unsigned long long)rep.retried,
@@ -272,10 +272,10 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	put_note(&a.dedup, "left dead: their dedup key is live again in "
 	    "the queue");
 	if (st != MQ_OK)
-		die("retry", &e);
+		die(&retry_command, &e);
 	if (rep.stopped) {
-		fprintf(stderr, "mq retry: stopped by signal %d after the "
-		    "batch in flight\n", (int)stop_signal);
+		say(&retry_command, "stopped by signal %d after the "
+		    "batch in flight", (int)stop_signal);
 		return 128 + stop_signal;
 	}
 	return rep.not_dead || rep.dedup ? 1 : 0;

@@ -52,13 +52,13 @@ write_payload(const struct mq_job_info *j, const char *path)
 	FILE *f = stdout;
 
 	if (!out_is_stdout && (f = fopen(path, "wb")) == NULL) {
-		fprintf(stderr, "mq show: cannot write '%s': %s\n",
+		say(&show_command, "cannot write '%s': %s",
 		    shown(path), strerror(errno));
 		return EX_CANTCREAT;
 	}
 	if (fwrite(j->payload, 1, j->payload_len, f) != j->payload_len ||
 	    (out_is_stdout ? fflush(f) == EOF : fclose(f) != 0)) {
-		fprintf(stderr, "mq show: write failure on %s\n",
+		say(&show_command, "write failure on %s",
 		    out_is_stdout ? "standard output" : shown(path));
 		return EX_IOERR;
 	}
@@ -76,12 +76,12 @@ show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 
 	st = mq_job_get(c, id, &j);
 	if (st == MQ_EMPTY) {
-		fprintf(stderr, "mq show: job %llu: no such job\n",
+		say(&show_command, "job %llu: no such job",
 		    (unsigned long long)id);
 		return 1;
 	}
 	if (st != MQ_OK)
-		die("show", mq_conn_error(c));
+		die(&show_command, mq_conn_error(c));
 	if (a->path && (rc = write_payload(&j, a->path)) != 0) {
 		mq_job_info_free(&j);
 		mq_close(c);
@@ -98,7 +98,7 @@ show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 	st = mq_job_history(c, id, a->json ? show_json_event :
 	    show_text_event, &events);
 	if (st != MQ_OK)
-		die("show", mq_conn_error(c));
+		die(&show_command, mq_conn_error(c));
 	if (a->json)
 		printf("]}\n");
 	else if (events == 0)
@@ -116,30 +116,30 @@ cmd_show(int argc, char **argv, struct mq_global *g)
 	int i, n, missing = 0, any = 0;
 
 	n = parse_options(&show_command, argc, argv, g, option, &a);
-	settle("show", g, 0);
+	settle(&show_command, g, 0);
 	if (n < 1)
-		usage_error("show", "a job ID expected");
+		usage_error(&show_command, "a job ID expected");
 	if (a.path && n > 1)
-		usage_error("show", "-o writes the payload of one job: "
+		usage_error(&show_command, "-o writes the payload of one job: "
 		    "one ID expected, not %d", n);
 	if (a.path && a.json && strcmp(a.path, "-") == 0)
-		usage_error("show", "--json and -o - both write standard "
+		usage_error(&show_command, "--json and -o - both write standard "
 		    "output");
 	if (a.path && *a.path == '\0')
-		usage_error("show", "-o: a file name expected");
+		usage_error(&show_command, "-o: a file name expected");
 	if ((ids = malloc((size_t)n * sizeof *ids)) == NULL) {
-		fprintf(stderr, "mq show: out of memory\n");
+		say(&show_command, "out of memory");
 		return EX_OSERR;
 	}
 	for (i = 0; i < n; i++)
 		if (parse_id(argv[i + 1], &ids[i]) != 0)
-			usage_error("show", "invalid job id '%s': a positive "
+			usage_error(&show_command, "invalid job id '%s': a positive "
 			    "number, as push prints it", shown(argv[i + 1]));
 	/* a payload sent to a closed stdout would be lost unseen */
 	if (a.path && strcmp(a.path, "-") == 0)
-		need_stdio("show", STDOUT_CLOSED);
+		need_stdio(&show_command, STDOUT_CLOSED);
 
-	c = open_queue_table("show", g);
+	c = open_queue_table(&show_command, g);
 	for (i = 0; i < n; i++) {
 		if (show_one(c, ids[i], &a, !any) != 0)
 			missing = 1;

@@ -62,7 +62,7 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 	size_t i, k;
 
 	if (r == NULL) {
-		fprintf(stderr, "mq stats: out of memory\n");
+		say(&stats_command, "out of memory");
 		exit(EX_OSERR);
 	}
 	for (i = 0; i < n; i++) {
@@ -247,21 +247,21 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 	int nargs;
 
 	nargs = parse_options(&stats_command, argc, argv, g, option, &a);
-	settle("stats", g, 0);
+	settle(&stats_command, g, 0);
 	if (a.json && a.prom)
-		usage_error("stats", "--json and --prometheus exclude each other");
+		usage_error(&stats_command, "--json and --prometheus exclude each other");
 	if (nargs > 0)
-		usage_error("stats", "unexpected argument '%s'",
+		usage_error(&stats_command, "unexpected argument '%s'",
 		    shown(argv[1]));
 
-	c = open_queue_table("stats", g);
+	c = open_queue_table(&stats_command, g);
 	st = a.recount ? mq_recount(c) : MQ_OK;
 	if (st == MQ_OK)
 		st = mq_stats(c, a.one ? g->queue : NULL, &q, &n, &archived);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st != MQ_OK)
-		die("stats", &e);
+		die(&stats_command, &e);
 	if (a.json)
 		print_json(g->table, q, n, archived);
 	else if (a.prom)

@@ -49,9 +49,9 @@ option(void *ctx, int id, const char *arg)
 	else if (id == OPT_ONCE)
 		a->once = 1;
 	else if (id == OPT_INTERVAL) {
-		a->interval_us = duration_arg("top", "--interval", arg);
+		a->interval_us = duration_arg(&top_command, "--interval", arg);
 		if (a->interval_us < 100000 || a->interval_us > 86400000000LL)
-			usage_error("top", "--interval must be 100ms to 1d, "
+			usage_error(&top_command, "--interval must be 100ms to 1d, "
 			    "not '%s'", shown(arg));
 	}
 }
@@ -76,11 +76,11 @@ sample(struct mq_conn *c, const char *queue, struct top_queue **qs,
 		e = *mq_conn_error(c);
 		mq_close(c);
 		restore();
-		die("top", &e);
+		die(&top_command, &e);
 	}
 	if (top_update(qs, nq, s, n, w, nw, mq_now_us()) != 0) {
 		restore();
-		fprintf(stderr, "mq top: out of memory\n");
+		say(&top_command, "out of memory");
 		exit(EX_OSERR);
 	}
 	free(s);
@@ -177,9 +177,9 @@ cmd_top(int argc, char **argv, struct mq_global *g)
 	int n, tty, rc;
 
 	n = parse_options(&top_command, argc, argv, g, option, &a);
-	settle("top", g, 0);
+	settle(&top_command, g, 0);
 	if (n > 0)
-		usage_error("top", "unexpected argument '%s'", shown(argv[1]));
+		usage_error(&top_command, "unexpected argument '%s'", shown(argv[1]));
 	tty = !a.once && isatty(STDOUT_FILENO);
 	memset(&fr, 0, sizeof fr);
 	fr.table = g->table;
@@ -188,7 +188,7 @@ cmd_top(int argc, char **argv, struct mq_global *g)
 	fr.utf8 = utf8_locale();
 	fr.tty = tty;
 	catch_signals(tty);
-	c = open_queue_table("top", g);
+	c = open_queue_table(&top_command, g);
 	rc = tty ? live(c, a.one ? g->queue : NULL, &fr) :
 	    plain(c, a.one ? g->queue : NULL, &fr, a.once);
 	mq_close(c);

@@ -99,7 +99,7 @@ catch_signals(int tty)
 	size_t i;
 
 	if (pipe(sig_fd) != 0) {
-		fprintf(stderr, "mq top: pipe: %s\n", strerror(errno));
+		say(&top_command, "pipe: %s", strerror(errno));
 		exit(EX_OSERR);
 	}
 	for (i = 0; i < 2; i++) {

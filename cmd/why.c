@@ -209,14 +209,14 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 	int json = 0, n;
 
 	n = parse_options(&why_command, argc, argv, g, option, &json);
-	settle("why", g, 0);
+	settle(&why_command, g, 0);
 	if (n != 1)
-		usage_error("why", "one job ID expected");
+		usage_error(&why_command, "one job ID expected");
 	if (parse_id(argv[1], &id) != 0)
-		usage_error("why", "invalid job id '%s': a positive number, "
+		usage_error(&why_command, "invalid job id '%s': a positive number, "
 		    "as push prints it", shown(argv[1]));
 
-	c = open_queue_table("why", g);
+	c = open_queue_table(&why_command, g);
 	st = mq_job_get(c, id, &j);
 	if (st == MQ_OK && (a = answer(&j)) == WHY_READY)
 		st = mq_job_ahead(c, &j, AHEAD_MAX, &ahead);
@@ -226,14 +226,14 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		if (json)
 			printf("{\"id\":%llu,\"answer\":\"missing\","
 			    "\"status\":1}\n", (unsigned long long)id);
-		fprintf(stderr, "mq why: no job %llu in table %s nor its "
-		    "archive (purged, or never pushed)\n",
+		say(&why_command, "no job %llu in table %s nor its "
+		    "archive (purged, or never pushed)",
 		    (unsigned long long)id, g->table);
 		return WHY_MISSING;
 	}
 	if (st != MQ_OK) {
 		mq_job_info_free(&j);
-		die("why", &e);
+		die(&why_command, &e);
 	}
 	if (json)
 		print_json(&j, a, ahead);

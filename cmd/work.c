@@ -78,26 +78,26 @@ work_option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_CONC:
-		w->concurrency = (int)int_arg("work", "--concurrency", arg, 1,
+		w->concurrency = (int)int_arg(&work_command, "--concurrency", arg, 1,
 		    MAX_CONCURRENCY);
 		break;
 	case OPT_LEASE:
-		w->lease_us = duration_arg("work", "--lease", arg);
+		w->lease_us = duration_arg(&work_command, "--lease", arg);
 		if (w->lease_us < 3000000)
-			usage_error("work", "--lease must be at least 3s");
+			usage_error(&work_command, "--lease must be at least 3s");
 		break;
 	case OPT_TIMEOUT:
-		w->timeout_us = duration_arg("work", "--timeout", arg);
+		w->timeout_us = duration_arg(&work_command, "--timeout", arg);
 		if (w->timeout_us == 0)
-			usage_error("work", "--timeout must be above 0");
+			usage_error(&work_command, "--timeout must be above 0");
 		break;
 	case OPT_MAX_JOBS:
-		w->max_jobs = int_arg("work", "--max-jobs", arg, 1,
+		w->max_jobs = int_arg(&work_command, "--max-jobs", arg, 1,
 		    1000000000000LL);
 		break;
 	case OPT_EXIT_EMPTY:	w->exit_when_empty = 1; break;
 	case OPT_WAIT:
-		w->wait_us = duration_arg("work", "--wait", arg);
+		w->wait_us = duration_arg(&work_command, "--wait", arg);
 		break;
 	case OPT_CLAIM:
 		if (strcmp(arg, "skip-locked") == 0)
@@ -105,7 +105,7 @@ work_option(void *ctx, int id, const char *arg)
 		else if (strcmp(arg, "update") == 0)
 			w->pop.claim = MQ_CLAIM_UPDATE;
 		else
-			usage_error("work", "--claim takes skip-locked or "
+			usage_error(&work_command, "--claim takes skip-locked or "
 			    "update, not '%s'", shown(arg));
 		break;
 	}
@@ -122,11 +122,11 @@ cmd_work(int argc, char **argv, struct mq_global *g)
 	w.lease_us = 60000000;
 	w.wait_us = -1;
 	n = parse_options(&work_command, argc, argv, g, work_option, &w);
-	settle("work", g, 1);
+	settle(&work_command, g, 1);
 	if (w.exit_when_empty && w.wait_us >= 0)
-		usage_error("work", "--exit-when-empty and --wait exclude each "
+		usage_error(&work_command, "--exit-when-empty and --wait exclude each "
 		    "other");
 	if (n == 0)
-		usage_error("work", "no command given (mq work [options] -- CMD)");
+		usage_error(&work_command, "no command given (mq work [options] -- CMD)");
 	return work_run(&w, g, argv + 1);
 }

@@ -108,6 +108,6 @@ beat_apply(struct worker *w)
 		}
 	}
 	if (t->st != MQ_OK && !w->beat_failing)
-		report("work", "heartbeat", &t->err);
+		report(&work_command, "heartbeat", &t->err);
 	w->beat_failing = t->st != MQ_OK;
 }

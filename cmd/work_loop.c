@@ -133,7 +133,7 @@ loop(struct worker *w)
 		}
 		r = poll(fds, (nfds_t)nfds, timeout_ms(w));
 		if (r < 0 && errno != EINTR) {
-			fprintf(stderr, "mq work: poll: %s\n", strerror(errno));
+			say(&work_command, "poll: %s", strerror(errno));
 			exit(EX_OSERR);
 		}
 		if (r > 0 && (fds[0].revents & POLLIN))
@@ -170,17 +170,17 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 	w->pop.queue = g->queue;
 	w->pop.lease_us = w->lease_us;
 	if (find_command(w->cmd[0], w->path, sizeof w->path) != 0) {
-		fprintf(stderr, "mq work: cannot run '%s': %s\n",
+		say(&work_command, "cannot run '%s': %s",
 		    shown(w->cmd[0]), strchr(w->cmd[0], '/') ?
 		    strerror(errno) : "not found in PATH");
 		return 127;
 	}
 
 	/* fail early on what no retry can mend (table, grants, names) */
-	w->c = open_queue_table("work", g);
+	w->c = open_queue_table(&work_command, g);
 	w->sig_fd = work_signals();
 	if ((e = dbt_start(&w->op)) != 0 || (e = dbt_start(&w->beat)) != 0) {
-		fprintf(stderr, "mq work: cannot start a thread: %s\n",
+		say(&work_command, "cannot start a thread: %s",
 		    strerror(e));
 		exit(EX_OSERR);
 	}

@@ -26,7 +26,7 @@ fatal(struct worker *w, const struct mq_error *e)
 		if (w->slot[i].state == RUNNING)
 			kill_job(&w->slot[i], SIGTERM);
 	orphans_left(w);
-	die("work", e);
+	die(&work_command, e);
 }
 
 static int
@@ -45,7 +45,7 @@ op_failed(struct worker *w, const struct mq_error *e)
 	int64_t backoff;
 	unsigned n;
 
-	report("work", NULL, e);
+	report(&work_command, NULL, e);
 	if (mends_nothing(e->status))
 		fatal(w, e);
 	if (w->cw) {
@@ -57,8 +57,8 @@ op_failed(struct worker *w, const struct mq_error *e)
 	if ((w->exit_when_empty || w->wait_us >= 0) &&
 	    count_slots(w, FREE) == w->nslots &&
 	    w->failures >= GIVE_UP_FAILURES) {
-		fprintf(stderr, "mq work: giving up after %u failures in a "
-		    "row\n", w->failures);
+		say(&work_command, "giving up after %u failures in a "
+		    "row", w->failures);
 		orphans_left(w);
 		exit(exit_status(e->status));
 	}
@@ -69,7 +69,7 @@ op_failed(struct worker *w, const struct mq_error *e)
 	backoff = (int64_t)((double)backoff *
 	    (0.75 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1))));
 	w->reconnect_at = mq_now_us() + backoff;
-	fprintf(stderr, "mq work: reconnecting in %.1fs\n",
+	say(&work_command, "reconnecting in %.1fs",
 	    (double)backoff / 1e6);
 }
 
@@ -118,13 +118,13 @@ op_apply(struct worker *w)
 		if (it->kind == OP_ACK ? it->lost : it->st == MQ_ELEASE)
 			warn_job(s, MQ_LEASE_LOST);
 		else if (it->kind == OP_FAIL && it->res.dead)
-			fprintf(stderr, "mq work: job %llu: failed (%s); dead "
-			    "after %u attempt%s\n",
+			say(&work_command, "job %llu: failed (%s); dead "
+			    "after %u attempt%s",
 			    (unsigned long long)s->job.id, how_it_ended(s),
 			    it->res.attempts, PLURAL(it->res.attempts));
 		else if (it->kind == OP_FAIL)
-			fprintf(stderr, "mq work: job %llu: failed (%s); due "
-			    "again in %s\n", (unsigned long long)s->job.id,
+			say(&work_command, "job %llu: failed (%s); due "
+			    "again in %s", (unsigned long long)s->job.id,
 			    how_it_ended(s), fmt_duration(due, sizeof due,
 			    it->res.retry_in_us));
 		free_slot(s);
@@ -136,15 +136,15 @@ op_apply(struct worker *w)
 		w->next_claim = now + 1000000;	/* claim each second */
 	}
 	if (t->given_back)
-		fprintf(stderr, "mq work: gave back %zu job%s of the claim "
-		    "whose outcome was unknown\n", t->given_back,
+		say(&work_command, "gave back %zu job%s of the claim "
+		    "whose outcome was unknown", t->given_back,
 		    PLURAL(t->given_back));
 	if (t->st != MQ_OK) {
 		op_failed(w, &t->err);
 		return;
 	}
 	if (w->failures && (t->n || t->room))
-		fprintf(stderr, "mq work: connected again\n");
+		say(&work_command, "connected again");
 	if (t->n || t->room)
 		w->failures = 0;
 	if (!t->room)

@@ -17,7 +17,7 @@
 void
 warn_job(const struct slot *s, const char *what)
 {
-	fprintf(stderr, "mq work: job %llu: %s\n",
+	say(&work_command, "job %llu: %s",
 	    (unsigned long long)s->job.id, what);
 }
 
@@ -103,8 +103,8 @@ start_queued(struct worker *w)
 		if (s->state != QUEUED || s->in_op || w->stopping)
 			continue;
 		if ((e = spawn_job(s, w->path, w->cmd)) != 0) {
-			fprintf(stderr, "mq work: cannot run '%s' for job "
-			    "%llu: %s\n", shown(w->cmd[0]),
+			say(&work_command, "cannot run '%s' for job "
+			    "%llu: %s", shown(w->cmd[0]),
 			    (unsigned long long)s->job.id, strerror(e));
 			/* give it back rather than hold it for a lease */
 			s->state = ENDED;

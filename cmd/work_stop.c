@@ -36,7 +36,7 @@ work_signals(void)
 	struct sigaction sa;
 
 	if (pipe(sigpipe_fd) != 0) {
-		fprintf(stderr, "mq work: pipe: %s\n", strerror(errno));
+		say(&work_command, "pipe: %s", strerror(errno));
 		exit(EX_OSERR);
 	}
 	fcntl(sigpipe_fd[0], F_SETFL, O_NONBLOCK);
@@ -81,9 +81,9 @@ orphans_left(const struct worker *w)
 	size_t i;
 
 	for (i = 0; i < w->norphans; i++)
-		fprintf(stderr, "mq work: the jobs of queue '%s' that a claim "
+		say(&work_command, "the jobs of queue '%s' that a claim "
 		    "whose outcome was unknown may have leased were not given "
-		    "back: they stay leased until their lease ends\n",
+		    "back: they stay leased until their lease ends",
 		    w->orphans[i].queue);
 }
 
@@ -103,21 +103,21 @@ give_up(struct worker *w)
 		    s->end != ABANDONED && s->end != LOST ? "fail" :
 		    "give-back";
 		if (s->in_op)	/* sent: the server may yet do it */
-			fprintf(stderr, "mq work: job %llu: %s sent but the "
+			say(&work_command, "job %llu: %s sent but the "
 			    "server did not answer in %ds: outcome unknown "
-			    "(%s, or leased until its lease ends)\n",
+			    "(%s, or leased until its lease ends)",
 			    (unsigned long long)s->job.id, what,
 			    STOP_WAIT_US / 1000000, succeeded(s) ? "done" :
 			    "given back");
 		else
-			fprintf(stderr, "mq work: job %llu: no %s: the server "
+			say(&work_command, "job %llu: no %s: the server "
 			    "did not answer in %ds; it stays leased until its "
-			    "lease ends\n", (unsigned long long)s->job.id,
+			    "lease ends", (unsigned long long)s->job.id,
 			    what, STOP_WAIT_US / 1000000);
 	}
 	if (w->op.busy && count_slots(w, FREE) == w->nslots)
-		fprintf(stderr, "mq work: a claim was under way: what it "
-		    "took stays leased until its lease ends\n");
+		say(&work_command, "a claim was under way: what it "
+		    "took stays leased until its lease ends");
 	orphans_left(w);
 	exit(EX_UNAVAILABLE);
 }

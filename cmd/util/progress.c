@@ -17,10 +17,10 @@
 #define PROGRESS_EVERY_US 250000
 
 void
-progress_start(struct progress *p, const char *cmd, const char *done,
-    int quiet)
+progress_start(struct progress *p, const struct command *cmd,
+    const char *done, int quiet)
 {
-	p->cmd = cmd;
+	p->cmd = cmd->name;
 	p->done = done;
 	p->quiet = quiet;
 	p->tty = !quiet && isatty(2);
