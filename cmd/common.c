@@ -259,7 +259,7 @@ settle_checked(const struct command *cmd, struct mq_global *g, int uses_queue,
 	}
 	file = option_file_from_pipe(g->conn.defaults_file, wait_ms,
 	    &because);
-	if (file == NULL) {
+	if (because != NULL) {	/* NULL file alone: none given */
 		snprintf(why, len, "cannot read option file '%s': %s",
 		    shown(g->conn.defaults_file), because);
 		return EX_CONFIG;

@@ -127,6 +127,21 @@ like "$ERR" "*from-cli.sock*" "--socket wins over MQ_SOCKET"
 run "$MQ" --socket "$T_TMP/global.sock" pop
 like "$ERR" "*global.sock*" "a global option before the command is used"
 
+# no option file named at all (--defaults-file, MQ_DEFAULTS_FILE): the
+# client's own, ~/.my.cnf among them, as for a cron job or a login
+mkdir -p "$T_TMP/home"
+printf '[client]\nsocket=%s\nuser=root\n' "$MQ_TEST_SOCKET" >"$T_TMP/home/.my.cnf"
+run env -u MQ_DEFAULTS_FILE -u MQ_SOCKET -u MQ_USER HOME="$T_TMP/home" \
+  "$MQ" stats --json
+is "$RC" 0 "no option file named: ~/.my.cnf is read, status 0 ($ERR)"
+is "$ERR" "" "and nothing on stderr"
+expect_status 0 "no option file named: mq check is OK" \
+  env -u MQ_DEFAULTS_FILE -u MQ_SOCKET -u MQ_USER HOME="$T_TMP/home" \
+  "$MQ" check
+expect_status 0 "no option file named: completion offers queues" \
+  env -u MQ_DEFAULTS_FILE -u MQ_SOCKET -u MQ_USER HOME="$T_TMP/home" \
+  "$MQ" completion --queues
+
 # stdout that cannot be written: 74
 if [ -w /dev/full ]; then
   expect_status 74 "write failure on stdout" sh -c '"$0" init --print >/dev/full' "$MQ"
