@@ -4,7 +4,8 @@
  */
 #include <stdio.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_OLDER = OPT_CMD, OPT_BATCH, OPT_DEAD, OPT_PURGE, OPT_QUIET };
 

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_FORCE = OPT_CMD };
 

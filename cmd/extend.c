@@ -4,7 +4,8 @@
  */
 #include <stdio.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_LEASE = OPT_CMD };
 

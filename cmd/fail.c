@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmds.h"
-#include "units.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_ERROR = OPT_CMD, OPT_RETRY_IN, OPT_NO_RETRY };
 

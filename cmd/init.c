@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_PRINT = OPT_CMD };
 

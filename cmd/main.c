@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 #ifndef MQ_VERSION
 #define MQ_VERSION "unknown"
@@ -62,118 +63,6 @@ main_option(void *ctx, int id, const char *arg)
 	}
 }
 
-/* Started with 0, 1 or 2 closed (`mq work 2>&-`), the first socket or file
- * mq opens would take that number: a job's stderr written into the server
- * connection, ids sent to the server as if to stdout. Each closed one is
- * opened on /dev/null first (OpenSSH's sanitise_stdfd()); without
- * /dev/null mq refuses to run rather than risk it. Commands whose work
- * is to read stdin or to hand something over on stdout refuse to start
- * when it was closed (need_stdio()): a job popped into /dev/null, or
- * pushed with ids nobody sees, would be a silent loss. */
-unsigned std_closed;
-
-static void
-sanitise_stdfd(void)
-{
-	int fd, nullfd;
-
-	for (fd = 0; fd <= 2; fd++) {
-		if (fcntl(fd, F_GETFL) != -1)
-			continue;
-		std_closed |= 1u << fd;
-		nullfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-		if (nullfd != fd) {
-			/* fd 2 may be the one closed: say it where we can */
-			if (fcntl(2, F_GETFL) != -1)
-				fprintf(stderr, "mq: cannot open /dev/null "
-				    "for a closed standard descriptor\n");
-			_exit(EX_OSERR);
-		}
-	}
-}
-
-/* Whether stdout is a pipe (or socket) nobody reads any more: the write
- * failed with EPIPE, or, the error having been met by an earlier write,
- * poll says so now. */
-int
-reader_gone(int err)
-{
-	struct pollfd p = { 1, POLLOUT, 0 };
-
-	return err == EPIPE || (poll(&p, 1, 0) == 1 &&
-	    (p.revents & (POLLERR | POLLHUP)));
-}
-
-/* The reader of a read-only command's output has had what it wanted
- * (`mq stats | head -1`): end as coreutils do under the default SIGPIPE,
- * silently, killed by that signal (the shell says 141). The client
- * library ignores SIGPIPE for its sockets, so the write only failed: the
- * default disposition comes back here. */
-static void
-end_by_sigpipe(void)
-{
-	sigset_t s;
-
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&s);
-	sigaddset(&s, SIGPIPE);
-	sigprocmask(SIG_UNBLOCK, &s, NULL);
-	raise(SIGPIPE);
-	_exit(128 + SIGPIPE);
-}
-
-/* A signal mask is inherited through exec: a parent that blocked
- * signals (for its own signalfd, say) and forgot them would leave mq
- * work deaf to SIGTERM, SIGINT and SIGHUP, and to its jobs' ends
- * (SIGCHLD), and mq top to its terminal's. What a command blocks, it
- * blocks itself, for as long as it needs to. (Ignored signals stay
- * ignored: a background job of a shell ignores SIGINT by design.) */
-const int stop_signals[NSTOP_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
-
-/* The stop signals mq was started with ignored: nohup's SIGHUP, a
- * shell's background job's SIGINT. They stay ignored (catch_signal). */
-static sigset_t started_ignored;
-
-int
-ignored_at_start(int sig)
-{
-	return sigismember(&started_ignored, sig) == 1;
-}
-
-void
-catch_signal(int sig, const struct sigaction *sa)
-{
-	if (!ignored_at_start(sig))
-		sigaction(sig, sa, NULL);
-}
-
-static void
-note_ignored_signals(void)
-{
-	struct sigaction sa;
-	size_t i;
-
-	sigemptyset(&started_ignored);
-	for (i = 0; i < NSTOP_SIGNALS; i++)
-		if (sigaction(stop_signals[i], NULL, &sa) == 0 &&
-		    sa.sa_handler == SIG_IGN)
-			sigaddset(&started_ignored, stop_signals[i]);
-}
-
-static void
-unblock_signals(void)
-{
-	static const int used[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE,
-	    SIGWINCH, SIGTSTP, SIGCONT };
-	sigset_t s;
-	size_t i;
-
-	sigemptyset(&s);
-	for (i = 0; i < sizeof used / sizeof used[0]; i++)
-		sigaddset(&s, used[i]);
-	sigprocmask(SIG_UNBLOCK, &s, NULL);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -181,10 +70,8 @@ main(int argc, char **argv)
 	const struct command *cmd;
 	int rc;
 
-	sanitise_stdfd();
+	process_start();
 	register_commands(&main_command, table);
-	note_ignored_signals();
-	unblock_signals();
 	memset(&g, 0, sizeof g);
 	global_from_env(&g);
 	/* the command name ends mq's own options */

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 static const struct opt opts[] = {
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }

@@ -5,7 +5,8 @@
  */
 #include <stdio.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_YES = OPT_CMD, OPT_LEASED };
 

@@ -5,7 +5,8 @@
  */
 #include <stdio.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_ALL = OPT_CMD, OPT_LIMIT, OPT_BATCH, OPT_DRY_RUN, OPT_QUIET };
 

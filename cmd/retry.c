@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cmds.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_ERROR = OPT_CMD, OPT_SINCE, OPT_BEFORE, OPT_ALL, OPT_TO_QUEUE,
 	OPT_RATE, OPT_BATCH, OPT_DRY_RUN, OPT_QUIET };

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cmds.h"
-#include "units.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_JSON = OPT_CMD, OPT_PROMETHEUS, OPT_RECOUNT };
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
-#include "units.h"
+#include "commands.h"
+#include "output/output.h"
 
 enum { OPT_JSON = OPT_CMD };
 

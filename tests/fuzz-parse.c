@@ -2,7 +2,7 @@
  * fuzz-parse.c: a libFuzzer target for what mq reads from its users and
  * what it writes for them: the parsers of lib/parse.c (durations,
  * receipts, table and queue names, times) and the encoders of
- * cmd/output.c (UTF-8 check, JSON strings, base64, shell quotes,
+ * cmd/output/output.c (UTF-8 check, JSON strings, base64, shell quotes,
  * terminal text, Prometheus label values).
  *
  * Each one is checked against a property, not only for crashes: a
@@ -13,7 +13,7 @@
  *
  * Built and run by tests/t220-fuzz.sh:
  *   clang -fsanitize=fuzzer,address,undefined -Ilib -Icmd \
- *     tests/fuzz-parse.c lib/parse.c cmd/output.c
+ *     tests/fuzz-parse.c lib/parse.c cmd/output/output.c
  *
  * The encoders print to stdout. To read what they print, stdout is
  * pointed for each call at a memory stream (open_memstream): glibc keeps
@@ -29,7 +29,7 @@
 #include <time.h>
 
 #include "mq.h"
-#include "cmds.h"
+#include "output/output.h"
 
 #ifndef __GLIBC__
 #error "fuzz-parse.c assigns stdout, which needs glibc"
@@ -375,7 +375,7 @@ ref_char(const unsigned char *p, size_t n)
 }
 
 /* Whether the character c[0..len) is one a terminal acts on: C0, DEL,
- * C1, U+2028..U+202E, U+2066..U+2069 (cmd/output.c's list). */
+ * C1, U+2028..U+202E, U+2066..U+2069 (cmd/output/output.c's list). */
 static int
 ref_control(const unsigned char *c, size_t len)
 {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t240-lib-layers.sh: the files of lib/ call each other as the layers at
 # the top of lib/internal.h say: each only files of lower layers, so the
-# calls form no cycle. A call is a name a file defines (a function
+# calls form no cycle; and cmd/'s rooms (its end) likewise. A call is a name a file defines (a function
 # definition starts its line: "mq_pop(" at column 0) followed by "(" in
 # another file. No server needed.
 
@@ -59,6 +59,103 @@ if awk '{ print $1, $2 }' "$TMP/calls" | tsort >/dev/null 2>"$TMP/tsort"
 then ok "the calls between lib/ files form no cycle"
 else not_ok "the calls between lib/ files form no cycle"
   sed 's/^/# /' "$TMP/tsort"
+fi
+
+# ---- cmd/: its rooms, from the objects' symbol tables ----
+# A room is main.c, cmd/cli/, cmd/output/, a command's folder (work/,
+# top/, ...) or a command's single file. No file may use (a function or
+# a variable: nm's U) what a file defines that, directly or through
+# others, uses it back, except inside one command's folder; and the
+# rooms themselves use each other in one direction only (cli/ under the
+# commands, output/ under cli/).
+OBJ=${MQ_CMD_OBJECTS:-}
+if [ -z "$OBJ" ] || [ ! -d "$OBJ" ] || ! command -v nm >/dev/null; then
+  ok "# SKIP cmd/'s rooms: no objects (MQ_CMD_OBJECTS) or no nm"
+else
+  for f in $(cd "$ROOT/cmd" && find . -name '*.c' | sed 's|^\./||' | sort); do
+    o="$OBJ/$(printf '%s' "$f" | tr / _).o"
+    if [ ! -f "$o" ]; then
+      echo "missing $f"
+      continue
+    fi
+    nm -P "$o" | awk -v f="$f" '$2 ~ /^[TDBRCGSV]$/ { print "def", f, $1 }
+      $2 == "U" { print "use", f, $1 }'
+  done >"$TMP/syms"
+  if grep -q '^missing' "$TMP/syms"; then
+    not_ok "every file of cmd/ has its object"
+    grep '^missing' "$TMP/syms" | sed 's/^/# /'
+  else
+    ok "every file of cmd/ has its object"
+  fi
+  python3 - "$TMP/syms" >"$TMP/rooms" <<'PY'
+import sys
+defs, uses = {}, {}
+for line in open(sys.argv[1]):
+    k, f, s = line.split()
+    if k == "def":
+        defs[s] = f
+    elif k == "use":
+        uses.setdefault(f, set()).add(s)
+files = sorted(set(defs.values()) | set(uses))
+edges = {f: sorted({defs[s] for s in uses.get(f, ()) if s in defs} - {f})
+         for f in files}
+def room(f):
+    return f.split("/")[0] if "/" in f else f
+def command_folder(f):
+    return "/" in f and room(f) not in ("cli", "output")
+# Tarjan's strongly connected components
+index, low, stack, on, sccs, n = {}, {}, [], set(), [], [0]
+def visit(v):
+    index[v] = low[v] = n[0]; n[0] += 1
+    stack.append(v); on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            visit(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        c = []
+        while True:
+            w = stack.pop(); on.discard(w); c.append(w)
+            if w == v:
+                break
+        sccs.append(sorted(c))
+sys.setrecursionlimit(10000)
+for f in files:
+    if f not in index:
+        visit(f)
+bad = [c for c in sccs if len(c) > 1 and not (
+    all(command_folder(f) for f in c) and len({room(f) for f in c}) == 1)]
+for c in bad:
+    print("cycle", " ".join(c))
+rooms = {}
+for f in files:
+    for g in edges[f]:
+        if room(f) != room(g):
+            rooms.setdefault(room(f), set()).add(room(g))
+for r in sorted(rooms):
+    for s in sorted(rooms[r]):
+        print("room", r, s)
+PY
+  if grep -q '^cycle' "$TMP/rooms"; then
+    not_ok "cmd/: no file uses one that uses it back, but in one command's folder"
+    grep '^cycle' "$TMP/rooms" | sed 's/^/# /'
+  else
+    ok "cmd/: no file uses one that uses it back, but in one command's folder"
+  fi
+  if awk '$1 == "room" { print $2, $3 }' "$TMP/rooms" | tsort >/dev/null 2>"$TMP/tsort"
+  then ok "cmd/: the rooms use each other in one direction"
+  else not_ok "cmd/: the rooms use each other in one direction"
+    sed 's/^/# /' "$TMP/tsort"
+  fi
+  used_by_lower=$(awk '$1 == "room" && ($2 == "output" || $2 == "cli") &&
+    $3 != "output" && $3 != "cli" { print $2 " uses " $3 }' "$TMP/rooms")
+  if [ -z "$used_by_lower" ] && ! grep -q '^room output cli$' "$TMP/rooms"; then
+    ok "cmd/: cli/ and output/ use no command, output/ not cli/"
+  else
+    not_ok "cmd/: cli/ and output/ use no command, output/ not cli/"
+    printf '%s\n' "$used_by_lower" | sed 's/^/# /'
+  fi
 fi
 
 echo "1..$N"

@@ -1,5 +1,5 @@
 /*
- * test-top-rate.c: unit tests of cmd/top_rate.c, mq top's arithmetic:
+ * test-top-rate.c: unit tests of cmd/top/rate.c, mq top's arithmetic:
  * rates from two counter samples, the ETA, the minute's rates, the
  * sparkline's history, a counter that goes back, queues matched by name
  * (mq-top(1)). TAP on stdout; no server.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "top.h"
+#include "top/top.h"
 
 static int n, failed;
 

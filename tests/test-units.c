@@ -1,11 +1,11 @@
 /*
- * test-units.c: unit tests of cmd/util/units.c, the human durations of
+ * test-units.c: unit tests of cmd/output/units.c, the human durations of
  * tables and messages (mq(1) OUTPUT). TAP on stdout; no server.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "units.h"
+#include "output/units.h"
 
 static int n, failed;
 

@@ -1,0 +1,118 @@
+/*
+ * report.c: how commands fail: a usage error, a line of their own, the
+ * library's error with the server's code, and the exit status each
+ * status maps to; one home, so that every command fails the same way.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "output/output.h"
+
+const struct command *command_after_options;
+
+void
+usage_error(const struct command *cmd, const char *fmt, ...)
+{
+	const struct command *hook = cmd->flags & CMD_MAIN ?
+	    command_after_options : cmd;
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s%s: %s\n", cmd->flags & CMD_MAIN ? "" : "mq ",
+	    cmd->name, msg);
+	if (hook && hook->usage_hook)
+		hook->usage_hook(msg);
+	exit(EX_USAGE);
+}
+
+void
+say(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "mq %s: %s\n", cmd->name, msg);
+}
+
+void
+receipt_error(const struct command *cmd, const char *arg)
+{
+	fprintf(stderr, "mq %s: malformed receipt '%s' (expected ID.TOKEN as "
+	    "printed by mq pop)\n", cmd->name, shown(arg));
+	exit(EX_DATAERR);
+}
+
+int
+exit_status(enum mq_status st)
+{
+	switch (st) {
+	case MQ_OK:		return 0;
+	case MQ_EMPTY:		return EXIT_EMPTY;
+	case MQ_PAUSED:		return EXIT_EMPTY;
+	case MQ_ELEASE:		return EXIT_LEASE;
+	case MQ_EUNKNOWN:	return EXIT_UNKNOWN;
+	case MQ_EINVAL:		return EX_USAGE;
+	case MQ_ETOOBIG:	return EX_DATAERR;
+	case MQ_ESCHEMA:	return EX_CONFIG;
+	case MQ_ECONFIG:	return EX_CONFIG;
+	case MQ_EUNAVAIL:	return EX_UNAVAILABLE;
+	case MQ_EACCESS:	return EX_NOPERM;
+	case MQ_ERETRY:		return EX_TEMPFAIL;
+	case MQ_EIO:		return EX_IOERR;
+	case MQ_ENOMEM:		return EX_OSERR;
+	case MQ_EDB:		break;
+	}
+	return EX_SOFTWARE;
+}
+
+void
+report(const struct command *cmd, const char *where, const struct mq_error *e)
+{
+	/* the server's message may quote table data (a duplicate key's
+	 * value, a name): shown as terminal text */
+	fprintf(stderr, "mq %s: %s%s", cmd->name, where ? where : "",
+	    where ? ": " : "");
+	if (e->msg[0])
+		put_text(stderr, (const unsigned char *)e->msg,
+		    strlen(e->msg));
+	else
+		fputs(mq_strerror(e->status), stderr);
+	if (e->db_errno && e->sqlstate[0])
+		fprintf(stderr, " (error %u, SQLSTATE %s)", e->db_errno,
+		    shown(e->sqlstate));
+	else if (e->db_errno)
+		fprintf(stderr, " (error %u)", e->db_errno);
+	fputc('\n', stderr);
+}
+
+void
+die(const struct command *cmd, const struct mq_error *e)
+{
+	report(cmd, NULL, e);
+	exit(exit_status(e->status));
+}
+
+struct mq_conn *
+open_queue_table(const struct command *cmd, const struct mq_global *g)
+{
+	struct mq_error e;
+	struct mq_conn *c = mq_connect(&g->conn, &e);
+
+	if (c == NULL)
+		die(cmd, &e);
+	if (mq_use_table(c, g->table) != MQ_OK) {
+		e = *mq_conn_error(c);
+		mq_close(c);
+		die(cmd, &e);
+	}
+	return c;
+}

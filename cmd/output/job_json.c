@@ -1,0 +1,57 @@
+/*
+ * job_json.c: part of mq why and mq ls (documented in mq-why(1) and mq-ls(1)),
+ * not a command: a job's fields as JSON members, the same in mq why and mq ls:
+ * times as UTC ISO text with their distance from the server's now in raw
+ * microseconds, text from the table JSON-escaped.
+ */
+#include <stdio.h>
+
+#include "output/output.h"
+
+#define JSON_STR(p, n) put_json_string((const unsigned char *)(p), (n))
+
+/* ,"key":"T","key_us":N, or nulls when the time is not set */
+static void
+json_time(const char *key, const char *iso, int has, int64_t us)
+{
+	if (has && *iso)
+		printf(",\"%s\":\"%s\",\"%s_from_now_us\":%lld", key, iso, key,
+		    (long long)us);
+	else
+		printf(",\"%s\":null,\"%s_from_now_us\":null", key, key);
+}
+
+void
+put_job_json(const struct mq_job_info *j)
+{
+	printf("\"id\":%llu,\"queue\":", (unsigned long long)j->id);
+	JSON_STR(j->queue, j->queue_len);
+	printf(",\"state\":\"%s\",\"paused\":%s,\"priority\":%d,"
+	    "\"attempts\":%u,\"max_attempts\":%u", mq_state_name(j->state),
+	    j->paused ? "true" : "false", j->priority, j->attempts,
+	    j->max_attempts);
+	json_time("created_at", j->created_at, 1, -j->age_us);
+	json_time("available_at", j->available_at, 1, j->due_in_us);
+	json_time("leased_until", j->leased_until, j->has_lease,
+	    j->lease_left_us);
+	json_time("finished_at", j->finished_at, j->has_finished,
+	    -j->finished_ago_us);
+	printf(",\"leased_by\":");
+	if (j->leased_by_len)
+		JSON_STR(j->leased_by, j->leased_by_len);
+	else
+		printf("null");
+	printf(",\"error\":");
+	if (j->error)
+		JSON_STR(j->error, j->error_len);
+	else
+		printf("null");
+	if (j->every_us > 0)
+		printf(",\"every_us\":%lld", (long long)j->every_us);
+	else
+		printf(",\"every_us\":null");
+	if (j->archived)
+		printf(",\"archived_at\":\"%s\"", j->archived_at);
+	else
+		printf(",\"archived_at\":null");
+}

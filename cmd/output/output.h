@@ -1,0 +1,103 @@
+/*
+ * output.h: the output layer (cmd/output/): every byte that came from
+ * the table or the server goes out through one of its encoders
+ * (terminal text, JSON, Prometheus labels, shell words); human tables,
+ * durations, progress lines. Included by the commands and cmd/cli/;
+ * it uses nothing of either (progress reads only a command's name).
+ */
+#ifndef MQ_OUTPUT_H
+#define MQ_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mq.h"
+#include "output/units.h"
+
+struct command;
+
+/* s made safe to echo in a one-line message: shown as put_text() shows
+ * it, long text cut after 80 columns with "...". Returns a static
+ * buffer. */
+const char *shown(const char *s);
+
+/* "s" unless n is 1: "1 job", "2 jobs". */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
+/* Output encodings (output/output.c); mq(1) OUTPUT OF TABLE DATA says the
+ * rules. Every byte that came from the table or the server goes out
+ * through one of them. */
+int utf8_valid(const unsigned char *p, size_t n);
+
+/* Longest shown form text_next() writes. */
+#define TEXT_NEXT_MAX 16
+
+/* Terminal text: the shown form of the character at p[0..n) into out
+ * (*outlen bytes, at most TEXT_NEXT_MAX); returns the bytes of p it
+ * took. A backslash is shown as \\; a control character (C0, DEL, C1,
+ * line separators, bidirectional overrides) as \xHH per byte; a byte
+ * that does not start well-formed UTF-8 as \xHH; the rest as is. */
+size_t text_next(const unsigned char *p, size_t n, char *out,
+    size_t *outlen);
+
+/* p[0..n) as terminal text on f; returns the columns it took. */
+size_t put_text(FILE *f, const unsigned char *p, size_t n);
+
+/* The columns put_text() would take. */
+size_t text_width(const unsigned char *p, size_t n);
+
+/* A JSON string for any bytes: control characters as \u00XX, a byte
+ * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
+void put_json_string(const unsigned char *p, size_t n);
+
+/* The inside of a Prometheus label value: \\, \" and \n as the format
+ * says, other control characters and bytes not UTF-8 as the text \xHH
+ * (written \\xHH), as put_text shows them. */
+void put_prom_label(const unsigned char *p, size_t n);
+void put_base64(const unsigned char *p, size_t n);
+void put_shell_quoted(const unsigned char *p, size_t n);
+
+/* p as one shell word: as is if made of A-Z a-z 0-9 _ . - only (a name
+ * as mq writes one), else put_shell_quoted. */
+void put_shell_word(const unsigned char *p, size_t n);
+
+/* A job's fields as JSON members, without braces (util/job_json.c). */
+void put_job_json(const struct mq_job_info *j);
+
+/* A human table (output/table.c): row by row, column 0 a name from the table
+ * (shown as put_text() shows it, left-aligned), the others short cells
+ * mq wrote (numbers, units), right-aligned; each column as wide as its
+ * widest cell or header. */
+#define TABLE_COLS_MAX 12
+#define TABLE_CELL 24
+struct table_row {
+	const unsigned char *name;
+	size_t name_len;
+	char cell[TABLE_COLS_MAX][TABLE_CELL];	/* cell[0] unused */
+};
+void table_print(const char *const *head, size_t cols,
+    const struct table_row *r, size_t n);
+
+/* Progress of long work on stderr (output/progress.c): a line rewritten in place
+ * when stderr is a terminal, then a summary unless quiet:
+ * "mq CMD: DONE N jobs in 3s (400/s)". */
+struct progress {
+	const char *cmd, *done;	/* "push", "pushed" */
+	int64_t start, shown_at;
+	uint64_t n;
+	size_t shown;		/* length of the line on the terminal */
+	int tty, quiet;
+};
+void progress_start(struct progress *p, const struct command *cmd,
+    const char *done, int quiet);
+/* n more jobs done */
+void progress_add(struct progress *p, uint64_t n);
+/* progress_add() as the library's per-batch callback (ctx: the progress) */
+void progress_jobs(uint64_t jobs, void *ctx);
+/* Erases the progress line, if one is shown, and shows it no more. */
+void progress_clear(struct progress *p);
+/* progress_clear(), then the summary line unless quiet. */
+void progress_summary(struct progress *p);
+
+#endif

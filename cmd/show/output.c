@@ -1,0 +1,180 @@
+/*
+ * show_output.c: part of mq show (documented in mq-show(1)), not a
+ * command: a job's fields, its payload and its history, as text for a
+ * terminal (everything from the table escaped, the payload cut to a
+ * preview) or as one JSON object (the payload whole, in base64 when it
+ * is not UTF-8).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "show.h"
+
+#define TEXT(p, n) put_text(stdout, (const unsigned char *)(p), (n))
+#define JSON_STR(p, n) put_json_string((const unsigned char *)(p), (n))
+
+/* "T (in D)" or "T (D ago)" for a time us from now. */
+static void
+put_when(const char *iso, int64_t us)
+{
+	char d[DURATION_MAX];
+
+	fmt_duration(d, sizeof d, us < 0 ? -us : us);
+	printf("%s (%s%s%s)", iso, us < 0 ? "" : "in ", d,
+	    us < 0 ? " ago" : "");
+}
+
+/* The first SHOW_PREVIEW bytes of the payload (whole characters),
+ * escaped, on one line. */
+static void
+put_preview(const struct mq_job_info *j)
+{
+	char out[TEXT_NEXT_MAX];
+	size_t i, o;
+
+	printf("  ");
+	for (i = 0; i < j->payload_len && i < SHOW_PREVIEW; ) {
+		i += text_next(j->payload + i, j->payload_len - i, out, &o);
+		fwrite(out, 1, o, stdout);
+	}
+	if (i < j->payload_len)
+		printf("... (%zu more bytes)", j->payload_len - i);
+	putchar('\n');
+}
+
+static void
+text_lease(const struct mq_job_info *j)
+{
+	if (j->has_lease) {
+		printf("leased until: ");
+		put_when(j->leased_until, j->lease_left_us);
+		putchar('\n');
+	}
+	if (j->leased_by_len) {
+		printf("leased by: ");
+		TEXT(j->leased_by, j->leased_by_len);
+		putchar('\n');
+	}
+	printf("lease token: %s\n", j->has_token ? "set" : "none");
+}
+
+void
+show_text(const struct mq_job_info *j, const char *path, int first)
+{
+	char d[DURATION_MAX];
+
+	if (!first)
+		putchar('\n');
+	printf("job %llu\nqueue: ", (unsigned long long)j->id);
+	TEXT(j->queue, j->queue_len);
+	printf("\nstate: %s", mq_state_name(j->state));
+	if (j->archived)
+		printf(" (%s)", j->stored_state);
+	printf("\npaused: %s\npriority: %d\nattempts: %u/%u\ncreated: ",
+	    j->paused ? "yes" : "no", j->priority, j->attempts,
+	    j->max_attempts);
+	put_when(j->created_at, -j->age_us);
+	printf("\ndue: ");
+	put_when(j->available_at, j->due_in_us);
+	putchar('\n');
+	if (j->every_us > 0)
+		printf("every: %s (from %s)\n",
+		    fmt_duration(d, sizeof d, j->every_us), j->every_anchor);
+	text_lease(j);
+	if (j->has_finished) {
+		printf("finished: ");
+		put_when(j->finished_at, -j->finished_ago_us);
+		putchar('\n');
+	}
+	if (j->error) {
+		printf("error: ");
+		TEXT(j->error, j->error_len);
+		putchar('\n');
+	}
+	if (j->has_dedup) {
+		printf("dedup key: ");
+		TEXT(j->dedup_key, j->dedup_len);
+		putchar('\n');
+	}
+	if (j->archived)
+		printf("archived: %s\n", j->archived_at);
+	printf("payload: %zu byte%s", j->payload_len, PLURAL(j->payload_len));
+	if (path) {
+		printf(", written to ");
+		TEXT(path, strlen(path));
+	}
+	putchar('\n');
+	if (j->payload_len)
+		put_preview(j);
+	printf("history:\n");
+}
+
+int
+show_text_event(const struct mq_history_entry *h, void *ctx)
+{
+	++*(int *)ctx;
+	printf("  %s %s, attempt %u, then %s", h->at, h->event, h->attempt,
+	    h->state);
+	if (h->worker_len) {
+		printf(", worker ");
+		TEXT(h->worker, h->worker_len);
+	}
+	if (h->error) {
+		printf(", error: ");
+		TEXT(h->error, h->error_len);
+	}
+	putchar('\n');
+	return 0;
+}
+
+void
+show_json_start(const struct mq_job_info *j)
+{
+	int utf8 = utf8_valid(j->payload, j->payload_len);
+
+	putchar('{');
+	put_job_json(j);
+	printf(",\"stored_state\":\"%s\",\"has_lease_token\":%s",
+	    j->stored_state, j->has_token ? "true" : "false");
+	if (j->every_anchor[0])
+		printf(",\"every_anchor\":\"%s\"", j->every_anchor);
+	else
+		printf(",\"every_anchor\":null");
+	printf(",\"dedup_key\":");
+	if (j->has_dedup)
+		JSON_STR(j->dedup_key, j->dedup_len);
+	else
+		printf("null");
+	printf(",\"payload_size\":%zu,\"payload_encoding\":\"%s\","
+	    "\"payload\":", j->payload_len, utf8 ? "utf8" : "base64");
+	if (utf8)
+		JSON_STR(j->payload, j->payload_len);
+	else {
+		putchar('"');
+		put_base64(j->payload, j->payload_len);
+		putchar('"');
+	}
+	printf(",\"history\":[");
+}
+
+int
+show_json_event(const struct mq_history_entry *h, void *ctx)
+{
+	int *n = ctx;
+
+	printf("%s{\"seq\":%llu,\"at\":\"%s\",\"at_from_now_us\":%lld,"
+	    "\"event\":\"%s\",\"state\":\"%s\",\"attempt\":%u,\"worker\":",
+	    (*n)++ ? "," : "", (unsigned long long)h->seq, h->at,
+	    (long long)-h->ago_us, h->event, h->state, h->attempt);
+	if (h->worker_len)
+		JSON_STR(h->worker, h->worker_len);
+	else
+		printf("null");
+	printf(",\"error\":");
+	if (h->error)
+		JSON_STR(h->error, h->error_len);
+	else
+		printf("null");
+	putchar('}');
+	return 0;
+}
