@@ -22,7 +22,8 @@
  * was requeued and claimed again, or finished: this consumer's ack or
  * fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
  * deadlocks or lock wait timeouts after retries, 78 not an mq table
- * (or statement logging this account cannot turn to rows). --lock-wait:
+ * (or no database selected, or statement logging this account cannot
+ * turn to rows). --lock-wait:
  * a row lock is waited for S seconds (default 50, as mq), then retried.
  * Connection as producer.php. Debian: apt-get install php-cli php-mysql.
  */
@@ -51,10 +52,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 SQL;
 const SQL_ISOLATION = <<<'SQL'
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL;
+const SQL_DATABASE = <<<'SQL'
+SELECT DATABASE()
+SQL;
+const SQL_DROP_TEMPORARY = <<<'SQL'
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 SQL;
 const SQL_BINLOG = <<<'SQL'
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -235,10 +245,13 @@ function options(): array
 		else
 			usage("unknown option or missing value: $a");
 	}
-	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/', $o['table']) ||
+	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/D', $o['table']) ||
 	    ctype_digit($o['table']) ||
-	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/', $o['queue']))
+	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/D', $o['queue']))
 		usage('invalid table or queue name');
+	/* it goes in a USE (and the DSN): letters, digits, _ $ - */
+	if (!preg_match('/^[A-Za-z0-9_$-]{0,64}$/D', (string)$o['database']))
+		usage('invalid database name');
 	if (!in_array($o['claim'], ['skip-locked', 'update']))
 		usage('--claim is skip-locked or update');
 	if ((float)$o['lease'] <= 0 ||
@@ -300,13 +313,24 @@ function transaction(PDO $db, callable $fn, bool $autocommit = false)
 /* The session mq-sql(7) asks for (THE SESSION), whatever the server's
  * globals or the account's init_connect made it: autocommit on (else
  * every write is rolled back at disconnect), UTC, sql_mode, READ
- * COMMITTED, the limits; statement logging turned to rows. */
+ * COMMITTED, the limits, the CHECKs off; the database asked for (an
+ * init_connect may have run USE), mq's tables and not temporary ones
+ * that hide them; statement logging turned to rows. */
 function session(PDO $db, array $o, int $lock_wait = 50): void
 {
 	$t = $o['table'];
+	$want = (string)$o['database'];
 	run($db, SQL_ROLLBACK, $t, []);
 	run($db, SQL_SESSION, $t, [$lock_wait, 60]);
 	run($db, SQL_ISOLATION, $t, []);
+	$current = run($db, SQL_DATABASE, $t, [])->fetchColumn();
+	/* PDO has no select_db: USE, the name checked by options() */
+	if ($want !== '' && $current !== $want)
+		$db->exec("USE `$want`");
+	elseif ($want === '' && $current === null)
+		throw new Fail('no database selected: give --database or set ' .
+		    'MQ_DATABASE', 78);
+	run($db, SQL_DROP_TEMPORARY, $t, []);
 	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
 		return;
 	try {
@@ -342,13 +366,25 @@ function connect(array $o): PDO
 	return $db;
 }
 
+/* The lease holder as mq writes it (mq-sql(7), CLAIMING A JOB): the
+ * host name, its first 199 bytes, each byte outside '!' to '~' as '?'
+ * (leased_by is ASCII: a UTF-8 host name made every claim fail with
+ * 1366), then ':' and the process id; 255 characters at most. */
+function leased_by(): string
+{
+	$host = gethostname();
+	$host = $host === false ? 'unknown' :
+	    preg_replace('/[^\x21-\x7e]/', '?', substr($host, 0, 199));
+	return substr($host . ':' . getmypid(), 0, 255);
+}
+
 /* [id, attempt, payload] of the job claimed with token, or null */
 function claim(PDO $db, array $o, string $token): ?array
 {
 	$t = $o['table'];
 	$q = $o['queue'];
 	$lease = (int)round((float)$o['lease'] * 1e6);
-	$worker = gethostname() . ':' . getmypid();
+	$worker = leased_by();
 	if ($o['claim'] === 'skip-locked')
 		return transaction($db, function () use ($db, $t, $q, $lease,
 		    $worker, $token) {

@@ -19,9 +19,10 @@
 # Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
 # was requeued and claimed again, or finished: this consumer's ack or fail
 # changed nothing), 64 usage, 70 server error, 74 I/O error, 75 deadlocks
-# or lock wait timeouts after retries, 78 not an mq table (or statement
-# logging this account cannot turn to rows). --lock-wait: a row lock is
-# waited for S seconds (default 50, as mq), then retried.
+# or lock wait timeouts after retries, 78 not an mq table (or no
+# database selected, or statement logging this account cannot turn to
+# rows). --lock-wait: a row lock is waited for S seconds (default 50, as
+# mq), then retried.
 # Connection as producer.pl. Debian: apt-get install libdbd-mysql-perl.
 use strict;
 use warnings;
@@ -54,10 +55,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 SQL
 use constant SQL_ISOLATION => <<'SQL';
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL
+use constant SQL_DATABASE => <<'SQL';
+SELECT DATABASE()
+SQL
+use constant SQL_DROP_TEMPORARY => <<'SQL';
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 SQL
 use constant SQL_BINLOG => <<'SQL';
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -258,13 +268,25 @@ sub transaction {
 # The session mq-sql(7) asks for (THE SESSION), whatever the server's
 # globals or the account's init_connect made it: autocommit on (else every
 # write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
-# limits; statement logging turned to rows.
+# limits, the CHECKs off; the database asked for (an init_connect may have
+# run USE), mq's tables and not temporary ones that hide them; statement
+# logging turned to rows.
 sub session {
 	my ($db, $o, $lock_wait) = @_;
 	my $t = $o->{table};
+	my $want = $o->{database} // '';
 	run($db, SQL_ROLLBACK, $t);
 	run($db, SQL_SESSION, $t, I($lock_wait // 50), I(60));
 	run($db, SQL_ISOLATION, $t);
+	my ($current) = run($db, SQL_DATABASE, $t)->fetchrow_array;
+	# DBI has no select_db: USE, the name checked with the options
+	if ($want ne '' && ($current // '') ne $want) {
+		$db->do("USE `$want`", { mysql_server_prepare => 0 });
+	} elsif ($want eq '' && !defined $current) {
+		fail_with('no database selected: give --database or set ' .
+		    'MQ_DATABASE', 78);
+	}
+	run($db, SQL_DROP_TEMPORARY, $t);
 	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
 	return if ($format // '') ne 'STATEMENT';
 	eval { run($db, SQL_LOG_ROWS, $t) } or fail_with('the server logs ' .
@@ -276,7 +298,7 @@ sub session {
 
 sub connect_db {
 	my ($o) = @_;
-	my $dsn = "DBI:mysql:database=$o->{database}" . ($o->{socket} ?
+	my $dsn = "DBI:mysql:database=" . ($o->{database} // "") . ($o->{socket} ?
 	    ";mysql_socket=$o->{socket}" : ";host=" . ($o->{host} //
 	    'localhost') . ";port=" . ($o->{port} // 3306));
 	# real prepared statements: the server gets the text with its ? and
@@ -314,12 +336,24 @@ sub token {
 	return unpack('H*', $raw);
 }
 
+# The lease holder as mq writes it (mq-sql(7), CLAIMING A JOB): the host
+# name, its first 199 bytes, each byte outside '!' to '~' as '?'
+# (leased_by is ASCII: a UTF-8 host name made every claim fail with
+# 1366), then ':' and the process id; 255 characters at most.
+sub leased_by {
+	my $host = eval { hostname() } // 'unknown';
+	utf8::encode($host) if utf8::is_utf8($host);
+	$host = substr($host, 0, 199);
+	$host =~ s/[^\x21-\x7e]/?/g;
+	return substr("$host:$$", 0, 255);
+}
+
 # (id, attempt, payload) of the job claimed with token, or ()
 sub claim {
 	my ($db, $o, $token) = @_;
 	my ($t, $q) = ($o->{table}, $o->{queue});
 	my $lease = I(int($o->{lease} * 1e6 + 0.5));
-	my $worker = hostname() . ":$$";
+	my $worker = leased_by();
 	if ($o->{claim} eq 'skip-locked') {
 		return transaction($db, sub {
 			my @row = run($db, SQL_CLAIM_SELECT, $t, $q, $q, $q,
@@ -413,13 +447,15 @@ GetOptions(\%o, 'queue=s', 'claim=s', 'lease=f', 'output=s', 'extend=f',
     'socket=s',
     'host=s', 'port=i', 'user=s', 'database=s', 'table=s') && !@ARGV
     or exit 64;
-unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}$/) &&
-    name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}$/) &&
+unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}\z/) &&
+    name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}\z/) &&
+    # it goes in a USE (and the DSN): letters, digits, _ $ -
+    ($o{database} // '') =~ /^[A-Za-z0-9_\$-]{0,64}\z/ &&
     $o{claim} =~ /^(skip-locked|update)$/ && $o{lease} > 0 &&
     (!defined $o{extend} || $o{extend} > 0) &&
     $o{'lock-wait'} >= 1 && $o{'lock-wait'} <= 3600) {
-	print STDERR "consumer.pl: invalid table, queue, claim, lease or " .
-	    "lock wait\n";
+	print STDERR "consumer.pl: invalid table, queue, database, claim, " .
+	    "lease or lock wait\n";
 	exit 64;
 }
 my $status = eval {

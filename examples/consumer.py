@@ -20,7 +20,8 @@ Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
 was requeued and claimed again, or finished: this consumer's ack or
 fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
 deadlocks or lock wait timeouts after retries, 78 not an mq table
-(or statement logging this account cannot turn to rows). --lock-wait:
+(or no database selected, or statement logging this account cannot
+turn to rows). --lock-wait:
 a row lock is waited for S seconds (default 50, as mq), then retried.
 Connection as producer.py. Debian: apt-get install python3-pymysql.
 """
@@ -59,10 +60,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 """
 SQL_ISOLATION = """
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+"""
+SQL_DATABASE = """
+SELECT DATABASE()
+"""
+SQL_DROP_TEMPORARY = """
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 """
 SQL_BINLOG = """
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -267,10 +277,19 @@ def session(db, o, lock_wait=50):
     """The session mq-sql(7) asks for (THE SESSION), whatever the server's
     globals or the account's init_connect made it: autocommit on (else
     every write is rolled back at disconnect), UTC, sql_mode, READ
-    COMMITTED, the limits; statement logging turned to rows."""
+    COMMITTED, the limits, the CHECKs off; the database asked for (an
+    init_connect may have run USE), mq's tables and not temporary ones
+    that hide them; statement logging turned to rows."""
     execute(db, SQL_ROLLBACK, (), o.table)
     execute(db, SQL_SESSION, (lock_wait, 60), o.table)
     execute(db, SQL_ISOLATION, (), o.table)
+    current = execute(db, SQL_DATABASE, (), o.table).fetchone()[0]
+    if o.database and current != o.database:
+        db.select_db(o.database)        # the protocol's, not SQL text
+    elif not o.database and current is None:
+        raise Fail("no database selected: give --database or set "
+                   "MQ_DATABASE", 78)
+    execute(db, SQL_DROP_TEMPORARY, (), o.table)
     if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
         try:
             execute(db, SQL_LOG_ROWS, (), o.table)
@@ -304,10 +323,23 @@ def connect(o):
     return db
 
 
+def leased_by():
+    """The lease holder as mq writes it (mq-sql(7), CLAIMING A JOB): the
+    host name, its first 199 bytes, each byte outside '!' to '~' as '?'
+    (leased_by is ASCII: a UTF-8 host name made every claim fail with
+    1366), then ':' and the process id; 255 characters at most."""
+    try:
+        host = os.fsencode(socket.gethostname())[:199]
+    except OSError:
+        host = b"unknown"
+    host = bytes(b if 0x21 <= b <= 0x7e else 0x3f for b in host)
+    return ("%s:%d" % (host.decode("ascii"), os.getpid()))[:255]
+
+
 def claim(db, o, token):
     """(id, attempt, payload) of the job claimed with token, or None."""
     lease_us = int(o.lease * 1e6)
-    worker = "%s:%d" % (socket.gethostname(), os.getpid())
+    worker = leased_by()
     q = o.queue
 
     def skip_locked():
@@ -413,6 +445,9 @@ def options():
     o = p.parse_args()
     if not name_ok(o.table) or not name_ok(o.queue, r"[A-Za-z0-9_.-]{1,64}"):
         p.error("invalid table or queue name")
+    # as the other languages, which put it in a USE: letters, digits, _ $ -
+    if o.database and not re.fullmatch(r"[A-Za-z0-9_$-]{1,64}", o.database):
+        p.error("invalid database name")
     if o.lease <= 0 or (o.extend is not None and o.extend <= 0):
         p.error("a lease is positive")
     if not 1 <= o.lock_wait <= 3600:

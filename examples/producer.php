@@ -43,10 +43,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 SQL;
 const SQL_ISOLATION = <<<'SQL'
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL;
+const SQL_DATABASE = <<<'SQL'
+SELECT DATABASE()
+SQL;
+const SQL_DROP_TEMPORARY = <<<'SQL'
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 SQL;
 const SQL_BINLOG = <<<'SQL'
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -126,10 +135,13 @@ function options(): array
 		else
 			usage("unknown option or missing value: $a");
 	}
-	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/', $o['table']) ||
+	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/D', $o['table']) ||
 	    ctype_digit($o['table']) ||
-	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/', $o['queue']))
+	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/D', $o['queue']))
 		usage('invalid table or queue name');
+	/* it goes in a USE (and the DSN): letters, digits, _ $ - */
+	if (!preg_match('/^[A-Za-z0-9_$-]{0,64}$/D', (string)$o['database']))
+		usage('invalid database name');
 	if ($o['every'] !== null && (float)$o['every'] < 1)
 		usage('--every takes 1 second or more');
 	if ((float)$o['delay'] < 0 || (int)$o['max-attempts'] < 1)
@@ -177,13 +189,24 @@ function retried(callable $fn)
 /* The session mq-sql(7) asks for (THE SESSION), whatever the server's
  * globals or the account's init_connect made it: autocommit on (else
  * every write is rolled back at disconnect), UTC, sql_mode, READ
- * COMMITTED, the limits; statement logging turned to rows. */
+ * COMMITTED, the limits, the CHECKs off; the database asked for (an
+ * init_connect may have run USE), mq's tables and not temporary ones
+ * that hide them; statement logging turned to rows. */
 function session(PDO $db, array $o, int $lock_wait = 50): void
 {
 	$t = $o['table'];
+	$want = (string)$o['database'];
 	run($db, SQL_ROLLBACK, $t, []);
 	run($db, SQL_SESSION, $t, [$lock_wait, 60]);
 	run($db, SQL_ISOLATION, $t, []);
+	$current = run($db, SQL_DATABASE, $t, [])->fetchColumn();
+	/* PDO has no select_db: USE, the name checked by options() */
+	if ($want !== '' && $current !== $want)
+		$db->exec("USE `$want`");
+	elseif ($want === '' && $current === null)
+		throw new Fail('no database selected: give --database or set ' .
+		    'MQ_DATABASE', 78);
+	run($db, SQL_DROP_TEMPORARY, $t, []);
 	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
 		return;
 	try {

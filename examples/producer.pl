@@ -43,10 +43,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 SQL
 use constant SQL_ISOLATION => <<'SQL';
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL
+use constant SQL_DATABASE => <<'SQL';
+SELECT DATABASE()
+SQL
+use constant SQL_DROP_TEMPORARY => <<'SQL';
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 SQL
 use constant SQL_BINLOG => <<'SQL';
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -146,13 +155,25 @@ sub transaction {
 # The session mq-sql(7) asks for (THE SESSION), whatever the server's
 # globals or the account's init_connect made it: autocommit on (else every
 # write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
-# limits; statement logging turned to rows.
+# limits, the CHECKs off; the database asked for (an init_connect may have
+# run USE), mq's tables and not temporary ones that hide them; statement
+# logging turned to rows.
 sub session {
 	my ($db, $o, $lock_wait) = @_;
 	my $t = $o->{table};
+	my $want = $o->{database} // '';
 	run($db, SQL_ROLLBACK, $t);
 	run($db, SQL_SESSION, $t, I($lock_wait // 50), I(60));
 	run($db, SQL_ISOLATION, $t);
+	my ($current) = run($db, SQL_DATABASE, $t)->fetchrow_array;
+	# DBI has no select_db: USE, the name checked with the options
+	if ($want ne '' && ($current // '') ne $want) {
+		$db->do("USE `$want`", { mysql_server_prepare => 0 });
+	} elsif ($want eq '' && !defined $current) {
+		fail_with('no database selected: give --database or set ' .
+		    'MQ_DATABASE', 78);
+	}
+	run($db, SQL_DROP_TEMPORARY, $t);
 	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
 	return if ($format // '') ne 'STATEMENT';
 	eval { run($db, SQL_LOG_ROWS, $t) } or fail_with('the server logs ' .
@@ -164,7 +185,7 @@ sub session {
 
 sub connect_db {
 	my ($o) = @_;
-	my $dsn = "DBI:mysql:database=$o->{database}" . ($o->{socket} ?
+	my $dsn = "DBI:mysql:database=" . ($o->{database} // "") . ($o->{socket} ?
 	    ";mysql_socket=$o->{socket}" : ";host=" . ($o->{host} //
 	    'localhost') . ";port=" . ($o->{port} // 3306));
 	# real prepared statements: the server gets the text with its ? and
@@ -254,9 +275,11 @@ my %o = (queue => $ENV{MQ_QUEUE} // 'default', priority => 0, delay => 0,
 GetOptions(\%o, 'queue=s', 'priority=i', 'delay=f', 'max-attempts=i',
     'dedup=s', 'every=f', 'wake', 'file=s', 'socket=s', 'host=s', 'port=i',
     'user=s', 'database=s', 'table=s') && !@ARGV or exit 64;
-unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}$/) &&
-    name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}$/)) {
-	print STDERR "producer.pl: invalid table or queue name\n";
+unless (name_ok($o{table}, qr/^[A-Za-z0-9_]{1,64}\z/) &&
+    name_ok($o{queue}, qr/^[A-Za-z0-9_.-]{1,64}\z/) &&
+    # it goes in a USE (and the DSN): letters, digits, _ $ -
+    ($o{database} // '') =~ /^[A-Za-z0-9_\$-]{0,64}\z/) {
+	print STDERR "producer.pl: invalid table, queue or database name\n";
 	exit 64;
 }
 if ((defined $o{every} && $o{every} < 1) || $o{delay} < 0 ||

@@ -48,10 +48,19 @@ SET SESSION autocommit = 1, SESSION completion_type = 0,
       SESSION idle_transaction_timeout = 0,
       SESSION idle_readonly_transaction_timeout = 0,
       SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
     /*!80000 , SESSION max_execution_time = 0 */
 """
 SQL_ISOLATION = """
 SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+"""
+SQL_DATABASE = """
+SELECT DATABASE()
+"""
+SQL_DROP_TEMPORARY = """
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
 """
 SQL_BINLOG = """
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
@@ -147,10 +156,19 @@ def session(db, o, lock_wait=50):
     """The session mq-sql(7) asks for (THE SESSION), whatever the server's
     globals or the account's init_connect made it: autocommit on (else
     every write is rolled back at disconnect), UTC, sql_mode, READ
-    COMMITTED, the limits; statement logging turned to rows."""
+    COMMITTED, the limits, the CHECKs off; the database asked for (an
+    init_connect may have run USE), mq's tables and not temporary ones
+    that hide them; statement logging turned to rows."""
     execute(db, SQL_ROLLBACK, (), o.table)
     execute(db, SQL_SESSION, (lock_wait, 60), o.table)
     execute(db, SQL_ISOLATION, (), o.table)
+    current = execute(db, SQL_DATABASE, (), o.table).fetchone()[0]
+    if o.database and current != o.database:
+        db.select_db(o.database)        # the protocol's, not SQL text
+    elif not o.database and current is None:
+        raise Fail("no database selected: give --database or set "
+                   "MQ_DATABASE", 78)
+    execute(db, SQL_DROP_TEMPORARY, (), o.table)
     if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
         try:
             execute(db, SQL_LOG_ROWS, (), o.table)
@@ -250,6 +268,9 @@ def options():
     o = p.parse_args()
     if not name_ok(o.table) or not name_ok(o.queue, r"[A-Za-z0-9_.-]{1,64}"):
         p.error("invalid table or queue name")
+    # as the other languages, which put it in a USE: letters, digits, _ $ -
+    if o.database and not re.fullmatch(r"[A-Za-z0-9_$-]{1,64}", o.database):
+        p.error("invalid database name")
     if o.every is not None and o.every < 1:
         p.error("--every takes 1 second or more")
     if o.delay < 0 or not 1 <= o.max_attempts <= 4294967295:
