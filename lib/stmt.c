@@ -272,22 +272,24 @@ mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 		 * else the text is sent again */
 		if (!failed || (mysql_stmt_attr_get(st, STMT_ATTR_STATE,
 		    &state) == 0 && state >= MYSQL_STMT_PREPARED)) {
-			if (u->read)
+			if (u->read) {
 				u->deferred = 0;
-			else
+				u->ran = 1;
+			} else {
 				forget_text(u);
+			}
 		}
 		if (failed)
 			rc = mq__dberr(c, st, what);
-		else if (u->st)
-			u->ran = 1;
 		c->may_commit = 0;
 		return rc;
 	}
 #endif
+	/* a run that failed counts as a run: the server plans the next
+	 * one as a second all the same (a retry after 1205, 1213, 1317) */
 	if (mysql_stmt_execute(st) != 0)
 		rc = mq__dberr(c, st, what);
-	else if (u)
+	if (u)
 		u->ran = 1;
 	c->may_commit = 0;
 	return rc;

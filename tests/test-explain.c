@@ -337,6 +337,67 @@ check_lease(MYSQL *db, const char *what, const char *tmpl, const char *using)
 	check_again(conn, what, tmpl, using);
 }
 
+/* The session's count of statements prepared. */
+static long long
+prepares(MYSQL *db)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	long long count = -1;
+
+	if (mysql_query(db, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'") != 0 ||
+	    (res = mysql_store_result(db)) == NULL)
+		return -1;
+	if ((row = mysql_fetch_row(res)) != NULL && row[1])
+		count = atoll(row[1]);
+	mysql_free_result(res);
+	return count;
+}
+
+/* A read whose run failed once prepared (a lock wait timeout here; a
+ * KILL QUERY or a deadlock alike) is prepared again before it runs
+ * again, as after a run that succeeded: the server plans the next run
+ * as a second one all the same (a retry on the same handle). */
+static void
+check_failed_run(struct mq_conn *c, const struct mq_connopts *o)
+{
+	static const char tmpl[] =
+	    "SELECT id FROM `{{TABLE}}` WHERE id = ? FOR UPDATE";
+	struct mq_error e;
+	struct mq_conn *holder = mq_connect(o, &e);
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND in[1];
+	int64_t id = 1;
+	long long before = -1, after = -2;
+	int timed_out = 0, again = 0;
+
+	ok(holder && mysql_query(holder->db, "START TRANSACTION") == 0 &&
+	    mysql_query(holder->db, "SELECT id FROM explain_jobs WHERE "
+	    "id = 1 FOR UPDATE") == 0, "failed run: a row held locked",
+	    holder ? mysql_error(holder->db) : e.msg);
+	if (holder)
+		mysql_free_result(mysql_store_result(holder->db));
+	if (mysql_query(c->db, "SET SESSION innodb_lock_wait_timeout = 1")
+	    == 0 && (st = mq__prepare_once(c, tmpl)) != NULL) {
+		mq__bind_i64(&in[0], &id);
+		timed_out = mq__execute(c, st, in, "read") != MQ_OK &&
+		    c->err.db_errno == 1205;
+		if (holder)
+			(void)mysql_query(holder->db, "ROLLBACK");
+		before = prepares(c->db);
+		again = mq__execute(c, st, in, "read") == MQ_OK;
+		mysql_stmt_free_result(st);
+		after = prepares(c->db);
+		mq__release(c, st);
+	}
+	ok(timed_out && again && after == before + 1, "a read whose run failed "
+	    "(1205) is prepared again before its next run",
+	    c->err.msg);
+	printf("# prepares before the second run %lld, after %lld\n", before,
+	    after);
+	mq_close(holder);
+}
+
 int
 main(void)
 {
@@ -567,6 +628,7 @@ main(void)
 		    "|range|");
 		free(sql);
 	}
+	check_failed_run(c, &o);
 	mq_close(c);
 	printf("1..%d\n", n);
 	return failed != 0;
