@@ -24,9 +24,12 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -74,6 +77,30 @@ tls_key(const char *p)
 	return strstr(key, "ssl") != NULL || strstr(key, "tls") != NULL;
 }
 
+/* The most of an option file read for the question (lib/conn.c
+ * refuses a larger one). */
+#define OPTION_FILE_MAX (1L << 20)
+
+/* path opened for reading if it is a regular file: a pipe nobody writes
+ * to, or a device without end (/dev/zero), named by an !include or
+ * found in an !includedir, would hold the scan for ever. NULL if not. */
+static FILE *
+open_regular(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 static int
 dir_asks_tls(const char *dir, unsigned depth)
 {
@@ -103,9 +130,10 @@ file_asks_tls(const char *path, unsigned depth)
 	char line[4096], *p, *arg;
 	int reading = 0, asks = 0;
 
-	if (depth > 16 || (f = fopen(path, "r")) == NULL)
+	if (depth > 16 || (f = open_regular(path)) == NULL)
 		return 0;
-	while (!asks && fgets(line, sizeof line, f) != NULL) {
+	while (!asks && ftell(f) < OPTION_FILE_MAX &&
+	    fgets(line, sizeof line, f) != NULL) {
 		for (p = line; isspace((unsigned char)*p); p++)
 			;
 		p[strcspn(p, "\r\n")] = '\0';

@@ -142,6 +142,29 @@ expect_status 0 "no option file named: completion offers queues" \
   env -u MQ_DEFAULTS_FILE -u MQ_SOCKET -u MQ_USER HOME="$T_TMP/home" \
   "$MQ" completion --queues
 
+# an option file's !includedir holding a pipe nobody writes to: mq's
+# own look for TLS settings reads regular files only (it waited on the
+# pipe for ever); the client library reads the directory's my.cnf
+mkdir -p "$T_TMP/incdir"
+mkfifo "$T_TMP/incdir/x.cnf"
+printf '[client]\nsocket=%s\nuser=root\n!includedir %s\n' "$MQ_TEST_SOCKET" \
+  "$T_TMP/incdir" >"$T_TMP/incdir.cnf"
+expect_status 0 "an !includedir holding a pipe: read past, status 0" \
+  timeout -s KILL 15 "$MQ" --defaults-file "$T_TMP/incdir.cnf" stats --json
+# completion's two seconds hold with SIGALRM blocked by its parent (it
+# is unblocked with the signals mq uses): an !include of a pipe nobody
+# writes to holds the client library, and the alarm ends it
+printf '[client]\n!include %s\n' "$T_TMP/incdir/x.cnf" >"$T_TMP/incfifo.cnf"
+block_alrm='import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+os.execvp(sys.argv[1], sys.argv[1:])'
+t0=$(date +%s)
+run timeout -s KILL 15 python3 -c "$block_alrm" "$MQ" \
+  --defaults-file "$T_TMP/incfifo.cnf" completion --queues
+t1=$(date +%s)
+is "$RC:$OUT:$ERR" "0::" "completion, SIGALRM blocked, an included pipe: nothing, status 0"
+check "... within its bound ($((t1 - t0)) s)" test $((t1 - t0)) -le 4
+
 # stdout that cannot be written: 74
 if [ -w /dev/full ]; then
   expect_status 74 "write failure on stdout" sh -c '"$0" init --print >/dev/full' "$MQ"

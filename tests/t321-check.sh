@@ -18,6 +18,13 @@ t_inc=$(date +%s)
 (timeout -s KILL 60 "$MQ" check --defaults-file "$T_TMP/includes-fifo.cnf" >"$T_TMP/inc.out" \
   2>"$T_TMP/inc.err"; echo $? >"$T_TMP/inc.rc"; date +%s >"$T_TMP/inc.end") &
 inc_pid=$!
+# ... and with SIGALRM blocked by its parent (the limit's clock)
+block_alrm='import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+os.execvp(sys.argv[1], sys.argv[1:])'
+(timeout -s KILL 60 python3 -c "$block_alrm" "$MQ" check --defaults-file "$T_TMP/includes-fifo.cnf" \
+  >"$T_TMP/inc2.out" 2>"$T_TMP/inc2.err"; echo $? >"$T_TMP/inc2.rc") &
+inc2_pid=$!
 
 # check_is STATUS DESCRIPTION ARG...: runs mq check ARG..., expects that
 # exit status, exactly one line on stdout, and stderr empty (one line
@@ -172,7 +179,8 @@ is "$RC" 0 "-h: 0, as every mq command"
 # ---- every way out is the guidelines': settings, signals, output ----
 # usage errors before the command name are check's too
 check_is 3 "mq check --port 0: UNKNOWN (usage error)" --port 0
-for pre in "--port 0" "--table bad-name" "--bogus"; do
+for pre in "--port 0" "--table bad-name" "--bogus" "--queue mail" "--bogus x" \
+    "-q x" "--max-age 5m"; do
   # shellcheck disable=SC2086
   run "$MQ" $pre check
   lines=$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')
@@ -254,15 +262,27 @@ wait "$slow" 2>/dev/null
 
 # signals: SIGTERM, SIGINT, SIGHUP while it waits (on a pipe nobody
 # writes to) are UNKNOWN too; SIGINT at its default, as in a terminal
-for sig in TERM INT HUP; do
-  python3 -c "$AS_FOREGROUND" "$MQ" check --defaults-file "$T_TMP/fifo" \
+# (and SIGQUIT, SIGUSR1, SIGUSR2, which would end it with no line; a
+# background job of this shell starts with SIGQUIT ignored too, which
+# mq leaves so: at its default here, as in a terminal)
+as_terminal='import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])'
+for sig in TERM INT HUP QUIT USR1 USR2; do
+  python3 -c "$as_terminal" "$MQ" check --defaults-file "$T_TMP/fifo" \
     >"$T_TMP/sig.out" 2>"$T_TMP/sig.err" &
   pid=$!
   sleep 1
   kill -"$sig" "$pid"
   wait "$pid"
-  is "$?:$(cat "$T_TMP/sig.out"):$(cat "$T_TMP/sig.err")" \
-    "3:MQ UNKNOWN - stopped by SIG$sig:" "SIG$sig: UNKNOWN (3), one line, stderr empty"
+  rc=$?
+  case $sig in
+  USR*) line="MQ UNKNOWN - stopped by SIGUSR1 or SIGUSR2" ;;
+  *) line="MQ UNKNOWN - stopped by SIG$sig" ;;
+  esac
+  is "$rc:$(cat "$T_TMP/sig.out"):$(cat "$T_TMP/sig.err")" \
+    "3:$line:" "SIG$sig: UNKNOWN (3), one line, stderr empty"
 done
 
 # its own output: a reader gone is 3, not death by SIGPIPE (141); a
@@ -288,6 +308,9 @@ is "$(cat "$T_TMP/inc.rc"):$(cat "$T_TMP/inc.out"):$(cat "$T_TMP/inc.err")" \
   "3:MQ UNKNOWN - timed out after 50 s:" "an included pipe nobody writes to: UNKNOWN after 50 s"
 check "... ended by the limit ($(($(cat "$T_TMP/inc.end") - t_inc)) s)" \
   test $(($(cat "$T_TMP/inc.end") - t_inc)) -ge 49 -a $(($(cat "$T_TMP/inc.end") - t_inc)) -le 53
+wait "$inc2_pid"
+is "$(cat "$T_TMP/inc2.rc"):$(cat "$T_TMP/inc2.out"):$(cat "$T_TMP/inc2.err")" \
+  "3:MQ UNKNOWN - timed out after 50 s:" "... SIGALRM blocked by its parent: the same"
 
 # ---- a hostile queue name: ESC, quote, |, =, newline ----
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs (queue, payload) VALUES (CONCAT('h', CHAR(27), '[31m''|x=1;', CHAR(10), 'MQ OK - y'), 'z')"

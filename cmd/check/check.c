@@ -54,6 +54,20 @@ static const struct opt opts[] = {
  * another. */
 static volatile sig_atomic_t line_started;
 
+/* The signals that end mq check with an UNKNOWN line: those of
+ * catch_check_signals(). */
+static sigset_t caught;
+
+/* Starts the status line: the signals that would end it are held from
+ * here to the exit, so that the line goes out whole and the status is
+ * its own. */
+static void
+start_line(void)
+{
+	sigprocmask(SIG_BLOCK, &caught, NULL);
+	line_started = 1;
+}
+
 /* A stop signal or the timeout: the UNKNOWN line, unless the status line
  * was started (then it ends as it is), and status 3, whatever ended it
  * (a monitoring system takes any status above 3 for a broken plugin).
@@ -66,8 +80,12 @@ on_signal(int sig)
 	static const char term_line[] = "MQ UNKNOWN - stopped by SIGTERM\n";
 	static const char int_line[] = "MQ UNKNOWN - stopped by SIGINT\n";
 	static const char hup_line[] = "MQ UNKNOWN - stopped by SIGHUP\n";
+	static const char quit_line[] = "MQ UNKNOWN - stopped by SIGQUIT\n";
+	static const char usr_line[] = "MQ UNKNOWN - stopped by SIGUSR1 or "
+	    "SIGUSR2\n";
 	const char *line = sig == SIGALRM ? alarm_line : sig == SIGTERM ?
-	    term_line : sig == SIGINT ? int_line : hup_line;
+	    term_line : sig == SIGINT ? int_line : sig == SIGHUP ? hup_line :
+	    sig == SIGQUIT ? quit_line : usr_line;
 	size_t n = strlen(line);
 
 	_Static_assert(CHECK_TIMEOUT_S == 50, "the timeout's text");
@@ -80,24 +98,38 @@ on_signal(int sig)
 }
 
 /* mq check's ends are the guidelines' ends, signals included: SIGTERM,
- * SIGINT and SIGHUP (unless ignored at start: nohup) and the overall
- * timeout are UNKNOWN with their line; SIGPIPE is ignored, a write to a
- * reader gone failing instead (finish()). */
+ * SIGINT and SIGHUP (unless ignored at start: nohup), SIGQUIT, SIGUSR1
+ * and SIGUSR2 (which would end it with no line, or a core) and the
+ * overall timeout are UNKNOWN with their line; SIGALRM is unblocked
+ * whatever the parent held (the timeout depends on it); SIGPIPE is
+ * ignored, a write to a reader gone failing instead (finish()). */
 static void
 catch_check_signals(void)
 {
-	struct sigaction sa;
+	static const int others[] = { SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa, was;
+	sigset_t alarm_set;
 	size_t i;
 
+	sigemptyset(&caught);
+	for (i = 0; i < NSTOP_SIGNALS; i++)
+		sigaddset(&caught, stop_signals[i]);
+	for (i = 0; i < sizeof others / sizeof others[0]; i++)
+		sigaddset(&caught, others[i]);
+	sigaddset(&caught, SIGALRM);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < NSTOP_SIGNALS; i++)
-		sigaddset(&sa.sa_mask, stop_signals[i]);
-	sigaddset(&sa.sa_mask, SIGALRM);
+	sa.sa_mask = caught;
 	for (i = 0; i < NSTOP_SIGNALS; i++)
 		catch_signal(stop_signals[i], &sa);
+	for (i = 0; i < sizeof others / sizeof others[0]; i++)
+		if (sigaction(others[i], NULL, &was) == 0 &&
+		    was.sa_handler != SIG_IGN)	/* ignored: stays so */
+			sigaction(others[i], &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
+	sigemptyset(&alarm_set);
+	sigaddset(&alarm_set, SIGALRM);
+	sigprocmask(SIG_UNBLOCK, &alarm_set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	alarm(CHECK_TIMEOUT_S);
 }
@@ -125,7 +157,7 @@ finish(int status)
 static int
 unknown_said(const char *prefix, const char *msg)
 {
-	line_started = 1;
+	start_line();
 	fputs("MQ UNKNOWN - ", stdout);
 	fputs(prefix, stdout);
 	for (; *msg; msg++) {
@@ -208,7 +240,7 @@ unknown(const struct mq_error *e)
 {
 	const char *msg = e->msg[0] ? e->msg : mq_strerror(e->status);
 
-	line_started = 1;
+	start_line();
 	fputs("MQ UNKNOWN - ", stdout);
 	check_put_text((const unsigned char *)msg, strlen(msg));
 	if (e->db_errno)
@@ -269,7 +301,7 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 		for (m = 0; m < M_COUNT; m++)
 			if ((s = check_judge(&a, &q[i], m)) > worst)
 				worst = s;
-	line_started = 1;
+	start_line();
 	printf("MQ %s - ", state_name[worst]);
 	check_put_report(&a, worst, q, n);
 	putchar('\n');

@@ -212,8 +212,13 @@ command_named(const struct command *cmd, int argc, char **argv)
 		if (strcmp(a, "--") == 0)
 			return i + 1 < argc ? find_command_spec(argv[i + 1]) :
 			    NULL;
-		if (a[0] != '-' || a[1] == '\0')
+		/* a word that names no command may be the value of an
+		 * option this scan does not know (mq --queue mail check):
+		 * the command is the first word that names one */
+		if ((a[0] != '-' || a[1] == '\0') && find_command_spec(a))
 			return find_command_spec(a);
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
 		if (a[1] == '-') {
 			eq = strchr(a, '=');
 			len = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;

@@ -28,7 +28,8 @@ unsigned std_closed;
 /* A signal mask is inherited through exec: a parent that blocked
  * signals (for its own signalfd, say) and forgot them would leave mq
  * work deaf to SIGTERM, SIGINT and SIGHUP, and to its jobs' ends
- * (SIGCHLD), and mq top to its terminal's. What a command blocks, it
+ * (SIGCHLD), mq top to its terminal's, and the time limits of mq check
+ * and mq completion (SIGALRM). What a command blocks, it
  * blocks itself, for as long as it needs to. (Ignored signals stay
  * ignored: a background job of a shell ignores SIGINT by design.) */
 const int stop_signals[NSTOP_SIGNALS] = { SIGTERM, SIGINT, SIGHUP };
@@ -117,7 +118,7 @@ static void
 unblock_signals(void)
 {
 	static const int used[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGPIPE,
-	    SIGWINCH, SIGTSTP, SIGCONT };
+	    SIGWINCH, SIGTSTP, SIGCONT, SIGALRM };
 	sigset_t s;
 	size_t i;
 
