@@ -14,7 +14,7 @@
 # a private server of their own and leave no server behind.
 set -eu
 
-# usage: deps.sh [bench]   (bench: also what tests/bench.sh compares with)
+# usage: deps.sh [bench]   (bench: also what tests/bench/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
 libclang-rt-dev zsh fish galera-4 rsync"

@@ -6,7 +6,8 @@
 # so a single test still runs alone (`meson test -C build t030-pop`).
 
 set -u
-TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+# (a script outside tests/, such as bench/bench.sh, names it)
+TESTS_DIR=${MQ_TESTS_DIR:-$(cd "$(dirname "$0")" && pwd)}
 MQ=${MQ:-$TESTS_DIR/../build/cmd/mq}
 T_NAME=$(basename "$0" .sh)
 T_N=0

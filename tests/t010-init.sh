@@ -58,7 +58,7 @@ expect_status 78 "init refuses a newer schema" "$MQ" init --table future_t
 like "$ERR" "*schema version 99, newer than this mq knows (9)*" "message names both versions"
 
 # upgrade: a version 1 table (as mq 0.1 made it) with jobs in it
-sed 's/{{TABLE}}/v1_jobs/g' "$TESTS_DIR/schema-v1.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v1_jobs/g' "$TESTS_DIR/fixtures/schema-v1.sql" | sql "$(cat)"
 MQ_TABLE=v1_jobs "$MQ" push 2>/dev/null
 is "$?" 78 "a version 1 table is refused by push"
 sql "INSERT INTO v1_jobs (queue, payload) VALUES ('default', 'old job')"
@@ -84,7 +84,7 @@ is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = D
 
 # upgrade: a version 2 table (as mq made it before recurring jobs) with a waiting job and a
 # live dedup key
-sed 's/{{TABLE}}/v2_jobs/g' "$TESTS_DIR/schema-v2.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v2_jobs/g' "$TESTS_DIR/fixtures/schema-v2.sql" | sql "$(cat)"
 sql "INSERT INTO v2_jobs (queue, payload, dedup_key) VALUES ('default', 'v2 job', 'k')"
 expect_status 78 "a version 2 table is refused by pop" "$MQ" pop --table v2_jobs
 like "$ERR" "*has schema version 2: run 'mq init' to upgrade it" "which says to run mq init"
@@ -111,7 +111,7 @@ is "$OUT" "table v2_jobs is up to date (schema 9)" "and says so"
 
 # upgrade: a version 3 table (as mq made it before the due index) with a
 # job due now and one scheduled for later
-sed 's/{{TABLE}}/v3_jobs/g' "$TESTS_DIR/schema-v3.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v3_jobs/g' "$TESTS_DIR/fixtures/schema-v3.sql" | sql "$(cat)"
 sql "INSERT INTO v3_jobs (queue, payload, available_at) VALUES ('default', 'due', UTC_TIMESTAMP(6)), ('default', 'later', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
 expect_status 78 "a version 3 table is refused by pop" "$MQ" pop --table v3_jobs
 like "$ERR" "*has schema version 3: run 'mq init' to upgrade it" "which says to run mq init"
@@ -125,7 +125,7 @@ expect_status 1 "the one scheduled for later is not" "$MQ" pop --table v3_jobs
 
 # upgrade: a version 4 table (as mq made it before the counts) with
 # finished jobs of two queues, and an archive
-sed 's/{{TABLE}}/v4_jobs/g' "$TESTS_DIR/schema-v4.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v4_jobs/g' "$TESTS_DIR/fixtures/schema-v4.sql" | sql "$(cat)"
 sql "INSERT INTO v4_jobs (queue, state, payload, finished_at) SELECT ELT(1 + seq % 2, 'a', 'b'), ELT(1 + seq % 3, 'ready', 'done', 'dead'), 'x', IF(seq % 3 = 0, NULL, NOW(6)) FROM seq_1_to_30"
 sql "INSERT INTO v4_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) SELECT 1000 + seq, 'a', 'done', 0, '', 1, 1, NOW(), NOW() FROM seq_1_to_4"
 expect_status 78 "a version 4 table is refused by stats" "$MQ" stats --table v4_jobs
@@ -158,7 +158,7 @@ is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state
 
 # upgrade: a version 5 table (as mq made it before the CHECK constraints)
 # with jobs in every state, and rows that schema 6 refuses
-sed 's/{{TABLE}}/v5_jobs/g' "$TESTS_DIR/schema-v5.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v5_jobs/g' "$TESTS_DIR/fixtures/schema-v5.sql" | sql "$(cat)"
 TOK=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 sql "SET SESSION sql_mode = '';
   INSERT INTO v5_jobs (queue, payload, state, attempts, max_attempts, available_at, leased_until, lease_token, leased_by, finished_at, last_error, dedup_key, every_us, every_anchor) VALUES
@@ -237,7 +237,7 @@ is "$OUT" "table v5_jobs is up to date (schema 9)" "changes nothing more"
 
 # a queue name mq does not accept cannot be repaired: refused, naming the
 # ids, before anything changes; renamed, the upgrade goes through
-sed 's/{{TABLE}}/v5b/g' "$TESTS_DIR/schema-v5.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v5b/g' "$TESTS_DIR/fixtures/schema-v5.sql" | sql "$(cat)"
 sql "INSERT INTO v5b (queue, payload) VALUES ('ok', 'x'), ('a b', 'y'), ('', 'z'); INSERT INTO v5b (queue, payload, state) VALUES ('ok', 'w', 'done')"
 sum=$(table_sum v5b)
 expect_status 78 "init refuses rows with queue names mq does not accept" "$MQ" init --table v5b
@@ -256,7 +256,7 @@ is "$(sql "SELECT queue, payload, CAST(state AS CHAR) FROM v5b ORDER BY id" | tr
 # 6 -> 7: the history table and the counters, with jobs in every state;
 # the counts are kept, the counters start at 0; an upgrade cut short
 # after the counts table's ALTER runs again
-sed 's/{{TABLE}}/v6_jobs/g' "$TESTS_DIR/schema-v6.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v6_jobs/g' "$TESTS_DIR/fixtures/schema-v6.sql" | sql "$(cat)"
 sql "INSERT INTO v6_jobs (queue, payload, state, attempts, available_at, leased_until, lease_token, leased_by, finished_at, last_error) VALUES
   ('a', 'ready',  'ready',  0, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL, NULL),
   ('a', 'leased', 'leased', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '$TOK', 'h:1', NULL, NULL),
@@ -283,7 +283,7 @@ is "$(pushed_a)" 4 "a job dead before the upgrade, retried: pushed stays 4"
 "$MQ" ack --table v6_jobs "$(cat "$T_TMP/r6")"
 is "$(pushed_a)" 4 "and acked: pushed stays 4 (it never goes down)"
 is "$(counted_jobs v6_jobs)" "$(finished_jobs v6_jobs)" "the counts equal the tables"
-sed 's/{{TABLE}}/v6b/g' "$TESTS_DIR/schema-v6.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v6b/g' "$TESTS_DIR/fixtures/schema-v6.sql" | sql "$(cat)"
 sql "ALTER TABLE v6b_counts COMMENT = 'mq counts 1'"
 expect_status 0 "init upgrades a version 6 table in one run" "$MQ" init --table v6b
 is "$(cols v6b_counts)" "$(cols mq_jobs_counts)" "(its counts table too)"
@@ -299,7 +299,7 @@ is "$OUT" "table v6_jobs is at schema 9; created the missing tables next to it" 
 
 # 7 -> 8: the dedup key unique over one column (one certification key per
 # live key on Galera, none for jobs without one); jobs keep their keys
-sed 's/{{TABLE}}/v7_jobs/g' "$TESTS_DIR/schema-v7.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v7_jobs/g' "$TESTS_DIR/fixtures/schema-v7.sql" | sql "$(cat)"
 sql "ALTER TABLE v7_jobs_counts COMMENT = 'mq counts 1'"
 sql "INSERT INTO v7_jobs (queue, payload, state, dedup_key, finished_at) VALUES
   ('a', 'live', 'ready', 'k1', NULL), ('b', 'other queue', 'ready', 'k1', NULL),
@@ -322,7 +322,7 @@ is "$(sql "SELECT COUNT(*) FROM v7_jobs WHERE dedup_key = 'k2'")" 2 "makes a new
 is "$(sql "SELECT COUNT(*) FROM v7_jobs WHERE dedup_key = 'k1'")" 2 "and the live key made none (one per queue)"
 
 # 8 -> 9: the waiters table (Galera wakeups across nodes); no job changes
-sed 's/{{TABLE}}/v8_jobs/g' "$TESTS_DIR/schema-v8.sql" | sql "$(cat)"
+sed 's/{{TABLE}}/v8_jobs/g' "$TESTS_DIR/fixtures/schema-v8.sql" | sql "$(cat)"
 sql "ALTER TABLE v8_jobs_counts COMMENT = 'mq counts 1'"
 sql "INSERT INTO v8_jobs (queue, payload) VALUES ('a', 'old job')"
 sum=$(table_sum v8_jobs v8_jobs_counts)

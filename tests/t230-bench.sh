@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/bench.sh at its small size: it runs, and prints a row for every
+# tests/bench/bench.sh at its small size: it runs, and prints a row for every
 # yardstick. Its figures are not judged here (they are the benchmark's,
 # recorded in the README): only that the benchmark works.
 . "$(dirname "$0")/lib.sh"
@@ -8,7 +8,7 @@ if [ -n "${MQ_SANITIZED:-}" ]; then
   echo "1..0 # SKIP the benchmark runs in the plain build's run"
   exit 0
 fi
-out=$(MQ_BENCH_NO_SETUP=1 sh "$TESTS_DIR/bench.sh" small 2>"$T_TMP/err")
+out=$(MQ_BENCH_NO_SETUP=1 sh "$TESTS_DIR/bench/bench.sh" small 2>"$T_TMP/err")
 is "$?" 0 "bench.sh small runs"
 for r in "per call" floor bulk workers "flat claim" "ops: stats" "ops: mq archive" \
   "ops: consumers" wakeup; do

@@ -3,7 +3,7 @@
 # consumers waiting on every node, not only on its own (where KILL QUERY
 # reaches): mq pop --wait and mq work on nodes 2 and 3 find a job pushed
 # on node 1 well before their park would end (the median of ten; the
-# benchmark, tests/bench.sh, reports the real figure); no job is lost;
+# benchmark, tests/bench/bench.sh, reports the real figure); no job is lost;
 # a waiter killed with -9 leaves rows that the next waiter of its node
 # deletes; no error 1213 (the brute-force abort that wakes, a
 # certification failure between two wakeups) reaches a user.

@@ -4,15 +4,16 @@
 # now (absolute times are noisy on a shared machine). Prints a table;
 # asserts nothing (CI runs it at a small size to see that it runs).
 #
-# usage: sh tests/bench.sh [full|small]     (default: full, ~10 minutes)
+# usage: sh tests/bench/bench.sh [full|small]     (default: full, ~10 minutes)
 set -u
 SIZE=${1:-${MQ_BENCH_SIZE:-full}}
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${MQ_BENCH_NO_SETUP:-}" ]; then
   sh "$top/tests/deps.sh" bench >&2 || exit 1
   [ -f "$top/build/build.ninja" ] || meson setup "$top/build" >/dev/null
   ninja -C "$top/build" >/dev/null || exit 1
 fi
+MQ_TESTS_DIR=$top/tests
 . "$top/tests/lib.sh"
 FLOOR=$top/build/tests/bench-floor
 "$MQ" init >/dev/null
@@ -354,7 +355,7 @@ row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle st
 # ---- Galera: the same consumers over three nodes vs on one
 if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
   if [ -e /usr/lib/galera/libgalera_smm.so ]; then
-    . "$top/tests/bench-galera.sh"
+    . "$top/tests/bench/galera.sh"
   else
     echo "# galera rows skipped: galera-4 is not installed" >&2
   fi

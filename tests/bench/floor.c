@@ -1,5 +1,5 @@
 /*
- * bench-floor.c: the floor for one process per job: connect over the
+ * bench/floor.c: the floor for one process per job: connect over the
  * socket, run one INSERT, exit. `mq push` is measured against it.
  * usage: bench-floor SOCKET DATABASE TABLE
  */

@@ -1,4 +1,4 @@
-# bench-galera.sh: sourced by bench.sh (full size, when galera-4 is
+# galera.sh: sourced by bench.sh (full size, when galera-4 is
 # installed): mq on a 3-node Galera cluster on this machine
 # (tests/galera.sh): consumers spread over the three nodes vs the same
 # consumers all on one node of the same cluster, in alternating rounds
