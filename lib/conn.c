@@ -290,6 +290,9 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		free(c);
 		return NULL;
 	}
+	/* the session exists by now: a server that started after this
+	 * has not got it (lease.c, mq_release_orphan) */
+	c->connected_us = mq_now_us();
 	/* programs a command starts (mq work's jobs) must not hold it */
 	fcntl(mq__socket(c), F_SETFD, FD_CLOEXEC);
 	/* an option file's max-allowed-packet bounds what this client takes

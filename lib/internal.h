@@ -111,6 +111,8 @@ struct mq_conn {
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */
+	char server[128];		/* @@hostname:@@port (schema.c) */
+	int64_t connected_us;		/* mq_now_us() once connected */
 };
 
 /* Records a failure that is not the server's; returns st. */

@@ -4,8 +4,10 @@
  * by the lease token: the row is locked only if it is still this
  * delivery, so a consumer whose lease was lost changes nothing.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "parse.h"
@@ -257,9 +259,115 @@ mq_take_orphans(struct mq_conn *c, struct mq_orphan *out, size_t max)
 	return n;
 }
 
+/* Text queries: no input but the server's own numbers. The server and
+ * this session; the server's uptime (seconds); whether a session is
+ * still there (a killed one is, until it has rolled back). */
+static const char sql_who[] =
+    "SELECT CONCAT(@@hostname, ':', @@port), CONNECTION_ID()";
+static const char sql_uptime[] = "SHOW GLOBAL STATUS LIKE 'Uptime'";
+#define SQL_KILL "KILL CONNECTION %lu"
+#define SQL_ALIVE \
+    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu"
+
+/* the server's errors for KILL of a session that is not there */
+#define ER_NO_SUCH_THREAD 1094
+
+/* How long the session of a lost claim may take to end once killed
+ * (a rollback of its claim: milliseconds), and how often it is looked
+ * for meanwhile. */
+#define SESSION_END_US 10000000
+#define SESSION_POLL_US 20000
+
+/* The first two cells of the first row of text query sql, into a and
+ * b (b may be NULL). */
+static enum mq_status
+query_cells(struct mq_conn *c, const char *sql, char *a, size_t alen,
+    char *b, size_t blen)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL)
+		return mq__dberr(c, NULL, "cannot end the session of a lost "
+		    "claim");
+	a[0] = '\0';
+	if (b)
+		b[0] = '\0';
+	if ((row = mysql_fetch_row(res)) != NULL) {
+		snprintf(a, alen, "%s", row[0] ? row[0] : "");
+		if (b && mysql_num_fields(res) > 1)
+			snprintf(b, blen, "%s", row[1] ? row[1] : "");
+	}
+	mysql_free_result(res);
+	return MQ_OK;
+}
+
+/* Ends the session that sent o's claim, and waits until the server has
+ * let it go: a statement of it still running (an UPDATE claim waiting on
+ * a row lock another session holds, a COMMIT in flight) would else
+ * lease the jobs after the search by token found none, to nobody.
+ * MQ_OK once it is gone (or was: the server restarted since it was
+ * made, or it is this session); a failure, o to be kept, when it cannot
+ * be ended from here. */
+static enum mq_status
+end_claim_session(struct mq_conn *c, const struct mq_orphan *o)
+{
+	char server[sizeof o->server], id[32], name[32], up[32], sql[128];
+	struct timespec poll = { 0, SESSION_POLL_US * 1000 };
+	int64_t before, deadline;
+	enum mq_status rc;
+
+	if (o->thread == 0)
+		return MQ_OK;		/* no claim sent */
+	if ((rc = query_cells(c, sql_who, server, sizeof server, id,
+	    sizeof id)) != MQ_OK)
+		return rc;
+	/* thread ids are each server's (each Galera node's) own */
+	if (strcmp(server, o->server) != 0)
+		return mq__fail(c, MQ_ERETRY, "the session of the lost "
+		    "claim was on server %s, this connection is to %s: it "
+		    "cannot be ended from here", o->server, server);
+	if (strtoul(id, NULL, 10) == o->thread)
+		return MQ_OK;		/* this one: nothing in flight */
+	before = mq_now_us();
+	if ((rc = query_cells(c, sql_uptime, name, sizeof name, up,
+	    sizeof up)) != MQ_OK)
+		return rc;
+	/* started (at the earliest) after the session was made: a restart,
+	 * which ended it; its id may be another session's now */
+	if (up[0] && before - (int64_t)(strtoull(up, NULL, 10) + 1) *
+	    1000000 > o->connected_us)
+		return MQ_OK;
+	snprintf(sql, sizeof sql, SQL_KILL, o->thread);
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 &&
+	    mysql_errno(c->db) != ER_NO_SUCH_THREAD)
+		return mq__dberr(c, NULL, "cannot end the session of a lost "
+		    "claim");
+	snprintf(sql, sizeof sql, SQL_ALIVE, o->thread);
+	for (deadline = mq_now_us() + SESSION_END_US;;) {
+		if ((rc = query_cells(c, sql, up, sizeof up, NULL, 0)) !=
+		    MQ_OK)
+			return rc;
+		if (strcmp(up, "0") == 0)
+			return MQ_OK;
+		if (mq_now_us() >= deadline ||
+		    (c->stop_pending && c->stop_pending()))
+			return mq__fail(c, MQ_ERETRY, "the session of the "
+			    "lost claim (thread %lu) has not ended",
+			    o->thread);
+		nanosleep(&poll, NULL);
+	}
+}
+
 enum mq_status
 mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o, size_t *n)
 {
+	enum mq_status rc;
+
+	*n = 0;
+	if ((rc = end_claim_session(c, o)) != MQ_OK)
+		return rc;
 	return mq__release_token(c, o->queue, o->token, n);
 }
 

@@ -407,6 +407,13 @@ enum mq_status mq_release(struct mq_conn *c, const struct mq_receipt *r);
 struct mq_orphan {
 	char queue[MQ_QUEUE_MAX + 1];
 	char token[MQ_TOKEN_LEN + 1];
+	/* the session that sent the claim, which may still be running it
+	 * (waiting on a row lock, say): ended before the give-back */
+	unsigned long thread;		/* its server thread id */
+	char server[128];		/* its server's @@hostname:@@port */
+	int64_t connected_us;		/* mq_now_us() once it was made */
+	int64_t lease_end_us;		/* mq_now_us() + the claim's lease,
+					 * when the claim was given up */
 };
 
 /** Orphans a connection keeps, at most; a claim adds up to
@@ -424,9 +431,13 @@ size_t mq_take_orphans(struct mq_conn *c, struct mq_orphan *out,
     size_t max);
 
 /** Gives back, as mq_release() does, every job of o's queue leased with
- * o's token, *n of them: on a new connection, once the one that lost
- * the claim is gone (the jobs held with that token of other queues of
- * the claim stay leased). */
+ * o's token, *n of them (the jobs held with that token of other queues
+ * of the claim stay leased). First the session that sent the claim is
+ * ended (KILL CONNECTION) and waited for, so that a statement of it
+ * still running cannot lease the jobs after the search: a failure if
+ * it cannot be (c is on another server or Galera node than the claim
+ * was, the KILL is refused, or the session has not ended within 10 s
+ * or before c's stop check says stop); the caller keeps o then. */
 enum mq_status mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o,
     size_t *n);
 

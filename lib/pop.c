@@ -83,8 +83,15 @@ orphaned(struct mq_conn *c, const struct claim *cl, const char *queue)
 	if (c->norphans == MQ_ORPHANS_MAX)
 		return;		/* not reached: see mq_ack_pop */
 	o = &c->orphans[c->norphans++];
+	memset(o, 0, sizeof *o);
 	memcpy(o->queue, queue, sizeof o->queue);
 	memcpy(o->token, cl->token, sizeof o->token);
+	/* the session that may still be running the claim: ended before
+	 * the give-back (lease.c) */
+	o->thread = mysql_thread_id(c->db);
+	memcpy(o->server, c->server, sizeof o->server);
+	o->connected_us = c->connected_us;
+	o->lease_end_us = mq_now_us() + cl->o->lease_us;
 }
 
 /* Drops the jobs of cl->jobs from first on (not handed out). */

@@ -45,7 +45,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     " `{{TABLE}}_waiters`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin," \
-    " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP ";" \
+    " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
+    " CONCAT(@@hostname, ':', @@port);" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
     "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
 #define SQL_PROBE_INIT \
@@ -96,6 +97,7 @@ struct probe {
 	unsigned node_index;		/* the node's, in the cluster */
 	unsigned cluster_size;		/* nodes in the cluster */
 	char binlog[32], database[65];
+	char server[128];	/* @@hostname:@@port */
 	char comment[2049];	/* the job table's; "" if missing */
 	char engine[65];	/* the job table's; "" if not shown */
 	char counts_comment[64];	/* the counts table's (mq init) */
@@ -191,6 +193,8 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 		p->wsrep = row[4] && strcmp(row[4], "1") == 0;
 		p->wsrep_session = row[5] && strcmp(row[5], "1") == 0;
 		wsrep_node(p, row[6]);
+		copy_cell(p->server, sizeof p->server,
+		    mysql_num_fields(res) > 7 ? row[7] : NULL);
 		break;
 	case P_TABLE:
 		p->exists = 1;
@@ -418,6 +422,7 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
 	c->share = p.node_index;
+	memcpy(c->server, p.server, sizeof c->server);
 	return MQ_OK;
 }
 

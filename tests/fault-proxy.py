@@ -15,6 +15,12 @@ of an UPDATE claim of queue lqb, whose queue follows the host:pid).
 With FAULT_PROXY_EXIT=1 in its environment, it exits once it fired:
 the client cannot connect again.
 
+Settings in its environment: FP_CUT_MS=M closes both sides M ms after
+the trigger packet reached the server, answered or not (a statement
+still running: held up by a row lock, say); FP_NTH=K fires on the K-th
+matching packet, not the first; FP_TIMES=T fires on T matching packets
+(each on its connection), not once.
+
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
@@ -26,6 +32,7 @@ import re
 import selectors
 import socket
 import sys
+import time
 
 listen_path, server_path, trigger, fired_file = sys.argv[1:5]
 interrupts = int(sys.argv[5]) if len(sys.argv) > 5 else 0
@@ -37,6 +44,10 @@ if trigger.startswith("re:"):
 trigger = trigger.encode().decode("unicode_escape").encode("latin-1")
 starts = trigger.split(b"|")
 fired = False
+nth = int(os.environ.get("FP_NTH", "1"))
+times = int(os.environ.get("FP_TIMES", "1"))
+cut_s = float(os.environ.get("FP_CUT_MS", "0")) / 1000
+cuts = {}  # server socket -> when to close it
 
 
 def interrupted(seq):
@@ -71,7 +82,13 @@ def close(s):
 
 
 while True:
-    for key, _ in sel.select():
+    now = time.monotonic()
+    for srv_s, at in list(cuts.items()):
+        if at <= now:
+            del cuts[srv_s]
+            open(fired_file, "w").close()
+            close(srv_s)
+    for key, _ in sel.select(0.02 if cuts else None):
         s = key.fileobj
         if s is lsock:
             c, _ = lsock.accept()
@@ -111,5 +128,12 @@ while True:
         if (key.data == "client" and not fired and not interrupts and
                 len(sys.argv) == 5 and
                 (pattern.search(data) if pattern else trigger in data)):
-            fired = True
-            armed.add(other)
+            nth -= 1
+            if nth > 0:
+                continue
+            times -= 1
+            fired = times <= 0
+            if cut_s:
+                cuts[other] = time.monotonic() + cut_s
+            else:
+                armed.add(other)

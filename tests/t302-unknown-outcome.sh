@@ -378,4 +378,83 @@ like "$(cat "$T_TMP/w14.err")" "*gave back 2 jobs of the claim whose outcome was
 is "$(list_jobs)" "lqa:ready0,lqb:ready0" "both jobs ready, no attempt counted"
 unproxy
 
+# 15. a lost claim still running when it is given back: another
+# session holds the job's row (3 s), and the relay cuts the connection
+# 1 s into the UPDATE claim, which waits on that lock. The give-back's
+# search by token found nothing, and the claim, going on without its
+# client, leased the job once the lock ended, to nobody (mq pop said
+# "given back", status 69; mq work exited 0): the claim's session is now
+# ended (KILL) and waited for before the search
+lock_row() { # lock_row QUEUE: its job's row locked for 3 s, in the background
+  _id=$(sql "SELECT id FROM mq_jobs WHERE queue = '$1'")
+  sql "BEGIN; SELECT id FROM mq_jobs WHERE id = $_id FOR UPDATE; DO SLEEP(3); COMMIT" >/dev/null &
+  LOCKER=$!
+  sleep 0.3
+}
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue kp k1 >/dev/null
+lock_row kp
+FP_CUT_MS=1000 proxy "UPDATE"
+run via "$MQ" pop --queue kp --claim update --json
+check "the relay cut the claim's connection" fired
+wait $LOCKER
+is "$RC:$OUT" "69:" "mq pop --claim update, lost while its UPDATE waited on a lock: status 69, nothing printed"
+like "$ERR" "mq pop: nothing claimed: its claim leased no job: outcome unknown: *" "said so"
+is "$(sql "SELECT state, attempts, lease_token IS NULL FROM mq_jobs WHERE queue = 'kp'" | tr '\t' ' ')" \
+  "ready 0 1" "once the lock ended, the job is still ready: the claim's session was ended"
+unproxy
+"$MQ" push --queue kw k1 >/dev/null
+lock_row kw
+FP_CUT_MS=1000 proxy "UPDATE"
+run timeout 60 sh -c 'MQ_SOCKET="$1" "$0" work --queue kw --claim update --lease 10m --exit-when-empty -- true' \
+  "$MQ" "$T_TMP/proxy.sock"
+check "the relay cut the claim's connection" fired
+wait $LOCKER
+is "$RC:$(sql "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'kw'")" "0:done1" \
+  "mq work --claim update, the same: status 0, the job run once (done)"
+unproxy
+
+# 16. mq work gives up with the jobs of a lost claim not given back
+# (the relay exits once it lost the COMMIT's answer: no new connection):
+# status 3, as mq-work(1) says, not 69; after 5 failures in a row
+# (--exit-when-empty), and after SIGTERM with the server unreachable
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue gu g1 >/dev/null
+FAULT_PROXY_EXIT=1 proxy "\\x03COMMIT"
+run timeout 60 sh -c 'MQ_SOCKET="$1" "$0" work --queue gu --claim skip-locked --lease 10m --exit-when-empty -- true' \
+  "$MQ" "$T_TMP/proxy.sock"
+check "the relay lost the answer of the claim's COMMIT" fired
+is "$RC" 3 "mq work giving up after 5 failures, a lost claim's jobs left: status 3"
+like "$ERR" "*giving up after 5 failures in a row*the jobs of queue 'gu' that a claim whose outcome was unknown may have leased were not given back*" \
+  "and it says what stays leased"
+PROXY=
+sql "UPDATE mq_jobs SET state = 'ready', attempts = 0, lease_token = NULL, leased_until = NULL, leased_by = NULL WHERE queue = 'gu'"
+FAULT_PROXY_EXIT=1 proxy "\\x03COMMIT"
+MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" work --queue gu --claim skip-locked \
+  --lease 10m -- sleep 30 >/dev/null 2>"$T_TMP/w16.err" &
+wpid=$!
+i=0
+while ! fired && [ $i -lt 300 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $wpid
+wait $wpid
+is "$?" 3 "mq work, SIGTERM with the server unreachable, a lost claim's jobs left: status 3"
+like "$(cat "$T_TMP/w16.err")" "*the jobs of queue 'gu' that a claim whose outcome was unknown may have leased were not given back*" \
+  "and it says so"
+PROXY=
+sql "UPDATE mq_jobs SET state = 'ready', attempts = 0, lease_token = NULL, leased_until = NULL, leased_by = NULL WHERE queue = 'gu'"
+
+# 17. mq pop's give-back of a lost claim loses its own answer once (the
+# search by token): a new connection is made and the search made again
+# (it gave up: status 3, both jobs leased)
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue lqa a1 >/dev/null
+"$MQ" push --queue lqb b1 >/dev/null
+FP_TIMES=2 proxy 're:\x03COMMIT|LIMIT 256'
+run via "$MQ" pop --queue lqa,lqb --claim skip-locked --count 5 --json
+is "$RC" 69 "mq pop: the give-back's answer lost once: made again on a new connection, status 69"
+like "$ERR" "mq pop: nothing claimed: the 2 jobs its claim leased were given back: outcome unknown: cannot commit: *" \
+  "said so"
+is "$(list_jobs)" "lqa:ready0,lqb:ready0" "both jobs ready, no attempt counted"
+unproxy
+
 done_testing

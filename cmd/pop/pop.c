@@ -22,8 +22,11 @@ enum form { RAW, SHELL, JSON };
  * costs at most this beyond D (mq-pop(1), WAITING ON A SILENT SERVER) */
 #define WAIT_BOUND_S 10
 
+static int stop_held(void);
+
 /* A connection of its own for giving jobs back once the claim's was
- * lost (NULL, with *e, if none can be made). */
+ * lost (NULL, with *e, if none can be made). A stop signal ends its
+ * lock waits' retries, as the claim's. */
 static struct mq_conn *
 reconnect(const struct mq_global *g, struct mq_error *e)
 {
@@ -34,6 +37,8 @@ reconnect(const struct mq_global *g, struct mq_error *e)
 		mq_close(c);
 		c = NULL;
 	}
+	if (c)
+		mq_set_stop_check(c, stop_held);
 	return c;
 }
 
@@ -93,7 +98,11 @@ give_back(struct mq_conn **cp, const struct mq_global *g,
  * COMMIT, or an UPDATE claim's UPDATE, whose answer was lost with the
  * connection: of one queue of a list, or of every one) go back at once,
  * on a new connection, instead of staying leased to nobody until their
- * lease ends. 1 if every one went back (*back jobs); 0 with *e. */
+ * lease ends; once the session that sent the claim is over (killed if
+ * need be: a statement of it still running, held up by a row lock,
+ * would lease them after the give-back). That connection lost too, one
+ * more is made, and the same one is tried again (a search by token:
+ * safe to repeat). 1 if every one went back (*back jobs); 0 with *e. */
 static int
 give_back_orphans(const struct mq_global *g, const struct mq_orphan *o,
     size_t n, size_t *back, struct mq_error *e)
@@ -101,6 +110,7 @@ give_back_orphans(const struct mq_global *g, const struct mq_orphan *o,
 	struct mq_conn *c;
 	size_t i, k;
 	enum mq_status st = MQ_OK;
+	int again = 1;
 
 	*back = 0;
 	if ((c = reconnect(g, e)) == NULL)
@@ -108,6 +118,14 @@ give_back_orphans(const struct mq_global *g, const struct mq_orphan *o,
 	for (i = 0; i < n && st == MQ_OK; i++) {
 		st = mq_release_orphan(c, &o[i], &k);
 		*back += k;
+		if (conn_lost(st) && again && !stop_held()) {
+			again = 0;
+			mq_close(c);
+			if ((c = reconnect(g, e)) == NULL)
+				return 0;
+			st = mq_release_orphan(c, &o[i], &k);
+			*back += k;
+		}
 	}
 	if (st != MQ_OK)
 		*e = *mq_conn_error(c);

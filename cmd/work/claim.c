@@ -31,6 +31,7 @@ op_run(void *ctx)
 	t->njobs = 0;
 	t->acked = 0;
 	t->given_back = 0;
+	t->forgotten = 0;
 	t->cw = NULL;
 	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
 	    w->g->table, &t->err)) == NULL) {
@@ -39,15 +40,22 @@ op_run(void *ctx)
 	}
 	/* a claim whose COMMIT got no answer may have leased jobs that
 	 * nobody holds: back at once, not at their lease's end (up to a
-	 * whole prefetch, each with an attempt spent); each is forgotten
-	 * only once given back, and nothing is claimed before */
+	 * whole prefetch, each with an attempt spent), once the session
+	 * that sent it is over (mq_release_orphan ends it); each is
+	 * forgotten only once given back, and nothing is claimed before.
+	 * One that cannot be given back from this connection (another
+	 * Galera node than the claim's) is tried again, on the next one,
+	 * until its lease is over: then it is as any lost consumer's */
 	while (w->norphans) {
 		size_t back = 0;
 
 		st = mq_release_orphan(w->c, &w->orphans[0], &back);
 		t->given_back += back;
-		if (st != MQ_OK)
+		if (st != MQ_OK && (st == MQ_EUNAVAIL || st == MQ_EUNKNOWN ||
+		    mq_now_us() < w->orphans[0].lease_end_us))
 			goto failed;
+		if (st != MQ_OK)
+			t->forgotten++;
 		memmove(w->orphans, w->orphans + 1,
 		    --w->norphans * sizeof *w->orphans);
 	}

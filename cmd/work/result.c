@@ -59,7 +59,9 @@ op_failed(struct worker *w, const struct mq_error *e)
 		say(&work_command, "giving up after %u failures in a "
 		    "row", w->failures);
 		orphans_left(w);
-		exit(exit_status(e->status));
+		/* jobs of a lost claim may stay leased to nobody: status 3,
+		 * as mq pop's (mq-work(1), EXIT STATUS) */
+		exit(exit_status(w->norphans ? MQ_EUNKNOWN : e->status));
 	}
 	n = w->failures - 1;
 	backoff = n >= 6 ? BACKOFF_MAX_US : (int64_t)BACKOFF_FIRST_US << n;
@@ -138,6 +140,12 @@ op_apply(struct worker *w)
 		say(&work_command, "gave back %zu job%s of the claim "
 		    "whose outcome was unknown", t->given_back,
 		    PLURAL(t->given_back));
+	if (t->forgotten)
+		say(&work_command, "%zu claim%s whose outcome was unknown "
+		    "not given back, %s lease over: %s jobs are left to "
+		    "requeue-stale", t->forgotten, PLURAL(t->forgotten),
+		    t->forgotten == 1 ? "its" : "their",
+		    t->forgotten == 1 ? "its" : "their");
 	if (t->st != MQ_OK) {
 		op_failed(w, &t->err);
 		return;

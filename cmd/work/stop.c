@@ -119,5 +119,7 @@ give_up(struct worker *w)
 		say(&work_command, "a claim was under way: what it "
 		    "took stays leased until its lease ends");
 	orphans_left(w);
-	exit(EX_UNAVAILABLE);
+	/* jobs of a lost claim may stay leased to nobody: status 3, as mq
+	 * pop's (mq-work(1), EXIT STATUS) */
+	exit(w->norphans ? exit_status(MQ_EUNKNOWN) : EX_UNAVAILABLE);
 }

@@ -103,6 +103,8 @@ struct op_task {
 	size_t njobs;
 	int acked;
 	size_t given_back;	/* jobs of a claim whose outcome was unknown */
+	size_t forgotten;	/* such claims not given back, their lease
+				 * over (left to requeue-stale) */
 	struct mq_conn *cw;
 	struct op_item item[MAX_SLOTS];
 };
