@@ -25,8 +25,11 @@ synopsis_of_help() { # the usage lines of -h output
     sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
 }
 
-for cmd in mq ack archive cancel check completion extend fail init ls pause \
-  pop purge push requeue-stale resume retry show stats top why work; do
+# every command mq -h lists (a new one is checked without a word here)
+cmds=$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit }
+  on { print $1 }')
+check "mq -h lists the commands (21 or more)" test "$(printf '%s\n' "$cmds" | wc -l)" -ge 21
+for cmd in mq $cmds; do
   page=$MAN/mq-$cmd.1.scd
   want=$(synopsis_of_page "$page" 2>/dev/null)
   case $cmd in
