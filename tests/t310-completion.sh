@@ -5,7 +5,10 @@
 # The queues are read with the settings every command reads (MQ_HOST,
 # MQ_PORT, MQ_TABLE... over the option files, the line over both), and
 # within two seconds whatever holds them up (a pipe nobody writes to).
-# The zsh and fish scripts parse, and fish completes a command name.
+# The zsh and fish scripts parse, and fish completes a command name. The
+# words typed before reach mq as each shell would pass them (~, ~user,
+# $HOME, ${HOME}, quotes, backslashes expanded, nothing run), read by
+# mq's parser (abbreviations: --def).
 . "$(dirname "$0")/lib.sh"
 
 # "mq" on the PATH, as a user types it
@@ -27,7 +30,14 @@ comp() {
     shift
     COMP_WORDS=("$@")
     COMP_CWORD=$(($# - 1))
-    COMP_LINE="$*"
+    # the line typed: no space around a "=" that bash split a word at
+    COMP_LINE=$1
+    shift
+    p=$1
+    for w in "$@"; do
+      if [ "$w" = = ] || [ "$p" = = ]; then COMP_LINE+=$w; else COMP_LINE+=" $w"; fi
+      p=$w
+    done
     COMP_POINT=${#COMP_LINE}
     _mq
     printf "%s\n" "${COMPREPLY[@]}"' comp "$T_TMP/mq.bash" "$@" \
@@ -197,6 +207,63 @@ t1=$(date +%s)
 check "... and the shell is back within 3 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 3
 is "$(cat "$T_TMP/comp.err")" "" "... nothing on stderr"
 
+# ---- the line's settings, as the shell would pass them to mq ----
+# (issue 28: ~, $HOME, quotes and abbreviations were passed as typed, or
+# dropped; mq stats, given the same words, lists the queues.) The option
+# file names the server; nothing in the environment does.
+mkdir "$T_TMP/home"
+printf '[client]\nsocket=%s\nuser=root\ndatabase=%s\n' "$MQ_TEST_SOCKET" "$T_DB" \
+  >"$T_TMP/home/x.cnf"
+cp "$T_TMP/home/x.cnf" "$T_TMP/sp ace.cnf"
+me=$(id -un)
+me_home=$(getent passwd "$me" | cut -d: -f6)
+me_cnf=.mq-t310-$$.cnf
+trap 'rm -f "$me_home/$me_cnf"; t_cleanup' EXIT
+cp "$T_TMP/home/x.cnf" "$me_home/$me_cnf"
+noenv="-u MQ_SOCKET -u MQ_USER -u MQ_DATABASE HOME=$T_TMP/home"
+# shellcheck disable=SC2086
+is "$(env $noenv "$MQ" stats --def "$T_TMP/home/x.cnf" --json | python3 -c 'import json, sys; print(" ".join(q["queue"] for q in json.load(sys.stdin)["queues"]))')" \
+  "alpha beta" "mq stats --def FILE (an abbreviation) lists alpha and beta"
+# bcomp WORD...: comp with the server named by the file only
+bcomp() {
+  (unset MQ_SOCKET MQ_USER MQ_DATABASE; HOME=$T_TMP/home; export HOME; comp "$@")
+}
+rm -f "$T_TMP/pwned"
+for line in "~/x.cnf" "\$HOME/x.cnf" "\${HOME}/x.cnf" "'$T_TMP/sp ace.cnf'" \
+    "\"$T_TMP/sp ace.cnf\"" "$(printf '%s' "$T_TMP/sp ace.cnf" | sed 's/ /\\ /')" \
+    "~$me/$me_cnf"; do
+  is "$(bcomp mq stats --defaults-file "$line" --queue '')" "alpha beta" \
+    "bash: mq stats --defaults-file $(printf '%s' "$line" | sed "s|$T_TMP|T|") --queue <TAB>"
+done
+is "$(bcomp mq stats --def "~/x.cnf" --queue '')" "alpha beta" \
+  "bash: --def ~/x.cnf (an abbreviation, as mq accepts it)"
+is "$(bcomp mq --def "\$HOME/x.cnf" stats --queue '')" "alpha beta" \
+  "bash: --def \$HOME/x.cnf before the command"
+is "$(bcomp mq stats --defaults-file = "\$HOME/x.cnf" --queue = '')" "alpha beta" \
+  "bash: --defaults-file=\$HOME/x.cnf --queue=<TAB> (split at =)"
+is "$(bcomp mq pause --def "~/x.cnf" '')" "alpha beta" \
+  "bash: mq pause --def ~/x.cnf <TAB>: an operand"
+is "$(bcomp mq stats --defaults-file "~/x.cnf" --table "\$(touch $T_TMP/pwned)" --queue '')" "" \
+  "bash: a \$(command) on the line: nothing offered (the table is none)"
+is "$(bcomp mq stats --defaults-file "\$(touch $T_TMP/pwned)" --queue '')" "" \
+  "bash: --defaults-file \$(command): nothing offered"
+is "$(bcomp mq stats --defaults-file "\`touch $T_TMP/pwned\`" --queue '')" "" \
+  "bash: --defaults-file \`command\`: nothing offered"
+check "bash: ... and the command was not run" test ! -e "$T_TMP/pwned"
+# what mq itself makes of the words: its parser, its errors quiet
+run "$MQ" completion --queues -- stats -h
+is "$RC:$OUT:$ERR" "0::" "completion --queues -- stats -h: no help text for names, status 0"
+run "$MQ" completion --queues -- stats --no-such-option
+is "$RC:$OUT:$ERR" "0::" "... an option mq stats refuses: nothing, status 0"
+run "$MQ" completion --queues -- no-such-command
+is "$RC:$OUT:$ERR" "0::" "... a command mq does not know: nothing, status 0"
+run "$MQ" completion --queues -- check --port 0
+is "$RC:$OUT:$ERR" "0::" "... mq check's usage error (its UNKNOWN line): nothing, status 0"
+# shellcheck disable=SC2086
+run env $noenv "$MQ" completion --queues -- --def "$T_TMP/home/x.cnf" stats --queue
+is "$RC:$OUT:$ERR" "0:alpha
+beta:" "... mq's options, the command's, the one being completed last"
+
 expect_status 64 "an unknown shell" "$MQ" completion tcsh
 expect_status 64 "no shell" "$MQ" completion
 
@@ -211,10 +278,55 @@ if command -v zsh >/dev/null 2>&1; then
   is "$(zsh -f -c 'compdef() { :; }; source "$1"; print -l $_mq_command_descs' zsh "$T_TMP/_mq" |
     sed 's/:.*//' | tr '\n' ' ')" "$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { printf "%s ", $1 }')help " \
     "zsh offers the commands of mq -h, each once"
+  # zcomp WORD...: what _mq offers for the last word, the words as zsh
+  # hands them to a completion function (as typed, quotes kept), the
+  # server named by the option file only; compadd and compset stubbed
+  zcomp() {
+    (unset MQ_SOCKET MQ_USER MQ_DATABASE; HOME=$T_TMP/home; export HOME
+    timeout -s KILL 15 zsh -f -c '
+      compdef() { :; }
+      compset() { :; }
+      _message() { :; }
+      compadd() {
+        local a=
+        while [[ $1 == -* ]]; do
+          [[ $1 == -a ]] && { shift; a=$1; }
+          [[ $1 == -- ]] && { shift; break; }
+          shift
+        done
+        if [[ -n $a ]]; then print -l ${(P)a}; else print -l "$@"; fi
+      }
+      source "$1"; shift
+      words=("$@"); CURRENT=$#; PREFIX=$words[-1]
+      _mq' zsh "$T_TMP/_mq" "$@" 2>"$T_TMP/comp.err") |
+      sed '/^$/d' | sort | tr '\n' ' ' | sed 's/ $//'
+  }
+  is "$(MQ_SOCKET=/nonexistent zcomp mq stats --queue '')" "" "zsh: no server named: nothing (the test's baseline)"
+  for line in "~/x.cnf" "\$HOME/x.cnf" "\${HOME}/x.cnf" "'$T_TMP/sp ace.cnf'" \
+      "\"$T_TMP/sp ace.cnf\"" "$(printf '%s' "$T_TMP/sp ace.cnf" | sed 's/ /\\ /')" \
+      "~$me/$me_cnf"; do
+    is "$(zcomp mq stats --defaults-file "$line" --queue '')" "alpha beta" \
+      "zsh: mq stats --defaults-file $(printf '%s' "$line" | sed "s|$T_TMP|T|") --queue <TAB>"
+  done
+  is "$(zcomp mq stats --def "~/x.cnf" --queue '')" "alpha beta" \
+    "zsh: --def ~/x.cnf (an abbreviation)"
+  is "$(zcomp mq --def "\$HOME/x.cnf" stats --queue '')" "alpha beta" \
+    "zsh: --def \$HOME/x.cnf before the command"
+  is "$(zcomp mq stats "--defaults-file=~/x.cnf" --queue '')" "" \
+    "zsh: --defaults-file=~/x.cnf (zsh leaves that ~, and mq stats fails): nothing"
+  is "$(zcomp mq stats "--defaults-file=\$HOME/x.cnf" --queue '')" "alpha beta" \
+    "zsh: --defaults-file=\$HOME/x.cnf"
+  is "$(zcomp mq pause --def "~/x.cnf" '')" "alpha beta" "zsh: mq pause --def ~/x.cnf <TAB>"
+  is "$(zcomp mq stats --defaults-file "\$(touch $T_TMP/pwned)" --queue '')" "" \
+    "zsh: --defaults-file \$(command): nothing offered"
+  is "$(zcomp mq stats --defaults-file "~/x.cnf" --table "\`touch $T_TMP/pwned\`" --queue '')" "" \
+    "zsh: --table \`command\`: nothing offered"
+  check "zsh: ... and the command was not run" test ! -e "$T_TMP/pwned"
 else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
   ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
+  for i in $(seq 16); do ok "zsh: the line's settings # SKIP zsh not installed"; done
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
@@ -229,9 +341,36 @@ if command -v fish >/dev/null 2>&1; then
     "$T_TMP/mq.fish"
   is "$(printf '%s\n' "$OUT" | cut -f1 | tr '\n' ' ')" "gamma " \
     "fish: --table other typed: that table's queues"
+  # fcomp LINE: what fish offers at the end of LINE, the server named by
+  # the option file only
+  fcomp() {
+    (unset MQ_SOCKET MQ_USER MQ_DATABASE; HOME=$T_TMP/home; export HOME
+    timeout -s KILL 15 fish --no-config -c 'source $argv[1]; complete -C $argv[2]' \
+      "$T_TMP/mq.fish" "$1" 2>"$T_TMP/comp.err") |
+      cut -f1 | sort | tr '\n' ' ' | sed 's/ $//'
+  }
+  for line in "~/x.cnf" "\$HOME/x.cnf" "{\$HOME}/x.cnf" "'$T_TMP/sp ace.cnf'" \
+      "\"$T_TMP/sp ace.cnf\"" "$(printf '%s' "$T_TMP/sp ace.cnf" | sed 's/ /\\ /')" \
+      "~$me/$me_cnf"; do
+    is "$(fcomp "mq stats --defaults-file $line --queue ")" "alpha beta" \
+      "fish: mq stats --defaults-file $(printf '%s' "$line" | sed "s|$T_TMP|T|") --queue <TAB>"
+  done
+  is "$(fcomp "mq stats --def ~/x.cnf --queue ")" "alpha beta" \
+    "fish: --def ~/x.cnf (an abbreviation)"
+  is "$(fcomp "mq --def \$HOME/x.cnf stats --queue ")" "alpha beta" \
+    "fish: --def \$HOME/x.cnf before the command"
+  is "$(fcomp "mq stats --defaults-file=\$HOME/x.cnf --queue ")" "alpha beta" \
+    "fish: --defaults-file=\$HOME/x.cnf"
+  is "$(fcomp "mq pause --def ~/x.cnf ")" "alpha beta" "fish: mq pause --def ~/x.cnf <TAB>"
+  is "$(fcomp "mq stats --defaults-file \$(touch $T_TMP/pwned) --queue ")" "" \
+    "fish: --defaults-file \$(command): nothing offered"
+  is "$(fcomp "mq stats --defaults-file ~/x.cnf --table (touch $T_TMP/pwned) --queue ")" "" \
+    "fish: --table (command): nothing offered"
+  check "fish: ... and the command was not run" test ! -e "$T_TMP/pwned"
 else
   for d in "fish -n" "fish: mq po" "fish: --claim" "fish: queues"; do
     ok "$d # SKIP fish not installed"
   done
+  for i in $(seq 14); do ok "fish: the line's settings # SKIP fish not installed"; done
 fi
 done_testing

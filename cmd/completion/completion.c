@@ -3,6 +3,7 @@
  * the option tables, and the two hidden helpers the scripts and t070 call:
  * the options of a command, and the queue names of a table.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,65 @@ out_of_time(int sig)
 	_exit(0);
 }
 
+/* Set while the typed words are parsed: a usage error or -h among them
+ * ends mq there, and then quietly, with status 0 (quiet_end, at exit). */
+static volatile sig_atomic_t parsing;
+
+static void
+quiet_end(void)
+{
+	if (parsing)
+		_exit(0);
+}
+
+/* The words of the line being completed, after "mq" and before the word
+ * being completed (words[0..n)), read as mq reads its command line: mq's
+ * own options, the command name, then the command's options, by the same
+ * parser, so that abbreviations (--def), --opt=value and --opt value,
+ * "--" and the precedence of the line's settings are exactly mq's. The
+ * last word may be the option whose value is being completed (--queue):
+ * a placeholder, a valid queue name, is given as its value (or is one
+ * more operand). A line mq would refuse (an unknown or ambiguous option,
+ * a bad value, an unknown command, -h) is no line to read settings from:
+ * 0 if the line was read, -1 if not, and then nothing was printed. */
+static int
+read_line(struct mq_global *g, int n, char **words)
+{
+	const struct command *cmd;
+	char **av, *placeholder = "default";
+	int m, out, err, null;
+
+	if ((av = calloc((size_t)n + 3, sizeof *av)) == NULL)
+		return -1;
+	av[0] = "mq";
+	memcpy(av + 1, words, (size_t)n * sizeof *av);
+	av[n + 1] = placeholder;
+	fflush(stdout);
+	out = dup(1);
+	err = dup(2);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (out < 0 || err < 0 || null < 0)
+		_exit(0);
+	dup2(null, 1);
+	dup2(null, 2);
+	close(null);
+	atexit(quiet_end);
+	parsing = 1;
+	m = parse_options(mq_main, n + 2, av, g, NULL, NULL);
+	cmd = m > 0 ? find_command_spec(av[1]) : NULL;
+	if (cmd != NULL)
+		parse_options(cmd, m, av + 1, g, NULL, NULL);
+	parsing = 0;
+	fflush(stdout);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	/* a command name mq does not know; the placeholder alone is none */
+	return cmd != NULL || m == 0 || (m == 1 && av[1] == placeholder) ? 0 :
+	    -1;
+}
+
 /* The queue names of the table, one a line; nothing, and status 0, when
  * the server cannot tell within QUEUES_TIMEOUT_S, whatever held it up (a
  * piped or included option file nobody writes, a host name that does not
@@ -80,7 +140,7 @@ out_of_time(int sig)
  * file), the line's options over the environment over the option files.
  * Only names mq accepts are printed. */
 static int
-list_queues(struct mq_global *g)
+list_queues(struct mq_global *g, int nwords, char **words)
 {
 	struct mq_queue_stats *q;
 	struct mq_error e;
@@ -94,6 +154,8 @@ list_queues(struct mq_global *g)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(QUEUES_TIMEOUT_S);
+	if (nwords > 0 && read_line(g, nwords, words) != 0)
+		return 0;
 	if (settle_checked(&completion_command, g, 0, QUEUES_TIMEOUT_S * 1000, why,
 	    sizeof why) != 0)
 		return 0;
@@ -125,7 +187,7 @@ cmd_completion(int argc, char **argv, struct mq_global *g)
 	if (mode == OPT_OPTIONS)
 		return list_options(n, argv);
 	if (mode == OPT_QUEUES)
-		return list_queues(g);
+		return list_queues(g, n, argv + 1);
 	/* the script needs no connection: a bad MQ_TABLE or MQ_PORT is
 	 * not its business */
 	if (n != 1)
