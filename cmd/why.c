@@ -58,17 +58,6 @@ answer(const struct mq_job_info *j)
 
 #define TEXT(p, n) put_text(stdout, (const unsigned char *)(p), (n))
 
-/* "T (in D)" or "T (D ago)" for a time us from now. */
-static void
-put_when(const char *iso, int64_t us)
-{
-	char d[DURATION_MAX];
-
-	fmt_duration(d, sizeof d, us < 0 ? -us : us);
-	printf("%s (%s%s%s)", iso, us < 0 ? "" : "in ", d,
-	    us < 0 ? " ago" : "");
-}
-
 static void
 put_holder(const struct mq_job_info *j)
 {
@@ -154,30 +143,21 @@ facts(const struct mq_job_info *j)
 	printf("\nstate: %s\npaused: %s\npriority: %d\nattempts: %u/%u\n",
 	    mq_state_name(j->state), j->paused ? "yes" : "no", j->priority,
 	    j->attempts, j->max_attempts);
-	printf("created: ");
-	put_when(j->created_at, -j->age_us);
-	printf("\ndue: ");
-	put_when(j->available_at, j->due_in_us);
-	putchar('\n');
+	put_when_line("created", j->created_at, -j->age_us);
+	put_when_line("due", j->available_at, j->due_in_us);
 	if (j->every_us > 0)
 		printf("every: %s\n", fmt_duration(d, sizeof d, j->every_us));
 	if (j->has_lease) {
-		printf("leased until: ");
-		put_when(j->leased_until, j->lease_left_us);
-		printf("\nleased by: ");
+		put_when_line("leased until", j->leased_until,
+		    j->lease_left_us);
+		printf("leased by: ");
 		put_holder(j);
 		putchar('\n');
 	}
-	if (j->has_finished) {
-		printf("finished: ");
-		put_when(j->finished_at, -j->finished_ago_us);
-		putchar('\n');
-	}
-	if (j->error) {
-		printf("error: ");
-		TEXT(j->error, j->error_len);
-		putchar('\n');
-	}
+	if (j->has_finished)
+		put_when_line("finished", j->finished_at, -j->finished_ago_us);
+	if (j->error)
+		put_text_line("error", j->error, j->error_len);
 	if (j->archived)
 		printf("archived: %s\n", j->archived_at);
 }

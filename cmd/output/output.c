@@ -143,6 +143,32 @@ put_text(FILE *f, const unsigned char *p, size_t n)
 	return w;
 }
 
+void
+put_text_line(const char *label, const void *p, size_t n)
+{
+	printf("%s: ", label);
+	put_text(stdout, (const unsigned char *)p, n);
+	putchar('\n');
+}
+
+void
+put_when(const char *iso, int64_t us)
+{
+	char d[DURATION_MAX];
+
+	fmt_duration(d, sizeof d, us < 0 ? -us : us);
+	printf("%s (%s%s%s)", iso, us < 0 ? "" : "in ", d,
+	    us < 0 ? " ago" : "");
+}
+
+void
+put_when_line(const char *label, const char *iso, int64_t us)
+{
+	printf("%s: ", label);
+	put_when(iso, us);
+	putchar('\n');
+}
+
 size_t
 text_width(const unsigned char *p, size_t n)
 {

@@ -44,6 +44,13 @@ size_t text_next(const unsigned char *p, size_t n, char *out,
 /* p[0..n) as terminal text on f; returns the columns it took. */
 size_t put_text(FILE *f, const unsigned char *p, size_t n);
 
+/* Lines of a job's facts on a terminal (stdout): "label: " then p[0..n)
+ * as terminal text; a time us from now as "T (in D)" or, negative,
+ * "T (D ago)"; that time as a "label: " line. */
+void put_text_line(const char *label, const void *p, size_t n);
+void put_when(const char *iso, int64_t us);
+void put_when_line(const char *label, const char *iso, int64_t us);
+
 /* The columns put_text() would take. */
 size_t text_width(const unsigned char *p, size_t n);
 

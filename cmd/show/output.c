@@ -13,17 +13,6 @@
 #define TEXT(p, n) put_text(stdout, (const unsigned char *)(p), (n))
 #define JSON_STR(p, n) put_json_string((const unsigned char *)(p), (n))
 
-/* "T (in D)" or "T (D ago)" for a time us from now. */
-static void
-put_when(const char *iso, int64_t us)
-{
-	char d[DURATION_MAX];
-
-	fmt_duration(d, sizeof d, us < 0 ? -us : us);
-	printf("%s (%s%s%s)", iso, us < 0 ? "" : "in ", d,
-	    us < 0 ? " ago" : "");
-}
-
 /* The first SHOW_PREVIEW bytes of the payload (whole characters),
  * escaped, on one line. */
 static void
@@ -45,16 +34,11 @@ put_preview(const struct mq_job_info *j)
 static void
 text_lease(const struct mq_job_info *j)
 {
-	if (j->has_lease) {
-		printf("leased until: ");
-		put_when(j->leased_until, j->lease_left_us);
-		putchar('\n');
-	}
-	if (j->leased_by_len) {
-		printf("leased by: ");
-		TEXT(j->leased_by, j->leased_by_len);
-		putchar('\n');
-	}
+	if (j->has_lease)
+		put_when_line("leased until", j->leased_until,
+		    j->lease_left_us);
+	if (j->leased_by_len)
+		put_text_line("leased by", j->leased_by, j->leased_by_len);
 	printf("lease token: %s\n", j->has_token ? "set" : "none");
 }
 
@@ -70,32 +54,21 @@ show_text(const struct mq_job_info *j, const char *path, int first)
 	printf("\nstate: %s", mq_state_name(j->state));
 	if (j->archived)
 		printf(" (%s)", j->stored_state);
-	printf("\npaused: %s\npriority: %d\nattempts: %u/%u\ncreated: ",
+	printf("\npaused: %s\npriority: %d\nattempts: %u/%u\n",
 	    j->paused ? "yes" : "no", j->priority, j->attempts,
 	    j->max_attempts);
-	put_when(j->created_at, -j->age_us);
-	printf("\ndue: ");
-	put_when(j->available_at, j->due_in_us);
-	putchar('\n');
+	put_when_line("created", j->created_at, -j->age_us);
+	put_when_line("due", j->available_at, j->due_in_us);
 	if (j->every_us > 0)
 		printf("every: %s (from %s)\n",
 		    fmt_duration(d, sizeof d, j->every_us), j->every_anchor);
 	text_lease(j);
-	if (j->has_finished) {
-		printf("finished: ");
-		put_when(j->finished_at, -j->finished_ago_us);
-		putchar('\n');
-	}
-	if (j->error) {
-		printf("error: ");
-		TEXT(j->error, j->error_len);
-		putchar('\n');
-	}
-	if (j->has_dedup) {
-		printf("dedup key: ");
-		TEXT(j->dedup_key, j->dedup_len);
-		putchar('\n');
-	}
+	if (j->has_finished)
+		put_when_line("finished", j->finished_at, -j->finished_ago_us);
+	if (j->error)
+		put_text_line("error", j->error, j->error_len);
+	if (j->has_dedup)
+		put_text_line("dedup key", j->dedup_key, j->dedup_len);
 	if (j->archived)
 		printf("archived: %s\n", j->archived_at);
 	printf("payload: %zu byte%s", j->payload_len, PLURAL(j->payload_len));
