@@ -70,9 +70,7 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 
 	n = parse_options(&archive_command, argc, argv, g, option, &a);
 	settle(&archive_command, g, 0);
-	if (n > 0)
-		usage_error(&archive_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&archive_command, n, argv);
 
 	c = open_queue_table(&archive_command, g);
 	progress_start(&p, &archive_command, o->purge ? "purged" : "archived",

@@ -54,9 +54,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 
 	n = parse_options(&init_command, argc, argv, g, option, &print);
 	settle(&init_command, g, 0);
-	if (n > 0)
-		usage_error(&init_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&init_command, n, argv);
 
 	if (print) {
 		if ((sql = mq_schema_sql(g->table)) == NULL) {

@@ -54,9 +54,7 @@ cmd_purge(int argc, char **argv, struct mq_global *g)
 
 	n = parse_options(&purge_command, argc, argv, g, option, &a);
 	settle(&purge_command, g, 0);
-	if (n > 0)
-		usage_error(&purge_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&purge_command, n, argv);
 	if (!a.named)
 		usage_error(&purge_command, "name the queue with --queue Q");
 	if (!a.yes)

@@ -78,9 +78,7 @@ cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 	if (a.all && a.one)
 		usage_error(&requeue_stale_command, "--queue and --all-queues exclude "
 		    "each other");
-	if (n > 0)
-		usage_error(&requeue_stale_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&requeue_stale_command, n, argv);
 	o->queue = a.one ? g->queue : NULL;
 
 	c = open_queue_table(&requeue_stale_command, g);

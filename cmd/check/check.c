@@ -266,9 +266,7 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 	catch_check_signals();
 	memset(&a, 0, sizeof a);
 	nargs = parse_options(&check_command, argc, argv, g, option, &a);
-	if (nargs > 0)
-		usage_error(&check_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&check_command, nargs, argv);
 	/* a bad MQ_* value is a usage error (the hook's UNKNOWN); an option
 	 * file that cannot be read is UNKNOWN, on stdout only */
 	switch (settle_checked(&check_command, g, 0, PIPE_WAIT_MS, why,

@@ -123,6 +123,10 @@ void usage_error(const struct command *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* For a command that takes no operands: n, what parse_options() left,
+ * above 0 is the usage error "unexpected argument 'ARGV[1]'". */
+void no_operands(const struct command *cmd, int n, char **argv);
+
 /* Prints "mq CMD: <msg>" as one line on stderr (one write: lines of
  * processes sharing a log stay whole). */
 void say(const struct command *cmd, const char *fmt, ...)

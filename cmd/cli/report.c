@@ -32,6 +32,13 @@ usage_error(const struct command *cmd, const char *fmt, ...)
 }
 
 void
+no_operands(const struct command *cmd, int n, char **argv)
+{
+	if (n > 0)
+		usage_error(cmd, "unexpected argument '%s'", shown(argv[1]));
+}
+
+void
 say(const struct command *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -165,8 +165,7 @@ cmd_ls(int argc, char **argv, struct mq_global *g)
 	settle(&ls_command, g, 0);
 	if (a.forms == 3)
 		usage_error(&ls_command, "--json and --ids exclude each other");
-	if (n > 0)
-		usage_error(&ls_command, "unexpected argument '%s'", shown(argv[1]));
+	no_operands(&ls_command, n, argv);
 
 	c = open_queue_table(&ls_command, g);
 	a.f.queue = a.queue_given ? g->queue : NULL;

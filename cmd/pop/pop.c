@@ -378,9 +378,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
 	settle(&pop_command, g, 1);
-	if (nargs > 0)
-		usage_error(&pop_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&pop_command, nargs, argv);
 	if (a.forms > 1)
 		usage_error(&pop_command, "-o, --shell and --json exclude each other");
 	if (a.form == RAW && o->count > 1)

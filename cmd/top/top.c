@@ -178,8 +178,7 @@ cmd_top(int argc, char **argv, struct mq_global *g)
 
 	n = parse_options(&top_command, argc, argv, g, option, &a);
 	settle(&top_command, g, 0);
-	if (n > 0)
-		usage_error(&top_command, "unexpected argument '%s'", shown(argv[1]));
+	no_operands(&top_command, n, argv);
 	tty = !a.once && isatty(STDOUT_FILENO);
 	memset(&fr, 0, sizeof fr);
 	fr.table = g->table;
