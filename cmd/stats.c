@@ -167,6 +167,31 @@ labels(const char *name, const char *table, const struct mq_queue_stats *q)
 	putchar('"');
 }
 
+/* The gauges of each queue after mq_jobs, in their order. */
+static const struct {
+	const char *name, *help;
+} gauges[] = {
+	{ "mq_stale_leases", "Leased jobs whose lease has expired "
+	    "(mq requeue-stale puts them back)." },
+	{ "mq_recurring_jobs", "Recurring jobs (ready, scheduled or leased; "
+	    "also counted in mq_jobs)." },
+	{ "mq_queue_paused", "Whether the queue is paused." },
+	{ "mq_oldest_ready_age_seconds", "Age of the oldest job that is due "
+	    "and waiting, 0 if none." },
+};
+
+/* The end of gauges[k]'s sample line for q: "} VALUE". */
+static void
+put_gauge(size_t k, const struct mq_queue_stats *q)
+{
+	switch (k) {
+	case 0:	printf("} %llu\n", (unsigned long long)q->stale); break;
+	case 1:	printf("} %llu\n", (unsigned long long)q->recurring); break;
+	case 2:	printf("} %d\n", q->paused); break;
+	default: printf("} %.3f\n", q->oldest_ready_s); break;
+	}
+}
+
 static void
 print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
     uint64_t archived)
@@ -186,32 +211,13 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 			    (unsigned long long)v[k]);
 		}
 	}
-	printf("# HELP mq_stale_leases Leased jobs whose lease has expired "
-	    "(mq requeue-stale puts them back).\n"
-	    "# TYPE mq_stale_leases gauge\n");
-	for (i = 0; i < n; i++) {
-		labels("mq_stale_leases", table, &q[i]);
-		printf("} %llu\n", (unsigned long long)q[i].stale);
-	}
-	printf("# HELP mq_recurring_jobs Recurring jobs (ready, scheduled "
-	    "or leased; also counted in mq_jobs).\n"
-	    "# TYPE mq_recurring_jobs gauge\n");
-	for (i = 0; i < n; i++) {
-		labels("mq_recurring_jobs", table, &q[i]);
-		printf("} %llu\n", (unsigned long long)q[i].recurring);
-	}
-	printf("# HELP mq_queue_paused Whether the queue is paused.\n"
-	    "# TYPE mq_queue_paused gauge\n");
-	for (i = 0; i < n; i++) {
-		labels("mq_queue_paused", table, &q[i]);
-		printf("} %d\n", q[i].paused);
-	}
-	printf("# HELP mq_oldest_ready_age_seconds Age of the oldest job that "
-	    "is due and waiting, 0 if none.\n"
-	    "# TYPE mq_oldest_ready_age_seconds gauge\n");
-	for (i = 0; i < n; i++) {
-		labels("mq_oldest_ready_age_seconds", table, &q[i]);
-		printf("} %.3f\n", q[i].oldest_ready_s);
+	for (k = 0; k < sizeof gauges / sizeof gauges[0]; k++) {
+		printf("# HELP %s %s\n# TYPE %s gauge\n", gauges[k].name,
+		    gauges[k].help, gauges[k].name);
+		for (i = 0; i < n; i++) {
+			labels(gauges[k].name, table, &q[i]);
+			put_gauge(k, &q[i]);
+		}
 	}
 	for (k = 0; k < NCOUNTERS; k++) {
 		printf("# HELP mq_jobs_%s_total %s.\n"
@@ -250,9 +256,7 @@ cmd_stats(int argc, char **argv, struct mq_global *g)
 	settle(&stats_command, g, 0);
 	if (a.json && a.prom)
 		usage_error(&stats_command, "--json and --prometheus exclude each other");
-	if (nargs > 0)
-		usage_error(&stats_command, "unexpected argument '%s'",
-		    shown(argv[1]));
+	no_operands(&stats_command, nargs, argv);
 
 	c = open_queue_table(&stats_command, g);
 	st = a.recount ? mq_recount(c) : MQ_OK;
