@@ -132,7 +132,7 @@ static const char bash_unquote[] =
     "}\n"
     "\n";
 
-/* the rest: _mq_queues, _mq_complete and _mq itself */
+/* the rest: _mq_queues and _mq_complete (then _mq_long, then _mq) */
 static const char bash_body[] =
     "# _mq_queues: the queue names of the table, through mq itself, given the\n"
     "# words typed before the current one, as bash would pass them to mq\n"
@@ -185,21 +185,10 @@ static const char bash_body[] =
     "\tesac\n"
     "}\n"
     "\n"
-    "# _mq_long CMD WORD: WORD, or the one option of CMD it abbreviates (as\n"
-    "# mq reads --def for --defaults-file), in _mq_l\n"
-    "_mq_long()\n"
-    "{\n"
-    "\tlocal o n=0\n"
-    "\t_mq_l=$2\n"
-    "\t[[ $2 == --?* ]] || return 0\n"
-    "\t_mq_options \"$1\"\n"
-    "\tfor o in $_mq_r; do\n"
-    "\t\t[ \"$o\" = \"$2\" ] && return 0\n"
-    "\t\t[[ $o == \"$2\"* ]] && n=$((n + 1)) && _mq_l=$o\n"
-    "\tdone\n"
-    "\t[ \"$n\" = 1 ] || _mq_l=$2\n"
-    "}\n"
-    "\n"
+    ;
+
+/* _mq itself */
+static const char bash_main[] =
     "_mq()\n"
     "{\n"
     "\tlocal cur=${COMP_WORDS[COMP_CWORD]} w cmd=mq vopt= ddash=0 nops=0\n"
@@ -332,6 +321,19 @@ key(const struct command *c)
 }
 
 void
+put_sh_long(FILE *f, const char *words)
+{
+	fprintf(f, "# _mq_long CMD WORD: WORD, or the one option of CMD it "
+	    "abbreviates (as\n# mq reads --def for --defaults-file), in "
+	    "_mq_l\n_mq_long()\n{\n\tlocal o n=0\n\t_mq_l=$2\n"
+	    "\t[[ $2 == --?* ]] || return 0\n\t_mq_options \"$1\"\n"
+	    "\tfor o in %s; do\n"
+	    "\t\t[[ $o == \"$2\" ]] && return 0\n"
+	    "\t\t[[ $o == \"$2\"* ]] && n=$((n + 1)) && _mq_l=$o\n"
+	    "\tdone\n\t[[ $n == 1 ]] || _mq_l=$2\n}\n\n", words);
+}
+
+void
 put_sh_tables(FILE *f)
 {
 	const struct command *c;
@@ -381,4 +383,6 @@ put_bash_completion(FILE *f)
 	put_sh_tables(f);
 	fputs(bash_unquote, f);
 	fputs(bash_body, f);
+	put_sh_long(f, "$_mq_r");
+	fputs(bash_main, f);
 }

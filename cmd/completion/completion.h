@@ -19,5 +19,8 @@ void put_fish_completion(FILE *f);
 void put_quoted(FILE *f, const char *s);
 void put_kind(FILE *f, enum complete k, const char *words);
 void put_sh_tables(FILE *f);
+/* The scripts' _mq_long (bash and zsh), words: how the shell splits
+ * $_mq_r into words. */
+void put_sh_long(FILE *f, const char *words);
 
 #endif

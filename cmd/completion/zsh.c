@@ -106,7 +106,7 @@ static const char zsh_unquote[] =
     "}\n"
     "\n";
 
-/* _mq_queues, _mq_complete and _mq itself */
+/* _mq_queues and _mq_complete (then _mq_long, then _mq) */
 static const char zsh_body[] =
     "# _mq_queues: the queue names of the table, through mq itself, given the\n"
     "# words typed before the current one, as zsh would pass them to mq\n"
@@ -146,22 +146,10 @@ static const char zsh_body[] =
     "\tesac\n"
     "}\n"
     "\n"
-    "# _mq_long CMD WORD: WORD, or the one option of CMD it abbreviates (as\n"
-    "# mq reads --def for --defaults-file), in _mq_l\n"
-    "_mq_long()\n"
-    "{\n"
-    "\tlocal o\n"
-    "\tinteger n=0\n"
-    "\t_mq_l=$2\n"
-    "\t[[ $2 == --?* ]] || return 0\n"
-    "\t_mq_options $1\n"
-    "\tfor o in ${=_mq_r}; do\n"
-    "\t\t[[ $o == \"$2\" ]] && return 0\n"
-    "\t\t[[ $o == ${(b)2}* ]] && (( ++n )) && _mq_l=$o\n"
-    "\tdone\n"
-    "\t(( n == 1 )) || _mq_l=$2\n"
-    "}\n"
-    "\n"
+    ;
+
+/* _mq itself */
+static const char zsh_main[] =
     "_mq()\n"
     "{\n"
     "\tlocal cur=$PREFIX w cmd=mq vopt= ddash=0 nops=0 i=2 _mq_r _mq_l\n"
@@ -244,4 +232,6 @@ put_zsh_completion(FILE *f)
 	fputs("\t'help:the help of a command'\n)\n", f);
 	fputs(zsh_unquote, f);
 	fputs(zsh_body, f);
+	put_sh_long(f, "${=_mq_r}");
+	fputs(zsh_main, f);
 }
