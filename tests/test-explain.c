@@ -69,15 +69,26 @@ explain(MYSQL *db, const char *tmpl, const char *using, char *plan,
 static void check_again(struct mq_conn *c, const char *what,
     const char *tmpl, const char *using);
 
+/* The plan of tmpl into plan, checked to run ("WHAT: EXPLAIN runs") and
+ * shown as a comment. */
+static void
+explained(MYSQL *db, const char *what, const char *tmpl, const char *using,
+    char *plan, size_t size)
+{
+	char label[256];
+
+	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
+	ok(explain(db, tmpl, using, plan, size) == 0, label, plan);
+	printf("# %s plan: %s\n", what, plan);
+}
+
 static void
 check(MYSQL *db, const char *what, const char *tmpl, const char *using,
     const char *index, const char *also)
 {
 	char plan[4096], label[256], want[80];
 
-	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
-	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
-	printf("# %s plan: %s\n", what, plan);
+	explained(db, what, tmpl, using, plan, sizeof plan);
 	snprintf(want, sizeof want, "|%s|", index);
 	snprintf(label, sizeof label, "%s uses the %s index", what, index);
 	ok(strstr(plan, want) != NULL, label, plan);
@@ -306,9 +317,7 @@ check_range(MYSQL *db, const char *what, const char *tmpl, const char *using)
 {
 	char plan[8192], label[256];
 
-	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
-	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
-	printf("# %s plan: %s\n", what, plan);
+	explained(db, what, tmpl, using, plan, sizeof plan);
 	snprintf(label, sizeof label, "%s reads the claim or due index by "
 	    "queue and state (ref or range)", what);
 	ok((strstr(plan, "|range|") || strstr(plan, "|ref|")) &&
@@ -327,9 +336,7 @@ check_lease(MYSQL *db, const char *what, const char *tmpl, const char *using)
 {
 	char plan[4096], label[256];
 
-	snprintf(label, sizeof label, "%s: EXPLAIN runs", what);
-	ok(explain(db, tmpl, using, plan, sizeof plan) == 0, label, plan);
-	printf("# %s plan: %s\n", what, plan);
+	explained(db, what, tmpl, using, plan, sizeof plan);
 	snprintf(label, sizeof label, "%s reads the lease index by state "
 	    "(ref or range)", what);
 	ok((strstr(plan, "|range|") || strstr(plan, "|ref|")) &&
