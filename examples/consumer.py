@@ -28,63 +28,17 @@ Connection as producer.py. Debian: apt-get install python3-pymysql.
 import argparse
 import os
 import random
-import re
 import secrets
 import socket
 import sys
 import time
 
-import pymysql
+from mq_session import (Fail, check_names, connect, connection_options,
+                        execute, main, transaction)
 
 # The statements of mq-sql(7), word for word (t330 checks that they are
-# there). `mq_jobs` is the default table: prepared() puts the one asked
-# for in its place.
-SQL_ROLLBACK = """
-ROLLBACK AND NO CHAIN NO RELEASE
-"""
-SQL_SESSION = """
-SET SESSION autocommit = 1, SESSION completion_type = 0,
-    SESSION sql_mode =
-    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
-    SESSION time_zone = '+00:00', NAMES utf8mb4,
-    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
-    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
-    SESSION net_write_timeout = 60,
-    SESSION sql_select_limit = 18446744073709551615,
-    SESSION max_join_size = 18446744073709551615,
-    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
-    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
-    SESSION insert_id = 0, SESSION div_precision_increment = 4,
-    SESSION optimizer_switch = 'default'
-    /*M!100300 , SESSION max_statement_time = 0,
-      SESSION idle_transaction_timeout = 0,
-      SESSION idle_readonly_transaction_timeout = 0,
-      SESSION idle_write_transaction_timeout = 0 */
-    /*M!100201 , SESSION check_constraint_checks = 0 */
-    /*!80000 , SESSION max_execution_time = 0 */
-"""
-SQL_ISOLATION = """
-SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
-"""
-SQL_DATABASE = """
-SELECT DATABASE()
-"""
-SQL_DROP_TEMPORARY = """
-DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
-  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
-  `mq_jobs_waiters`
-"""
-SQL_BINLOG = """
-SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
-          @@SESSION.binlog_format, 'NONE')
-"""
-SQL_LOG_ROWS = """
-SET SESSION binlog_format = 'ROW'
-"""
-SQL_VERSION = """
-SELECT TABLE_COMMENT FROM information_schema.TABLES
- WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-"""
+# there); those of the session are in mq_session.py. `mq_jobs` is the
+# default table: prepared() puts the one asked for in its place.
 SQL_CLAIM_SELECT = """
 SELECT id, queue, priority, attempts, payload
   FROM `mq_jobs` FORCE INDEX (claim)
@@ -217,110 +171,7 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 """
 
 SCHEMA_MIN = 7          # the first schema these statements are right for
-RETRIES = 8             # tries of a transaction that met 1213 or 1205
 ERROR_MAX = 4096        # bytes of error text kept, as mq keeps
-ER_LOCK_WAIT, ER_DEADLOCK = 1205, 1213
-
-
-class Fail(Exception):
-    """An error to report in one line, with the exit status to use."""
-    def __init__(self, msg, status=70):
-        super().__init__(msg)
-        self.status = status
-
-
-def name_ok(s, pattern=r"[A-Za-z0-9_]{1,64}"):
-    return re.fullmatch(pattern, s) is not None and not s.isdigit()
-
-
-def prepared(sql, table):
-    """The statement for this table, in pymysql's placeholders: pymysql
-    formats its parameters into the text (escaped), with %s for each."""
-    sql = sql.replace("`mq_jobs", "`" + table)
-    return " ".join(sql.split()).replace("%", "%%").replace("?", "%s")
-
-
-def execute(db, sql, args, table):
-    cur = db.cursor()
-    cur.execute(prepared(sql, table), args)
-    return cur
-
-
-def transaction(db, fn, autocommit=False):
-    """fn() in a transaction (or alone, autocommitted), again after a
-    deadlock or a lock wait timeout (a deadlock rolls the transaction
-    back, a timeout only its statement: roll back the rest), a bounded
-    number of times, with a jittered backoff. fn may raise Fail: rolled
-    back."""
-    for attempt in range(RETRIES):
-        try:
-            if not autocommit:
-                db.begin()
-            r = fn()
-            if not autocommit:
-                db.commit()
-            return r
-        except pymysql.err.OperationalError as e:
-            db.rollback()
-            if e.args[0] not in (ER_DEADLOCK, ER_LOCK_WAIT):
-                raise
-            if attempt == RETRIES - 1:
-                raise Fail("gave up after %d deadlocks or lock wait "
-                           "timeouts: %s" % (RETRIES, e.args[1]), 75)
-            time.sleep(random.uniform(0.005, 0.02) * 2 ** attempt)
-        except Fail:
-            db.rollback()
-            raise
-
-
-def session(db, o, lock_wait=50):
-    """The session mq-sql(7) asks for (THE SESSION), whatever the server's
-    globals or the account's init_connect made it: autocommit on (else
-    every write is rolled back at disconnect), UTC, sql_mode, READ
-    COMMITTED, the limits, the CHECKs off; the database asked for (an
-    init_connect may have run USE), mq's tables and not temporary ones
-    that hide them; statement logging turned to rows."""
-    execute(db, SQL_ROLLBACK, (), o.table)
-    execute(db, SQL_SESSION, (lock_wait, 60), o.table)
-    execute(db, SQL_ISOLATION, (), o.table)
-    current = execute(db, SQL_DATABASE, (), o.table).fetchone()[0]
-    if o.database and current != o.database:
-        db.select_db(o.database)        # the protocol's, not SQL text
-    elif not o.database and current is None:
-        raise Fail("no database selected: give --database or set "
-                   "MQ_DATABASE", 78)
-    execute(db, SQL_DROP_TEMPORARY, (), o.table)
-    if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
-        try:
-            execute(db, SQL_LOG_ROWS, (), o.table)
-        except pymysql.err.MySQLError as e:
-            raise Fail("the server logs statements (binlog_format="
-                       "STATEMENT), which InnoDB refuses for READ COMMITTED "
-                       "transactions, and this account cannot log rows "
-                       "instead (%s): set binlog_format=ROW or MIXED, or "
-                       "grant BINLOG ADMIN" % e.args[1], 78)
-
-
-def connect(o):
-    kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
-              database=o.database, charset="utf8mb4", autocommit=True,
-              binary_prefix=True)
-    if o.socket:
-        kw["unix_socket"] = o.socket
-    else:
-        kw.update(host=o.host or "localhost", port=int(o.port or 3306))
-    db = pymysql.connect(**kw)
-    session(db, o, o.lock_wait)
-    tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
-    if tz:
-        db.cursor().execute("SET time_zone = %s", (tz,))
-    row = execute(db, SQL_VERSION, (o.table,), o.table).fetchone()
-    m = re.fullmatch(r"mq schema (\d+)", row[0] if row else "")
-    if not m or int(m.group(1)) < SCHEMA_MIN:
-        # newer schemas only add: these statements stay right there
-        raise Fail("table '%s' is not an mq table of schema %d or later: "
-                   "run 'mq init'" % (o.table, SCHEMA_MIN), 78)
-    return db
 
 
 def leased_by():
@@ -436,18 +287,9 @@ def options():
     p.add_argument("--wait-file", help="wait for this file once claimed")
     p.add_argument("--lock-wait", type=int, default=50,
                    help="seconds a row lock is waited for, then retried")
-    p.add_argument("--socket", default=env("MQ_SOCKET"))
-    p.add_argument("--host", default=env("MQ_HOST"))
-    p.add_argument("--port", default=env("MQ_PORT"))
-    p.add_argument("--user", default=env("MQ_USER", env("USER")))
-    p.add_argument("--database", default=env("MQ_DATABASE"))
-    p.add_argument("--table", default=env("MQ_TABLE", "mq_jobs"))
+    connection_options(p)
     o = p.parse_args()
-    if not name_ok(o.table) or not name_ok(o.queue, r"[A-Za-z0-9_.-]{1,64}"):
-        p.error("invalid table or queue name")
-    # as the other languages, which put it in a USE: letters, digits, _ $ -
-    if o.database and not re.fullmatch(r"[A-Za-z0-9_$-]{1,64}", o.database):
-        p.error("invalid database name")
+    check_names(p, o)
     if o.lease <= 0 or (o.extend is not None and o.extend <= 0):
         p.error("a lease is positive")
     if not 1 <= o.lock_wait <= 3600:
@@ -455,46 +297,36 @@ def options():
     return o
 
 
-def main():
+def consume():
     o = options()
-    try:
-        db = connect(o)
-        token = secrets.token_hex(16)   # 128 random bits, lowercase hex
-        got = claim(db, o, token)
-        if got is None:
-            print("consumer.py: queue %s: nothing to claim" % o.queue,
-                  file=sys.stderr)
-            return 1
-        job, attempt, payload = got
-        print("consumer.py: claimed job %d, attempt %d, receipt %d.%s"
-              % (job, attempt, job, token), file=sys.stderr)
-        while o.wait_file and not os.path.exists(o.wait_file):
-            time.sleep(0.02)
-        if o.extend:
-            extend(db, o, job, token)
-        if o.fail is not None:
-            what = fail(db, o, job, token, os.fsencode(o.fail))
-            print("consumer.py: job %d: %s" % (job, what), file=sys.stderr)
-            return 0
-        if o.output:
-            with open(o.output, "wb") as f:
-                f.write(payload)
-        else:
-            sys.stdout.buffer.write(payload)
-            sys.stdout.flush()
-        ack(db, o, job, token)
-        print("consumer.py: job %d: acked" % job, file=sys.stderr)
+    db = connect(o, SCHEMA_MIN, o.lock_wait)
+    token = secrets.token_hex(16)   # 128 random bits, lowercase hex
+    got = claim(db, o, token)
+    if got is None:
+        print("consumer.py: queue %s: nothing to claim" % o.queue,
+              file=sys.stderr)
+        return 1
+    job, attempt, payload = got
+    print("consumer.py: claimed job %d, attempt %d, receipt %d.%s"
+          % (job, attempt, job, token), file=sys.stderr)
+    while o.wait_file and not os.path.exists(o.wait_file):
+        time.sleep(0.02)
+    if o.extend:
+        extend(db, o, job, token)
+    if o.fail is not None:
+        what = fail(db, o, job, token, os.fsencode(o.fail))
+        print("consumer.py: job %d: %s" % (job, what), file=sys.stderr)
         return 0
-    except Fail as e:
-        print("consumer.py: %s" % e, file=sys.stderr)
-        return e.status
-    except pymysql.err.MySQLError as e:
-        print("consumer.py: %s" % (e,), file=sys.stderr)
-        return 70
-    except OSError as e:
-        print("consumer.py: %s" % e, file=sys.stderr)
-        return 74
+    if o.output:
+        with open(o.output, "wb") as f:
+            f.write(payload)
+    else:
+        sys.stdout.buffer.write(payload)
+        sys.stdout.flush()
+    ack(db, o, job, token)
+    print("consumer.py: job %d: acked" % job, file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("consumer.py", consume))

@@ -17,62 +17,17 @@ Debian: apt-get install python3-pymysql.
 """
 import argparse
 import os
-import random
 import re
 import sys
-import time
 
 import pymysql
 
+from mq_session import (Fail, check_names, connect, connection_options,
+                        execute, main, retried)
+
 # The statements of mq-sql(7), word for word (t330 checks that they are
-# there). `mq_jobs` is the default table: table() puts the one asked for
-# in its place.
-SQL_ROLLBACK = """
-ROLLBACK AND NO CHAIN NO RELEASE
-"""
-SQL_SESSION = """
-SET SESSION autocommit = 1, SESSION completion_type = 0,
-    SESSION sql_mode =
-    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
-    SESSION time_zone = '+00:00', NAMES utf8mb4,
-    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
-    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
-    SESSION net_write_timeout = 60,
-    SESSION sql_select_limit = 18446744073709551615,
-    SESSION max_join_size = 18446744073709551615,
-    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
-    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
-    SESSION insert_id = 0, SESSION div_precision_increment = 4,
-    SESSION optimizer_switch = 'default'
-    /*M!100300 , SESSION max_statement_time = 0,
-      SESSION idle_transaction_timeout = 0,
-      SESSION idle_readonly_transaction_timeout = 0,
-      SESSION idle_write_transaction_timeout = 0 */
-    /*M!100201 , SESSION check_constraint_checks = 0 */
-    /*!80000 , SESSION max_execution_time = 0 */
-"""
-SQL_ISOLATION = """
-SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
-"""
-SQL_DATABASE = """
-SELECT DATABASE()
-"""
-SQL_DROP_TEMPORARY = """
-DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
-  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
-  `mq_jobs_waiters`
-"""
-SQL_BINLOG = """
-SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
-          @@SESSION.binlog_format, 'NONE')
-"""
-SQL_LOG_ROWS = """
-SET SESSION binlog_format = 'ROW'
-"""
-SQL_VERSION = """
-SELECT TABLE_COMMENT FROM information_schema.TABLES
- WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
-"""
+# there); those of the session are in mq_session.py. `mq_jobs` is the
+# default table: prepared() puts the one asked for in its place.
 SQL_PUSH = """
 INSERT INTO `mq_jobs` (queue, priority, max_attempts, available_at,
   created_at, payload)
@@ -106,100 +61,8 @@ KILL QUERY ?
 """
 
 SCHEMA_MIN = 8          # the first schema these statements are right for
-RETRIES = 8             # tries of a statement that met 1213 or 1205
-ER_DUP_ENTRY, ER_LOCK_WAIT, ER_DEADLOCK = 1062, 1205, 1213
+ER_DUP_ENTRY = 1062
 ER_NO_SUCH_THREAD = 1094
-
-
-class Fail(Exception):
-    """An error to report in one line, with the exit status to use."""
-    def __init__(self, msg, status=70):
-        super().__init__(msg)
-        self.status = status
-
-
-def name_ok(s, pattern=r"[A-Za-z0-9_]{1,64}"):
-    return re.fullmatch(pattern, s) is not None and not s.isdigit()
-
-
-def prepared(sql, table):
-    """The statement for this table, in pymysql's placeholders: pymysql
-    formats its parameters into the text (escaped), with %s for each."""
-    sql = sql.replace("`mq_jobs", "`" + table)
-    return " ".join(sql.split()).replace("%", "%%").replace("?", "%s")
-
-
-def execute(db, sql, args, table):
-    cur = db.cursor()
-    cur.execute(prepared(sql, table), args)
-    return cur
-
-
-def retried(db, fn):
-    """fn() again after a deadlock or a lock wait timeout (a deadlock
-    rolls the transaction back, a timeout only its statement: roll back
-    the rest), a bounded number of times, with a jittered backoff."""
-    for attempt in range(RETRIES):
-        try:
-            return fn()
-        except pymysql.err.OperationalError as e:
-            if e.args[0] not in (ER_DEADLOCK, ER_LOCK_WAIT):
-                raise
-            db.rollback()
-            if attempt == RETRIES - 1:
-                raise Fail("gave up after %d deadlocks or lock wait "
-                           "timeouts: %s" % (RETRIES, e.args[1]), 75)
-            time.sleep(random.uniform(0.005, 0.02) * 2 ** attempt)
-
-
-def session(db, o, lock_wait=50):
-    """The session mq-sql(7) asks for (THE SESSION), whatever the server's
-    globals or the account's init_connect made it: autocommit on (else
-    every write is rolled back at disconnect), UTC, sql_mode, READ
-    COMMITTED, the limits, the CHECKs off; the database asked for (an
-    init_connect may have run USE), mq's tables and not temporary ones
-    that hide them; statement logging turned to rows."""
-    execute(db, SQL_ROLLBACK, (), o.table)
-    execute(db, SQL_SESSION, (lock_wait, 60), o.table)
-    execute(db, SQL_ISOLATION, (), o.table)
-    current = execute(db, SQL_DATABASE, (), o.table).fetchone()[0]
-    if o.database and current != o.database:
-        db.select_db(o.database)        # the protocol's, not SQL text
-    elif not o.database and current is None:
-        raise Fail("no database selected: give --database or set "
-                   "MQ_DATABASE", 78)
-    execute(db, SQL_DROP_TEMPORARY, (), o.table)
-    if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
-        try:
-            execute(db, SQL_LOG_ROWS, (), o.table)
-        except pymysql.err.MySQLError as e:
-            raise Fail("the server logs statements (binlog_format="
-                       "STATEMENT), which InnoDB refuses for READ COMMITTED "
-                       "transactions, and this account cannot log rows "
-                       "instead (%s): set binlog_format=ROW or MIXED, or "
-                       "grant BINLOG ADMIN" % e.args[1], 78)
-
-
-def connect(o):
-    kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
-              database=o.database, charset="utf8mb4", autocommit=True,
-              binary_prefix=True)
-    if o.socket:
-        kw["unix_socket"] = o.socket
-    else:
-        kw.update(host=o.host or "localhost", port=int(o.port or 3306))
-    db = pymysql.connect(**kw)
-    session(db, o)
-    tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
-    if tz:
-        db.cursor().execute("SET time_zone = %s", (tz,))
-    row = execute(db, SQL_VERSION, (o.table,), o.table).fetchone()
-    m = re.fullmatch(r"mq schema (\d+)", row[0] if row else "")
-    if not m or int(m.group(1)) < SCHEMA_MIN:
-        # newer schemas only add: these statements stay right there
-        raise Fail("table '%s' is not an mq table of schema %d or later: "
-                   "run 'mq init'" % (o.table, SCHEMA_MIN), 78)
-    return db
 
 
 def push(db, o, payload):
@@ -259,18 +122,9 @@ def options():
     p.add_argument("--every", type=float, help="recurring: period, seconds")
     p.add_argument("--wake", action="store_true", help="wake a waiter")
     p.add_argument("--file", help="payload file (default: standard input)")
-    p.add_argument("--socket", default=env("MQ_SOCKET"))
-    p.add_argument("--host", default=env("MQ_HOST"))
-    p.add_argument("--port", default=env("MQ_PORT"))
-    p.add_argument("--user", default=env("MQ_USER", env("USER")))
-    p.add_argument("--database", default=env("MQ_DATABASE"))
-    p.add_argument("--table", default=env("MQ_TABLE", "mq_jobs"))
+    connection_options(p)
     o = p.parse_args()
-    if not name_ok(o.table) or not name_ok(o.queue, r"[A-Za-z0-9_.-]{1,64}"):
-        p.error("invalid table or queue name")
-    # as the other languages, which put it in a USE: letters, digits, _ $ -
-    if o.database and not re.fullmatch(r"[A-Za-z0-9_$-]{1,64}", o.database):
-        p.error("invalid database name")
+    check_names(p, o)
     if o.every is not None and o.every < 1:
         p.error("--every takes 1 second or more")
     if o.delay < 0 or not 1 <= o.max_attempts <= 4294967295:
@@ -278,30 +132,20 @@ def options():
     return o
 
 
-def main():
+def produce():
     o = options()
-    try:
-        if o.file:
-            with open(o.file, "rb") as f:
-                payload = f.read()
-        else:
-            payload = sys.stdin.buffer.read()
-        db = connect(o)
-        job, existed = push(db, o, payload)
-        if o.wake and not existed and o.delay == 0:
-            wake(db, o)
-        print(job)
-        return 0
-    except Fail as e:
-        print("producer.py: %s" % e, file=sys.stderr)
-        return e.status
-    except pymysql.err.MySQLError as e:
-        print("producer.py: %s" % (e,), file=sys.stderr)
-        return 70
-    except OSError as e:
-        print("producer.py: %s" % e, file=sys.stderr)
-        return 74
+    if o.file:
+        with open(o.file, "rb") as f:
+            payload = f.read()
+    else:
+        payload = sys.stdin.buffer.read()
+    db = connect(o, SCHEMA_MIN)
+    job, existed = push(db, o, payload)
+    if o.wake and not existed and o.delay == 0:
+        wake(db, o)
+    print(job)
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("producer.py", produce))

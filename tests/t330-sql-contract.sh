@@ -41,22 +41,28 @@ statements() {
 # the SQL of the page's literal blocks
 awk '/^```/ { on = !on; next } on' "$PAGE" | statements >"$T_TMP/page.sql"
 like "$(wc -l <"$T_TMP/page.sql")" "*[1-9][0-9]" "the page shows statements"
-# the SQL texts of an example: Python """ strings, PHP nowdocs, Perl
+# the SQL texts of an example and of the module of its language it loads
+# (the session's statements): Python """ strings, PHP nowdocs, Perl
 # here-documents, each named SQL_*
 example_sql() {
+  case $1 in
+  *.py) module=mq_session.py ;;
+  *.php) module=mq_session.php ;;
+  *.pl) module=MqSession.pm ;;
+  esac
   awk '/^SQL_[A-Z_]* = """$|^const SQL_[A-Z_]* = <<<.SQL.$|^use constant SQL_[A-Z_]* => <<.SQL.;$/ { on = 1; next }
     on && /^("""|SQL;?)$/ { on = 0; print ";"; next }
-    on' "$1" | statements
+    on' "$EX/$module" "$EX/$1" | statements
 }
 for f in producer.py consumer.py producer.php consumer.php producer.pl \
   consumer.pl; do
-  example_sql "$EX/$f" >"$T_TMP/ex.sql"
+  example_sql "$f" >"$T_TMP/ex.sql"
   n=$(wc -l <"$T_TMP/ex.sql")
   missing=$(while IFS= read -r s; do
     grep -qxF -- "$s" "$T_TMP/page.sql" || printf '%s\n' "$s"
   done <"$T_TMP/ex.sql")
   case $f in producer.*) want=14 ;; *) want=21 ;; esac
-  is "$n:$missing" "$want:" "$f: its $want statements are mq-sql(7)'s, word for word"
+  is "$n:$missing" "$want:" "$f: its $want statements (with its module's) are mq-sql(7)'s, word for word"
 done
 # The page's statements on mq's tables are mq's: each is a string of the
 # binary ({{TABLE}} for the table), or for one with an id list, its head

@@ -1,0 +1,233 @@
+<?php
+/*
+ * mq_session.php: what producer.php and consumer.php share: the session
+ * mq-sql(7) asks for (THE SESSION), the connection and its options, the
+ * schema check, and the retry of a deadlock or a lock wait timeout. They
+ * require it from their own directory (__DIR__), whatever the current
+ * one.
+ *
+ * Debian: apt-get install php-cli php-mysql.
+ */
+
+/* The statements of mq-sql(7), word for word (t330 checks that they are
+ * there, in this file and the examples'). `mq_jobs` is the default
+ * table: run() puts the one asked for in its place. */
+const SQL_ROLLBACK = <<<'SQL'
+ROLLBACK AND NO CHAIN NO RELEASE
+SQL;
+const SQL_SESSION = <<<'SQL'
+SET SESSION autocommit = 1, SESSION completion_type = 0,
+    SESSION sql_mode =
+    'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION',
+    SESSION time_zone = '+00:00', NAMES utf8mb4,
+    SESSION innodb_lock_wait_timeout = ?, SESSION lock_wait_timeout = ?,
+    SESSION wait_timeout = 28800, SESSION net_read_timeout = 30,
+    SESSION net_write_timeout = 60,
+    SESSION sql_select_limit = 18446744073709551615,
+    SESSION max_join_size = 18446744073709551615,
+    SESSION sql_safe_updates = 0, SESSION unique_checks = 1,
+    SESSION sql_auto_is_null = 0, SESSION timestamp = DEFAULT,
+    SESSION insert_id = 0, SESSION div_precision_increment = 4,
+    SESSION optimizer_switch = 'default'
+    /*M!100300 , SESSION max_statement_time = 0,
+      SESSION idle_transaction_timeout = 0,
+      SESSION idle_readonly_transaction_timeout = 0,
+      SESSION idle_write_transaction_timeout = 0 */
+    /*M!100201 , SESSION check_constraint_checks = 0 */
+    /*!80000 , SESSION max_execution_time = 0 */
+SQL;
+const SQL_ISOLATION = <<<'SQL'
+SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE
+SQL;
+const SQL_DATABASE = <<<'SQL'
+SELECT DATABASE()
+SQL;
+const SQL_DROP_TEMPORARY = <<<'SQL'
+DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
+  `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
+  `mq_jobs_waiters`
+SQL;
+const SQL_BINLOG = <<<'SQL'
+SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
+          @@SESSION.binlog_format, 'NONE')
+SQL;
+const SQL_LOG_ROWS = <<<'SQL'
+SET SESSION binlog_format = 'ROW'
+SQL;
+const SQL_VERSION = <<<'SQL'
+SELECT TABLE_COMMENT FROM information_schema.TABLES
+ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+SQL;
+const RETRIES = 8;	/* tries of a transaction that met 1213 or 1205 */
+
+/* an error to report in one line; its code is the exit status */
+class Fail extends Exception {}
+
+function usage(string $name, string $why): never
+{
+	fwrite(STDERR, "$name: $why\n");
+	exit(64);
+}
+
+/* The options: $o, the script's own with their defaults, and those of
+ * the connection, from the environment by default; $flags, the options
+ * that take no value. Refuses (64) a table, queue or database name mq
+ * would not take: they end up in SQL text. */
+function parse_options(string $name, array $o, array $flags): array
+{
+	$env = fn($k, $d = null) => getenv($k) === false ? $d : getenv($k);
+	$o = ['queue' => $env('MQ_QUEUE', 'default')] + $o + [
+	    'socket' => $env('MQ_SOCKET'), 'host' => $env('MQ_HOST'),
+	    'port' => $env('MQ_PORT'), 'user' => $env('MQ_USER', $env('USER')),
+	    'database' => $env('MQ_DATABASE'),
+	    'table' => $env('MQ_TABLE', 'mq_jobs')];
+	$args = array_slice($_SERVER['argv'], 1);
+	while ($args) {
+		$a = array_shift($args);
+		$k = substr($a, 2);
+		if (in_array($a, $flags, true))
+			$o[$k] = true;
+		elseif (str_starts_with($a, '--') && array_key_exists($k, $o) &&
+		    $args)
+			$o[$k] = array_shift($args);
+		else
+			usage($name, "unknown option or missing value: $a");
+	}
+	if (!preg_match('/^[A-Za-z0-9_]{1,64}$/D', $o['table']) ||
+	    ctype_digit($o['table']) ||
+	    !preg_match('/^[A-Za-z0-9_.-]{1,64}$/D', $o['queue']))
+		usage($name, 'invalid table or queue name');
+	/* it goes in a USE (and the DSN): letters, digits, _ $ - */
+	if (!preg_match('/^[A-Za-z0-9_$-]{0,64}$/D', (string)$o['database']))
+		usage($name, 'invalid database name');
+	return $o;
+}
+
+/* Runs sql for table with its parameters, each bound by its PHP type
+ * (strings as bytes: the payload, keys and error texts are binary). */
+function run(PDO $db, string $sql, string $table, array $args): PDOStatement
+{
+	$st = $db->prepare(str_replace('`mq_jobs', "`$table", $sql));
+	foreach (array_values($args) as $i => $v)
+		$st->bindValue($i + 1, $v, is_int($v) ? PDO::PARAM_INT :
+		    (is_null($v) ? PDO::PARAM_NULL : PDO::PARAM_LOB));
+	$st->execute();
+	return $st;
+}
+
+function code(PDOException $e): int
+{
+	return (int)($e->errorInfo[1] ?? 0);
+}
+
+/* fn() again after a deadlock or a lock wait timeout (a deadlock rolls
+ * the transaction back, a timeout only its statement), a bounded number
+ * of times, with a jittered backoff. */
+function retried(callable $fn)
+{
+	for ($try = 1;; $try++) {
+		try {
+			return $fn();
+		} catch (PDOException $e) {
+			if (!in_array(code($e), [1213, 1205]))
+				throw $e;
+			if ($try == RETRIES)
+				throw new Fail('gave up after ' . RETRIES .
+				    ' deadlocks or lock wait timeouts: ' .
+				    $e->getMessage(), 75);
+			usleep((int)(mt_rand(5000, 20000) * 2 ** ($try - 1)));
+		}
+	}
+}
+
+/* fn() in a transaction (or alone, autocommitted), retried as retried()
+ * says (what the failed try did is rolled back first). fn may throw
+ * Fail: rolled back. */
+function transaction(PDO $db, callable $fn, bool $autocommit = false)
+{
+	return retried(function () use ($db, $fn, $autocommit) {
+		try {
+			if (!$autocommit)
+				$db->beginTransaction();
+			$r = $fn();
+			if (!$autocommit)
+				$db->commit();
+			return $r;
+		} catch (Exception $e) {
+			if ($db->inTransaction())
+				$db->rollBack();
+			throw $e;
+		}
+	});
+}
+
+/* The session mq-sql(7) asks for (THE SESSION), whatever the server's
+ * globals or the account's init_connect made it: autocommit on (else
+ * every write is rolled back at disconnect), UTC, sql_mode, READ
+ * COMMITTED, the limits, the CHECKs off; the database asked for (an
+ * init_connect may have run USE), mq's tables and not temporary ones
+ * that hide them; statement logging turned to rows. */
+function session(PDO $db, array $o, int $lock_wait = 50): void
+{
+	$t = $o['table'];
+	$want = (string)$o['database'];
+	run($db, SQL_ROLLBACK, $t, []);
+	run($db, SQL_SESSION, $t, [$lock_wait, 60]);
+	run($db, SQL_ISOLATION, $t, []);
+	$current = run($db, SQL_DATABASE, $t, [])->fetchColumn();
+	/* PDO has no select_db: USE, the name checked by options() */
+	if ($want !== '' && $current !== $want)
+		$db->exec("USE `$want`");
+	elseif ($want === '' && $current === null)
+		throw new Fail('no database selected: give --database or set ' .
+		    'MQ_DATABASE', 78);
+	run($db, SQL_DROP_TEMPORARY, $t, []);
+	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
+		return;
+	try {
+		run($db, SQL_LOG_ROWS, $t, []);
+	} catch (PDOException $e) {
+		throw new Fail('the server logs statements (binlog_format=' .
+		    'STATEMENT), which InnoDB refuses for READ COMMITTED ' .
+		    'transactions, and this account cannot log rows instead (' .
+		    ($e->errorInfo[2] ?? $e->getMessage()) . '): set ' .
+		    'binlog_format=ROW or MIXED, or grant BINLOG ADMIN', 78);
+	}
+}
+
+function connect(array $o, int $schema_min, int $lock_wait = 50): PDO
+{
+	$dsn = 'mysql:' . ($o['socket'] ? "unix_socket={$o['socket']}" :
+	    'host=' . ($o['host'] ?? 'localhost') . ';port=' .
+	    ($o['port'] ?? 3306)) . ";dbname={$o['database']};charset=utf8mb4";
+	/* real prepared statements: the server gets the text with its ?
+	 * and the values apart, bytes as bytes */
+	$db = new PDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
+	    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+	    PDO::ATTR_EMULATE_PREPARES => false]);
+	session($db, $o, $lock_wait);
+	if (($tz = getenv('MQ_EXAMPLE_TIME_ZONE')) !== false && $tz !== '')
+		run($db, 'SET time_zone = ?', $o['table'], [$tz]);
+	$v = run($db, SQL_VERSION, $o['table'], [$o['table']])->fetchColumn();
+	/* newer schemas only add: these statements stay right there */
+	if (!preg_match('/^mq schema (\d+)$/', (string)$v, $m) ||
+	    (int)$m[1] < $schema_min)
+		throw new Fail("table '{$o['table']}' is not an mq table of " .
+		    "schema $schema_min or later: run 'mq init'", 78);
+	return $db;
+}
+
+/* fn()'s exit status, its errors reported in one line as the script
+ * name's */
+function main(string $name, callable $fn): int
+{
+	try {
+		return $fn();
+	} catch (Fail $e) {
+		fwrite(STDERR, "$name: " . $e->getMessage() . "\n");
+		return $e->getCode();
+	} catch (PDOException $e) {
+		fwrite(STDERR, "$name: " . $e->getMessage() . "\n");
+		return 70;
+	}
+}
