@@ -24,6 +24,14 @@ unproxy() { kill "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=; }
 trap 'unproxy; t_cleanup' EXIT
 via() { MQ_SOCKET="$T_TMP/proxy.sock" "$@"; }
 fired() { test -f "$T_TMP/fired"; }
+# Waits until the proxy has fired (N tries, D seconds apart, at most),
+# then ends the mq started last ($wpid) with SIGTERM; returns its status.
+term_when_fired() {
+  i=0
+  while ! fired && [ $i -lt $1 ]; do sleep $2; i=$((i + 1)); done
+  kill -TERM $wpid
+  wait $wpid
+}
 
 # 1. a push whose INSERT committed, its answer lost
 proxy "INSERT INTO"
@@ -368,10 +376,7 @@ proxy "\\x03COMMIT"
 MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" work --queue lqa,lqb --claim skip-locked \
   --lease 10m -- sleep 30 >/dev/null 2>"$T_TMP/w14.err" &
 wpid=$!
-i=0
-while ! fired && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
-kill -TERM $wpid
-wait $wpid
+term_when_fired 200 0.01
 is "$?" 0 "mq work --claim skip-locked, list: SIGTERM in its reconnect pause: status 0"
 like "$(cat "$T_TMP/w14.err")" "*gave back 2 jobs of the claim whose outcome was unknown*" \
   "it gave the claim's jobs back before exiting"
@@ -433,10 +438,7 @@ FAULT_PROXY_EXIT=1 proxy "\\x03COMMIT"
 MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" work --queue gu --claim skip-locked \
   --lease 10m -- sleep 30 >/dev/null 2>"$T_TMP/w16.err" &
 wpid=$!
-i=0
-while ! fired && [ $i -lt 300 ]; do sleep 0.02; i=$((i + 1)); done
-kill -TERM $wpid
-wait $wpid
+term_when_fired 300 0.02
 is "$?" 3 "mq work, SIGTERM with the server unreachable, a lost claim's jobs left: status 3"
 like "$(cat "$T_TMP/w16.err")" "*the jobs of queue 'gu' that a claim whose outcome was unknown may have leased were not given back*" \
   "and it says so"
