@@ -65,8 +65,9 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	mq_close(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
-			say(&ack_command, "job %llu: " MQ_LEASE_LOST,
-			    (unsigned long long)r[i].id);
+			say(&ack_command, "job %llu: %s",
+			    (unsigned long long)r[i].id,
+			    mq_strerror(MQ_ELEASE));
 	free(r);
 	free(lost);
 	return exit_status(st);

@@ -16,7 +16,8 @@ mq_strerror(enum mq_status st)
 	switch (st) {
 	case MQ_OK:		return "success";
 	case MQ_EMPTY:		return "queue empty";
-	case MQ_ELEASE:		return "lease lost or unknown receipt";
+	case MQ_ELEASE:		return "lease lost or unknown receipt (acked, "
+		    "failed, requeued, cancelled, purged or claimed again)";
 	case MQ_EINVAL:		return "invalid argument";
 	case MQ_ETOOBIG:	return "payload too large";
 	case MQ_ESCHEMA:	return "not an mq table";

@@ -97,8 +97,9 @@ lock_lease(struct mq_conn *c, const struct mq_receipt *r, uint32_t *attempts,
 	if (rc == MQ_OK) {
 		f = mysql_stmt_fetch(st);
 		if (f == MYSQL_NO_DATA)
-			rc = mq__fail(c, MQ_ELEASE, "job %llu: "
-			    MQ_LEASE_LOST, (unsigned long long)r->id);
+			rc = mq__fail(c, MQ_ELEASE, "job %llu: %s",
+			    (unsigned long long)r->id,
+			    mq_strerror(MQ_ELEASE));
 		else if (f == 1)
 			rc = mq__dberr(c, st, "cannot lock job");
 	}
@@ -427,8 +428,8 @@ mq_release(struct mq_conn *c, const struct mq_receipt *r)
 	mq__bind_str(&in[1], r->token, &tlen);
 	rc = mq__execute_retry(c, st, in, "cannot give the job back");
 	if (rc == MQ_OK && mysql_stmt_affected_rows(st) != 1)
-		rc = mq__fail(c, MQ_ELEASE, "job %llu: " MQ_LEASE_LOST,
-		    (unsigned long long)r->id);
+		rc = mq__fail(c, MQ_ELEASE, "job %llu: %s",
+		    (unsigned long long)r->id, mq_strerror(MQ_ELEASE));
 	mq__release(c, st);
 	return rc;
 }

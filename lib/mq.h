@@ -39,7 +39,8 @@ struct mq_error {
 	char msg[512];		/* one line, no trailing period */
 };
 
-/** Short generic text for a status ("lease lost", ...). */
+/** The text of a status, said after what failed ("job N: " and the
+ * lease lost, ...): the one home of each status's words. */
 const char *mq_strerror(enum mq_status st);
 
 /* ---- parsers (no connection needed) ---- */
@@ -356,10 +357,6 @@ enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,
     short revents, int timed_out);
 
 /* ---- ack ---- */
-
-/** How a lost lease is reported, after "job N: ". */
-#define MQ_LEASE_LOST "lease lost or unknown receipt (acked, failed, " \
-	"requeued, cancelled, purged or claimed again)"
 
 /**
  * Marks jobs done, in one transaction. lost[i] is set for each receipt

@@ -91,7 +91,7 @@ beat_apply(struct worker *w)
 			break;
 		case MQ_ELEASE:
 			if (!s->in_op && !s->stopping)
-				lose(s, MQ_LEASE_LOST);
+				lose(s, mq_strerror(MQ_ELEASE));
 			break;
 		case MQ_ERETRY:		/* another session holds the row */
 			s->next_beat = now + BUSY_RETRY_US;

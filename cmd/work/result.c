@@ -92,7 +92,7 @@ extended(struct worker *w, struct slot *s, const struct op_item *it,
 	} else if (it->st == MQ_ERETRY) {	/* another session's lock */
 		s->next_beat = now + BUSY_RETRY_US;
 	} else if (it->st == MQ_ELEASE && !s->in_op && !s->stopping) {
-		lose(s, MQ_LEASE_LOST);
+		lose(s, mq_strerror(MQ_ELEASE));
 	}
 }
 
@@ -117,7 +117,7 @@ op_apply(struct worker *w)
 		if (it->kind == OP_ACK ? !t->acked : !it->tried)
 			continue;	/* again, once the server answers */
 		if (it->kind == OP_ACK ? it->lost : it->st == MQ_ELEASE)
-			warn_job(s, MQ_LEASE_LOST);
+			warn_job(s, mq_strerror(MQ_ELEASE));
 		else if (it->kind == OP_FAIL && it->res.dead)
 			say(&work_command, "job %llu: failed (%s); dead "
 			    "after %u attempt%s",
