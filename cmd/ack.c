@@ -34,8 +34,7 @@ cmd_ack(int argc, char **argv, struct mq_global *g)
 	r = calloc((size_t)n, sizeof *r);
 	lost = calloc((size_t)n, 1);
 	if (r == NULL || lost == NULL) {
-		say(&ack_command, "out of memory");
-		return EX_OSERR;
+		return no_memory(&ack_command);
 	}
 	/* all receipts are checked before any is acked; one given twice
 	 * is acked once (its second ack would find the job done: "lease

@@ -47,8 +47,7 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 	if (n == 0)
 		usage_error(&cancel_command, "no job id given");
 	if ((ids = calloc((size_t)n, sizeof *ids)) == NULL) {
-		say(&cancel_command, "out of memory");
-		return EX_OSERR;
+		return no_memory(&cancel_command);
 	}
 	/* all ids are checked before any job is touched */
 	for (i = 0; i < n; i++)

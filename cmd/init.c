@@ -58,8 +58,7 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 
 	if (print) {
 		if ((sql = mq_schema_sql(g->table)) == NULL) {
-			say(&init_command, "out of memory");
-			return EX_OSERR;
+			return no_memory(&init_command);
 		}
 		fputs(sql, stdout);
 		free(sql);

@@ -193,8 +193,7 @@ parse_ids(int n, char **argv)
 	int i;
 
 	if (ids == NULL) {
-		say(&retry_command, "out of memory");
-		exit(EX_OSERR);
+		exit(no_memory(&retry_command));
 	}
 	for (i = 0; i < n; i++)
 		if (parse_id(argv[1 + i], &ids[i]) != 0)

@@ -62,8 +62,7 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 	size_t i, k;
 
 	if (r == NULL) {
-		say(&stats_command, "out of memory");
-		exit(EX_OSERR);
+		exit(no_memory(&stats_command));
 	}
 	for (i = 0; i < n; i++) {
 		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,

@@ -135,6 +135,9 @@ void say(const struct command *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Says "mq CMD: out of memory"; returns its status, 71 (EX_OSERR). */
+int no_memory(const struct command *cmd);
+
 /* The exit status for a library status. */
 int exit_status(enum mq_status st);
 

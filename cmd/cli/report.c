@@ -38,6 +38,13 @@ no_operands(const struct command *cmd, int n, char **argv)
 		usage_error(cmd, "unexpected argument '%s'", shown(argv[1]));
 }
 
+int
+no_memory(const struct command *cmd)
+{
+	say(cmd, "out of memory");
+	return EX_OSERR;
+}
+
 void
 say(const struct command *cmd, const char *fmt, ...)
 {

@@ -143,8 +143,7 @@ each(const struct mq_job_info *j, void *ctx)
 		put_job_json(j);
 		printf("}\n");
 	} else if (ls_rows_add(&a->rows, j) != 0) {
-		say(&ls_command, "out of memory");
-		exit(EX_OSERR);
+		exit(no_memory(&ls_command));
 	}
 	return ferror(stdout) != 0;
 }

@@ -127,8 +127,7 @@ cmd_show(int argc, char **argv, struct mq_global *g)
 	if (a.path && *a.path == '\0')
 		usage_error(&show_command, "-o: a file name expected");
 	if ((ids = malloc((size_t)n * sizeof *ids)) == NULL) {
-		say(&show_command, "out of memory");
-		return EX_OSERR;
+		return no_memory(&show_command);
 	}
 	for (i = 0; i < n; i++)
 		if (parse_id(argv[i + 1], &ids[i]) != 0)

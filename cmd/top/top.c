@@ -80,8 +80,7 @@ sample(struct mq_conn *c, const char *queue, struct top_queue **qs,
 	}
 	if (top_update(qs, nq, s, n, w, nw, mq_now_us()) != 0) {
 		restore();
-		say(&top_command, "out of memory");
-		exit(EX_OSERR);
+		exit(no_memory(&top_command));
 	}
 	free(s);
 	free(w);
