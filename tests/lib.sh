@@ -249,6 +249,88 @@ run_example() {
   run sh -e "$T_TMP/$1.sh"
 }
 
+# answers STATUS DESCRIPTION CMD...: CMD exits STATUS (an answer, not an
+# error: mq why, mq check) with nothing on stderr
+answers() {
+  a_want=$1 a_d=$2
+  shift 2
+  run "$@"
+  if [ "$RC" -eq "$a_want" ] && [ -z "$ERR" ]; then
+    ok "$a_d"
+  else
+    not_ok "$a_d" "exit status $RC, expected $a_want; stderr: $ERR"
+  fi
+}
+
+# ---- a hostile server (t300, t331) ----
+# hostile_server [MARIADBD_OPTION...]: a second private server in $H, its
+# clock 5h30 east of UTC (checked: one test point), its binary log on,
+# stopped at exit; database h, and the account app with all rights on it.
+# hsql "STATEMENT" runs it there as root, the session put right first;
+# hostile SQL_MODE sets the hostile globals, and an init_connect (for
+# app: root skips it) that turns autocommit off and fixes the clock and
+# the next id.
+hostile_server() {
+  H=$T_TMP/hostile
+  trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
+  TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --log-bin=binlog $*" \
+    sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
+    echo "Bail out! cannot start the hostile server"
+    exit 1
+  }
+  hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
+  is "$(hsql "SELECT @@system_time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())" | tr '\t' ' ')" \
+    "IST 330" "the server's clock is 5h30 east of UTC"
+}
+hsql() {
+  mariadb --no-defaults --socket="$H/sock" --user=root -N -B \
+    --init-command="SET SESSION autocommit=1, completion_type=0, sql_mode=DEFAULT, sql_select_limit=1000000, max_join_size=1000000000, max_statement_time=0, tx_read_only=0" \
+    -e "$1"
+}
+hostile() { # hostile SQL_MODE
+  hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
+    GLOBAL init_connect='SET autocommit=0, timestamp=1, insert_id=3',
+    GLOBAL max_statement_time=1, GLOBAL div_precision_increment=0,
+    GLOBAL idle_transaction_timeout=1, GLOBAL optimizer_switch='index_merge=off,index_condition_pushdown=off',
+    GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
+    GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
+    GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
+    GLOBAL sql_safe_updates=1, GLOBAL wait_timeout=3, GLOBAL tx_read_only=1"
+}
+
+# ---- the examples of mq-sql(7) (t330, t331) ----
+# examples_env: $EX, their folder; $PY, the python3 Debian's
+# python3-pymysql is for (another python3 may come first in PATH). Then
+# lang_cmd LANG producer|consumer prints LANG's (py, php, pl) interpreter
+# and file; produce LANG ARGS... and consume LANG ARGS... run them;
+# all_bytes FILE writes the 256 byte values, then NUL and invalid UTF-8
+# again, to FILE.
+examples_env() {
+  EX=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/examples
+  PY=python3
+  if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; fi
+}
+lang_cmd() {
+  case $1 in
+  py) echo "$PY $EX/$2.py" ;;
+  php) echo "php $EX/$2.php" ;;
+  pl) echo "perl $EX/$2.pl" ;;
+  esac
+}
+# shellcheck disable=SC2046
+produce() { l=$1; shift; $(lang_cmd "$l" producer) "$@"; }
+# shellcheck disable=SC2046
+consume() { l=$1; shift; $(lang_cmd "$l" consumer) "$@"; }
+all_bytes() {
+  _i=0
+  while [ $_i -lt 256 ]; do
+    # shellcheck disable=SC2059
+    printf "\\$(printf %o $_i)"
+    _i=$((_i + 1))
+  done >"$1"
+  printf '\000\303\050\377\376\300\200' >>"$1"
+}
+
 # ---- a 3-node Galera cluster (tests/galera.sh) ----
 # galera_cluster: $MQ_TEST_GALERA when the runner started one for the
 # whole run; else starts one for this test, stopped at its exit. Then

@@ -13,32 +13,8 @@
 # --once across the idle timeouts) and the counters of stats --json.
 . "$(dirname "$0")/lib.sh"
 
-H=$T_TMP/hostile
-trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
-TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --performance-schema=ON --log-bin=binlog" \
-  sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
-  echo "Bail out! cannot start the hostile server"
-  exit 1
-}
-# hsql "STATEMENT": as root, with the session put right first
-hsql() {
-  mariadb --no-defaults --socket="$H/sock" --user=root -N -B \
-    --init-command="SET SESSION autocommit=1, completion_type=0, sql_mode=DEFAULT, sql_select_limit=1000000, max_join_size=1000000000, max_statement_time=0, tx_read_only=0" \
-    -e "$1"
-}
-hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
-hostile() { # hostile SQL_MODE
-  hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
-    GLOBAL init_connect='SET autocommit=0, timestamp=1, insert_id=3',
-    GLOBAL max_statement_time=1, GLOBAL div_precision_increment=0,
-    GLOBAL idle_transaction_timeout=1, GLOBAL optimizer_switch='index_merge=off,index_condition_pushdown=off',
-    GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
-    GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
-    GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
-    GLOBAL sql_safe_updates=1, GLOBAL wait_timeout=3, GLOBAL tx_read_only=1"
-}
-is "$(hsql "SELECT @@system_time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())" | tr '\t' ' ')" \
-  "IST 330" "the server's clock is 5h30 east of UTC"
+# the hostile server, its globals and init_connect (lib.sh)
+hostile_server --performance-schema=ON
 
 export MQ_SOCKET="$H/sock" MQ_DATABASE=h
 round() { # round USER SQL_MODE TABLE
@@ -110,18 +86,6 @@ round() { # round USER SQL_MODE TABLE
   is "$(hsql "SELECT state, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), available_at) BETWEEN 18 AND 20 FROM h.$3 WHERE queue = 'every'" | tr '\t' ' ')" \
     "ready 1" "$w due again at the next slot, 20 minutes on (UTC, no run skipped)"
   ops "$@"
-}
-# answers STATUS DESCRIPTION CMD...: CMD exits STATUS (an answer, not an
-# error: mq why, mq check) with nothing on stderr
-answers() {
-  a_want=$1 a_d=$2
-  shift 2
-  run "$@"
-  if [ "$RC" -eq "$a_want" ] && [ -z "$ERR" ]; then
-    ok "$a_d"
-  else
-    not_ok "$a_d" "exit status $RC, expected $a_want; stderr: $ERR"
-  fi
 }
 # ops USER SQL_MODE TABLE: the operator's commands, on a queue of their
 # own: one job done, one failed and due again in an hour, one dead

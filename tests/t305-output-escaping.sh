@@ -247,18 +247,6 @@ sql "SET SESSION check_constraint_checks=0; DELETE FROM mq_jobs; DELETE FROM mq_
 "$MQ" stats --recount >/dev/null 2>&1
 is "$(sql "SELECT COUNT(*) FROM mq_jobs") $(sql "SELECT COUNT(*) FROM mq_jobs_history")" "3 2" \
   "three hostile jobs and two history rows planted"
-# answers STATUS DESCRIPTION CMD...: CMD exits STATUS (an answer, not an
-# error: mq why, mq check) with nothing on stderr
-answers() {
-  a_want=$1 a_d=$2
-  shift 2
-  run "$@"
-  if [ "$RC" -eq "$a_want" ] && [ -z "$ERR" ]; then
-    ok "$a_d"
-  else
-    not_ok "$a_d" "exit status $RC, expected $a_want; stderr: $ERR"
-  fi
-}
 # outputs OUT ERR NAME: both streams clean (stdout in $T_TMP/o-NAME)
 outputs() {
   printf '%s\n' "$1" >"$T_TMP/o-$3"

@@ -18,13 +18,9 @@
 # not what this test checks for memory errors (the ASan run checks mq).
 unset MALLOC_PERTURB_
 ROOT=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
-EX=$ROOT/examples
 PAGE=$ROOT/man/mq-sql.7.scd
-
-# Debian's python3-pymysql is for Debian's python3 (another python3 may
-# come first in PATH)
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+# $EX, $PY, lang_cmd, produce, consume, all_bytes (lib.sh)
+examples_env
 for c in "$PY -c 'import pymysql'" "php -r 'exit(extension_loaded(\"pdo_mysql\") ? 0 : 1);'" \
   "perl -MDBD::mysql -e 1"; do
   check "client library: $c (tests/deps.sh installs it)" sh -c "$c" 2>/dev/null
@@ -99,26 +95,8 @@ fi
 # ---- the runs ----
 "$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
 
-# all 256 byte values, then NUL and invalid UTF-8 again
-i=0
-while [ $i -lt 256 ]; do
-  # shellcheck disable=SC2059
-  printf "\\$(printf %o $i)"
-  i=$((i + 1))
-done >"$T_TMP/bytes"
-printf '\000\303\050\377\376\300\200' >>"$T_TMP/bytes"
+all_bytes "$T_TMP/bytes"
 
-lang_cmd() { # lang_cmd LANG producer|consumer: the interpreter and file
-  case $1 in
-  py) echo "$PY $EX/$2.py" ;;
-  php) echo "php $EX/$2.php" ;;
-  pl) echo "perl $EX/$2.pl" ;;
-  esac
-}
-# shellcheck disable=SC2046
-produce() { l=$1; shift; $(lang_cmd "$l" producer) "$@"; }
-# shellcheck disable=SC2046
-consume() { l=$1; shift; $(lang_cmd "$l" consumer) "$@"; }
 col() { sql "SELECT $1 FROM mq_jobs WHERE id = $2"; }
 # claimed LANG ARGS...: its consumer claims in the background ($pid) and
 # waits for $T_TMP/go before it finishes; $old is its receipt

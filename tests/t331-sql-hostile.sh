@@ -23,60 +23,13 @@
 . "$(dirname "$0")/lib.sh"
 # (as t330: glibc's perturbation makes perl far slower, for nothing here)
 unset MALLOC_PERTURB_
-ROOT=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
-EX=$ROOT/examples
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+examples_env
 
-H=$T_TMP/hostile
-trap 'sh "$TESTS_DIR/server.sh" stop "$H" >/dev/null 2>&1; t_cleanup' EXIT
-TZ=IST-5:30 MQ_SERVER_ARGS="--default-time-zone=SYSTEM --log-bin=binlog" \
-  sh "$TESTS_DIR/server.sh" start "$H" >&2 || {
-  echo "Bail out! cannot start the hostile server"
-  exit 1
-}
-# hsql "STATEMENT": as root, with the session put right first
-hsql() {
-  mariadb --no-defaults --socket="$H/sock" --user=root -N -B \
-    --init-command="SET SESSION autocommit=1, completion_type=0, sql_mode=DEFAULT, sql_select_limit=1000000, max_join_size=1000000000, max_statement_time=0, tx_read_only=0" \
-    -e "$1"
-}
-hsql "CREATE DATABASE h; CREATE USER app@localhost; GRANT ALL ON h.* TO app@localhost"
-# t300's hostile globals and init_connect
-hostile() { # hostile SQL_MODE
-  hsql "SET GLOBAL autocommit=0, GLOBAL sql_mode='$1',
-    GLOBAL init_connect='SET autocommit=0, timestamp=1, insert_id=3',
-    GLOBAL max_statement_time=1, GLOBAL div_precision_increment=0,
-    GLOBAL idle_transaction_timeout=1, GLOBAL optimizer_switch='index_merge=off,index_condition_pushdown=off',
-    GLOBAL innodb_lock_wait_timeout=1000, GLOBAL lock_wait_timeout=1000,
-    GLOBAL completion_type=2, GLOBAL sql_select_limit=1, GLOBAL max_join_size=10,
-    GLOBAL unique_checks=0, GLOBAL check_constraint_checks=0,
-    GLOBAL sql_safe_updates=1, GLOBAL wait_timeout=3, GLOBAL tx_read_only=1"
-}
-is "$(hsql "SELECT @@system_time_zone, TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW())" | tr '\t' ' ')" \
-  "IST 330" "the server's clock is 5h30 east of UTC"
-
-# all 256 byte values, then NUL and invalid UTF-8 again
-i=0
-while [ $i -lt 256 ]; do
-  # shellcheck disable=SC2059
-  printf "\\$(printf %o $i)"
-  i=$((i + 1))
-done >"$T_TMP/bytes"
-printf '\000\303\050\377\376\300\200' >>"$T_TMP/bytes"
+# t300's hostile server: its globals and init_connect (lib.sh)
+hostile_server
+all_bytes "$T_TMP/bytes"
 hex=$(od -An -v -tx1 "$T_TMP/bytes" | tr -d ' \n' | tr a-f A-F)
 
-lang_cmd() { # lang_cmd LANG producer|consumer: the interpreter and file
-  case $1 in
-  py) echo "$PY $EX/$2.py" ;;
-  php) echo "php $EX/$2.php" ;;
-  pl) echo "perl $EX/$2.pl" ;;
-  esac
-}
-# shellcheck disable=SC2046
-produce() { l=$1; shift; $(lang_cmd "$l" producer) "$@"; }
-# shellcheck disable=SC2046
-consume() { l=$1; shift; $(lang_cmd "$l" consumer) "$@"; }
 # col WHAT ID: columns of job ID of the round's table
 col() { hsql "SELECT $1 FROM $MQ_DATABASE.$MQ_TABLE WHERE id = $2" | tr '\t' ' '; }
 # the finished jobs per queue and state, as the table and as the counts
@@ -142,6 +95,18 @@ hide() { # hide TABLE...: the account's sessions see empty copies instead
   done
   hsql "SET GLOBAL init_connect = '$s'"
 }
+# claims_and_acks LANG QUEUE WHAT: mq pushes a job into QUEUE as root,
+# twice; LANG's consumer claims each (skip-locked, then update), writes
+# its payload and acks it: "$w consumer (CLAIM): WHAT"
+claims_and_acks() {
+  for claim in skip-locked update; do
+    j=$(MQ_USER=root "$MQ" push --queue "$2" "for $1")
+    run consume "$1" --queue "$2" --claim $claim --output "$T_TMP/got"
+    is "$RC:$(cat "$T_TMP/got" 2>/dev/null):$(col "state, attempts" "$j")" "0:for $1:done 1" \
+      "$w consumer ($claim): $3"
+    rm -f "$T_TMP/got"
+  done
+}
 export MQ_USER=app
 hide mq_jobs
 expect_status 0 "[temporary mq_jobs] mq push as the account" "$MQ" push --queue tmp-mq x
@@ -151,13 +116,7 @@ for l in py php pl; do
   expect_status 0 "$w producer: a push" produce $l --queue "tmp-$l" --file "$T_TMP/bytes"
   is "$(col "queue, state, HEX(payload) = '$hex'" "${OUT:-0}")" "tmp-$l ready 1" \
     "$w producer: the job it printed is in mq's table, not in a temporary one"
-  for claim in skip-locked update; do
-    j=$(MQ_USER=root "$MQ" push --queue "tmp-$l-c" "for $l")
-    run consume $l --queue "tmp-$l-c" --claim $claim --output "$T_TMP/got"
-    is "$RC:$(cat "$T_TMP/got" 2>/dev/null):$(col "state, attempts" "$j")" "0:for $l:done 1" \
-      "$w consumer ($claim): claims the ready job of mq's table and acks it"
-    rm -f "$T_TMP/got"
-  done
+  claims_and_acks $l "tmp-$l-c" "claims the ready job of mq's table and acks it"
 done
 hide mq_jobs_counts mq_jobs_history
 for l in py php pl; do
@@ -201,13 +160,7 @@ for l in py php pl; do
   expect_status 0 "$w producer: a push" produce $l --queue "use-$l" </dev/null
   is "$(col "queue, state" "${OUT:-0}"):$(ocount "use-$l")" "use-$l ready:0" \
     "$w producer: the job is in the database asked for, none in o"
-  for claim in skip-locked update; do
-    j=$(MQ_USER=root "$MQ" push --queue "use-$l-c" "for $l")
-    run consume $l --queue "use-$l-c" --claim $claim --output "$T_TMP/got"
-    is "$RC:$(cat "$T_TMP/got" 2>/dev/null):$(col "state, attempts" "$j")" "0:for $l:done 1" \
-      "$w consumer ($claim): claims the job of the database asked for and acks it"
-    rm -f "$T_TMP/got"
-  done
+  claims_and_acks $l "use-$l-c" "claims the job of the database asked for and acks it"
   j=$(MQ_USER=root "$MQ" push --queue "use-$l-f" "for $l")
   run consume $l --queue "use-$l-f" --fail "no $l" --no-retry
   is "$RC:$(col state "$j"):$(history "$j")" "0:dead:failed dead 1 no $l," \
