@@ -128,8 +128,9 @@ read_line(struct mq_global *g, int n, char **words)
 	close(out);
 	close(err);
 	/* a command name mq does not know; the placeholder alone is none */
-	return cmd != NULL || m == 0 || (m == 1 && av[1] == placeholder) ? 0 :
-	    -1;
+	m = cmd != NULL || m == 0 || (m == 1 && av[1] == placeholder) ? 0 : -1;
+	free(av);		/* g points into words, not into av */
+	return m;
 }
 
 /* The queue names of the table, one a line; nothing, and status 0, when
