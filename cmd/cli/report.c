@@ -48,13 +48,23 @@ no_memory(const struct command *cmd)
 void
 say(const struct command *cmd, const char *fmt, ...)
 {
-	va_list ap;
-	char msg[2048];
+	va_list ap, again;
+	char small[1024], *msg = small;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_copy(again, ap);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	/* a longer line (a claim's list of queues) whole, if memory allows */
+	if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(msg, (size_t)n + 1, fmt, again);
+	else
+		msg = small;
+	va_end(again);
 	va_end(ap);
 	fprintf(stderr, "mq %s: %s\n", cmd->name, msg);
+	if (msg != small)
+		free(msg);
 }
 
 void
