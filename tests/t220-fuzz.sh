@@ -39,7 +39,8 @@ trap 'exit 141' PIPE	# a reader that stops early: still clean up
 if "$cc" -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$src/lib" -I"$src/cmd" "$src/tests/fuzz-parse.c" \
-    "$src/lib/parse.c" "$src/cmd/output/output.c" -o "$tmp/fuzz-parse" \
+    "$src/lib/parse.c" "$src/cmd/output/output.c" "$src/cmd/output/units.c" \
+    -o "$tmp/fuzz-parse" \
     >"$tmp/cc.log" 2>&1; then
   echo "ok 1 - compiled"
 else
