@@ -201,7 +201,7 @@ set_tls(MYSQL *db, const struct mq_connopts *o)
 	}
 }
 
-/* The largest option file taken (a piped one too: cmd/common.c): an
+/* The largest option file taken (a piped one too: cmd/cli/settings.c): an
  * option file is a few lines; a larger one is a mistake (a log, a dump)
  * that the client library and the TLS check would read line by line,
  * for as long as it takes. */

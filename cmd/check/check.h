@@ -1,6 +1,6 @@
 /*
  * check.h: what mq check's two files share (check.c: options and the
- * run; check_report.c: the status line and the performance data).
+ * run; check/report.c: the status line and the performance data).
  */
 #ifndef MQ_CHECK_H
 #define MQ_CHECK_H

@@ -1,5 +1,5 @@
 /*
- * check_report.c: mq check's status line after "MQ STATE - ": what
+ * check/report.c: mq check's status line after "MQ STATE - ": what
  * crossed which threshold or the totals, the paused queues, and the
  * performance data, as the Monitoring Plugins' guidelines write them.
  */

@@ -1,5 +1,5 @@
 /*
- * options_help.c: part of every command's -h (documented in mq(1)), not
+ * cli/help.c: part of every command's -h (documented in mq(1)), not
  * a command: the -h text of a command, from its option table: the
  * usage line (equal to the man page's SYNOPSIS, t070) and the option list.
  */

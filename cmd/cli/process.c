@@ -185,7 +185,7 @@ on_stop(int sig)
 
 /* SIGTERM, SIGINT and SIGHUP stop a stream between batches, never inside
  * one: they are caught, and held blocked but while waiting for input
- * (push_records.c), so that a batch the server committed always has its ids
+ * (push/records.c), so that a batch the server committed always has its ids
  * printed, and no record is cut short. */
 void
 catch_stop(sigset_t *held)

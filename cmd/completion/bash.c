@@ -1,5 +1,5 @@
 /*
- * completion_bash.c: the bash completion script, and the tables of
+ * completion/bash.c: the bash completion script, and the tables of
  * commands and options that the bash and zsh scripts share, written from
  * the option tables. It needs no bash-completion package: complete -F
  * and compgen only.

@@ -1,5 +1,5 @@
 /*
- * completion_fish.c: the fish completion script, written from the option
+ * completion/fish.c: the fish completion script, written from the option
  * tables: one "complete" line per option and command.
  */
 #include "completion.h"

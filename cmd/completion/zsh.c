@@ -1,5 +1,5 @@
 /*
- * completion_zsh.c: the zsh completion script (#compdef mq), written from
+ * completion/zsh.c: the zsh completion script (#compdef mq), written from
  * the option tables: the bash script's tables, zsh's way of offering.
  */
 #include "completion.h"

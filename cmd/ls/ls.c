@@ -1,6 +1,6 @@
 /*
  * ls.c: mq ls: jobs by queue, state, error text and time, oldest first,
- * a page at a time: a table for people (ls_table.c), JSON lines or bare
+ * a page at a time: a table for people (ls/table.c), JSON lines or bare
  * ids for programs.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * ls.h: mq ls's table (ls_table.c): the rows kept until every column's
+ * ls.h: mq ls's table (ls/table.c): the rows kept until every column's
  * width is known.
  */
 #ifndef MQ_LS_H

@@ -1,5 +1,5 @@
 /*
- * ls_table.c: mq ls's table: each column as wide as its widest cell,
+ * ls/table.c: mq ls's table: each column as wide as its widest cell,
  * text from the table escaped (put_text) and measured as shown, and the
  * last error, the only long cell, last, cut to the terminal's width so
  * that each job stays one line.

@@ -1,5 +1,5 @@
 /*
- * pop_output.c: the forms mq pop hands jobs over in: the raw payload with
+ * pop/output.c: the forms mq pop hands jobs over in: the raw payload with
  * its receipt apart, an eval-able shell form, JSON (mq-pop(1) OUTPUT).
  */
 #include <errno.h>

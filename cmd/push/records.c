@@ -1,5 +1,5 @@
 /*
- * push_records.c: part of mq push (documented in mq-push(1)): the
+ * push/records.c: part of mq push (documented in mq-push(1)): the
  * records of a stream on standard input (--lines and -0), read so that
  * a stop signal is seen at once and never cuts a record in two: the
  * caller keeps its stop signals blocked, and they are let in only while

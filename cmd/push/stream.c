@@ -1,8 +1,8 @@
 /*
- * push_stream.c: part of mq push (documented in mq-push(1)): the stream
+ * push/stream.c: part of mq push (documented in mq-push(1)): the stream
  * of jobs of --lines and -0, pushed in batches whose ids are printed as
  * each commits, with progress and a summary on stderr (util/progress.c). The
- * stop signals (push_records.c) wait until the ids of a committed push
+ * stop signals (push/records.c) wait until the ids of a committed push
  * are out.
  */
 #include <errno.h>

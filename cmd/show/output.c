@@ -1,5 +1,5 @@
 /*
- * show_output.c: part of mq show (documented in mq-show(1)), not a
+ * show/output.c: part of mq show (documented in mq-show(1)), not a
  * command: a job's fields, its payload and its history, as text for a
  * terminal (everything from the table escaped, the payload cut to a
  * preview) or as one JSON object (the payload whole, in base64 when it

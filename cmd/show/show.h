@@ -1,5 +1,5 @@
 /*
- * show.h: mq show's output (show_output.c), in its two forms: text for
+ * show.h: mq show's output (show/output.c), in its two forms: text for
  * a terminal, every byte from the table escaped, and one JSON object per
  * job.
  */

@@ -1,5 +1,5 @@
 /*
- * top_rate.c: part of mq top (mq-top(1)): the rates from the monotonic
+ * top/rate.c: part of mq top (mq-top(1)): the rates from the monotonic
  * counters (in: pushed; out: done + dead) over the last refresh and the
  * last minute, the ETA, and each queue's history from refresh to
  * refresh, matched by name. No database, no output: a unit test links

@@ -1,5 +1,5 @@
 /*
- * top_term.c: part of mq top (mq-top(1)): the terminal: the alternate
+ * top/term.c: part of mq top (mq-top(1)): the terminal: the alternate
  * screen and the key settings, given back on every way out; the signals
  * through a self-pipe; the wait between refreshes, for the time, a key,
  * a resize or a signal; the window's size.

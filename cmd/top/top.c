@@ -4,8 +4,8 @@
  * ready job, the workers holding leases, a sparkline. Plain ANSI: the
  * alternate screen while it runs, and the terminal as it was after, on
  * every way out. Not on a terminal, or --once: plain snapshots, no
- * escape sequence. The terminal: top_term.c; the rates: top_rate.c;
- * the frame: top_view.c.
+ * escape sequence. The terminal: top/term.c; the rates: top/rate.c;
+ * the frame: top/view.c.
  */
 #include <langinfo.h>
 #include <locale.h>

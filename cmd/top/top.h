@@ -1,6 +1,6 @@
 /*
  * top.h: what mq top's files share (top.c: options and the loop;
- * top_term.c: the terminal; top_rate.c: the rates; top_view.c: the
+ * top/term.c: the terminal; top/rate.c: the rates; top/view.c: the
  * frame it draws).
  */
 #ifndef MQ_TOP_H
@@ -54,7 +54,7 @@ int top_update(struct top_queue **qs, size_t *nq,
     const struct mq_queue_stats *stats, size_t n,
     const struct mq_queue_workers *w, size_t nw, int64_t t);
 
-/* The terminal (top_term.c). restore() leaves the alternate screen,
+/* The terminal (top/term.c). restore() leaves the alternate screen,
  * shows the cursor and gives the keys their settings back, once, however
  * mq top ends (enter_screen() makes exit() call it too). */
 void enter_screen(void);
@@ -81,7 +81,7 @@ struct top_frame {
 	int tty;		/* "\033[K" ends each line */
 };
 
-/* The window's size into fr (on a terminal; top_term.c). */
+/* The window's size into fr (on a terminal; top/term.c). */
 void measure(struct top_frame *fr);
 
 /* The header line and the table into f, each line cut to the width. */

@@ -1,5 +1,5 @@
 /*
- * top_view.c: part of mq top (mq-top(1)): the frame: a header line with
+ * top/view.c: part of mq top (mq-top(1)): the frame: a header line with
  * the totals, and one line per queue, cut to the terminal.
  */
 #include <stdlib.h>

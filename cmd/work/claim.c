@@ -1,5 +1,5 @@
 /*
- * work_claim.c: part of mq work: the work thread's task. The loop
+ * work/claim.c: part of mq work: the work thread's task. The loop
  * gathers what is to be said to the server (acks, fails, give-backs) and
  * how many jobs a claim may take (op_post); the thread says it in one go
  * (op_run), on a connection of its own, so that acks ride in the next
@@ -182,7 +182,7 @@ op_post(struct worker *w)
 		} else if (s->state != ENDED) {
 			if (!s->beat_by_op || s->stopping || now < s->next_beat)
 				continue;
-			it->kind = OP_EXTEND;	/* work_heartbeat.c */
+			it->kind = OP_EXTEND;	/* work/heartbeat.c */
 		} else if (succeeded(s)) {
 			it->kind = OP_ACK;
 			nacks++;

@@ -1,7 +1,7 @@
 /*
- * work_db.c: part of mq work: the threads that talk to the server for
+ * work/db.c: part of mq work: the threads that talk to the server for
  * it. Each owns one connection and runs one task at a time, posted by
- * the loop of work_loop.c, and says through a pipe when the task is done: a
+ * the loop of work/loop.c, and says through a pipe when the task is done: a
  * statement that waits (a row lock, a server that hangs) holds up that
  * thread only, never the loop that owns the children, the timers and
  * the signals. Their connections are made here too (connect_table), in

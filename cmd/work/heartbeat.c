@@ -1,5 +1,5 @@
 /*
- * work_heartbeat.c: part of mq work: keeping the leases of held jobs,
+ * work/heartbeat.c: part of mq work: keeping the leases of held jobs,
  * waiting or running. The heartbeat thread has a connection of its own
  * and does not wait for row locks (mq_try_extend), so that a claim or an
  * ack that waits never holds up an extension; a lease found lost stops
@@ -100,7 +100,7 @@ beat_apply(struct worker *w)
 			s->next_beat = now + BEAT_RETRY_US;
 			/* no connection of its own could be made
 			 * (max_connections reached, say): the work thread's,
-			 * made already, extends it (work_claim.c), and this
+			 * made already, extends it (work/claim.c), and this
 			 * one is tried again after. A statement that failed
 			 * is tried again here, reconnecting, as before. */
 			if (t->no_conn)

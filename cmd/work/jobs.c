@@ -1,5 +1,5 @@
 /*
- * work_jobs.c: part of mq work, not a command of its own (its page is
+ * work/jobs.c: part of mq work, not a command of its own (its page is
  * mq-work(1)): the child-process side: finding CMD, starting it per job
  * with posix_spawn (not fork: a worker with connections and buffers
  * starts a job as cheaply as a shell), keeping the tail of its stderr,

@@ -1,5 +1,5 @@
 /*
- * work_loop.c: part of mq work: its one poll() loop, and what starts it.
+ * work/loop.c: part of mq work: its one poll() loop, and what starts it.
  * The loop owns the children's stderr, the signals' self-pipe, the
  * timers and the waiting connection, and sends no statement itself: it
  * posts tasks to the two server threads and reads their outcome when
@@ -27,7 +27,7 @@ done(struct worker *w)
 	    w->norphans))
 		give_up(w);
 	/* jobs a claim whose outcome was unknown may have leased are given
-	 * back first (work_claim.c) */
+	 * back first (work/claim.c) */
 	if (count_slots(w, FREE) != w->nslots || w->op.busy || w->norphans)
 		return 0;
 	if (w->stopping)

@@ -1,5 +1,5 @@
 /*
- * work_result.c: part of mq work: what the work thread's answer means,
+ * work/result.c: part of mq work: what the work thread's answer means,
  * job by job (acked, failed and due again, dead, lease lost), the jobs
  * a claim brought into free slots, and a failed task: said, then tried
  * again after a backoff, or the end of the worker if no retry mends it.
@@ -75,7 +75,7 @@ op_failed(struct worker *w, const struct mq_error *e)
 }
 
 /* An extend the work thread made for the heartbeat (its connection
- * could not be made): as the heartbeat's own (work_heartbeat.c), for a
+ * could not be made): as the heartbeat's own (work/heartbeat.c), for a
  * job still held; the heartbeat's connection is tried again next. */
 static void
 extended(struct worker *w, struct slot *s, const struct op_item *it,

@@ -1,5 +1,5 @@
 /*
- * work_slots.c: part of mq work: the jobs the worker holds, as the loop
+ * work/slots.c: part of mq work: the jobs the worker holds, as the loop
  * sees them (a slot each): started when there is room, reaped when they
  * end, stopped when the clock or a lost lease says so. Nothing here
  * talks to the server: the slots only say what the threads are to do.

@@ -1,5 +1,5 @@
 /*
- * work_stop.c: part of mq work: stopping. The signals that ask for it
+ * work/stop.c: part of mq work: stopping. The signals that ask for it
  * (and SIGCHLD) reach the loop through a self-pipe, so that the loop
  * acts on them between two poll()s, never inside a handler; and when the
  * server does not take what is left while stopping, the worker says what
@@ -74,7 +74,7 @@ on_stop(struct worker *w)
 }
 
 /* Exiting with jobs of claims whose outcome was unknown not given back
- * (work_claim.c): says so, queue by queue. */
+ * (work/claim.c): says so, queue by queue. */
 void
 orphans_left(const struct worker *w)
 {

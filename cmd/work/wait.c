@@ -1,5 +1,5 @@
 /*
- * work_wait.c: part of mq work: waiting for pushes when idle, on a
+ * work/wait.c: part of mq work: waiting for pushes when idle, on a
  * non-blocking connection parked in a marked SLEEP that the loop polls
  * with the rest, so that a push wakes the worker without the loop ever
  * blocking on the server; on a Galera cluster the same connection

@@ -1,11 +1,11 @@
 /*
  * work.c: mq work -- CMD: a consumer loop for shell users. Claims jobs,
- * runs CMD once per job (work_jobs.c), acks on exit 0 and fails
+ * runs CMD once per job (work/jobs.c), acks on exit 0 and fails
  * otherwise; extends leases while jobs wait or run; waits for pushes on a
  * non-blocking connection parked in a marked SLEEP. One poll() loop owns
  * the children's stderr, the signals (through a self-pipe), the timers
  * and the waiting connection, and never waits for the server itself: two
- * threads do (work_db.c), each on a connection of its own, the work
+ * threads do (work/db.c), each on a connection of its own, the work
  * thread for claims, acks, fails and give-backs, the heartbeat thread for
  * extensions. A statement that waits (a row lock another session holds,
  * a server that hangs) therefore holds up neither the timeouts, nor the
@@ -21,13 +21,13 @@
  * transaction each while long ones are not held from other workers.
  *
  * This file reads the options; the rest is in files by purpose, sharing
- * one struct worker (work.h): work_loop.c (the poll() loop and its
- * start), work_slots.c (the held jobs: started, reaped, timed out),
- * work_jobs.c (the child processes), work_claim.c (the work thread's
- * task: acks, fails, give-backs and a claim), work_result.c (its outcome,
- * and the backoff after a failure), work_heartbeat.c (lease extensions),
- * work_wait.c (waiting for pushes), work_stop.c (signals, stopping) and
- * work_db.c (the two server threads).
+ * one struct worker (work.h): work/loop.c (the poll() loop and its
+ * start), work/slots.c (the held jobs: started, reaped, timed out),
+ * work/jobs.c (the child processes), work/claim.c (the work thread's
+ * task: acks, fails, give-backs and a claim), work/result.c (its outcome,
+ * and the backoff after a failure), work/heartbeat.c (lease extensions),
+ * work/wait.c (waiting for pushes), work/stop.c (signals, stopping) and
+ * work/db.c (the two server threads).
  */
 #include <string.h>
 

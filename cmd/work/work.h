@@ -57,7 +57,7 @@ struct slot {
 	int status;			/* from waitpid */
 };
 
-/* A thread that talks to the server for the loop (work_db.c): one task
+/* A thread that talks to the server for the loop (work/db.c): one task
  * at a time; a byte on fd[0] when it is done. */
 struct dbt {
 	pthread_t t;
@@ -162,12 +162,12 @@ struct worker {
 	int sig_fd;			/* the signals' self-pipe, read end */
 };
 
-/* work_loop.c: the rest of mq work once the options are read: CMD found,
+/* work/loop.c: the rest of mq work once the options are read: CMD found,
  * the table checked, the threads started, the loop run. Returns the exit
  * status. */
 int work_run(struct worker *w, struct mq_global *g, char **cmd);
 
-/* work_stop.c: catches the stop signals and SIGCHLD into a self-pipe;
+/* work/stop.c: catches the stop signals and SIGCHLD into a self-pipe;
  * returns its read end. */
 int work_signals(void);
 /* A stop signal came (the second stops the running jobs too). */
@@ -178,7 +178,7 @@ void orphans_left(const struct worker *w);
 /* Stopping, and the server did not answer for STOP_WAIT_US: exits. */
 void give_up(struct worker *w);
 
-/* work_slots.c: the held jobs on the loop's side. */
+/* work/slots.c: the held jobs on the loop's side. */
 void warn_job(const struct slot *s, const char *what);
 int count_slots(const struct worker *w, enum slot_state st);
 void free_slot(struct slot *s);
@@ -191,22 +191,22 @@ void start_queued(struct worker *w);
 /* Timeouts, kills, leases that ran out. */
 void tend(struct worker *w);
 
-/* work_claim.c: the work thread's task: what to post, and its run. How
+/* work/claim.c: the work thread's task: what to post, and its run. How
  * many jobs a claim may take now, nacks slots being acked with it; 0: no
  * claim now. */
 long long claim_room(const struct worker *w, long long nacks);
 /* Posts the work thread's next task, if there is anything to do. */
 void op_post(struct worker *w);
 
-/* work_result.c: the work thread is done: its outcome, job by job. */
+/* work/result.c: the work thread is done: its outcome, job by job. */
 void op_apply(struct worker *w);
 
-/* work_heartbeat.c: leases due posted to the heartbeat thread, and the
+/* work/heartbeat.c: leases due posted to the heartbeat thread, and the
  * outcome applied once it is done. */
 void beat_post(struct worker *w);
 void beat_apply(struct worker *w);
 
-/* work_wait.c: the non-blocking connection that waits for pushes.
+/* work/wait.c: the non-blocking connection that waits for pushes.
  * Parks it, if idle and not parked yet. */
 void park(struct worker *w);
 /* Busy again: its rows in the waiters table (Galera) go. */
@@ -214,7 +214,7 @@ void unpark(struct worker *w);
 /* After poll(): the waiting connection's answer, if any. */
 void step_wait(struct worker *w, short revents, int timed_out);
 
-/* work_jobs.c: the child processes. Finds cmd as a shell would, once: in
+/* work/jobs.c: the child processes. Finds cmd as a shell would, once: in
  * PATH unless it has a '/'. */
 int find_command(const char *cmd, char *path, size_t size);
 
@@ -235,7 +235,7 @@ int stderr_ready(void);
 /* Signals the job's whole process group. */
 void kill_job(const struct slot *s, int sig);
 
-/* work_result.c: the error text of a failed job into buf (TAIL + 128
+/* work/result.c: the error text of a failed job into buf (TAIL + 128
  * bytes): how it ended, then as much of its stderr's end as fits in TAIL
  * bytes. */
 size_t error_text(const struct slot *s, int64_t timeout_us, char *buf);
@@ -246,7 +246,7 @@ const char *how_it_ended(const struct slot *s);
 /* Whether the job exited 0. */
 int succeeded(const struct slot *s);
 
-/* work_db.c: starts the thread, signals blocked in it. Returns an errno
+/* work/db.c: starts the thread, signals blocked in it. Returns an errno
  * value. */
 int dbt_start(struct dbt *d);
 
