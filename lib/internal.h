@@ -98,6 +98,10 @@ struct mq_conn {
 	int waiters_off;		/* no <table>_waiters to use */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
+	/* Galera: a statement was prepared in this transaction since the
+	 * server last said it was open; and it said it is not (stmt.c,
+	 * tx_gone) */
+	int tx_unsure, tx_lost;
 	int may_commit;			/* the statement in flight commits */
 	int one_try;			/* retry loops try once (pop.c) */
 	/* claims whose jobs may be leased to nobody (pop.c): kept until
@@ -229,6 +233,12 @@ typedef enum mq_status (*mq__txfn)(struct mq_conn *c, void *ctx);
  * lock wait timeouts a bounded number of times with jittered backoff.
  * fn returning MQ_OK or MQ_EMPTY commits; anything else rolls back. */
 enum mq_status mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx);
+/* A transaction begun on c (START TRANSACTION answered), and whether it
+ * is still open when its COMMIT is due (MQ_ERETRY with c->err if the
+ * server ended it without saying so: stmt.c, tx_gone); mq__in_tx uses
+ * them, and the callers that make their own. */
+void mq__tx_begun(struct mq_conn *c);
+enum mq_status mq__tx_open(struct mq_conn *c);
 
 /* The ack statements, inside a transaction the caller runs. */
 enum mq_status mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r,

@@ -228,8 +228,10 @@ mq_try_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 		return mq__dberr(c, NULL, "cannot start transaction");
 	/* as mq__in_tx: lost before the COMMIT is rolled back; lost in it,
 	 * unknown */
-	c->in_tx = 1;
+	mq__tx_begun(c);
 	rc = extend_tx(c, &e);
+	if (rc == MQ_OK)
+		rc = mq__tx_open(c);
 	c->in_tx = 0;
 	if (rc == MQ_OK) {
 		c->may_commit = 1;

@@ -63,14 +63,60 @@ mq__expand(const char *tmpl, const char *table, const char *lock)
  * its text sent with its execution (one round trip, as a kept one
  * costs), and a handle executed twice is prepared again first. */
 static int
-is_read(const struct mq_conn *c, const char *sql)
+is_read(const char *sql)
 {
-	/* Not on a Galera node, whose statements are kept as they were:
-	 * prepared for each use there, mq work ran a job twice now and
-	 * then under t401's pushers and waiters on three nodes ("lease
-	 * lost" for the first, 1 run in 3; 0 in 7 with them kept), a race
-	 * this stop did not find; their plans may drift there (mq-top(1)) */
-	return !c->galera && strstr(sql, "SELECT") != NULL;
+	return strstr(sql, "SELECT") != NULL;
+}
+
+/* Whether the transaction c is in has ended behind its back. On a
+ * Galera node, a brute-force abort (a write set replicated from another
+ * node that conflicts with this transaction's locks) that lands while
+ * the server handles a COM_STMT_PREPARE rolls the transaction back and
+ * loses the deadlock error: the prepare had answered already, and the
+ * next command finds no transaction to report it for. The statements
+ * after it then run outside any transaction, each committing by itself,
+ * and the COMMIT commits nothing (t401: two workers ran one job, the
+ * claim's first lease rolled back, its second committed alone). Every
+ * answer that ends a statement carries the session's status, whose
+ * SERVER_STATUS_IN_TRANS says whether the transaction is open. */
+static int
+tx_gone(struct mq_conn *c)
+{
+	if (c->in_tx && !(c->db->server_status & SERVER_STATUS_IN_TRANS))
+		c->tx_lost = 1;
+	return c->tx_lost;
+}
+
+static enum mq_status
+tx_lost_error(struct mq_conn *c, const char *what)
+{
+	mq__fail(c, MQ_ERETRY, "%s: the transaction was rolled back "
+	    "without an error (a Galera brute-force abort)", what);
+	c->err.db_errno = 1213;		/* what the server should have said */
+	memcpy(c->err.sqlstate, "40001", 6);
+	return MQ_ERETRY;
+}
+
+/* mysql_stmt_prepare, minding the transaction (tx_gone). */
+static int
+prepare_text(struct mq_conn *c, MYSQL_STMT *st, const char *sql)
+{
+	if (c->in_tx && c->galera)
+		c->tx_unsure = 1;
+	return mysql_stmt_prepare(st, sql, strlen(sql));
+}
+
+void
+mq__tx_begun(struct mq_conn *c)
+{
+	c->in_tx = 1;
+	c->tx_unsure = c->tx_lost = 0;
+}
+
+enum mq_status
+mq__tx_open(struct mq_conn *c)
+{
+	return tx_gone(c) ? tx_lost_error(c, "cannot commit") : MQ_OK;
 }
 
 static struct mq_unprepared *
@@ -93,6 +139,22 @@ forget_text(struct mq_unprepared *u)
 	u->deferred = u->read = u->ran = 0;
 }
 
+#if defined(HAVE_EXECUTE_DIRECT)
+/* Tells the library how many values st's deferred text binds: it must
+ * know before the server has counted them (the templates hold no '?'
+ * but those); 0 for a text prepared by itself. */
+static int
+prebind(MYSQL_STMT *st, const char *sql)
+{
+	unsigned int params = 0;
+	const char *p;
+
+	for (p = sql; sql && (p = strchr(p, '?')) != NULL; p++)
+		params++;
+	return mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &params);
+}
+#endif
+
 /* Keeps sql for st: for its first execution (defer: sent with it), and
  * for a read, for the life of st (prepared again if executed again).
  * 0 if there is no room left (or nothing to keep). */
@@ -101,29 +163,18 @@ keep_text(struct mq_conn *c, MYSQL_STMT *st, char *sql, int defer)
 {
 	struct mq_unprepared *u = unprepared(c, NULL);
 
-	if (u == NULL || (!defer && !is_read(c, sql)))
+	if (u == NULL || (!defer && !is_read(sql)))
 		return 0;
 #if defined(HAVE_EXECUTE_DIRECT)
-	if (defer) {
-		unsigned int params = 0;
-		const char *p;
-
-		/* the library must know how many values to bind before
-		 * the server has counted them; the templates hold no '?'
-		 * but those */
-		for (p = sql; (p = strchr(p, '?')) != NULL; p++)
-			params++;
-		if (mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS,
-		    &params) != 0)
-			return 0;
-	}
+	if (defer && prebind(st, sql) != 0)
+		return 0;
 #else
 	defer = 0;
 #endif
 	u->st = st;
 	u->sql = sql;
 	u->deferred = defer;
-	u->read = is_read(c, sql);
+	u->read = is_read(sql);
 	u->ran = 0;
 	return 1;
 }
@@ -146,14 +197,10 @@ mq__prepare_once(struct mq_conn *c, const char *tmpl)
 		return NULL;
 	}
 #if defined(HAVE_EXECUTE_DIRECT)
-	/* (on a Galera node only a statement's first use is sent so: with
-	 * every read sent so, the execution half, which names "the
-	 * statement just prepared", met now and then one the session had
-	 * closed: error 1243, an ack not made; see is_read) */
 	if (keep_text(c, st, sql, 1))
 		return st;
 #endif
-	if (mysql_stmt_prepare(st, sql, strlen(sql)) != 0) {
+	if (prepare_text(c, st, sql) != 0) {
 		mq__dberr(c, st, "cannot prepare statement");
 		mysql_stmt_close(st);
 		free(sql);
@@ -183,7 +230,7 @@ mq__prepare_keyed(struct mq_conn *c, const void *key, size_t n,
 	MYSQL_STMT *st;
 	size_t i;
 
-	if (is_read(c, text))	/* never kept: see is_read */
+	if (is_read(text))	/* never kept: see is_read */
 		return mq__prepare_once(c, text);
 	for (i = 0; i < MQ_STMT_CACHE; i++) {
 		if (c->cache[i].st && c->cache[i].key == key &&
@@ -211,15 +258,19 @@ mq__release(struct mq_conn *c, MYSQL_STMT *st)
 {
 	size_t i;
 
-	for (i = 0; i < MQ_STMT_CACHE; i++)
-		if (c->cache[i].st == st) {
-			/* unread rows go; the plan stays, and the next
-			 * execute binds afresh (no COM_STMT_RESET: that
-			 * would cost the round trip the cache saves) */
-			mysql_stmt_free_result(st);
-			return;
-		}
-	close_statement(c, st);
+	for (i = 0; i < MQ_STMT_CACHE && c->cache[i].st != st; i++)
+		;
+	/* unread rows go; a kept statement's plan stays, and the next
+	 * execute binds afresh (no COM_STMT_RESET: that would cost the
+	 * round trip the cache saves) */
+	if (i < MQ_STMT_CACHE)
+		mysql_stmt_free_result(st);
+	else
+		close_statement(c, st);
+	/* a read's rows are read: the status its last answer carried says
+	 * whether it ran in the transaction (tx_gone: its rows are then
+	 * not used, nothing more runs in it, nor is it committed) */
+	(void)tx_gone(c);
 }
 
 void
@@ -252,24 +303,51 @@ mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 {
 	struct mq_unprepared *u = unprepared(c, st);
 	enum mq_status rc = MQ_OK;
+	int write = writes(c, st);
 
-	/* a read run before: its plan made again (see is_read); the
-	 * count of values set for its deferred first run would keep the
-	 * library from making room for them */
-	if (u && u->read && u->ran && !u->deferred) {
+	if (tx_gone(c))
+		return tx_lost_error(c, what);
+	/* a read run before: its plan made again (see is_read). In a
+	 * transaction on a Galera node a statement is not sent with its
+	 * text: if a brute-force abort fails the prepare half before it
+	 * runs, the execution half, which names "the statement prepared
+	 * last", runs the one prepared before it, outside the transaction,
+	 * and the server forgets that one (error 1243 at its next use) */
+	if (u && ((u->read && u->ran && !u->deferred) ||
+	    (u->deferred && c->in_tx && c->galera))) {
 #if defined(HAVE_EXECUTE_DIRECT)
-		unsigned int none = 0;
-
-		(void)mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &none);
+		/* the count of values set for a deferred run would keep
+		 * the library from making room for them */
+		(void)prebind(st, NULL);
 #endif
-		if (mysql_stmt_prepare(st, u->sql, strlen(u->sql)) != 0)
-			return mq__dberr(c, st, what);
+		if (prepare_text(c, st, u->sql) != 0) {
+			rc = mq__dberr(c, st, what);
+#if defined(HAVE_EXECUTE_DIRECT)
+			if (u->deferred)	/* still: sent with its next run */
+				(void)prebind(st, u->sql);
+#endif
+			return rc;
+		}
+		if (u->read)
+			u->deferred = 0;
+		else
+			forget_text(u);
+		u = unprepared(c, st);
+	}
+	/* a write runs only once the server has said, since the last
+	 * prepare, that the transaction is open (its ping's answer) */
+	if (write && c->tx_unsure && c->in_tx) {
+		if (mysql_ping(c->db) != 0)
+			return mq__dberr(c, NULL, what);
+		c->tx_unsure = 0;
+		if (tx_gone(c))
+			return tx_lost_error(c, what);
 	}
 	if (params && mysql_stmt_bind_param(st, params) != 0)
 		return mq__dberr(c, st, what);
 	/* outside a transaction a write commits by itself: losing its
 	 * answer leaves the outcome unknown (mq__dberr) */
-	c->may_commit = !c->in_tx && writes(c, st);
+	c->may_commit = !c->in_tx && write;
 #if defined(HAVE_EXECUTE_DIRECT)
 	if (u && u->deferred) {
 		enum mysql_stmt_state state = MYSQL_STMT_INITTED;
@@ -301,6 +379,8 @@ mq__execute(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *params,
 	if (u)
 		u->ran = 1;
 	c->may_commit = 0;
+	if (rc == MQ_OK && write && tx_gone(c))
+		rc = tx_lost_error(c, what);
 	return rc;
 }
 
@@ -487,8 +567,11 @@ mq__in_tx(struct mq_conn *c, mq__txfn fn, void *ctx)
 		    mysql_real_query(c->db, "START TRANSACTION", 17) != 0))
 			return mq__dberr(c, NULL, "cannot start transaction");
 		/* a connection lost before the COMMIT rolls back */
-		c->in_tx = 1;
+		mq__tx_begun(c);
 		st = fn(c, ctx);
+		if ((st == MQ_OK || st == MQ_EMPTY) &&
+		    mq__tx_open(c) != MQ_OK)
+			st = MQ_ERETRY;
 		c->in_tx = 0;
 		if (st == MQ_OK || st == MQ_EMPTY) {
 			c->may_commit = 1;

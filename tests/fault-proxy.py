@@ -21,6 +21,13 @@ still running: held up by a row lock, say); FP_NTH=K fires on the K-th
 matching packet, not the first; FP_TIMES=T fires on T matching packets
 (each on its connection), not once.
 
+With FP_ROLLBACK=1 it rolls back instead: before the matching packet
+(the K-th, with FP_NTH) goes on to the server, the proxy sends the
+server a ROLLBACK of its own on that connection and throws its answer
+away: the client's transaction ends without the client being told, as
+a Galera brute-force abort that lands in a COM_STMT_PREPARE leaves it
+(mq-sql(7), WHAT BREAKS THE CONTRACT). Then it relays plainly.
+
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
@@ -48,6 +55,18 @@ nth = int(os.environ.get("FP_NTH", "1"))
 times = int(os.environ.get("FP_TIMES", "1"))
 cut_s = float(os.environ.get("FP_CUT_MS", "0")) / 1000
 cuts = {}  # server socket -> when to close it
+silent_rollback = os.environ.get("FP_ROLLBACK") == "1"
+
+
+def read_packet(s):
+    """One whole packet from s (blocking)."""
+    buf = b""
+    while len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:3], "little"):
+        more = s.recv(65536)
+        if not more:
+            break
+        buf += more
+    return buf
 
 
 def interrupted(seq):
@@ -124,10 +143,19 @@ while True:
             open(fired_file, "a").write("interrupted\n")
             s.sendall(interrupted(data[3]))
             continue
+        match = (key.data == "client" and not fired and not interrupts and
+                 len(sys.argv) == 5 and
+                 (pattern.search(data) if pattern else trigger in data))
+        if match and silent_rollback:
+            nth -= 1
+            if nth == 0:
+                fired = True
+                other.setblocking(True)
+                other.sendall(b"\x09\x00\x00\x00\x03ROLLBACK")
+                read_packet(other)
+                open(fired_file, "w").close()
         other.sendall(data)
-        if (key.data == "client" and not fired and not interrupts and
-                len(sys.argv) == 5 and
-                (pattern.search(data) if pattern else trigger in data)):
+        if match and not silent_rollback:
             nth -= 1
             if nth > 0:
                 continue

@@ -461,4 +461,28 @@ like "$RC:$ERR" "69:mq pop: nothing claimed: the 2 jobs its claim leased were gi
   "mq pop --claim skip-locked, list, Galera: both jobs given back, status 69"
 is "$(list_jobs)" "ga:ready0,gb:ready0" "both ready, no attempt counted"
 unproxy
+
+# An ack whose transaction a brute-force abort ends while the server
+# prepares its count statement, the error lost (t308-silent-rollback;
+# the relay, FP_ROLLBACK, rolls the transaction back just before that
+# prepare): the count's INSERT ran alone and committed, the ack's UPDATE
+# was gone, and mq ack said nothing and exited 0. A write that follows
+# a prepare in a transaction on a Galera node waits for an answer that
+# says the transaction is open: the ack runs again, whole.
+gmq 1 push --queue sr s1 >/dev/null
+r=$(gmq 1 pop --queue sr --shell | sed -n 's/^MQ_RECEIPT=//p')
+unproxy
+rm -f "$T_TMP/fired" "$T_TMP/proxy.sock"
+FP_ROLLBACK=1 python3 "$TESTS_DIR/fault-proxy.py" "$T_TMP/proxy.sock" \
+  "$G_DIR/n1/sock" '\x16INSERT INTO `mq_jobs_counts`' "$T_TMP/fired" &
+PROXY=$!
+i=0
+while [ ! -S "$T_TMP/proxy.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+run env MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" ack "$r"
+check "the relay rolled back the ack's transaction before its count" \
+  test -f "$T_TMP/fired"
+is "$RC:$ERR" "0:" "mq ack: status 0, nothing on stderr"
+is "$(gsql 1 "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'sr'"):$(gsql 1 "SELECT SUM(n) FROM mq_jobs_counts WHERE queue = 'sr' AND state = 'done'")" \
+  "done1:1" "the job is done, and counted once"
+unproxy
 done_testing
