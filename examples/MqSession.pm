@@ -73,19 +73,55 @@ sub name_ok { my ($s, $re) = @_; $s =~ $re && $s !~ /^[0-9]+$/ }
 # An integer parameter of run(); any other is bytes.
 sub I { my $v = 0 + shift; \$v }
 
+# Whether the server is a Galera node: 1 or 0 (MySQL: 0, which skips
+# what MariaDB alone reads).
+use constant GALERA => <<'EOS';
+SELECT 0 /*M! + (SELECT COUNT(*)
+  FROM information_schema.GLOBAL_VARIABLES
+ WHERE VARIABLE_NAME = 'WSREP_ON' AND VARIABLE_VALUE = 'ON') */
+EOS
+
 # Runs sql for the table with its parameters: I(n) as an integer, the
 # rest as bytes (the payload, keys and error texts are binary).
+# On a Galera node, a brute-force abort (another node's write that
+# conflicts with the transaction's locks) that lands while the server
+# prepares a statement rolls the transaction back and loses its error:
+# the statements after it would run outside any transaction, each
+# committing by itself, and the COMMIT would commit nothing (mq-sql(7),
+# WHAT BREAKS THE CONTRACT). So there, after a prepare that follows
+# another statement of a transaction (begin_work: AutoCommit off) and
+# before its execute, the server says whether the transaction is still
+# open; if not, that is the deadlock it should have reported: error 1213,
+# and transaction() runs it again. (Not after the first: it has nothing
+# to lose, and with autocommit off the server opens the transaction only
+# once a statement runs.)
 sub run {
 	my ($db, $sql, $table, @args) = @_;
 	$sql =~ s/`mq_jobs/`$table/g;
 	my $st = $db->prepare($sql);
+	still_open($db) if $db->{private_mq_galera} && $db->{private_mq_ran} &&
+	    !$db->{AutoCommit};
 	for my $i (0 .. $#args) {
 		my $v = $args[$i];
 		$st->bind_param($i + 1, ref $v ? $$v : $v,
 		    ref $v ? SQL_BIGINT : SQL_BLOB);
 	}
 	$st->execute;
+	$db->{private_mq_ran} = 1;
 	return $st;
+}
+
+# Error 1213 unless the server says the transaction is open (run()).
+sub still_open {
+	my ($db) = @_;
+	# the text protocol: one round trip, and no prepare of its own
+	my ($open) = $db->selectrow_array('SELECT @@in_transaction',
+	    { mysql_server_prepare => 0 });
+	return if $open;
+	# dies (RaiseError) with err 1213, as the deadlock would have
+	$db->set_err(1213, 'the transaction was rolled back without an ' .
+	    'error (a Galera brute-force abort)', '40001');
+	die $db->errstr . "\n";
 }
 
 # fn->() in a transaction (or alone, autocommitted), again after a
@@ -97,6 +133,7 @@ sub transaction {
 	for (my $try = 1;; $try++) {
 		my @r = eval {
 			$db->begin_work unless $autocommit;
+			$db->{private_mq_ran} = 0;
 			my @r = $fn->();
 			$db->commit unless $autocommit;
 			@r;
@@ -118,7 +155,7 @@ sub transaction {
 # write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
 # limits, the CHECKs off; the database asked for (an init_connect may have
 # run USE), mq's tables and not temporary ones that hide them; statement
-# logging turned to rows.
+# logging turned to rows. And whether the server is a Galera node (run()).
 sub session {
 	my ($db, $o, $lock_wait) = @_;
 	my $t = $o->{table};
@@ -135,6 +172,7 @@ sub session {
 		    'MQ_DATABASE', 78);
 	}
 	run($db, SQL_DROP_TEMPORARY, $t);
+	($db->{private_mq_galera}) = run($db, GALERA, $t)->fetchrow_array;
 	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
 	return if ($format // '') ne 'STATEMENT';
 	eval { run($db, SQL_LOG_ROWS, $t) } or fail_with('the server logs ' .

@@ -103,16 +103,65 @@ function parse_options(string $name, array $o, array $flags): array
 	return $o;
 }
 
+/* A connection (connect()): whether its server is a Galera node
+ * (session(): wsrep on; MariaDB only, MySQL has no Galera here), and
+ * whether a statement ran in its transaction yet (run()). */
+class MqPDO extends PDO
+{
+	public bool $galera = false;
+	public bool $ran = false;
+}
+
+/* Whether the server is a Galera node: 1 or 0 (MySQL: 0, which skips
+ * what MariaDB alone reads). */
+const GALERA = "SELECT 0 /*M! + (SELECT COUNT(*)
+  FROM information_schema.GLOBAL_VARIABLES
+ WHERE VARIABLE_NAME = 'WSREP_ON' AND VARIABLE_VALUE = 'ON') */";
+
 /* Runs sql for table with its parameters, each bound by its PHP type
- * (strings as bytes: the payload, keys and error texts are binary). */
+ * (strings as bytes: the payload, keys and error texts are binary).
+ * On a Galera node, a brute-force abort (another node's write that
+ * conflicts with the transaction's locks) that lands while the server
+ * prepares a statement rolls the transaction back and loses its error:
+ * the statements after it would run outside any transaction, each
+ * committing by itself, and the COMMIT would commit nothing (mq-sql(7),
+ * WHAT BREAKS THE CONTRACT). So there, after a prepare that follows
+ * another statement of a transaction (the first has nothing to lose),
+ * and before its execute, the server says whether the transaction is
+ * still open; if not, that is the deadlock it should have reported:
+ * error 1213, and transaction() runs the transaction again. */
 function run(PDO $db, string $sql, string $table, array $args): PDOStatement
 {
+	/* in a transaction: the status of the server's last answer */
+	$check = $db->galera && $db->ran && $db->inTransaction();
 	$st = $db->prepare(str_replace('`mq_jobs', "`$table", $sql));
+	if ($check)
+		still_open($db);
 	foreach (array_values($args) as $i => $v)
 		$st->bindValue($i + 1, $v, is_int($v) ? PDO::PARAM_INT :
 		    (is_null($v) ? PDO::PARAM_NULL : PDO::PARAM_LOB));
 	$st->execute();
+	$db->ran = true;
 	return $st;
+}
+
+/* Error 1213 unless the server says the transaction is open (run()) */
+function still_open(PDO $db): void
+{
+	/* the text protocol: one round trip, and no prepare of its own */
+	$db->setAttribute(PDO::ATTR_EMULATE_PREPARES, true);
+	try {
+		$open = $db->query('SELECT @@in_transaction')->fetchColumn();
+	} finally {
+		$db->setAttribute(PDO::ATTR_EMULATE_PREPARES, false);
+	}
+	if ((int)$open === 1)
+		return;
+	$why = 'the transaction was rolled back without an error (a ' .
+	    'Galera brute-force abort)';
+	$e = new PDOException("SQLSTATE[40001]: Serialization failure: 1213 $why");
+	$e->errorInfo = ['40001', 1213, $why];
+	throw $e;
 }
 
 function code(PDOException $e): int
@@ -149,6 +198,7 @@ function transaction(PDO $db, callable $fn, bool $autocommit = false)
 		try {
 			if (!$autocommit)
 				$db->beginTransaction();
+			$db->ran = false;
 			$r = $fn();
 			if (!$autocommit)
 				$db->commit();
@@ -166,7 +216,8 @@ function transaction(PDO $db, callable $fn, bool $autocommit = false)
  * every write is rolled back at disconnect), UTC, sql_mode, READ
  * COMMITTED, the limits, the CHECKs off; the database asked for (an
  * init_connect may have run USE), mq's tables and not temporary ones
- * that hide them; statement logging turned to rows. */
+ * that hide them; statement logging turned to rows. And whether the
+ * server is a Galera node (run()). */
 function session(PDO $db, array $o, int $lock_wait = 50): void
 {
 	$t = $o['table'];
@@ -182,6 +233,7 @@ function session(PDO $db, array $o, int $lock_wait = 50): void
 		throw new Fail('no database selected: give --database or set ' .
 		    'MQ_DATABASE', 78);
 	run($db, SQL_DROP_TEMPORARY, $t, []);
+	$db->galera = (int)run($db, GALERA, $t, [])->fetchColumn() === 1;
 	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
 		return;
 	try {
@@ -202,7 +254,7 @@ function connect(array $o, int $schema_min, int $lock_wait = 50): PDO
 	    ($o['port'] ?? 3306)) . ";dbname={$o['database']};charset=utf8mb4";
 	/* real prepared statements: the server gets the text with its ?
 	 * and the values apart, bytes as bytes */
-	$db = new PDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
+	$db = new MqPDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
 	    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
 	    PDO::ATTR_EMULATE_PREPARES => false]);
 	session($db, $o, $lock_wait);

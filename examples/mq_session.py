@@ -87,6 +87,13 @@ def prepared(sql, table):
 
 
 def execute(db, sql, args, table):
+    # PyMySQL quotes the values into the text in the client and sends
+    # it as one COM_QUERY: it never prepares on the server (it has no
+    # COM_STMT_PREPARE). So a Galera brute-force abort always reaches
+    # us as error 1213 of a statement, which retried() retries: the
+    # abort that loses its error (mq-sql(7), WHAT BREAKS THE CONTRACT)
+    # lands in server-side prepares only, which the PHP and Perl
+    # examples check for in their run() (t403 shows all three).
     cur = db.cursor()
     cur.execute(prepared(sql, table), args)
     return cur
