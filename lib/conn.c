@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,21 @@ option_file_unusable(const char *path)
 	return NULL;
 }
 
+/* Why the connection was refused. The server's words for 1040 ("Too
+ * many connections") name neither the setting nor what holds the
+ * connections, and the limit's value cannot be read without one.
+ * (1203 and 1226 name their setting already.) */
+static void
+connect_error(struct mq_error *e, MYSQL *db)
+{
+	mq__error_from_db(e, db, "cannot connect");
+	if (e->db_errno == ER_CON_COUNT_ERROR)
+		snprintf(e->msg, sizeof e->msg, "cannot connect: the server "
+		    "has no connection left (max_connections reached; each "
+		    "parked waiter and each mq work holds connections: see "
+		    "mq(1) CONNECTIONS)");
+}
+
 struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
@@ -283,7 +299,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	    pick(o->database, o->env_database),
 	    o->port ? o->port : o->env_port,
 	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS)) {
-		mq__error_from_db(err, c->db, "cannot connect");
+		connect_error(err, c->db);
 		if (err->status == MQ_EDB)
 			err->status = MQ_EUNAVAIL;
 		mysql_close(c->db);

@@ -86,6 +86,14 @@ mq__classify(unsigned err)
 	}
 }
 
+int
+mq_conn_limit(const struct mq_error *e)
+{
+	return e->db_errno == ER_CON_COUNT_ERROR ||	/* 1040 */
+	    e->db_errno == ER_TOO_MANY_USER_CONNECTIONS || /* 1203 */
+	    e->db_errno == ER_USER_LIMIT_REACHED;	/* 1226 */
+}
+
 enum mq_status
 mq__fail(struct mq_conn *c, enum mq_status st, const char *fmt, ...)
 {

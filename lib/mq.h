@@ -43,6 +43,11 @@ struct mq_error {
  * lease lost, ...): the one home of each status's words. */
 const char *mq_strerror(enum mq_status st);
 
+/** Nonzero if e is a connection the server refused for a limit on
+ * connections (max_connections; an account's max_user_connections or
+ * max_connections_per_hour): none to spare now, one may be later. */
+int mq_conn_limit(const struct mq_error *e);
+
 /* ---- parsers (no connection needed) ---- */
 
 /** Longest table name: "<table>_archive" must fit MySQL's 64. */
@@ -125,7 +130,8 @@ struct mq_connopts {
 
 /**
  * Connects as the mysql client would, reading the option files' [client]
- * and [mq] groups for what o leaves unset. NULL on failure, err filled in.
+ * and [mq] groups for what o leaves unset. NULL on failure, err filled in
+ * (a server out of connections: a message that names max_connections).
  */
 struct mq_conn *mq_connect(const struct mq_connopts *o, struct mq_error *err);
 

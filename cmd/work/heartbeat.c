@@ -107,7 +107,12 @@ beat_apply(struct worker *w)
 				s->beat_by_op = 1;
 		}
 	}
-	if (t->st != MQ_OK && !w->beat_failing)
+	/* said once while it fails; a refusal for the server's limit on
+	 * connections, once with the work thread's (work/result.c) */
+	if (t->st != MQ_OK && !w->beat_failing &&
+	    !(mq_conn_limit(&t->err) && (w->limit_said & LIMIT_SAID)))
 		report(&work_command, "heartbeat", &t->err);
+	if (t->st != MQ_OK && mq_conn_limit(&t->err))
+		w->limit_said |= LIMIT_SAID;
 	w->beat_failing = t->st != MQ_OK;
 }

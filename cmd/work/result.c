@@ -43,8 +43,14 @@ op_failed(struct worker *w, const struct mq_error *e)
 {
 	int64_t backoff;
 	unsigned n;
+	int limit = mq_conn_limit(e);
 
-	report(&work_command, NULL, e);
+	/* the server's limit on connections: said once, not at every
+	 * refused reconnection, until connected again */
+	if (!limit || !(w->limit_said & LIMIT_SAID))
+		report(&work_command, NULL, e);
+	if (limit)
+		w->limit_said |= LIMIT_SAID;
 	if (mends_nothing(e->status))
 		fatal(w, e);
 	if (w->cw) {
@@ -70,8 +76,15 @@ op_failed(struct worker *w, const struct mq_error *e)
 	backoff = (int64_t)((double)backoff *
 	    (0.75 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1))));
 	w->reconnect_at = mq_now_us() + backoff;
-	say(&work_command, "reconnecting in %.1fs",
-	    (double)backoff / 1e6);
+	if (!limit)
+		say(&work_command, "reconnecting in %.1fs",
+		    (double)backoff / 1e6);
+	else if (!(w->limit_said & LIMIT_BACKOFF_SAID))
+		say(&work_command, "backing off: reconnecting in %.1fs, then "
+		    "less and less often until the server has a connection "
+		    "free; the jobs it holds run on", (double)backoff / 1e6);
+	if (limit)
+		w->limit_said |= LIMIT_BACKOFF_SAID;
 }
 
 /* An extend the work thread made for the heartbeat (its connection
@@ -154,6 +167,7 @@ op_apply(struct worker *w)
 		say(&work_command, "connected again");
 	if (t->n || t->room)
 		w->failures = 0;
+	w->limit_said = 0;	/* connected: a refusal now is said again */
 	if (!t->room)
 		return;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {

@@ -30,6 +30,9 @@
 #define STOP_WAIT_US 10000000	/* stopping: longest wait for the server */
 #define WAIT_CONN_RETRY_US 10000000	/* a waiting connection that failed */
 
+#define LIMIT_SAID 1		/* struct worker's limit_said */
+#define LIMIT_BACKOFF_SAID 2
+
 enum slot_state {
 	FREE,
 	QUEUED,		/* claimed, waiting for a free process slot */
@@ -155,6 +158,11 @@ struct worker {
 	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
 	unsigned failures;		/* work tasks failed in a row */
 	int beat_failing;		/* the last heartbeat task failed */
+	/* connections refused for the server's limit (mq_conn_limit),
+	 * since the work thread last connected: LIMIT_SAID, the error was
+	 * said; LIMIT_BACKOFF_SAID, the backoff too: once each, not once
+	 * per refused connection */
+	int limit_said;
 	int64_t stop_idle_since;	/* stopping, no job running: since */
 	int stopping;			/* claim no more */
 	int signals;			/* stop signals received */
