@@ -5,10 +5,13 @@
 # the statements after it ran outside any transaction, each committing
 # by itself, and the COMMIT committed nothing (t401: two workers ran one
 # job). A relay (fault-proxy.py, FP_ROLLBACK) does the same here: it
-# rolls the session's transaction back just before a prepare reaches
-# the server. mq reads the server's status in each answer, sees the
-# transaction gone, and runs it again: no ack is lost, no job leased
-# twice. (t400-galera: the same on a Galera node, for a write.)
+# rolls the session's transaction back just before a read's prepare
+# reaches the server. mq reads the server's status in each answer, sees
+# the transaction gone, and runs it again: no ack is lost, no job leased
+# twice. A write prepared in a transaction waits for a ping that says
+# the transaction is open on a Galera node only, the one server that
+# loses the error (t400-galera: that case): one server reports every
+# rollback it makes, and the ping would cost each ack a round trip.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
 

@@ -352,6 +352,31 @@ idle=$(awk -v a="$((q2 - q1 - 1))" -v b="$((q1 - q0 - 1))" 'BEGIN { printf "%.1f
 row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle statements/s" \
   "<= 10 ms; about 1/s" "$(meets "$med" 10 '<=')" "$ROUNDS rounds; idle: 10 s of pop --wait"
 
+# ---- fleets of waiters (tests/bench/fleet.sh: each on a server of its
+# own, max_connections raised): how soon a push wakes hundreds of parked
+# pop --wait, what a wakeup costs beside idle sessions, and what parked
+# waiters cost when nothing comes
+if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_FLEET:-}" ]; then
+  fleet() { sh "$top/tests/bench/fleet.sh" "$@" 2>/dev/null | grep '^fleet '; }
+  fv() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+  f=$(fleet 200 1 0)
+  row "fleet: 200 parked pop --wait, one push of 200 jobs" \
+    "median $(fv "$f" median_ms) ms, max $(fv "$f" max_ms) ms" \
+    "<= 20 ms, <= 100 ms" "$(meets "$(fv "$f" max_ms)" 100 '<=')" \
+    "claimed $(fv "$f" claimed) of 200; after the push's commit; the push took $(fv "$f" push_ms) ms"
+  f=$(fleet 500 5 0)
+  row "fleet: 500 parked over 5 queues, pushes of 1 to 500 jobs" \
+    "median $(fv "$f" median_ms) ms, max $(fv "$f" max_ms) ms" \
+    "<= 20 ms, <= 100 ms" "$(meets "$(fv "$f" max_ms)" 100 '<=')" \
+    "claimed $(fv "$f" claimed) of 500; idle $(fv "$f" idle_stmts_per_s) statements/s per waiter (goal <= 1)"
+  a=$(fleet 10 1 0)
+  b=$(fleet 10 1 1000)
+  r=$(ratio "$(fv "$b" push_ms)" "$(fv "$a" push_ms)")
+  row "fleet: a push's wakeup beside 1,000 idle sessions vs none" "${r}x its time" \
+    "<= 1.0x" "$(meets "$r" 1.0 '<=')" \
+    "10 waiters; push $(fv "$a" push_ms) ms vs $(fv "$b" push_ms) ms; claims median $(fv "$a" median_ms) vs $(fv "$b" median_ms) ms"
+fi
+
 # ---- Galera: the same consumers over three nodes vs on one
 if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
   if [ -e /usr/lib/galera/libgalera_smm.so ]; then

@@ -1,0 +1,44 @@
+#!/bin/sh
+# A fleet of waiters: 100 parked `mq pop --wait`, then one push of 100
+# jobs: every job is claimed once, every waiter gets one and exits 0,
+# none at its own timeout (60 s), and they leave no row behind. (How
+# soon they get them: tests/bench/fleet.sh; mq(1) CONNECTIONS says what
+# they hold.)
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+parked() {
+  sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`mq_jobs\` fleet */%' AND INFO NOT LIKE '%PROCESSLIST%'"
+}
+
+N=100
+pids=
+i=0
+while [ $i -lt $N ]; do
+  "$MQ" pop --queue fleet --wait 60s --lease 10m --receipt-file /dev/null \
+    >"$T_TMP/got.$i" 2>>"$T_TMP/errs" &
+  pids="$pids $!"
+  i=$((i + 1))
+done
+# most of them parked (some are between two parks at any moment)
+i=0
+while [ "$(parked)" -lt $((N * 9 / 10)) ] && [ $i -lt 300 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+check "the waiters parked ($(parked) of $N at once)" test "$(parked)" -ge $((N / 2))
+t0=$(date +%s)
+seq 1 $N | "$MQ" push --lines --queue fleet >/dev/null 2>&1
+fails=0
+for p in $pids; do
+  wait "$p" || fails=$((fails + 1))
+done
+secs=$(($(date +%s) - t0))
+is "$fails" 0 "every waiter exited 0"
+check "none waited for its own timeout ($secs s for all)" test "$secs" -lt 30
+is "$(for f in "$T_TMP"/got.*; do cat "$f"; echo; done | sort -n | uniq | wc -l | tr -d ' ')" $N \
+  "each got a job of its own"
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'fleet' AND state = 'leased'")" \
+  "$N,$N" "all $N claimed, once each"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters")" 0 "no row left in the waiters table"
+is "$(cat "$T_TMP/errs")" "" "nothing on stderr"
+done_testing
