@@ -94,8 +94,9 @@ struct mq_conn {
 	int no_wsrep;			/* MariaDB without wsrep_on */
 	int64_t count_slot_base;	/* counts.c: this node's slots */
 	uint32_t shares, share;		/* pop.c: claim shares on Galera */
-	int wait_joined;		/* rows in <table>_waiters (Galera) */
+	int wait_joined;		/* rows in <table>_waiters */
 	int waiters_off;		/* no <table>_waiters to use */
+	int kill_own;			/* may KILL its account's sessions only */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	/* Galera: a statement was prepared in this transaction since the
@@ -343,6 +344,22 @@ int64_t mq__yield_pause(struct mq_conn *c, struct mq__yield *y, int64_t t0,
  * mq__wakes_nodes says whether there is anything to do). Nothing
  * elsewhere. mq__wake_local: the pusher's node only (KILL QUERY). */
 int mq__wakes_nodes(const struct mq_conn *c);
+/* Whether waiters write their rows in <table>_waiters and pushers read
+ * them (on one server too): not where the table cannot be used. */
+int mq__uses_waiters(const struct mq_conn *c);
+/* The most waiters one wakeup wakes (a push of more jobs wakes this many:
+ * those it leaves find the jobs with their next check). */
+#define MQ_WAKE_MAX 1024
+/* Wakes up to n sessions waiting on queue on this server or node, read
+ * from the waiters table (waiters.c). */
+enum mq_status mq__wake_registered(struct mq_conn *c, const char *queue,
+    size_t n, uint64_t *woken);
+/* KILL QUERY of each of the n sessions ids, in one round trip (one more
+ * after each that fails); *woken counts those done, fate (n, or NULL)
+ * says what became of each. */
+enum { MQ_KILLED, MQ_KILL_GONE, MQ_KILL_DENIED };
+enum mq_status mq__kill_queries(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *woken, unsigned char *fate);
 enum mq_status mq__wake_nodes(struct mq_conn *c, const char *queue,
     uint64_t n);
 enum mq_status mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue,

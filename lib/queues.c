@@ -52,7 +52,7 @@ mq_set_paused(struct mq_conn *c, const char *queue, int paused, int *changed)
 		 * delay of at most a second */
 		struct mq_error saved = c->err;
 		uint64_t woken;
-		if (mq__wake(c, queue, 64, &woken) != MQ_OK)
+		if (mq__wake(c, queue, MQ_WAKE_MAX, &woken) != MQ_OK)
 			c->err = saved;
 	}
 	return rc;

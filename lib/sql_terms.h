@@ -135,6 +135,11 @@
 #define MQ_SQL_NODE "CONCAT(@@hostname, ':', @@port)"
 #define MQ_SQL_LOGIN "SUBSTRING_INDEX(USER(), '@', 1)"
 
+/* The user lock waiters of table t on one server park on (wakeup.c):
+ * one name per database and table, at most 64 characters. */
+#define MQ_SQL_WALL(t) \
+    "CONCAT('mq-wall-', MD5(CONCAT(DATABASE(), '.', '" t "')))"
+
 /* The waiters table's rows of this session (the waiting connection). */
 #define MQ_SQL_OWN_WAITER "node = " MQ_SQL_NODE " AND conn = CONNECTION_ID()"
 

@@ -1,7 +1,10 @@
 /*
- * waiters.c: a push's wakeup of the consumers waiting on the other nodes
- * of a Galera cluster, where KILL QUERY cannot reach (it acts on the
- * pusher's node only). Each waiter there has rows in <table>_waiters
+ * waiters.c: a push's wakeup of the consumers that wait, found in
+ * <table>_waiters (their rows, written by wakeup.c's wait): on the
+ * pusher's server or node, up to one per job pushed, by KILL QUERY of
+ * their parked statement; on the other nodes of a Galera cluster, where
+ * KILL QUERY cannot reach (it acts on the pusher's node only), by a
+ * write. Each waiter there has rows in <table>_waiters
  * (written by wakeup.c's wait) that its parked statement holds
  * share-locked: an UPDATE of one, replicated to the waiter's node,
  * needs that lock, and Galera aborts the local statement that holds it
@@ -66,6 +69,217 @@ mq__wakes_nodes(const struct mq_conn *c)
 	return c->galera && !c->waiters_off;
 }
 
+int
+mq__uses_waiters(const struct mq_conn *c)
+{
+	return !c->waiters_off;
+}
+
+/* "KILL QUERY id;" for each of ids from first on, as one text query:
+ * the ids are the server's numbers, not anybody's input. */
+static char *
+kill_sql(struct mq_conn *c, const uint64_t *ids, size_t first, size_t n)
+{
+	char *sql = malloc((n - first) * 36 + 1), *p;
+	size_t i;
+
+	if ((p = sql) == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	*p = '\0';
+	for (i = first; i < n; i++)
+		p += sprintf(p, "%sKILL QUERY %llu", i > first ? ";" : "",
+		    (unsigned long long)ids[i]);
+	return sql;
+}
+
+enum mq_status
+mq__kill_queries(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *woken, unsigned char *fate)
+{
+	size_t i = 0;
+	char *sql;
+	int r;
+
+	if (fate)
+		memset(fate, MQ_KILLED, n);
+	/* one round trip for them all; the server stops at a KILL that
+	 * fails (a session that ended, or another account's), and the
+	 * rest go again after it */
+	while (i < n) {
+		if ((sql = kill_sql(c, ids, i, n)) == NULL)
+			return c->err.status;
+		r = mysql_real_query(c->db, sql, strlen(sql)) != 0;
+		free(sql);
+		/* 0: KILL i done, and the next answered; -1: no more */
+		for (; r == 0; r = mysql_next_result(c->db)) {
+			(*woken)++;
+			i++;
+		}
+		if (r < 0)
+			return MQ_OK;
+		/* KILL i failed */
+		switch (mysql_errno(c->db)) {
+		case ER_NO_SUCH_THREAD:
+		case ER_KILL_DENIED_ERROR:
+			if (fate)
+				fate[i] = mysql_errno(c->db) ==
+				    ER_NO_SUCH_THREAD ? MQ_KILL_GONE :
+				    MQ_KILL_DENIED;
+			i++;
+			break;
+		default:
+			return mq__dberr(c, NULL, "cannot wake a waiting "
+			    "consumer");
+		}
+	}
+	return MQ_OK;
+}
+
+/* The longest waiting of the least woken first, by the index wake
+ * (queue, node): one range, read no further than the LIMIT. Rows older
+ * than the server are of sessions before its restart, whose ids now
+ * name others: passed over (UPTIME counts whole seconds from a start
+ * in whole seconds: a second more, or the rows of its first second
+ * would be); on Galera the join of the node's next waiter deletes
+ * them. With kill_own
+ * (a KILL of another account's session was refused), its own account's
+ * only. */
+#define SQL_REGISTERED \
+    "SELECT conn FROM `{{TABLE}}_waiters` FORCE INDEX (wake)" \
+    " WHERE queue = ? AND node = " MQ_SQL_NODE \
+    " AND conn <> CONNECTION_ID() AND since >= " MQ_SQL_NOW \
+    " - INTERVAL (SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS" \
+    " WHERE VARIABLE_NAME = 'UPTIME') SECOND - INTERVAL 1 SECOND"
+/* the holder of the wall (wakeup.c) last: it sleeps, and a KILL of a
+ * SLEEP may take the server seconds; one that waits for the wall ends
+ * at once */
+#define SQL_REGISTERED_ORDER \
+    " ORDER BY conn <=> IS_USED_LOCK(" MQ_SQL_WALL("{{TABLE}}") ")," \
+    " wakes, since LIMIT ?"
+static const char sql_registered[] =
+    SQL_REGISTERED SQL_REGISTERED_ORDER;
+static const char sql_registered_own[] =
+    SQL_REGISTERED " AND login = " MQ_SQL_LOGIN SQL_REGISTERED_ORDER;
+
+/* After the KILLs, as text queries (the ids are the server's numbers,
+ * the names validated): the rows of the sessions woken count one wake
+ * more, so that the next push (the next batch of this one, another
+ * pusher's) wakes others first, not these again before they claim; the
+ * rows of sessions that ended (a waiter killed -9) go. */
+static const char sql_woken[] =
+    "UPDATE `%s_waiters` SET wakes = wakes + 1 WHERE node = " MQ_SQL_NODE
+    " AND queue = '%s' AND conn IN (";
+static const char sql_forget_conn[] =
+    "DELETE FROM `%s_waiters` WHERE node = " MQ_SQL_NODE " AND conn IN (";
+
+/* The UPDATE of the woken (want MQ_KILLED: and of the gone, whose rows
+ * then sink behind the live ones where they cannot be deleted), or the
+ * DELETE of the gone, for those of ids whose fate is want; a failure
+ * changes nothing that matters: a waiter woken twice, or a dead row
+ * left. */
+static void
+for_ids(struct mq_conn *c, const char *queue, const uint64_t *ids,
+    const unsigned char *fate, size_t n, int want)
+{
+	size_t size = sizeof sql_woken + MQ_TABLE_MAX + MQ_QUEUE_MAX +
+	    22 * n + 2;
+	char *sql = malloc(size), *p;
+	size_t i, k = 0;
+
+	if ((p = sql) == NULL)
+		return;
+	p += want == MQ_KILLED ? snprintf(p, size, sql_woken, c->table, queue) :
+	    snprintf(p, size, sql_forget_conn, c->table);
+	for (i = 0; i < n; i++)
+		if (fate[i] == want || (want == MQ_KILLED &&
+		    fate[i] == MQ_KILL_GONE))
+			p += sprintf(p, "%s%llu", k++ ? "," : "",
+			    (unsigned long long)ids[i]);
+	strcpy(p, ")");
+	if (k)
+		(void)mysql_real_query(c->db, sql, strlen(sql));
+	free(sql);
+}
+
+static enum mq_status
+registered(struct mq_conn *c, const char *queue, uint64_t *ids, size_t max,
+    size_t *got)
+{
+	MYSQL_BIND in[2], out[1];
+	unsigned long qlen = (unsigned long)strlen(queue);
+	uint64_t limit = max, id;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int r;
+
+	*got = 0;
+	if ((st = mq__prepare(c, c->kill_own ? sql_registered_own :
+	    sql_registered)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_u64(&in[1], &limit);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	rc = mq__execute(c, st, in, "cannot look for waiting consumers");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot look for waiting consumers");
+	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) != MYSQL_NO_DATA) {
+		if (r == 1)
+			rc = mq__dberr(c, st, "cannot look for waiting "
+			    "consumers");
+		else if (*got < max)
+			ids[(*got)++] = id;
+	}
+	mq__release(c, st);
+	return rc;
+}
+
+enum mq_status
+mq__wake_registered(struct mq_conn *c, const char *queue, size_t n,
+    uint64_t *woken)
+{
+	uint64_t *ids = malloc(n * sizeof *ids);
+	unsigned char *fate = malloc(n);
+	size_t got = 0, i, tries;
+	enum mq_status rc = MQ_OK;
+	int again;
+
+	*woken = 0;
+	if (ids == NULL || fate == NULL) {
+		free(ids);
+		free(fate);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	/* twice more at most: rows of sessions gone, or of other accounts
+	 * this one may not KILL, took the places of waiters to wake */
+	for (tries = 0, again = 1; again && tries < 3 && *woken < n;
+	    tries++) {
+		rc = registered(c, queue, ids, n - (size_t)*woken, &got);
+		if (rc != MQ_OK && no_waiters_table(c->err.db_errno)) {
+			c->waiters_off = 1;
+			c->wait_joined = 0;
+			rc = MQ_OK;
+			break;
+		}
+		if (rc != MQ_OK || got == 0 ||
+		    (rc = mq__kill_queries(c, ids, got, woken, fate)) != MQ_OK)
+			break;
+		for (again = 0, i = 0; i < got; i++) {
+			if (fate[i] == MQ_KILL_DENIED && !c->kill_own)
+				again = c->kill_own = 1;
+			if (fate[i] == MQ_KILL_GONE)
+				again = 1;
+		}
+		for_ids(c, queue, ids, fate, got, MQ_KILLED);
+		for_ids(c, queue, ids, fate, got, MQ_KILL_GONE);
+	}
+	free(ids);
+	free(fate);
+	return rc;
+}
+
 enum mq_status
 mq__wake_nodes(struct mq_conn *c, const char *queue, uint64_t n)
 {
@@ -96,7 +310,7 @@ mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue, uint64_t n)
 
 	if (!mq__wakes_nodes(c) || n == 0)
 		return MQ_OK;
-	rc = wake_nodes(c, queue, n < 64 ? n : 64);
+	rc = wake_nodes(c, queue, n < MQ_WAKE_MAX ? n : MQ_WAKE_MAX);
 	if (rc == MQ_OK || no_waiters_table(c->err.db_errno))
 		return MQ_OK;
 	/* any other failure (a statement limit, a read-only moment) must

@@ -1,32 +1,39 @@
 /*
  * wakeup.c: waiting for jobs without polling hard (seed 002). MySQL has
- * no LISTEN/NOTIFY, so a waiter parks in a marked SELECT ... SLEEP(n), and
+ * no LISTEN/NOTIFY, so a waiter parks in a marked SELECT that waits, and
  * a pusher, after its commit, finds waiters of that table and queue in
- * the process list and KILL QUERYs them: no more than the jobs it pushed.
+ * the waiters table and KILL QUERYs them: no more than the jobs it
+ * pushed.
  *
  * The waiter's statement checks for a due job and sleeps in one go:
- * IF(EXISTS(due job), 2, SLEEP(n)). It shows in the process list from
- * its start, before its read, so a push either commits before that read
- * (the statement sees the job and returns at once) or after it (the
- * pusher, scanning after its commit, sees the sleeper and wakes it): no
- * push is missed. n is at most a second, so jobs that become due by
- * themselves (scheduled, requeued) or pushes by a user who may not see
+ * IF(EXISTS(due job), 2, SLEEP(n)). In front of its first park, in the
+ * same round trip, it writes its rows in <table>_waiters (one per queue,
+ * each statement committed before the next), so a push either commits
+ * before the park's read (the statement sees the job and returns at
+ * once) or after the rows (the pusher, reading them after its commit,
+ * finds the sleeper and wakes it): no push is missed. A pusher reads
+ * no more rows than it pushed jobs, by an index (queue, node): what a
+ * wakeup costs grows with the waiters it wakes, not with the sessions
+ * connected, and it sends their KILL QUERYs in one round trip. Where
+ * the table cannot be used (no grant), pushers scan the process list
+ * for the statement's marker instead. On one server the SLEEP is a wait
+ * for a user lock but in one waiter (sql_park_wall). n is at most a
+ * second, so jobs that become due by themselves (scheduled, requeued)
+ * or pushes by a user who may not see
  * or kill the waiter are still found within a second. It backs off:
  * 100 ms after the last claim, doubling up to the second, so that this
  * polling fallback is quick during bursts and about one query per second
  * when idle.
  *
  * On a Galera cluster KILL QUERY reaches the pusher's node only. There a
- * waiter also has rows in <table>_waiters, one per queue, written in
- * front of its first park (in the same round trip, each statement
- * committed before the next: Galera commits in one order on every
- * node), and its park reads and share-locks them before it checks for
- * a due job: a pusher on another node updates one (waiters.c), the
+ * waiter's park also reads and share-locks its rows (Galera commits the
+ * rows in one order on every node) before it checks for a due job: a
+ * pusher on another node updates one (waiters.c), the
  * update's replication needs the lock, and Galera aborts the park with
  * error 1213, a wakeup like 1317. A push that commits before the rows
  * are written is seen by the check (the node applied it first); one
- * after finds them. The rows go when the wait ends (mq__wait_leave).
- * On one server none of this is sent.
+ * after finds them. The rows go when the wait ends (mq__wait_leave), or
+ * with the claim that ends it.
  */
 #include <mysqld_error.h>
 #include <poll.h>
@@ -47,20 +54,25 @@ static const char sql_wait_marker[] = "/* mq-wait `%s` %s */ ";
 static const char sql_wait_due[] =
     "(" MQ_SQL_DUE_NOT_PAUSED("%s", "'%s'") ")";
 
-/* Galera: a waiter's rows in the waiters table. First, those of dead
- * connections of this node go (a waiter killed, a node restarted: older
- * than the server), of users whose connections this session can see
- * (its own; all of them with PROCESS, where other users' threads show).
+/* A waiter's rows in the waiters table. First, on a Galera node, those
+ * of dead connections of this node go (a waiter killed, a node
+ * restarted: older than the server), of users whose connections this
+ * session can see (its own; all of them with PROCESS, where other
+ * users' threads show),
+ * and written before this statement began: a waiter that connected
+ * after its read of the process list would be taken for dead (100
+ * waiters joining at once lost rows so, and their pushes' wakeups).
  * The dead rows are picked by a plain read, then deleted by primary key:
  * a scan of this node's rows would wait for the live ones, locked by
  * their parks. Then one row per queue, as a text query: the names are
  * validated, the other values the server's own. */
 static const char sql_join_clean[] =
     "DELETE w FROM (SELECT conn, queue FROM `%s_waiters`"
-    " WHERE node = " MQ_SQL_NODE " AND (conn NOT IN"
+    " WHERE node = " MQ_SQL_NODE " AND since < " MQ_SQL_NOW
+    " AND (conn NOT IN"
     " (SELECT ID FROM information_schema.PROCESSLIST)"
     " OR since < " MQ_SQL_NOW " - INTERVAL (SELECT VARIABLE_VALUE FROM"
-    " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
+    " information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
     " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
     " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN ")))"
     " AS d STRAIGHT_JOIN `%s_waiters` AS w FORCE INDEX (PRIMARY)"
@@ -76,11 +88,24 @@ static const char sql_join_again[] =
  * computed once they are read and locked), then checks for a job. */
 static const char sql_park_locked[] =
     " FROM `%s_waiters` WHERE " MQ_SQL_OWN_WAITER " LOCK IN SHARE MODE";
+/* One server: the park waits for a user lock, the wall, that one waiter
+ * of the table holds (the first to take it; it keeps it until its
+ * connection ends), and that one sleeps. A KILL QUERY ends a wait for a
+ * user lock at once, where one of SLEEP's waits (they share one mutex
+ * in the server) took up to 2 s now and then when KILLs came one after
+ * another (doc/performance-history.md, 2026-11-28). 11: the wall came
+ * free (its holder left) and is this waiter's now: claim, then sleep. */
+static const char sql_park_wall[] =
+    "IF(IS_USED_LOCK(" MQ_SQL_WALL("%s") ") <=> CONNECTION_ID()"
+    " OR GET_LOCK(" MQ_SQL_WALL("%s") ", 0), SLEEP(%.3f),"
+    " 10 + GET_LOCK(" MQ_SQL_WALL("%s") ", %.3f)))";
 
-/* A text query (one round trip, after every push): the pattern is made
- * of the validated table and queue names, '%' and '!'; the limit is a
- * number. Compared byte for byte: queue names are (ascii_bin), and INFO's
- * own collation would wake a waiter on "jobs" for a push to "JOBS". */
+/* Where the waiters table cannot be used: the waiters found by their
+ * statement's marker in the process list (a scan of every session). A
+ * text query: the pattern is made of the validated table and queue
+ * names, '%' and '!'; the limit is a number. Compared byte for byte:
+ * queue names are (ascii_bin), and INFO's own collation would wake a
+ * waiter on "jobs" for a push to "JOBS". */
 static const char sql_waiters[] =
     "SELECT ID FROM information_schema.PROCESSLIST"
     " WHERE DB = DATABASE() AND ID <> CONNECTION_ID()"
@@ -106,7 +131,9 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 {
 	char queues[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq = mq__queue_list(list, queues), per, n, q;
-	int galera = mq__wakes_nodes(c), join = galera && !c->wait_joined;
+	int galera = mq__wakes_nodes(c);
+	int join = mq__uses_waiters(c) && !c->wait_joined;
+	double secs;
 	char *sql, *p;
 
 	*pre = 0;
@@ -120,7 +147,8 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 		per += sizeof sql_join_row + MQ_QUEUE_MAX;
 	n = 96 + nq * per + (join ? sizeof sql_join_clean + sizeof
 	    sql_join_insert + sizeof sql_join_again + 3 * MQ_TABLE_MAX : 0) +
-	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX : 0);
+	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX :
+	    sizeof sql_park_wall + 3 * MQ_TABLE_MAX + 32);
 	if ((sql = p = malloc(n)) == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
@@ -128,13 +156,19 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	if (us > WAIT_MAX_US)
 		us = WAIT_MAX_US;
 	if (join) {
-		p += sprintf(p, sql_join_clean, c->table, c->table);
+		/* one server: no clean (a scan of the rows at each join, 500
+		 * waiters joining at once waited out their lock waits): the
+		 * rows of a waiter that ended go with the push whose KILL
+		 * finds it gone, those before a restart are passed over
+		 * (waiters.c) */
+		if (galera)
+			p += sprintf(p, sql_join_clean, c->table, c->table);
 		p += sprintf(p, sql_join_insert, c->table);
 		for (q = 0; q < nq; q++)
 			p += sprintf(p, sql_join_row, q ? ", " : "",
 			    queues[q]);
 		p += sprintf(p, "%s", sql_join_again);
-		*pre = 2;
+		*pre = galera ? 2 : 1;
 	}
 	p += sprintf(p, "SELECT ");
 	for (q = 0; q < nq; q++)
@@ -151,10 +185,15 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 		p += sprintf(p, sql_wait_due, c->table, queues[q], c->table,
 		    queues[q]);
 	}
-	p += sprintf(p, "%s, 2, SLEEP(%.3f))", galera ? ")" : "",
-	    (double)(us < 0 ? 0 : us) / 1e6);
-	if (galera)
+	secs = (double)(us < 0 ? 0 : us) / 1e6;
+	if (galera) {
+		p += sprintf(p, "), 2, SLEEP(%.3f))", secs);
 		sprintf(p, sql_park_locked, c->table);
+	} else {
+		p += sprintf(p, ", 2, ");
+		sprintf(p, sql_park_wall, c->table, c->table, secs, c->table,
+		    secs);
+	}
 	return sql;
 }
 
@@ -175,7 +214,7 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 
 	if (failed_pre)
 		c->wait_joined = 0;
-	if (failed && mq__wakes_nodes(c) && (err == ER_TABLEACCESS_DENIED_ERROR ||
+	if (failed && mq__uses_waiters(c) && (err == ER_TABLEACCESS_DENIED_ERROR ||
 	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE)) {
 		c->waiters_off = 1;
 		c->wait_joined = 0;
@@ -187,11 +226,15 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 			return MQ_OK;
 		return mq__dberr(c, NULL, "cannot wait for jobs");
 	}
-	if (res && (row = mysql_fetch_row(res)) != NULL && row[0] &&
-	    strcmp(row[0], "2") == 0)
-		rc = MQ_OK;
+	if (res && (row = mysql_fetch_row(res)) != NULL) {
+		c->wait_said_due = row[0] && strcmp(row[0], "2") == 0;
+		/* 11: the wall is this waiter's; NULL: its wait for the
+		 * wall was killed, which ends GET_LOCK, not the statement
+		 * (sql_park_wall) */
+		if (c->wait_said_due || !row[0] || strcmp(row[0], "11") == 0)
+			rc = MQ_OK;
+	}
 	mysql_free_result(res);
-	c->wait_said_due = rc == MQ_OK;
 	return rc;
 }
 
@@ -276,40 +319,52 @@ marker_pattern(const struct mq_conn *c, const char *queue, char *buf,
 	*o = '\0';
 }
 
+/* The ids of up to max sessions waiting on queue, from the process
+ * list (*got of them). */
+static enum mq_status
+scan_waiters(struct mq_conn *c, const char *queue, uint64_t *ids,
+    size_t max, size_t *got)
+{
+	char pattern[4 * (MQ_TABLE_MAX + MQ_QUEUE_MAX) + 64];
+	char sql[sizeof sql_waiters + sizeof pattern + 24];
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	*got = 0;
+	marker_pattern(c, queue, pattern, sizeof pattern);
+	snprintf(sql, sizeof sql, sql_waiters, pattern,
+	    (unsigned long long)max);
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL)
+		return mq__dberr(c, NULL, "cannot look for waiting consumers");
+	while (*got < max && (row = mysql_fetch_row(res)) != NULL)
+		if (row[0])
+			ids[(*got)++] = strtoull(row[0], NULL, 10);
+	mysql_free_result(res);
+	return MQ_OK;
+}
+
 enum mq_status
 mq__wake_local(struct mq_conn *c, const char *queue, uint64_t n,
     uint64_t *woken)
 {
-	char pattern[4 * (MQ_TABLE_MAX + MQ_QUEUE_MAX) + 64], kill[48];
-	char sql[sizeof sql_waiters + sizeof pattern + 24];
-	uint64_t ids[64];
-	unsigned long long limit = n < 64 ? n : 64;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	enum mq_status rc = MQ_OK;
-	size_t got = 0, i;
+	uint64_t *ids;
+	size_t max = n < MQ_WAKE_MAX ? (size_t)n : MQ_WAKE_MAX, got = 0;
+	enum mq_status rc;
 
 	*woken = 0;
 	if (n == 0 || !mq_valid_queue(queue))
 		return MQ_OK;
-	marker_pattern(c, queue, pattern, sizeof pattern);
-	snprintf(sql, sizeof sql, sql_waiters, pattern, limit);
-	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
-	    (res = mysql_store_result(c->db)) == NULL)
-		return mq__dberr(c, NULL, "cannot look for waiting consumers");
-	while (got < limit && (row = mysql_fetch_row(res)) != NULL)
-		if (row[0])
-			ids[got++] = strtoull(row[0], NULL, 10);
-	mysql_free_result(res);
-	for (i = 0; rc == MQ_OK && i < got; i++) {
-		/* the id is the server's number, not anybody's input */
-		snprintf(kill, sizeof kill, "KILL QUERY %llu",
-		    (unsigned long long)ids[i]);
-		if (mysql_real_query(c->db, kill, strlen(kill)) == 0)
-			(*woken)++;
-		else if (mysql_errno(c->db) != ER_NO_SUCH_THREAD)
-			rc = mq__dberr(c, NULL, "cannot wake a waiting consumer");
-	}
+	/* (no table to read, no grant: the process list, from now on) */
+	if (mq__uses_waiters(c) && ((rc = mq__wake_registered(c, queue, max,
+	    woken)) != MQ_OK || mq__uses_waiters(c)))
+		return rc;
+	if ((ids = malloc(max * sizeof *ids)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = scan_waiters(c, queue, ids, max, &got);
+	if (rc == MQ_OK)
+		rc = mq__kill_queries(c, ids, got, woken, NULL);
+	free(ids);
 	return rc;
 }
 
@@ -320,7 +375,7 @@ mq__wake(struct mq_conn *c, const char *queue, uint64_t n, uint64_t *woken)
 
 	/* Galera: those on the other nodes (nothing on one server) */
 	if (rc == MQ_OK && mq_valid_queue(queue))
-		rc = mq__wake_nodes(c, queue, n < 64 ? n : 64);
+		rc = mq__wake_nodes(c, queue, n < MQ_WAKE_MAX ? n : MQ_WAKE_MAX);
 	return rc;
 }
 

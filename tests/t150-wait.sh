@@ -90,7 +90,8 @@ like "$(grep -o 'KILL QUERY [0-9]*' "$T_TMP/general.log" | tr '\n' ' ')" \
 kill $lo 2>/dev/null
 wait $lo 2>/dev/null
 
-# a pusher that may not see the waiters: no kill, still delivered
+# a pusher that may not wake the waiters (another account, without
+# CONNECTION ADMIN): its one refused KILL, then no more; still delivered
 sql_root "DROP USER IF EXISTS 'mq_t150'@'localhost'; CREATE USER 'mq_t150'@'localhost'; GRANT SELECT, INSERT ON \`$T_DB\`.* TO 'mq_t150'@'localhost'"
 "$MQ" pop --queue w4 --wait 30s >"$T_TMP/got4" 2>/dev/null &
 pid=$!
@@ -99,7 +100,7 @@ k0=$(kills)
 expect_status 0 "a pusher without PROCESS can push" env MQ_USER=mq_t150 "$MQ" push --queue w4 quiet
 wait $pid
 is "$?:$(cat "$T_TMP/got4")" "0:quiet" "the waiter still gets it (its once-a-second check)"
-is "$(($(kills) - k0))" 0 "without a kill"
+check "one refused kill at most" test "$(($(kills) - k0))" -le 1
 sql_root "DROP USER 'mq_t150'@'localhost'"
 
 # a paused queue: waits, then says paused
@@ -122,8 +123,10 @@ q1=$(questions)
 "$MQ" pop --queue quiet --wait 5s >/dev/null 2>&1
 q2=$(questions)
 extra=$((q2 - q1 - (q1 - q0)))
-# parks of 0.1, 0.2, 0.4, 0.8 s, then 1 s each: 8 statements in 5 s
-check "5 s of waiting cost $extra statements (at most 9)" test "$extra" -le 9
+# parks of 0.1, 0.2, 0.4, 0.8 s, then 1 s each: 8 statements in 5 s,
+# and its row in the waiters table: 1 in front of the first park, 1
+# after the last
+check "5 s of waiting cost $extra statements (at most 11)" test "$extra" -le 11
 
 # a due job whose row another session holds locked: the wait says "due",
 # the claim skips it; the next park does not look (a push still wakes

@@ -1,9 +1,11 @@
 #!/bin/sh
 # A fleet of waiters: 100 parked `mq pop --wait`, then one push of 100
-# jobs: every job is claimed once, every waiter gets one and exits 0,
-# none at its own timeout (60 s), and they leave no row behind. (How
-# soon they get them: tests/bench/fleet.sh; mq(1) CONNECTIONS says what
-# they hold.)
+# jobs: the push interrupts a wait for each job (found in the waiters
+# table by index; before, 64 at most, found in the process list, the
+# others at their next check), every job is claimed once, every waiter
+# gets one and exits 0, none at its own timeout (60 s), and they leave
+# no row behind. (How soon they get them: tests/bench/fleet.sh; mq(1)
+# CONNECTIONS says what they hold.)
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
 
@@ -26,13 +28,18 @@ while [ "$(parked)" -lt $((N * 9 / 10)) ] && [ $i -lt 300 ]; do
   sleep 0.1; i=$((i + 1))
 done
 check "the waiters parked ($(parked) of $N at once)" test "$(parked)" -ge $((N / 2))
+kills() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2; }
+k0=$(kills)
 t0=$(date +%s)
 seq 1 $N | "$MQ" push --lines --queue fleet >/dev/null 2>&1
+k1=$(kills)
 fails=0
 for p in $pids; do
   wait "$p" || fails=$((fails + 1))
 done
 secs=$(($(date +%s) - t0))
+check "the push sent a KILL QUERY for each of its $N jobs ($((k1 - k0)))" \
+  test "$((k1 - k0))" -ge $N
 is "$fails" 0 "every waiter exited 0"
 check "none waited for its own timeout ($secs s for all)" test "$secs" -lt 30
 is "$(for f in "$T_TMP"/got.*; do cat "$f"; echo; done | sort -n | uniq | wc -l | tr -d ' ')" $N \

@@ -64,13 +64,15 @@ done
 # binary ({{TABLE}} for the table), or for one with an id list, its head
 # up to "id IN (" and its tail after the list, or for one mq sends first
 # of several (the session's DROP TEMPORARY TABLE, the probe's head), the
-# head of a string up to its ';'. Not there: the pushes and the waiter's
-# statement, which lib/push.c and lib/wakeup.c put together at run time,
-# SHOW CREATE TABLE, part of a longer text, and the page's own reads of a
-# job.
+# head of a string up to its ';'. Not there: the pushes, the waiter's
+# statement and its rows' INSERT and DELETE, and a push's UPDATE of the
+# rows it woke, which lib/push.c, lib/wakeup.c and lib/waiters.c put
+# together at run time, SHOW CREATE TABLE, part of a longer text, and
+# the page's own reads of a job.
 if command -v strings >/dev/null 2>&1; then
   strings -n 8 "$MQ" | tr -s ' ' >"$T_TMP/binary.txt"
-  notmq=$(grep '`mq_jobs' "$T_TMP/page.sql" | sed 's/`mq_jobs/`{{TABLE}}/g' |
+  notmq=$(grep '`mq_jobs' "$T_TMP/page.sql" |
+    sed "s/\`mq_jobs/\`{{TABLE}}/g; s/'mq_jobs'/'{{TABLE}}'/g" |
     while IFS= read -r s; do
       case $s in
       *"id IN (?)"*)
@@ -86,7 +88,7 @@ if command -v strings >/dev/null 2>&1; then
       esac
     done | tr '\n' '|')
   ins='INSERT INTO `{{TABLE}}` (queue,|'
-  is "$notmq" "SHOW CREATE TABLE \`{{TABLE}}\`|$ins$ins${ins}SELECT id, queue, CASE|SELECT seq, event, state,|SELECT /* mq-wait \`{{TABLE}}\`|" \
+  is "$notmq" "SHOW CREATE TABLE \`{{TABLE}}\`|$ins$ins${ins}SELECT id, queue, CASE|SELECT seq, event, state,|SELECT /* mq-wait \`{{TABLE}}\`|INSERT INTO \`{{TABLE}}_waiters\` (node,|DELETE FROM \`{{TABLE}}_waiters\` WHERE|UPDATE \`{{TABLE}}_waiters\` SET wakes|" \
     "every other statement of mq-sql(7) is a string of the mq binary"
 else
   not_ok "strings (binutils) finds the statements in the mq binary"

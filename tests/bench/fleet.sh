@@ -34,8 +34,10 @@ if [ "$IDLE" -gt 0 ]; then
     i=$((i + 1))
   done
   exec 9>"$T_TMP/hold"
-  until [ "$(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep'")" -ge "$IDLE" ]; do
-    sleep 0.2
+  i=0
+  until [ "$(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Sleep'")" -ge "$IDLE" ] ||
+      [ $i -ge 300 ]; do
+    sleep 0.2; i=$((i + 1))
   done
 fi
 pids=
@@ -47,10 +49,13 @@ while [ $i -lt "$W" ]; do
   i=$((i + 1))
 done
 # all parked: each has its rows, and has sat through its first parks
+i=0
 until [ "$(mysqlc -e "SELECT COUNT(*) FROM mq_jobs_waiters")" -ge "$W" ] ||
-    [ "$(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'")" -ge "$W" ]; do
-  sleep 0.2
+    [ "$(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%'")" -ge "$W" ] ||
+    [ $i -ge 300 ]; do
+  sleep 0.2; i=$((i + 1))
 done
+echo "parked: $(mysqlc -e "SELECT COUNT(*) FROM mq_jobs_waiters") rows, $(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait%' AND INFO NOT LIKE '%PROCESSLIST%'") parked, $(mysqlc -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST") sessions" >&2
 sleep 3
 q0=$(mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2)
 sleep 2
