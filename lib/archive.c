@@ -40,10 +40,10 @@ static const char sql_copy[] =
     "INSERT INTO `{{TABLE}}_archive` (id, queue, state, priority, payload,"
     " attempts, max_attempts, available_at, leased_until, lease_token,"
     " leased_by, created_at, finished_at, last_error, dedup_key,"
-    " archived_at)"
+    " archived_at, job_key)"
     " SELECT id, queue, state, priority, payload, attempts, max_attempts,"
     " available_at, leased_until, lease_token, leased_by, created_at,"
-    " finished_at, last_error, dedup_key, UTC_TIMESTAMP(6)"
+    " finished_at, last_error, dedup_key, UTC_TIMESTAMP(6), job_key"
     " FROM `{{TABLE}}` WHERE id IN (";
 
 static const char sql_delete[] =

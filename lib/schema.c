@@ -1,7 +1,7 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
  * companions (<table>_archive, <table>_queues, <table>_counts,
- * <table>_history, <table>_waiters). The SQL
+ * <table>_history, <table>_waiters, <table>_gates, <table>_ticks). The SQL
  * is in sql/, embedded at build time; the version lives in the job
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
@@ -22,12 +22,13 @@ extern const char mq_sql_upgrade_6[];
 extern const char mq_sql_upgrade_7[];
 extern const char mq_sql_upgrade_8[];
 extern const char mq_sql_upgrade_9[];
+extern const char mq_sql_upgrade_10[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
 	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7, mq_sql_upgrade_8,
-	mq_sql_upgrade_9,
+	mq_sql_upgrade_9, mq_sql_upgrade_10,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -42,7 +43,7 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 #define SQL_PROBE(WSREP) \
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
     " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`," \
-    " `{{TABLE}}_waiters`;" \
+    " `{{TABLE}}_waiters`, `{{TABLE}}_gates`, `{{TABLE}}_ticks`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin," \
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
@@ -53,7 +54,9 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
     ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
     ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0" \
-    ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0"
+    ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0" \
+    ";SELECT claims FROM `{{TABLE}}_gates` LIMIT 0" \
+    ";SELECT at FROM `{{TABLE}}_ticks` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and "<the node's index> <the cluster's size>",
  * read only when it is on (IF evaluates one branch). Where Galera sets
@@ -87,7 +90,8 @@ static const char sql_counts_filled[] =
 
 /* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = {
-	"_queues", "_archive", "_counts", "_history", "_waiters"
+	"_queues", "_archive", "_counts", "_history", "_waiters", "_gates",
+	"_ticks"
 };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
@@ -517,6 +521,48 @@ counts_7(struct mq_conn *c)
 	return run_script(c, sql_counts_7_totals, "cannot upgrade table");
 }
 
+/* Upgrade 10's changes to the queues' settings (the limits) and to the
+ * archive (the key), before the script: each one ALTER, all or nothing,
+ * skipped when it finds its first column there (1060: a rerun after a
+ * cut); a table that is not there (1146) is made by the schema
+ * afterwards, with them. */
+static const char sql_queues_10[] =
+    "ALTER TABLE `{{TABLE}}_queues`"
+    " ADD COLUMN concurrency INT UNSIGNED NULL,"
+    " ADD COLUMN per_key INT UNSIGNED NULL,"
+    " ADD COLUMN rate INT UNSIGNED NULL,"
+    " ADD COLUMN rate_us BIGINT UNSIGNED NULL,"
+    " ADD COLUMN key_rate INT UNSIGNED NULL,"
+    " ADD COLUMN key_rate_us BIGINT UNSIGNED NULL,"
+    " ADD CONSTRAINT `{{TABLE}}_queues_limits` CHECK ((concurrency IS NULL"
+    " OR concurrency >= 1) AND (per_key IS NULL OR per_key >= 1)"
+    " AND (rate IS NULL) = (rate_us IS NULL) AND (rate IS NULL"
+    " OR (rate >= 1 AND rate_us >= 1)) AND (key_rate IS NULL) ="
+    " (key_rate_us IS NULL) AND (key_rate IS NULL"
+    " OR (key_rate >= 1 AND key_rate_us >= 1))),"
+    " COMMENT='mq queues 3';\n";
+static const char sql_archive_10[] =
+    "ALTER TABLE `{{TABLE}}_archive` ADD COLUMN job_key VARBINARY(255) NULL;\n";
+
+static enum mq_status
+alter_once(struct mq_conn *c, const char *sql)
+{
+	enum mq_status st = run_script(c, sql, "cannot upgrade table");
+	unsigned err = mysql_errno(c->db);
+
+	if (st != MQ_OK && (err == ER_DUP_FIELDNAME || err == ER_NO_SUCH_TABLE))
+		return MQ_OK;
+	return st;
+}
+
+static enum mq_status
+limits_10(struct mq_conn *c)
+{
+	enum mq_status st = alter_once(c, sql_queues_10);
+
+	return st == MQ_OK ? alter_once(c, sql_archive_10) : st;
+}
+
 /* Counts just made (or made by hand, or whose filling was cut short)
  * start from what the tables hold; the comment says when that is done. */
 static enum mq_status
@@ -539,6 +585,8 @@ static const char *const companion_ddl[][2] = {
 	{ "SHOW CREATE TABLE `{{TABLE}}_counts`", "mq counts " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_history`", "mq history " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_waiters`", "mq waiters " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_gates`", "mq gates " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_ticks`", "mq ticks " },
 };
 
 /* mq init: a companion that is there is one of mq's, of its kind. The
@@ -585,6 +633,7 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 {
 	struct probe p;
 	enum mq_status st;
+	size_t k;
 	int v;
 
 	memset(rep, 0, sizeof *rep);
@@ -617,12 +666,15 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 			return st;
 		if (v + 1 == 7 && (st = counts_7(c)) != MQ_OK)
 			return st;
+		if (v + 1 == 10 && (st = limits_10(c)) != MQ_OK)
+			return st;
 		if ((st = run_script(c, upgrades[v + 1],
 		    "cannot upgrade table")) != MQ_OK)
 			return st;
 	}
-	if (!p.companion[0] || !p.companion[1] || !p.companion[2] ||
-	    !p.companion[3] || !p.companion[4]) {
+	for (k = 0; k < NCOMP && p.companion[k]; k++)
+		;
+	if (k < NCOMP) {
 		/* someone dropped one: the schema's IF NOT EXISTS remakes it */
 		rep->companions_created =
 		    rep->from_version == MQ_SCHEMA_VERSION;

@@ -40,6 +40,11 @@ GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_consumer;
 -- table (an update when they are there already) and deletes them, and
 -- those of dead connections of its node (mq-queue(7), WAITERS)
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_consumer;
+-- a claim of a limited queue (mq-limit(1)) writes the gate of the queue
+-- or of the job's key (a new one: an INSERT), and the ticks a rate
+-- counts
+GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TABLE}}_consumer;
+GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
 -- cancel, stats --recount, ls, show, why, check, top, retry (and all the
@@ -53,3 +58,5 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{T
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_counts` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_operator;

@@ -1,6 +1,6 @@
--- mq schema, version 9: the job table, its archive, the queues' settings
--- (pause), the counts and counters, the history of failed attempts, and
--- the waiters of a Galera cluster. Upgrades from older versions are sql/upgrade-N.sql.
+-- mq schema, version 10: the job table, its archive, the queues' settings
+-- (pause, limits), the counts and counters, the history of failed
+-- attempts, the waiters, and the gates and ticks of limited queues. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- every_anchor + k * every_us after now instead of done; NULL: once
   every_us      BIGINT NULL,
   every_anchor  DATETIME(6) NULL,
+  -- what a per-key limit counts by (mq push --key; mq-limit(1)): any
+  -- bytes but control bytes, 1 to 255 of them; NULL: no key
+  job_key       VARBINARY(255) NULL,
   PRIMARY KEY (id),
   -- the claim: equalities first, then exactly the claim's ORDER BY
   KEY claim (queue, state, priority, available_at, id),
@@ -67,6 +70,9 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- key with the primary key), so a page reads its own rows, not the
   -- million done jobs it is the newest of
   KEY list (queue, state),
+  -- a limited claim: how many jobs of the queue, of a key, hold a live
+  -- lease (a range of the queue's leased entries, of the key's)
+  KEY held (queue, state, job_key, leased_until),
   -- a queue name mq accepts (--queue): mq can claim from it
   CONSTRAINT `{{TABLE}}_queue` CHECK (queue REGEXP '^[A-Za-z0-9_.-]+$'),
   -- not '' (what a non-strict session stores for a value not in the ENUM)
@@ -90,8 +96,10 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
     CHECK (state IN ('ready', 'leased') OR finished_at IS NOT NULL),
   -- a period is positive and counts from an anchor
   CONSTRAINT `{{TABLE}}_every` CHECK (every_us IS NULL
-    OR (every_us > 0 AND every_anchor IS NOT NULL))
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 9';
+    OR (every_us > 0 AND every_anchor IS NOT NULL)),
+  -- a key mq accepts (--key): not empty (the queue's own gate is '')
+  CONSTRAINT `{{TABLE}}_key` CHECK (job_key IS NULL OR job_key <> '')
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 10';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -110,17 +118,34 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   last_error    BLOB NULL,
   dedup_key     VARBINARY(255) NULL,
   archived_at   DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)),
+  job_key       VARBINARY(255) NULL,
   PRIMARY KEY (id),
   KEY finished (finished_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq archive 1';
 
--- one row per queue that has settings; no row: defaults (not paused)
+-- one row per queue that has settings; no row: defaults (not paused,
+-- no limits). The limits (mq-limit(1); NULL: none): at most concurrency
+-- jobs of the queue, per_key of one key, hold a live lease at once; at
+-- most rate claims of the queue, key_rate of one key, in any rate_us
+-- (key_rate_us) microseconds.
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_queues` (
   queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   paused        TINYINT NOT NULL DEFAULT 0,
   paused_at     DATETIME(6) NULL,
-  PRIMARY KEY (queue)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 2';
+  concurrency   INT UNSIGNED NULL,
+  per_key       INT UNSIGNED NULL,
+  rate          INT UNSIGNED NULL,
+  rate_us       BIGINT UNSIGNED NULL,
+  key_rate      INT UNSIGNED NULL,
+  key_rate_us   BIGINT UNSIGNED NULL,
+  PRIMARY KEY (queue),
+  CONSTRAINT `{{TABLE}}_queues_limits` CHECK ((concurrency IS NULL
+    OR concurrency >= 1) AND (per_key IS NULL OR per_key >= 1)
+    AND (rate IS NULL) = (rate_us IS NULL) AND (rate IS NULL
+    OR (rate >= 1 AND rate_us >= 1)) AND (key_rate IS NULL) =
+    (key_rate_us IS NULL) AND (key_rate IS NULL
+    OR (key_rate >= 1 AND key_rate_us >= 1)))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq queues 3';
 
 -- Finished jobs per queue, and the queue's counters, kept by the writes
 -- that change them, in the same transaction, so that mq stats reads a
@@ -200,3 +225,32 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_waiters` (
   -- hold locked while they park)
   KEY wake (queue, node)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq waiters 1';
+
+-- The gates of limited queues (mq-limit(1)): a claim of a limited
+-- queue's job first writes the gate of the queue (gate_key '') when the
+-- queue has a concurrency or a rate, and that of the job's key when the
+-- queue has a per-key limit or rate, then counts the live leases (or
+-- the ticks) the limit allows: the write makes the claims of one gate
+-- wait for each other on one server, and makes them conflict on a
+-- Galera cluster (a certified write, not a read), so that the count
+-- each one reads is exact. Claims of other keys write other rows. A
+-- gate holds no slot: a slot is the lease itself, ended by the ack,
+-- fail, release or cancel that ends the lease, or by its expiry.
+--   claims: how many claims passed the gate (for operators).
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_gates` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  gate_key      VARBINARY(255) NOT NULL,
+  claims        BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, gate_key)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq gates 1';
+
+-- The claims a rate counts: per gate, the times of its last rate claims
+-- (n from 0 to rate - 1, reused in turn): a claim may take the oldest
+-- only if it is at least the window old, so no window holds more.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_ticks` (
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  gate_key      VARBINARY(255) NOT NULL,
+  n             INT UNSIGNED NOT NULL,
+  at            DATETIME(6) NOT NULL,
+  PRIMARY KEY (queue, gate_key, n)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq ticks 1';
