@@ -22,7 +22,7 @@
     ", last_error, " every ", " archived_at ", " \
     "NOT (" MQ_SQL_NOT_PAUSED("{{TABLE}}", "j.queue") "), dedup_key, " \
     payload ", " MQ_SQL_EPOCH_US("available_at") \
-    ", lease_token IS NOT NULL, " MQ_SQL_ISO(anchor)
+    ", lease_token IS NOT NULL, " MQ_SQL_ISO(anchor) ", job_key"
 
 #define LIVE_COLS(payload) \
     JOB_COLS("0", MQ_SQL_SHOWN_STATE, "every_us", "every_anchor", "NULL", \
@@ -36,7 +36,7 @@
 /* the condition of each state but archived, in the job table */
 extern const char *const mq__state_sql[MQ_ST_ARCHIVED];
 
-#define NCOLS 26
+#define NCOLS 27
 
 /* What fetch_row binds the columns to. */
 struct row {

@@ -1,6 +1,6 @@
 /*
- * inspect_list.c: lists of jobs for mq ls, by queue, state, error text and
- * time, paged by id, from the job table and its archive (inspect.h).
+ * inspect_list.c: lists of jobs for mq ls, by queue, key, state, error
+ * text and time, paged by id, from the job table and its archive (inspect.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +66,8 @@ add_read(char *b, size_t cap, const char *cols, unsigned live,
 
 	if (f->queue)
 		ok = ok && add(b, cap, " AND queue = ?");
+	if (f->key)
+		ok = ok && add(b, cap, " AND job_key = ?");
 	if (live && live != (1u << MQ_ST_ARCHIVED) - 1) {
 		ok = ok && add(b, cap, " AND (");
 		for (i = 0; i < MQ_ST_ARCHIVED; i++)
@@ -132,12 +134,16 @@ mq__list_sql(const struct mq_list_filter *f)
 /* Binds one read's parameters from in[*k] on. */
 static void
 bind_read(MYSQL_BIND *in, size_t *k, const struct mq_list_filter *f,
-    uint64_t *after, unsigned long *qlen, char *pat, unsigned long *plen,
-    int64_t *since, int64_t *before, uint64_t *limit)
+    uint64_t *after, unsigned long *qlen, unsigned long *klen, char *pat,
+    unsigned long *plen, int64_t *since, int64_t *before, uint64_t *limit)
 {
 	mq__bind_u64(&in[(*k)++], after);
 	if (f->queue)
 		mq__bind_str(&in[(*k)++], f->queue, qlen);
+	if (f->key) {
+		*klen = (unsigned long)strlen(f->key);
+		mq__bind_blob(&in[(*k)++], f->key, klen);
+	}
 	if (f->error) {
 		unsigned long n = *plen;
 
@@ -156,7 +162,7 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
     mq_job_fn fn, void *ctx, int *more)
 {
 	MYSQL_BIND in[16];
-	unsigned long qlen = 0, plen = 0;
+	unsigned long qlen = 0, klen = 0, plen = 0;
 	uint64_t after = f->after, limit = (uint64_t)f->limit + 1, seen = 0;
 	int64_t since = f->since_us, before = f->before_us;
 	char *sql, *pat = NULL;
@@ -170,7 +176,7 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 	if ((rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
 	if (f->limit < 1 || f->limit > MQ_LIST_MAX || (f->queue &&
-	    !mq_valid_queue(f->queue)))
+	    !mq_valid_queue(f->queue)) || (f->key && !mq_valid_key(f->key)))
 		return mq__fail(c, MQ_EINVAL, "invalid list filter");
 	if ((sql = mq__list_sql(f)) == NULL ||
 	    (f->error && (pat = mq__like_substring(f->error,
@@ -184,11 +190,11 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 		goto out;
 	}
 	if (live_states(f))
-		bind_read(in, &k, f, &after, &qlen, pat, &plen, &since,
-		    &before, &limit);
+		bind_read(in, &k, f, &after, &qlen, &klen, pat, &plen,
+		    &since, &before, &limit);
 	if (f->states & 1u << MQ_ST_ARCHIVED)
-		bind_read(in, &k, f, &after, &qlen, pat, &plen, &since,
-		    &before, &limit);
+		bind_read(in, &k, f, &after, &qlen, &klen, pat, &plen,
+		    &since, &before, &limit);
 	if (live_states(f) && (f->states & 1u << MQ_ST_ARCHIVED))
 		mq__bind_u64(&in[k++], &limit);
 	mq__inspect_bind_row(r);

@@ -89,6 +89,8 @@ mq__inspect_bind_row(struct row *r)
 	mq__bind_i32(&o[24], &r->token);
 	mq__bind_text_out(&o[25], r->anchor, sizeof r->anchor - 1, &r->len[25],
 	    &r->null[25]);
+	mq__bind_text_out(&o[26], r->j.key, sizeof r->j.key, &r->len[26],
+	    &r->null[26]);
 }
 
 /* Column col, of len bytes, into a new buffer *p (NULL if null). */
@@ -169,6 +171,8 @@ mq__inspect_finish_row(struct mq_conn *c, MYSQL_STMT *st, struct row *r)
 	j->has_dedup = !r->null[21];
 	j->dedup_len = j->has_dedup ? cut(r->len[21], sizeof j->dedup_key) :
 	    0;
+	j->has_key = !r->null[26];
+	j->key_len = j->has_key ? cut(r->len[26], sizeof j->key) : 0;
 	rc = fetch_bytes(c, st, 17, r->len[17], r->null[17], &j->error,
 	    &j->error_len);
 	if (rc == MQ_OK)

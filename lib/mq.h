@@ -70,6 +70,16 @@ int mq_valid_queue(const char *s);
  */
 int mq_valid_queue_list(const char *s);
 
+/** Longest job key (mq push --key). */
+#define MQ_KEY_MAX 255
+
+/**
+ * Nonzero if s is a job key (the job_key column, what a per-key limit
+ * counts by): 1 to MQ_KEY_MAX bytes, none of them a control byte
+ * (0x00-0x1F, 0x7F); any other byte, UTF-8 or not.
+ */
+int mq_valid_key(const char *s);
+
 /**
  * Parses a duration: an integer with an optional unit (ms, s, m, h, d),
  * or several such terms ("1h30m"); a bare integer is seconds.
@@ -212,6 +222,9 @@ struct mq_push_opts {
 	int64_t every_us;	/* > 0: recurring (single push only): an ack
 				 * makes it due again this long after its
 				 * due time, not done */
+	const char *key;	/* optional job key (mq_valid_key): what a
+				 * per-key limit counts by; every job of a
+				 * batch gets it */
 };
 
 /** Defaults for struct mq_push_opts. */
@@ -698,6 +711,9 @@ struct mq_job_info {
 	int has_dedup;
 	int has_token;		/* a lease token is set */
 	char every_anchor[MQ_ISO_SIZE];	/* recurring: "" if not */
+	unsigned char key[MQ_KEY_MAX + 1];	/* job_key (not terminated) */
+	size_t key_len;
+	int has_key;
 };
 
 /** Frees what a struct mq_job_info holds (not the struct). */
@@ -754,6 +770,8 @@ struct mq_list_filter {
 	int64_t before_us;	/* its time longer ago than this; < 0: any */
 	uint64_t after;		/* ids above this only */
 	unsigned limit;		/* 1..MQ_LIST_MAX */
+	const char *key;	/* only jobs of this key (mq_valid_key), or
+				 * NULL */
 };
 #define MQ_LIST_DEFAULT 100
 #define MQ_LIST_MAX 10000

@@ -1,7 +1,8 @@
 /*
  * parse.c: the checks on everything a user types that the library takes:
- * table and queue names, durations, receipts, times. Nothing here touches
- * the server; a name that passes is safe inside backticks.
+ * table and queue names, job keys, durations, receipts, times. Nothing
+ * here touches the server; a name that passes is safe inside backticks
+ * (a key is never SQL text: it is bound).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,21 @@ mq_valid_queue(const char *s)
 			return 0;
 	}
 	return n >= 1 && n <= MQ_QUEUE_MAX;
+}
+
+int
+mq_valid_key(const char *s)
+{
+	size_t n;
+
+	if (s == NULL)
+		return 0;
+	for (n = 0; s[n]; n++) {
+		unsigned char ch = (unsigned char)s[n];
+		if (ch < 0x20 || ch == 0x7f || n == MQ_KEY_MAX)
+			return 0;
+	}
+	return n >= 1;
 }
 
 size_t

@@ -39,14 +39,15 @@ static const char sql_live_key_7[] =
 /* Rows per multi-row INSERT, and bytes of payload per batch. */
 #define BATCH_ROWS 1000
 #define BATCH_BYTES (4UL << 20)
-/* Parameters each row binds. */
+/* Parameters each row binds; one more with a key (the last). */
 #define ROW_PARAMS 5
+#define ROW_PARAMS_MAX (ROW_PARAMS + 1)
 
 /* The values every row of one push shares, bound from here. */
 struct shared {
 	struct mq_push_opts o;
 	char at[40];		/* o.at as the server's CAST reads it */
-	unsigned long queue_len, due_len;
+	unsigned long queue_len, due_len, key_len;
 	int32_t priority;
 	uint32_t max_attempts;
 	int64_t due_num;
@@ -66,7 +67,7 @@ struct mq_batch {
 	unsigned char *buf;
 	size_t off[BATCH_ROWS];
 	unsigned long len[BATCH_ROWS];
-	MYSQL_BIND bind[BATCH_ROWS * ROW_PARAMS];
+	MYSQL_BIND bind[BATCH_ROWS * ROW_PARAMS_MAX];
 };
 
 /* The due-time expression for o and its parameter. */
@@ -90,11 +91,13 @@ due_sql(const struct mq_push_opts *o, int64_t *num, const char **str)
  * push may add the dedup key and the recurrence, whose anchor is the
  * first due time: the same expression again (UTC_TIMESTAMP is the
  * statement's start, so both agree), not a reference to available_at,
- * which would need SELECT on it and a producer has none. */
+ * which would need SELECT on it and a producer has none. A job key is
+ * the last column, of every row; without one the statement is the same
+ * as before keys were. */
 static char *
 insert_sql(const struct mq_push_opts *o, size_t n, int single)
 {
-	char head[sizeof sql_insert_head + 48], row[224];
+	char head[sizeof sql_insert_head + 64], row[232], cols[64];
 	const char *due_str, *due;
 	int64_t due_num;
 	int every = single && o->every_us > 0;
@@ -102,10 +105,13 @@ insert_sql(const struct mq_push_opts *o, size_t n, int single)
 	char *sql, *p;
 
 	due = due_sql(o, &due_num, &due_str);
-	snprintf(head, sizeof head, sql_insert_head, every ?
-	    ", dedup_key, every_us, every_anchor" : single ? ", dedup_key" : "");
-	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s%s%s)",
-	    due, single ? ", ?" : "", every ? ", ?, " : "", every ? due : "");
+	snprintf(cols, sizeof cols, "%s%s", every ?
+	    ", dedup_key, every_us, every_anchor" : single ? ", dedup_key" : "",
+	    o->key ? ", job_key" : "");
+	snprintf(head, sizeof head, sql_insert_head, cols);
+	snprintf(row, sizeof row, "(?, ?, ?, %s, UTC_TIMESTAMP(6), ?%s%s%s%s)",
+	    due, single ? ", ?" : "", every ? ", ?, " : "", every ? due : "",
+	    o->key ? ", ?" : "");
 	hl = strlen(head);
 	rl = strlen(row);
 	sql = malloc(hl + n * (rl + 2) + 1);
@@ -210,6 +216,7 @@ init_shared(struct shared *v, const struct mq_push_opts *o)
 	}
 	v->priority = o->priority;
 	v->max_attempts = o->max_attempts;
+	v->key_len = o->key ? (unsigned long)strlen(o->key) : 0;
 	due_sql(&v->o, &v->due_num, &v->due_str);
 }
 
@@ -340,7 +347,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
 {
 	struct shared v;
-	MYSQL_BIND bind[ROW_PARAMS + 3];
+	MYSQL_BIND bind[ROW_PARAMS + 4];
 	unsigned long plen = (unsigned long)len, klen = 0;
 	int64_t every = o->every_us;
 	struct one one;
@@ -350,6 +357,8 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	*existed = 0;
 	if (o->every_us < 0)
 		return mq__fail(c, MQ_EINVAL, "negative recurrence");
+	if (o->key && !mq_valid_key(o->key))
+		return mq__fail(c, MQ_EINVAL, "invalid job key");
 	if (len > mq_max_payload(c))
 		return too_big(c, len);
 	memset(&v, 0, sizeof v);
@@ -371,6 +380,10 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		mq__bind_i64(&bind[6], &every);
 		bind[7] = bind[3];	/* the anchor: the due time again */
 	}
+	/* the job key: the last parameter */
+	if (o->key)
+		mq__bind_blob(&bind[every > 0 ? 8 : o->dedup ? 6 : 5], o->key,
+		    &v.key_len);
 	one.st = st;
 	one.bind = bind;
 	one.o = o;
@@ -396,6 +409,10 @@ mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
 	if (o->dedup || o->every_us) {
 		mq__fail(c, MQ_EINVAL, "a dedup key or a recurrence is for "
 		    "one job at a time");
+		return NULL;
+	}
+	if (o->key && !mq_valid_key(o->key)) {
+		mq__fail(c, MQ_EINVAL, "invalid job key");
 		return NULL;
 	}
 	if ((b = calloc(1, sizeof *b)) == NULL) {
@@ -439,9 +456,12 @@ flush(struct mq_batch *b)
 		return c->err.status;
 	}
 	for (i = 0; i < b->rows; i++) {
-		MYSQL_BIND *r = &b->bind[i * ROW_PARAMS];
+		MYSQL_BIND *r = &b->bind[i * (b->v.o.key ? ROW_PARAMS_MAX :
+		    ROW_PARAMS)];
 		bind_row(&b->v, r);
 		mq__bind_blob(&r[4], b->buf + b->off[i], &b->len[i]);
+		if (b->v.o.key)
+			mq__bind_blob(&r[5], b->v.o.key, &b->v.key_len);
 	}
 	/* one multi-row INSERT is one transaction: all of it or none (with
 	 * the wakeup of other Galera nodes' waiters, if any) */

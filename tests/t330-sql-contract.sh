@@ -88,7 +88,7 @@ if command -v strings >/dev/null 2>&1; then
       esac
     done | tr '\n' '|')
   ins='INSERT INTO `{{TABLE}}` (queue,|'
-  is "$notmq" "SHOW CREATE TABLE \`{{TABLE}}\`|$ins$ins${ins}SELECT id, queue, CASE|SELECT seq, event, state,|SELECT /* mq-wait \`{{TABLE}}\`|INSERT INTO \`{{TABLE}}_waiters\` (node,|DELETE FROM \`{{TABLE}}_waiters\` WHERE|UPDATE \`{{TABLE}}_waiters\` SET wakes|" \
+  is "$notmq" "SHOW CREATE TABLE \`{{TABLE}}\`|$ins$ins$ins${ins}SELECT id, queue, CASE|SELECT seq, event, state,|SELECT /* mq-wait \`{{TABLE}}\`|INSERT INTO \`{{TABLE}}_waiters\` (node,|DELETE FROM \`{{TABLE}}_waiters\` WHERE|UPDATE \`{{TABLE}}_waiters\` SET wakes|" \
     "every other statement of mq-sql(7) is a string of the mq binary"
 else
   not_ok "strings (binutils) finds the statements in the mq binary"

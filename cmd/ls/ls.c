@@ -1,5 +1,5 @@
 /*
- * ls.c: mq ls: jobs by queue, state, error text and time, oldest first,
+ * ls.c: mq ls: jobs by queue, key, state, error text and time, oldest first,
  * a page at a time: a table for people (ls/table.c), JSON lines or bare
  * ids for programs.
  */
@@ -10,7 +10,7 @@
 
 #include "ls.h"
 
-enum { OPT_STATE = OPT_CMD, OPT_ERROR, OPT_SINCE, OPT_BEFORE, OPT_LIMIT,
+enum { OPT_STATE = OPT_CMD, OPT_KEY, OPT_ERROR, OPT_SINCE, OPT_BEFORE, OPT_LIMIT,
 	OPT_AFTER, OPT_JSON, OPT_IDS };
 
 static const struct opt opts[] = {
@@ -20,6 +20,8 @@ static const struct opt opts[] = {
 	    "only these states: ready, scheduled, leased,\nstale, done, dead, "
 	    "archived (default: all but\narchived)", COMPLETE_WORDS,
 	    "ready scheduled leased stale done dead archived", NULL, 0, 0 },
+	{ OPT_KEY, "key", 0, "KEY", "only jobs of this key (mq push --key)",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_ERROR, "error", 0, "PATTERN",
 	    "only jobs whose last error contains PATTERN\n(plain text: % and _ "
 	    "are not wildcards)", COMPLETE_NONE, NULL, NULL, 0, 0 },
@@ -102,6 +104,13 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_STATE:
 		a->f.states = parse_states(arg);
+		break;
+	case OPT_KEY:
+		if (!mq_valid_key(arg))
+			usage_error(&ls_command, "invalid --key '%s': 1 to %d "
+			    "bytes, no control characters", shown(arg),
+			    MQ_KEY_MAX);
+		a->f.key = arg;
 		break;
 	case OPT_ERROR:
 		a->f.error = arg;

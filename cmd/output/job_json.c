@@ -54,4 +54,9 @@ put_job_json(const struct mq_job_info *j)
 		printf(",\"archived_at\":\"%s\"", j->archived_at);
 	else
 		printf(",\"archived_at\":null");
+	printf(",\"key\":");
+	if (j->has_key)
+		JSON_STR(j->key, j->key_len);
+	else
+		printf("null");
 }

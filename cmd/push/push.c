@@ -11,7 +11,7 @@
 #include "push.h"
 
 enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
-    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_QUIET };
+    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET };
 
 static const struct opt opts[] = {
 	{ OPT_LINES, "lines", 0, NULL, "one job per line of standard input",
@@ -36,6 +36,9 @@ static const struct opt opts[] = {
 	{ OPT_DEDUP, "dedup", 0, "KEY",
 	    "if a live job has KEY, print its id instead", COMPLETE_NONE, NULL,
 	    NULL, FORM(0), 0 },
+	{ OPT_KEY, "key", 0, "KEY", "the job's key, what a per-key limit "
+	    "counts by\n(mq-limit(1)); every job of a stream",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_QUIET, "quiet", 0, NULL,
 	    "no summary (nor progress) on standard error", COMPLETE_NONE, NULL,
 	    NULL, FORM(1), 0 },
@@ -89,6 +92,13 @@ option(void *ctx, int id, const char *arg)
 			usage_error(&push_command, "--dedup takes a key of 1 to 255 "
 			    "bytes");
 		o->dedup = arg;
+		break;
+	case OPT_KEY:
+		if (!mq_valid_key(arg))
+			usage_error(&push_command, "invalid --key '%s': 1 to %d "
+			    "bytes, no control characters", shown(arg),
+			    MQ_KEY_MAX);
+		o->key = arg;
 		break;
 	case OPT_EVERY:
 		o->every_us = duration_arg(&push_command, "--every", arg);

@@ -67,6 +67,8 @@ show_text(const struct mq_job_info *j, const char *path, int first)
 		put_when_line("finished", j->finished_at, -j->finished_ago_us);
 	if (j->error)
 		put_text_line("error", j->error, j->error_len);
+	if (j->has_key)
+		put_text_line("key", j->key, j->key_len);
 	if (j->has_dedup)
 		put_text_line("dedup key", j->dedup_key, j->dedup_len);
 	if (j->archived)

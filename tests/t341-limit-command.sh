@@ -1,0 +1,147 @@
+#!/bin/sh
+# The producer's and the operator's side of limits (issue 31): mq push
+# --key stores the job's key (one job, --lines, -0, with --dedup, --every
+# and --delay), refuses a bad key with one line and status 64 and writes
+# nothing; mq show, mq ls --key and the JSON of show, ls and why show it,
+# escaped.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
+
+# has ACTUAL TEXT DESCRIPTION: ACTUAL contains TEXT, as it is
+has() {
+  case $1 in
+  *"$2"*) ok "$3" ;;
+  *) not_ok "$3" "got: '$1'
+expected to contain: '$2'" ;;
+  esac
+}
+key_of() { sql "SELECT IFNULL(HEX(job_key), 'NULL') FROM mq_jobs WHERE id = $1"; }
+hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n' | tr a-f A-F; }
+
+# ---- push --key ----
+run "$MQ" push --queue k --key customer:42 one
+a=$OUT
+is "$RC:$(key_of "$a")" "0:$(hex customer:42)" "push --key stores the key in job_key"
+run "$MQ" push --queue k none
+is "$RC:$(key_of "$OUT")" "0:NULL" "a push without --key leaves job_key NULL"
+printf 'l1\nl2\nl3\n' >"$T_TMP/lines"
+run "$MQ" push --lines --quiet --queue k --key repo/web <"$T_TMP/lines"
+lines=$(printf '%s\n' "$OUT" | tr '\n' ,)
+is "$RC:$(sql "SELECT GROUP_CONCAT(payload, '=', job_key ORDER BY id) FROM mq_jobs WHERE id IN (${lines%,})")" \
+  "0:l1=repo/web,l2=repo/web,l3=repo/web" "push --lines --key: every job of the stream has the key"
+printf 'z1\0z2\0' | "$MQ" push -0 --quiet --queue k --key 'z key' >"$T_TMP/ids0"
+is "$(sql "SELECT GROUP_CONCAT(payload, '=', job_key ORDER BY id) FROM mq_jobs WHERE job_key = 'z key'")" \
+  "z1=z key,z2=z key" "push -0 --key: every record's job has the key"
+dd=$("$MQ" push --queue k --dedup d1 --key kd dedup)
+is "$(sql "SELECT CONCAT(dedup_key, '/', job_key) FROM mq_jobs WHERE id = $dd")" "d1/kd" \
+  "--dedup with --key: both keys stored"
+is "$("$MQ" push --queue k --dedup d1 --key other again)" "$dd" \
+  "--dedup still finds the live job (the key is not part of it)"
+e=$("$MQ" push --queue k --every 1h --key ke recurring)
+is "$(sql "SELECT CONCAT(every_us, '/', job_key) FROM mq_jobs WHERE id = $e")" "3600000000/ke" \
+  "--every with --key"
+e2=$("$MQ" push --queue k --every 1h --dedup de --key ke2 both)
+is "$(sql "SELECT CONCAT(every_us, '/', dedup_key, '/', job_key) FROM mq_jobs WHERE id = $e2")" \
+  "3600000000/de/ke2" "--every, --dedup and --key together"
+l=$("$MQ" push --queue k --delay 1h --key kl later)
+is "$(sql "SELECT CONCAT(available_at > UTC_TIMESTAMP(6) + INTERVAL 59 MINUTE, '/', job_key) FROM mq_jobs WHERE id = $l")" \
+  "1/kl" "--delay with --key"
+at=$(printf '%s\n' "4f" | "$MQ" push --queue k --at @2000000000 --key kat)
+is "$(key_of "$at")" "$(hex kat)" "--at with --key (payload from stdin)"
+k255=$(head -c 255 /dev/zero | tr '\0' k)
+run "$MQ" push --queue k --key "$k255" long
+is "$RC:$(sql "SELECT LENGTH(job_key) FROM mq_jobs WHERE id = ${OUT:-0}")" "0:255" \
+  "a key of 255 bytes is taken"
+# any byte but control bytes: UTF-8, quotes, a backslash, a byte that is
+# no UTF-8
+odd=$(printf 'cl\303\251 "q" a\\b \377')
+run "$MQ" push --queue k --key "$odd" odd
+o=$OUT
+is "$RC:$(key_of "$o")" "0:$(hex "$odd")" "a key of UTF-8, quotes, a backslash and a byte 0xff is stored as given"
+
+# ---- bad keys: one line, 64, nothing written ----
+sum=$(table_sum)
+k256=$(head -c 256 /dev/zero | tr '\0' k)
+msg="1 to 255 bytes, no control characters"
+expect_status 64 "push --key '' is refused" "$MQ" push --queue k --key '' x
+is "$ERR" "mq push: invalid --key '': $msg" "  its message"
+expect_status 64 "push --key of 256 bytes is refused" "$MQ" push --queue k --key "$k256" x
+like "$ERR" "mq push: invalid --key 'kkkk*...': $msg" "  its message"
+expect_status 64 "push --key with a tab is refused" "$MQ" push --queue k --key "$(printf 'a\tb')" x
+is "$ERR" "mq push: invalid --key 'a\\x09b': $msg" "  its message shows the byte escaped"
+expect_status 64 "push --key with a newline is refused" "$MQ" push --queue k --key "$(printf 'a\nb')" x
+is "$ERR" "mq push: invalid --key 'a\\x0ab': $msg" "  its message"
+expect_status 64 "push --key with DEL (0x7f) is refused" "$MQ" push --queue k --key "$(printf 'a\177')" x
+is "$ERR" "mq push: invalid --key 'a\\x7f': $msg" "  its message"
+expect_status 64 "push --key with ESC is refused" "$MQ" push --queue k --key "$(printf '\033[31m')" x
+is "$ERR" "mq push: invalid --key '\\x1b[31m': $msg" "  its message"
+expect_status 64 "push --lines --key '' is refused" sh -c '"$0" push --lines --queue k --key "" <"$1"' "$MQ" "$T_TMP/lines"
+is "$ERR" "mq push: invalid --key '': $msg" "  its message"
+expect_status 64 "push -0 --key of 256 bytes is refused" sh -c 'printf "a\0" | "$0" push -0 --queue k --key "$1"' "$MQ" "$k256"
+expect_status 64 "push --lines --key with a control byte is refused" sh -c '"$0" push --lines --queue k --key "$1" <"$2"' "$MQ" "$(printf 'x\001')" "$T_TMP/lines"
+is "$ERR" "mq push: invalid --key 'x\\x01': $msg" "  its message"
+is "$OUT" "" "  no id printed"
+expect_status 64 "push --key without a value" "$MQ" push --queue k x --key
+is "$(table_sum)" "$sum" "the refused pushes wrote nothing"
+
+# ---- show ----
+run "$MQ" show "$a"
+like "$RC:$OUT" "0:*
+key: customer:42
+*" "mq show has a key line"
+run "$MQ" show "$o"
+is "$(printf '%s\n' "$OUT" | grep '^key: ')" 'key: clé "q" a\\b \xff' \
+  "mq show: the key escaped (UTF-8 as is, a backslash doubled, an invalid byte as \\xHH)"
+run "$MQ" show --json "$o"
+has "$OUT" ',"key":"clé \"q\" a\\b \ufffd",' "mq show --json: the key JSON-escaped"
+run "$MQ" show "$(sql "SELECT id FROM mq_jobs WHERE job_key IS NULL LIMIT 1")"
+is "$RC:$(printf '%s\n' "$OUT" | grep -c '^key: ')" "0:0" "mq show: no key line for a job without a key"
+run "$MQ" show --json "$(sql "SELECT id FROM mq_jobs WHERE job_key IS NULL LIMIT 1")"
+like "$OUT" '*,"key":null,*' "mq show --json: key null for a job without one"
+run "$MQ" show "$dd"
+like "$OUT" "*
+key: kd
+dedup key: d1
+*" "mq show: the key beside the dedup key"
+
+# ---- why --json ----
+run "$MQ" why --json "$a"
+like "$OUT" '*,"key":"customer:42",*' "mq why --json has the key"
+
+# ---- ls --key ----
+run "$MQ" ls --key repo/web --ids
+is "$RC:$(printf '%s\n' "$OUT" | tr '\n' ,)" "0:$lines" "mq ls --key: the jobs of that key, no other"
+run "$MQ" ls --key repo/web --queue k --state ready --ids
+is "$RC:$(printf '%s\n' "$OUT" | tr '\n' ,)" "0:$lines" "mq ls --key with --queue and --state"
+run "$MQ" ls --key repo/web --queue other --ids
+is "$RC:$OUT" "1:" "mq ls --key of another queue: none (status 1)"
+run "$MQ" ls --key nobody
+is "$RC" 1 "mq ls --key with no job: status 1"
+run "$MQ" ls --key "$odd" --json
+like "$RC:$OUT" "0:{\"id\":$o,*" "mq ls --key with odd bytes finds the job"
+has "$OUT" ',"key":"clé \"q\" a\\b \ufffd"}' "  its JSON key escaped"
+is "$(printf '%s\n' "$OUT" | wc -l)" 1 "  that job alone"
+run "$MQ" ls --queue k --limit 1 --json
+like "$OUT" '*,"key":"customer:42"}' "mq ls --json has the key"
+run "$MQ" ls --key "$k255" --ids
+is "$RC:$(printf '%s\n' "$OUT" | wc -l)" "0:1" "mq ls --key of 255 bytes"
+expect_status 64 "mq ls --key '' is refused" "$MQ" ls --key ''
+is "$ERR" "mq ls: invalid --key '': $msg" "  its message"
+expect_status 64 "mq ls --key of 256 bytes is refused" "$MQ" ls --key "$k256"
+expect_status 64 "mq ls --key with a control byte is refused" "$MQ" ls --key "$(printf 'a\tb')"
+is "$ERR" "mq ls: invalid --key 'a\\x09b': $msg" "  its message"
+
+# ---- archived jobs keep their key ----
+ar=$("$MQ" push --queue arch --key customer:42 archived)
+rcpt=$("$MQ" pop --queue arch -o /dev/null)
+"$MQ" ack "$rcpt"
+"$MQ" archive --older-than 0s --quiet >/dev/null 2>&1
+is "$(sql "SELECT HEX(job_key) FROM mq_jobs_archive WHERE id = $ar")" "$(hex customer:42)" \
+  "mq archive copies the key"
+run "$MQ" ls --state archived --key customer:42 --ids
+is "$RC:$OUT" "0:$ar" "mq ls --state archived --key finds the archived job"
+run "$MQ" ls --state done,archived --key customer:42 --ids
+is "$RC:$(printf '%s\n' "$OUT" | tr '\n' ,)" "0:$ar," "mq ls over both tables with --key"
+run "$MQ" show --json "$ar"
+like "$OUT" '*"state":"archived",*"key":"customer:42",*' "mq show of an archived job has its key"
+done_testing
