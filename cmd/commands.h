@@ -14,6 +14,7 @@ int cmd_archive(int argc, char **argv, struct mq_global *g);
 int cmd_extend(int argc, char **argv, struct mq_global *g);
 int cmd_fail(int argc, char **argv, struct mq_global *g);
 int cmd_init(int argc, char **argv, struct mq_global *g);
+int cmd_limit(int argc, char **argv, struct mq_global *g);
 int cmd_pause(int argc, char **argv, struct mq_global *g);
 int cmd_pop(int argc, char **argv, struct mq_global *g);
 int cmd_purge(int argc, char **argv, struct mq_global *g);
@@ -40,6 +41,7 @@ extern const struct command ack_command, archive_command, cancel_command,
 extern const struct command why_command, ls_command;
 extern const struct command retry_command;
 extern const struct command show_command;
+extern const struct command limit_command;
 extern const struct command top_command;
 
 #endif

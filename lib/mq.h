@@ -653,6 +653,42 @@ enum mq_status mq_set_paused(struct mq_conn *c, const char *queue,
     int paused, int *changed);
 
 /**
+ * A queue's limits (<table>_queues; mq-limit(1)), enforced at claim
+ * time: 0 is no limit. concurrency: jobs of the queue holding a live
+ * lease at once; per_key: of one key. rate claims of the queue in any
+ * rate_us microseconds, key_rate of one key in key_rate_us (both of a
+ * pair set, or both 0).
+ */
+struct mq_limits {
+	uint32_t concurrency;
+	uint32_t per_key;
+	uint32_t rate;
+	uint64_t rate_us;
+	uint32_t key_rate;
+	uint64_t key_rate_us;
+};
+
+/** Which limits mq_limits_set writes (bits); the others stay. */
+#define MQ_LIMIT_CONCURRENCY 1u
+#define MQ_LIMIT_PER_KEY 2u
+#define MQ_LIMIT_RATE 4u	/* rate and rate_us */
+#define MQ_LIMIT_KEY_RATE 8u	/* key_rate and key_rate_us */
+#define MQ_LIMIT_ALL 15u
+
+/**
+ * Sets the limits of queue that which names to l's values (0: none,
+ * NULL in the table), one upsert of its row in <table>_queues; the
+ * others, and whether it is paused, stay. MQ_EINVAL for a bad queue
+ * name or half a rate.
+ */
+enum mq_status mq_limits_set(struct mq_conn *c, const char *queue,
+    unsigned which, const struct mq_limits *l);
+
+/** The limits of queue into *l (all 0 if it has no row). */
+enum mq_status mq_limits_get(struct mq_conn *c, const char *queue,
+    struct mq_limits *l);
+
+/**
  * Deletes a queue's waiting jobs (ready, scheduled), and its leased ones
  * too if leased; by primary key in batches. *deleted counts them.
  */

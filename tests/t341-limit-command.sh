@@ -3,7 +3,9 @@
 # --key stores the job's key (one job, --lines, -0, with --dedup, --every
 # and --delay), refuses a bad key with one line and status 64 and writes
 # nothing; mq show, mq ls --key and the JSON of show, ls and why show it,
-# escaped.
+# escaped. mq limit shows, sets and clears a queue's limits in its row of
+# <table>_queues (text and JSON), keeps its pause, makes no row to clear,
+# and refuses bad input with one line and status 64, changing nothing.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
 
@@ -144,4 +146,90 @@ run "$MQ" ls --state done,archived --key customer:42 --ids
 is "$RC:$(printf '%s\n' "$OUT" | tr '\n' ,)" "0:$ar," "mq ls over both tables with --key"
 run "$MQ" show --json "$ar"
 like "$OUT" '*"state":"archived",*"key":"customer:42",*' "mq show of an archived job has its key"
+# ---- mq limit ----
+limits() { sql "SELECT CONCAT_WS(' ', IFNULL(concurrency, '-'), IFNULL(per_key, '-'), IFNULL(rate, '-'), IFNULL(rate_us, '-'), IFNULL(key_rate, '-'), IFNULL(key_rate_us, '-'), paused) FROM mq_jobs_queues WHERE queue = '$1'"; }
+rows() { sql "SELECT COUNT(*) FROM mq_jobs_queues"; }
+run "$MQ" limit deploy
+is "$RC:$OUT" "0:no limits" "mq limit QUEUE without limits: no limits"
+run "$MQ" limit deploy --json
+is "$RC:$OUT" '0:{"queue":"deploy","concurrency":null,"per_key":null,"rate":null,"rate_us":null,"key_rate":null,"key_rate_us":null}' \
+  "mq limit --json without limits: nulls"
+is "$(rows)" 0 "showing makes no row"
+run "$MQ" limit deploy --per-key 1
+is "$RC:$OUT" "0:per-key 1" "mq limit --per-key 1: sets it, shows it"
+is "$(limits deploy)" "- 1 - - - - 0" "  the row: per_key 1, nothing else"
+run "$MQ" limit --concurrency 3 deploy
+is "$RC:$OUT" "0:concurrency 3
+per-key 1" "mq limit --concurrency 3 (before the queue): per-key stays"
+is "$(limits deploy)" "3 1 - - - - 0" "  the row: both"
+run "$MQ" limit deploy --concurrency 5 --per-key 2 --json
+is "$RC:$OUT" '0:{"queue":"deploy","concurrency":5,"per_key":2,"rate":null,"rate_us":null,"key_rate":null,"key_rate_us":null}' \
+  "both in one call, JSON"
+is "$(limits deploy)" "5 2 - - - - 0" "  the row"
+run "$MQ" limit deploy --concurrency 4294967295
+is "$RC:$OUT" "0:concurrency 4294967295
+per-key 2" "the largest limit, 4294967295"
+run "$MQ" limit deploy --clear-per-key
+is "$RC:$OUT" "0:concurrency 4294967295" "--clear-per-key removes that one"
+is "$(limits deploy)" "4294967295 - - - - - 0" "  the row"
+run "$MQ" limit deploy --clear-concurrency --per-key 7
+is "$RC:$OUT" "0:per-key 7" "--clear-concurrency with --per-key"
+"$MQ" pause deploy >/dev/null
+run "$MQ" limit deploy --concurrency 2
+is "$RC:$(limits deploy)" "0:2 7 - - - - 1" "a paused queue stays paused when its limits change"
+"$MQ" resume deploy >/dev/null
+sql "UPDATE mq_jobs_queues SET rate = 10, rate_us = 1000000, key_rate = 2, key_rate_us = 60000000 WHERE queue = 'deploy'"
+run "$MQ" limit deploy
+is "$RC:$OUT" "0:concurrency 2
+per-key 7
+rate 10/1s
+key-rate 2/1m00s" "rates another program wrote are shown"
+run "$MQ" limit deploy --json
+is "$OUT" '{"queue":"deploy","concurrency":2,"per_key":7,"rate":10,"rate_us":1000000,"key_rate":2,"key_rate_us":60000000}' \
+  "  and in JSON"
+run "$MQ" limit deploy --per-key 3
+is "$(limits deploy)" "2 3 10 1000000 2 60000000 0" "setting one limit keeps the rates"
+"$MQ" pause deploy >/dev/null
+run "$MQ" limit deploy --clear
+is "$RC:$OUT" "0:no limits" "--clear: no limits"
+is "$(limits deploy)" "- - - - - - 1" "  every limit NULL, the rates too, the pause kept"
+"$MQ" resume deploy >/dev/null
+run "$MQ" limit never-limited --clear
+is "$RC:$OUT:$(sql "SELECT COUNT(*) FROM mq_jobs_queues WHERE queue = 'never-limited'")" \
+  "0:no limits:0" "--clear of a queue without a row makes none"
+run "$MQ" limit never-limited --clear-per-key --json
+is "$RC:$(sql "SELECT COUNT(*) FROM mq_jobs_queues WHERE queue = 'never-limited'")" \
+  "0:0" "--clear-per-key of a queue without a row makes none"
+run "$MQ" limit new.q-1 --per-key 1
+is "$RC:$(limits new.q-1)" "0:- 1 - - - - 0" "a queue without jobs nor row gets its row"
+
+# bad input: one line, 64, nothing changed
+"$MQ" limit deploy --concurrency 3 --per-key 1 >/dev/null
+sum=$(table_sum mq_jobs_queues)
+for opt in --concurrency --per-key; do
+  for v in 0 -1 x '' 4294967296 99999999999999999999 1.5 ' 1' 1e3 +1; do
+    expect_status 64 "$opt '$v' is refused" "$MQ" limit deploy $opt "$v"
+    is "$ERR" "mq limit: invalid value for $opt: '$v' (an integer from 1 to 4294967295)" \
+      "  its message"
+  done
+done
+expect_status 64 "an invalid queue name" "$MQ" limit 'a b' --per-key 1
+is "$ERR" "mq limit: invalid queue name 'a b': use 1 to 64 of A-Z a-z 0-9 _ . -" "  its message"
+expect_status 64 "a queue name with a backquote" "$MQ" limit 'x`' --clear
+expect_status 64 "a queue name of 65 characters" "$MQ" limit "$(head -c 65 /dev/zero | tr '\0' q)"
+expect_status 64 "no queue" "$MQ" limit --per-key 1
+is "$ERR" "mq limit: one QUEUE expected" "  its message"
+expect_status 64 "two queues" "$MQ" limit a b --per-key 1
+expect_status 64 "--clear with --per-key" "$MQ" limit deploy --clear --per-key 2
+is "$ERR" "mq limit: --clear removes every limit: no other limit option with it" "  its message"
+expect_status 64 "--clear with --clear-concurrency" "$MQ" limit deploy --clear-concurrency --clear
+expect_status 64 "--per-key with --clear-per-key" "$MQ" limit deploy --per-key 2 --clear-per-key
+is "$ERR" "mq limit: --per-key and --clear-per-key exclude each other" "  its message"
+expect_status 64 "--concurrency with --clear-concurrency" "$MQ" limit deploy --clear-concurrency --concurrency 2
+is "$ERR" "mq limit: --concurrency and --clear-concurrency exclude each other" "  its message"
+expect_status 64 "--rate is not an option (yet)" "$MQ" limit deploy --rate 10/s
+expect_status 64 "--queue is not an option" "$MQ" limit --queue deploy
+is "$(table_sum mq_jobs_queues):$(limits deploy)" "$sum:3 1 - - - - 0" \
+  "the refused calls changed nothing"
+expect_status 78 "a missing table: 78" "$MQ" limit --table nosuch deploy
 done_testing
