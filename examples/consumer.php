@@ -38,7 +38,9 @@ SELECT id, queue, priority, attempts, payload
   FROM `mq_jobs` FORCE INDEX (claim)
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
    AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
                 WHERE queue = ? AND state = 'ready'
                   AND available_at <= UTC_TIMESTAMP(6))
@@ -68,7 +70,9 @@ UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
        leased_by = ?
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
  ORDER BY priority, available_at, id LIMIT ?
 SQL;
 const SQL_CLAIM_READ = <<<'SQL'
@@ -161,11 +165,15 @@ ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 SQL;
 const SQL_EXTEND = <<<'SQL'
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
- WHERE id = ?
+ WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
+       (SELECT 1 FROM `mq_jobs_queues` AS l
+         WHERE l.queue = `mq_jobs`.queue AND (concurrency IS NOT NULL
+           OR per_key IS NOT NULL OR rate IS NOT NULL
+           OR key_rate IS NOT NULL)))
 SQL;
 
 /* the first schema these statements are right for */
-const SCHEMA_MIN = 7;
+const SCHEMA_MIN = 10;
 const ERROR_MAX = 4096;	/* bytes of error text kept, as mq keeps */
 
 function options(): array
@@ -296,7 +304,10 @@ function extend(PDO $db, array $o, int $id, string $token): void
 	transaction($db, function () use ($db, $t, $id, $token, $lease) {
 		if (run($db, SQL_LOCK, $t, [$id, $token])->fetch() === false)
 			throw lost($id);
-		run($db, SQL_EXTEND, $t, [$lease, $id]);
+		/* no row changed: the lease expired in a limited queue,
+		 * whose slot may be another job's (mq-sql(7)) */
+		if (run($db, SQL_EXTEND, $t, [$lease, $id])->rowCount() === 0)
+			throw lost($id);
 	});
 }
 

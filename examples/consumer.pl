@@ -40,7 +40,9 @@ SELECT id, queue, priority, attempts, payload
   FROM `mq_jobs` FORCE INDEX (claim)
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
    AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
                 WHERE queue = ? AND state = 'ready'
                   AND available_at <= UTC_TIMESTAMP(6))
@@ -70,7 +72,9 @@ UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
        leased_by = ?
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
  ORDER BY priority, available_at, id LIMIT ?
 SQL
 use constant SQL_CLAIM_READ => <<'SQL';
@@ -163,13 +167,17 @@ ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 SQL
 use constant SQL_EXTEND => <<'SQL';
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
- WHERE id = ?
+ WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
+       (SELECT 1 FROM `mq_jobs_queues` AS l
+         WHERE l.queue = `mq_jobs`.queue AND (concurrency IS NOT NULL
+           OR per_key IS NOT NULL OR rate IS NOT NULL
+           OR key_rate IS NOT NULL)))
 SQL
 
 use constant ERROR_MAX => 4096;	# bytes of error text kept, as mq keeps
 
 # the first schema these statements are right for
-use constant SCHEMA_MIN => 7;
+use constant SCHEMA_MIN => 10;
 
 # 128 random bits from the kernel, as 32 lowercase hex digits
 sub token {
@@ -276,8 +284,11 @@ sub extend {
 	transaction($db, sub {
 		run($db, SQL_LOCK, $o->{table}, I($id), $token)->fetchrow_array
 		    or lost($id);
+		# no row: the lease expired in a limited queue, whose slot
+		# may be another job's (mq-sql(7))
 		run($db, SQL_EXTEND, $o->{table},
-		    I(int($o->{extend} * 1e6 + 0.5)), I($id));
+		    I(int($o->{extend} * 1e6 + 0.5)), I($id))->rows > 0
+		    or lost($id);
 	});
 }
 

@@ -44,7 +44,9 @@ SELECT id, queue, priority, attempts, payload
   FROM `mq_jobs` FORCE INDEX (claim)
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
    AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
                 WHERE queue = ? AND state = 'ready'
                   AND available_at <= UTC_TIMESTAMP(6))
@@ -74,7 +76,9 @@ UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
        leased_by = ?
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND paused)
+                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
+                      OR per_key IS NOT NULL OR rate IS NOT NULL
+                      OR key_rate IS NOT NULL)))
  ORDER BY priority, available_at, id LIMIT ?
 """
 SQL_CLAIM_READ = """
@@ -167,10 +171,14 @@ ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 """
 SQL_EXTEND = """
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
- WHERE id = ?
+ WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
+       (SELECT 1 FROM `mq_jobs_queues` AS l
+         WHERE l.queue = `mq_jobs`.queue AND (concurrency IS NOT NULL
+           OR per_key IS NOT NULL OR rate IS NOT NULL
+           OR key_rate IS NOT NULL)))
 """
 
-SCHEMA_MIN = 7          # the first schema these statements are right for
+SCHEMA_MIN = 10         # the first schema these statements are right for
 ERROR_MAX = 4096        # bytes of error text kept, as mq keeps
 
 
@@ -268,7 +276,11 @@ def extend(db, o, job, token):
     def tx():
         if execute(db, SQL_LOCK, (job, token), o.table).fetchone() is None:
             raise lost(job)
-        execute(db, SQL_EXTEND, (int(o.extend * 1e6), job), o.table)
+        # no row changed: the lease expired in a limited queue, whose
+        # slot may be another job's (mq-sql(7), EXTENDING A LEASE)
+        if execute(db, SQL_EXTEND, (int(o.extend * 1e6), job),
+                   o.table).rowcount == 0:
+            raise lost(job)
     transaction(db, tx)
 
 

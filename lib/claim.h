@@ -41,6 +41,7 @@ struct claim {
 	int share;		/* only the node's share (Galera) */
 	uint64_t share_bind[5];	/* step, nodes, step * nodes, nodes, index */
 	int left;		/* a waiter's rows went in the claim (Galera) */
+	int limited[MQ_QUEUES_MAX];	/* the queue has limits (limits.c) */
 };
 
 /* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
@@ -60,5 +61,13 @@ enum mq_status mq__claim_share_locked(struct mq_conn *c, struct claim *cl,
  * leased with cl->token by primary key; *got of them. */
 enum mq_status mq__claim_share_update(struct mq_conn *c, struct claim *cl,
     const char *queue, uint32_t limit, uint64_t *got);
+
+/* In the claim's transaction: up to want jobs of queue that its limits
+ * allow now (limits.c), appended to cl->jobs, locked, not yet leased
+ * (the caller leases them with the claim's others). *limited 1 if the
+ * queue has limits (else nothing was taken: the plain claim's jobs are
+ * all there are). skip_locked: the server has SKIP LOCKED. */
+enum mq_status mq__claim_limited(struct mq_conn *c, struct claim *cl,
+    const char *queue, uint32_t want, int skip_locked, int *limited);
 
 #endif

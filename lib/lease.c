@@ -44,9 +44,15 @@ static const char sql_release[] =
     " attempts = IF(attempts > 0, attempts - 1, 0)"
     " WHERE " MQ_SQL_HELD;
 
+/* A lease that expired is not extended in a limited queue: its slot
+ * may be another job's by now (limits.c counts live leases), and the
+ * two would run at once. Elsewhere it is, as long as nobody claimed the
+ * job again (the lock above). */
 static const char sql_extend[] =
     "UPDATE `{{TABLE}}` SET leased_until = " MQ_SQL_NOW_PLUS_US
-    " WHERE id = ?";
+    " WHERE id = ? AND (leased_until >= " MQ_SQL_NOW " OR NOT EXISTS"
+    " (SELECT 1 FROM `{{TABLE}}_queues` AS l"
+    "  WHERE l.queue = `{{TABLE}}`.queue AND " MQ_SQL_LIMITED "))";
 
 /* Bytes of error text kept: enough for a stack trace's head, and far
  * below what a BLOB holds, so the write cannot fail on length. */
@@ -196,6 +202,10 @@ extend_tx(struct mq_conn *c, void *ctx)
 	mq__bind_i64(&in[0], &e->lease_us);
 	mq__bind_u64(&in[1], &id);
 	rc = mq__execute(c, st, in, "cannot extend lease");
+	if (rc == MQ_OK && mysql_stmt_affected_rows(st) == 0)
+		rc = mq__fail(c, MQ_ELEASE, "job %llu: lease expired, and its "
+		    "queue has limits: its slot may be another job's",
+		    (unsigned long long)id);
 	mq__release(c, st);
 	return rc;
 }

@@ -177,6 +177,11 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		if (rc == MQ_OK)
 			rc = mq__claim_fetch(c, sel, cl);
 		mq__release(c, sel);
+		/* short: the queue may be limited (the plain claim passes
+		 * over such a queue's jobs), or paused, or empty */
+		if (rc == MQ_OK && cl->n < cl->o->count)
+			rc = mq__claim_limited(c, cl, cl->queues[q],
+			    cl->o->count - (uint32_t)cl->n, 1, &cl->limited[q]);
 	}
 	if (rc != MQ_OK)
 		return rc;
@@ -209,6 +214,30 @@ read_claimed(struct mq_conn *c, struct claim *cl, const char *queue)
 		rc = mq__claim_fetch(c, st, cl);
 	mq__release(c, st);
 	return rc;
+}
+
+/* The claim of a limited queue by UPDATEs (the server may have no SKIP
+ * LOCKED): in a transaction of its own, which locks its jobs and leases
+ * them (limits.c). */
+struct limited_claim {
+	struct claim *cl;
+	const char *queue;
+	uint32_t want;
+	size_t first;		/* the claim's jobs before this queue's */
+	int limited;
+};
+
+static enum mq_status
+limited_tx(struct mq_conn *c, void *ctx)
+{
+	struct limited_claim *lc = ctx;
+	size_t leased = lc->first;
+	enum mq_status rc;
+
+	drop_jobs(lc->cl, lc->first);	/* a retried transaction */
+	rc = mq__claim_limited(c, lc->cl, lc->queue, lc->want, 0,
+	    &lc->limited);
+	return rc == MQ_OK ? lease_locked(c, lc->cl, &leased) : rc;
 }
 
 /* MQ_OK if queue has a due job (paused or not), else MQ_EMPTY. */
@@ -304,6 +333,20 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		if (rc == MQ_EUNKNOWN || read != MQ_OK) {
 			drop_jobs(cl, first);
 			orphaned(c, cl, cl->queues[q]);
+		} else if (rc == MQ_OK && k < limit) {
+			/* short: the queue may be limited (the UPDATE passes
+			 * over such a queue's jobs) */
+			struct limited_claim lc = { cl, cl->queues[q],
+			    limit - (uint32_t)k, cl->n, 0 };
+
+			rc = mq__in_tx(c, limited_tx, &lc);
+			cl->limited[q] = lc.limited;
+			if (rc == MQ_OK)
+				got += cl->n - lc.first;
+			else
+				drop_jobs(cl, lc.first);
+			if (rc == MQ_EUNKNOWN)
+				orphaned(c, cl, cl->queues[q]);
 		}
 	}
 	c->one_try = 0;

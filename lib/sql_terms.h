@@ -47,9 +47,28 @@
 #define MQ_SQL_NOT_PAUSED(t, q) \
     "NOT EXISTS (SELECT 1 FROM `" t "_queues` WHERE " MQ_SQL_PAUSED(q) ")"
 
-/* A row a claim may take, in either way of claiming (SKIP LOCKED, or
- * the UPDATE ... LIMIT fallback): due, in a queue that is not paused. */
+/* A row of <table>_queues that sets a limit (mq-limit(1); NULL: none). */
+#define MQ_SQL_LIMITED \
+    "(concurrency IS NOT NULL OR per_key IS NOT NULL OR rate IS NOT NULL" \
+    " OR key_rate IS NOT NULL)"
+
+/* Queue q is neither paused nor limited: a plain claim may take its
+ * jobs (a limited queue's are taken by limits.c's claim, which counts
+ * what its limits allow first; a program that claims by the plain
+ * statements of mq-sql(7) leaves them alone). */
+#define MQ_SQL_OPEN(t, q) \
+    "NOT EXISTS (SELECT 1 FROM `" t "_queues` WHERE queue = " q \
+    " AND (paused OR " MQ_SQL_LIMITED "))"
+
+/* A row a plain claim may take, in either way of claiming (SKIP LOCKED,
+ * or the UPDATE ... LIMIT fallback): due, in a queue that is neither
+ * paused nor limited. */
 #define MQ_SQL_CLAIMABLE(t, q) \
+    MQ_SQL_DUE_ROW(q) " AND " MQ_SQL_OPEN(t, q)
+
+/* A row a limited claim may take, once its limits allowed it: due, in
+ * a queue that is not paused. */
+#define MQ_SQL_CLAIMABLE_LIMITED(t, q) \
     MQ_SQL_DUE_ROW(q) " AND " MQ_SQL_NOT_PAUSED(t, q)
 
 /* Queue q has a job a claim would take now: due and not paused. What a

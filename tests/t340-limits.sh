@@ -1,0 +1,159 @@
+#!/bin/sh
+# Limits enforced at claim time (issue 31; mq-limit(1), lib/limits.c):
+# at most per_key jobs of a key, concurrency jobs of a queue, hold a live
+# lease at once, with both ways of claiming; a job over its key's limit
+# is skipped, not in the way of other keys' jobs behind it; a slot is the
+# lease (ack, fail, release and expiry end it; nothing else to free); an
+# expired lease of a limited queue is not extended; limits changed while
+# jobs run; 16 consumers of both ways never over the limit (the server's
+# leases sampled, and the jobs' own start and end times).
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+# limits QUEUE CONCURRENCY PER_KEY (NULL: none), by mq-limit(1) (its
+# own tests: t341)
+limits() {
+  _l=$1
+  if [ "$2" = NULL ]; then set -- "$3" --clear-concurrency; else set -- "$3" --concurrency "$2"; fi
+  if [ "$1" = NULL ]; then shift; set -- "$@" --clear-per-key; else _k=$1; shift; set -- "$@" --per-key "$_k"; fi
+  "$MQ" limit "$_l" "$@" >/dev/null || not_ok "mq limit $_l $*"
+}
+# payloads PAYLOADS...: of pop --json's jobs (in claim order)
+payloads() { printf '%s\n' "$OUT" | grep -o '"payload":"[^"]*"' | sed 's/"payload":"//; s/"$//' | tr '\n' ' ' | sed 's/ $//'; }
+# keyed QUEUE KEY PAYLOAD [PRIORITY]: a job with a key (mq push --key)
+keyed() {
+  "$MQ" push --queue "$1" --key "$2" --priority "${4:-0}" "$3" >/dev/null
+}
+live() { # live QUEUE [KEY]: jobs whose lease is live
+  sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$1' AND state = 'leased'
+       AND leased_until >= UTC_TIMESTAMP(6) ${2:+AND job_key = '$2'}"
+}
+
+for claim in skip-locked update; do
+  q=pk-$claim
+  # per key 1: the second job of key a is skipped, b's behind it taken
+  keyed $q a a1; keyed $q a a2; keyed $q b b1; keyed $q a a3
+  sql "INSERT INTO mq_jobs (queue, payload) VALUES ('$q', 'nokey')"
+  limits $q NULL 1
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --receipt-file "$T_TMP/r.a1"
+  is "$RC:$OUT" "0:a1" "$claim: the head, a1"
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --receipt-file "$T_TMP/r.b1"
+  is "$RC:$OUT" "0:b1" "$claim: a is full: its a2 is skipped, b1 behind it taken"
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --receipt-file "$T_TMP/r.nokey"
+  is "$RC:$OUT" "0:nokey" "$claim: a job without a key is not limited by a key"
+  expect_status 1 "$claim: then nothing (a and b full)" \
+    "$MQ" pop --queue $q --claim=$claim --lease 1m
+  is "$(live $q a):$(live $q b)" "1:1" "$claim: one live lease per key"
+  "$MQ" ack "$(cat "$T_TMP/r.a1")"
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --receipt-file "$T_TMP/r.a2"
+  is "$RC:$OUT" "0:a2" "$claim: the ack ended a's slot: a2 now"
+  "$MQ" fail --error x "$(cat "$T_TMP/r.a2")" >/dev/null
+  sql "UPDATE mq_jobs SET available_at = UTC_TIMESTAMP(6) WHERE payload = 'a2'"
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --count 5 --json
+  is "$RC:$(payloads)" "0:a3" "$claim: a fail ends it too (a3, due before a2 again; --count 5 takes one of a)"
+  # pop --count takes up to N that may run: per key 2, a3 and a second
+  limits $q NULL 3
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --count 5 --json
+  is "$RC:$(payloads)" "0:a2" "$claim: per key raised to 3: a2 (a3 holds one; b1 has b's only job)"
+  is "$(live $q a)" 2 "$claim: a's two live leases"
+
+  # the queue's concurrency: 2 at once, whatever the keys
+  q=cc-$claim
+  for i in 1 2 3 4; do keyed $q k$i j$i; done
+  limits $q 2 NULL
+  run "$MQ" pop --queue $q --claim=$claim --lease 1s --count 4 --json
+  is "$RC:$(payloads)" "0:j1 j2" "$claim: concurrency 2: --count 4 gets 2"
+  expect_status 1 "$claim: a third claim gets nothing" "$MQ" pop --queue $q --claim=$claim --lease 1m
+  # expiry ends a slot: no sweeper, no repair (a consumer killed -9)
+  sleep 1.2
+  run "$MQ" pop --queue $q --claim=$claim --lease 1m --count 4 --json
+  is "$RC:$(payloads)" "0:j3 j4" "$claim: the leases expired: two more"
+  is "$(live $q)" 2 "$claim: two live leases"
+done
+
+# priority holds among the jobs that may run
+keyed pr a low 5; keyed pr b high 1; keyed pr a urgent 0
+limits pr NULL 1
+run "$MQ" pop --queue pr --lease 1m
+is "$OUT" urgent "priority first"
+run "$MQ" pop --queue pr --lease 1m
+is "$OUT" high "then the next that may run (a is full)"
+
+# an expired lease of a limited queue is not extended (its slot may be
+# another job's); in a queue without limits it is, as before
+keyed ex a e1; keyed ex a e2
+limits ex NULL 1
+"$MQ" pop --queue ex --lease 1s --receipt-file "$T_TMP/r.e1" >/dev/null
+sleep 1.2
+run "$MQ" pop --queue ex --lease 1m
+is "$OUT" e2 "the expired lease's slot went to e2"
+expect_status 2 "extend of the expired lease: lease lost" \
+  "$MQ" extend --lease 1m "$(cat "$T_TMP/r.e1")"
+like "$ERR" "mq extend: job * lease expired, and its queue has limits: its slot may be another job's" \
+  "and says why"
+is "$(live ex a)" 1 "still one live lease of a"
+"$MQ" push --queue free x >/dev/null
+"$MQ" pop --queue free --lease 1s --receipt-file "$T_TMP/r.free" >/dev/null
+sleep 1.2
+expect_status 0 "without limits, an expired lease nobody took is extended" \
+  "$MQ" extend --lease 1m "$(cat "$T_TMP/r.free")"
+
+# a limit lowered while jobs run: no new claim until fewer hold leases
+for i in 1 2 3 4 5; do keyed lo k$i l$i; done
+limits lo 3 NULL
+"$MQ" pop --queue lo --lease 1m --count 3 --json >/dev/null
+limits lo 1 NULL
+expect_status 1 "lowered to 1 under 3 live leases: nothing" "$MQ" pop --queue lo --lease 1m
+sql "UPDATE mq_jobs SET leased_until = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE queue = 'lo' AND payload IN ('l1', 'l2')"
+expect_status 1 "still 1 live: nothing" "$MQ" pop --queue lo --lease 1m
+sql "UPDATE mq_jobs SET leased_until = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE queue = 'lo' AND payload = 'l3'"
+run "$MQ" pop --queue lo --lease 1m
+is "$RC:$OUT" "0:l4" "none live: one more"
+"$MQ" limit lo --clear >/dev/null
+run "$MQ" pop --queue lo --lease 1m
+is "$RC:$OUT" "0:l5" "limit cleared: claimed as any queue"
+
+# 16 consumers, both ways of claiming, 3 keys at per key 1 and the
+# queue at 2: the server's live leases are sampled while they run, and
+# each job logs its start and end
+Q=fleet
+for i in $(seq 1 30); do keyed $Q k$((i % 3)) "k$((i % 3)) $i"; done
+limits $Q 2 1
+cat >"$T_TMP/job.sh" <<'EOF'
+read -r key n
+echo "$(date +%s%N) 1 $key" >>"$LOG"
+sleep 0.1
+echo "$(date +%s%N) -1 $key" >>"$LOG"
+EOF
+LOG=$T_TMP/runs.log
+export LOG
+: >"$LOG"
+pids=
+for i in $(seq 1 16); do
+  [ $((i % 2)) = 0 ] && how=skip-locked || how=update
+  "$MQ" work --queue $Q --claim=$how --lease 30s --wait 3s -- sh "$T_TMP/job.sh" \
+    2>>"$T_TMP/work.err" &
+  pids="$pids $!"
+done
+maxq=0 maxk=0
+for i in $(seq 1 300); do
+  s=$(sql "SELECT COUNT(*), COALESCE(MAX(n), 0) FROM (SELECT job_key, COUNT(*) AS n FROM mq_jobs
+           WHERE queue = '$Q' AND state = 'leased' AND leased_until >= UTC_TIMESTAMP(6)
+           GROUP BY job_key) AS k" | awk '{print $1 + 0, $2 + 0}')
+  # the first count is keys; the total is their sum: read it apart
+  t=$(live $Q)
+  k=${s#* }
+  [ "$t" -gt "$maxq" ] && maxq=$t
+  [ "$k" -gt "$maxk" ] && maxk=$k
+  [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$Q' AND state <> 'done'")" = 0 ] && break
+done
+for p in $pids; do wait "$p"; done
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$Q' AND state = 'done'")" 30 "the 16 consumers did all 30 jobs"
+check "the server never showed more than 2 live leases in the queue ($maxq)" test "$maxq" -le 2
+check "nor more than 1 of a key ($maxk)" test "$maxk" -le 1
+# the jobs' own times: the most running at once, in all and per key
+over=$(sort -n "$LOG" | awk '{ q += $2; k[$3] += $2; if (q > mq) mq = q; if (k[$3] > mk) mk = k[$3] } END { print mq + 0, mk + 0 }')
+is "$over" "2 1" "the jobs' own start and end times: at most 2 at once, 1 per key (and the limits were used)"
+is "$(sort -n "$LOG" | wc -l | tr -d ' ')" 60 "each job started and ended once"
+is "$(grep -v '^$' "$T_TMP/work.err" | grep -cv 'nothing to do\|no job' || true)" 0 "nothing on the workers' stderr"
+done_testing
