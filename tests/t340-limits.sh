@@ -156,4 +156,23 @@ over=$(sort -n "$LOG" | awk '{ q += $2; k[$3] += $2; if (q > mq) mq = q; if (k[$
 is "$over" "2 1" "the jobs' own start and end times: at most 2 at once, 1 per key (and the limits were used)"
 is "$(sort -n "$LOG" | wc -l | tr -d ' ')" 60 "each job started and ended once"
 is "$(grep -v '^$' "$T_TMP/work.err" | grep -cv 'nothing to do\|no job' || true)" 0 "nothing on the workers' stderr"
+
+# one hot key at per key 1: every claim of 16 consumers competes for its
+# one slot (without the gate's write, two claims each counted none live
+# and both took one)
+: >"$LOG"
+for i in $(seq 1 30); do keyed hot h "h $i"; done
+limits hot NULL 1
+pids=
+for i in $(seq 1 16); do
+  [ $((i % 2)) = 0 ] && how=skip-locked || how=update
+  "$MQ" work --queue hot --claim=$how --lease 30s --wait 2s -- sh "$T_TMP/job.sh" \
+    2>>"$T_TMP/work.err" &
+  pids="$pids $!"
+done
+for p in $pids; do wait "$p"; done
+is "$(sort -n "$LOG" | awk '{ k += $2; if (k > m) m = k } END { print m + 0 }')" 1 "one hot key, 16 consumers: one at a time"
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'hot' AND state = 'done'")" "30,30" \
+  "all 30 done, each claimed once"
+is "$(grep -v '^$' "$T_TMP/work.err" | grep -cv 'nothing to do\|no job' || true)" 0 "nothing on the workers' stderr"
 done_testing

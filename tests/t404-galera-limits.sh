@@ -71,5 +71,11 @@ is "${r#* }" 1 "and 1 of a key"
 is "$(gsql 1 "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'both' AND state = 'done'")" "24,24" \
   "all 24 done, each claimed once"
 
+# one hot key: every claim of the 9 consumers competes for its one slot
+r=$(round hot - 1 1 30)
+is "${r#* }" 1 "one key at per key 1, 9 consumers on 3 nodes: one at a time ($r)"
+is "$(gsql 1 "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'hot' AND state = 'done'")" "30,30" \
+  "all 30 done, each claimed once"
+
 is "$(grep -v '^$' "$T_TMP/work.err" || true)" "" "nothing on the consumers' stderr (no 1213 reached them)"
 done_testing
