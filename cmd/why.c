@@ -26,7 +26,7 @@ const struct command why_command = {
 /* The answers, and their exit statuses (mq-why(1)). */
 enum answer {
 	WHY_READY = 0, WHY_MISSING = 1, WHY_PAUSED = 10, WHY_SCHEDULED,
-	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED
+	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED, WHY_HELD
 };
 
 /* Most jobs counted ahead of a ready one: the count reads that many
@@ -67,9 +67,70 @@ put_holder(const struct mq_job_info *j)
 		printf("an unknown worker");
 }
 
+/* "1 of 3 slots" */
+static void
+put_slots(const struct mq_slots *s)
+{
+	printf("%llu of %lu slot%s", (unsigned long long)s->held,
+	    (unsigned long)s->limit, PLURAL(s->limit));
+}
+
+/* ", and 3 more" after the holders listed */
+static void
+put_more(const struct mq_slots *s)
+{
+	if (s->held > s->n)
+		printf(" and %llu more", (unsigned long long)(s->held - s->n));
+}
+
+/* What holds a ready job back: "queue 'q' has 3 of 3 slots (jobs 4, 5,
+ * 9)", "key 'k' has 1 of 1 slot, held by job 17 (worker host:pid,
+ * lease ends in 12s)", or both. */
+static void
+put_held(const struct mq_job_info *j, const struct mq_job_hold *h)
+{
+	char d[DURATION_MAX];
+	size_t i;
+
+	if (h->by_queue) {
+		printf("queue '");
+		TEXT(j->queue, j->queue_len);
+		printf("' has ");
+		put_slots(&h->queue);
+		printf(" (job%s", PLURAL(h->queue.held));
+		for (i = 0; i < h->queue.n; i++)
+			printf("%s %llu", i ? "," : "",
+			    (unsigned long long)h->queue.holder[i].id);
+		put_more(&h->queue);
+		putchar(')');
+	}
+	if (h->by_key) {
+		printf("%skey '", h->by_queue ? "; " : "");
+		TEXT(j->key, j->key_len);
+		printf("' has ");
+		put_slots(&h->key);
+		printf(", held by job%s", PLURAL(h->key.held));
+		for (i = 0; i < h->key.n; i++) {
+			const struct mq_slot_holder *o = &h->key.holder[i];
+			printf("%s %llu (", i ? "," : "",
+			    (unsigned long long)o->id);
+			if (o->leased_by_len) {
+				printf("worker ");
+				TEXT(o->leased_by, o->leased_by_len);
+			} else {
+				printf("an unknown worker");
+			}
+			printf(", lease ends in %s)", fmt_duration(d, sizeof d,
+			    o->lease_left_us < 0 ? 0 : o->lease_left_us));
+		}
+		put_more(&h->key);
+	}
+}
+
 /* The first line: the answer as a sentence. */
 static void
-sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead)
+sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
+    const struct mq_job_hold *h)
 {
 	int used_up = j->attempts >= j->max_attempts;
 
@@ -82,6 +143,10 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead)
 		else
 			printf(" (%llu job%s ahead of it)",
 			    (unsigned long long)ahead, PLURAL(ahead));
+		break;
+	case WHY_HELD:
+		printf("is ready but held back: ");
+		put_held(j, h);
 		break;
 	case WHY_PAUSED:
 		printf("waits: its queue '");
@@ -132,9 +197,20 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead)
 	putchar('\n');
 }
 
+/* "concurrency: 3 of 3 slots held" */
+static void
+put_slots_line(const char *label, const struct mq_slots *s)
+{
+	if (!s->limit)
+		return;
+	printf("%s: ", label);
+	put_slots(s);
+	printf(" held\n");
+}
+
 /* The facts, "key: value" lines. */
 static void
-facts(const struct mq_job_info *j)
+facts(const struct mq_job_info *j, const struct mq_job_hold *h)
 {
 	char d[DURATION_MAX];
 
@@ -147,6 +223,10 @@ facts(const struct mq_job_info *j)
 	put_when_line("due", j->available_at, j->due_in_us);
 	if (j->every_us > 0)
 		printf("every: %s\n", fmt_duration(d, sizeof d, j->every_us));
+	if (j->has_key)
+		put_text_line("key", j->key, j->key_len);
+	put_slots_line("concurrency", &h->queue);
+	put_slots_line("per key", &h->key);
 	if (j->has_lease) {
 		put_when_line("leased until", j->leased_until,
 		    j->lease_left_us);
@@ -162,31 +242,76 @@ facts(const struct mq_job_info *j)
 		printf("archived: %s\n", j->archived_at);
 }
 
+/* "name":{"limit":N,"held":N,"full":B,"holders":[...]}, or null */
 static void
-print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead)
+json_slots(const char *name, const struct mq_slots *s, int full)
+{
+	const struct mq_slot_holder *o;
+	size_t i;
+
+	printf("\"%s\":", name);
+	if (!s->limit) {
+		printf("null");
+		return;
+	}
+	printf("{\"limit\":%lu,\"held\":%llu,\"full\":%s,\"holders\":[",
+	    (unsigned long)s->limit, (unsigned long long)s->held,
+	    full ? "true" : "false");
+	for (i = 0; i < s->n; i++) {
+		o = &s->holder[i];
+		printf("%s{\"id\":%llu,\"leased_by\":", i ? "," : "",
+		    (unsigned long long)o->id);
+		if (o->leased_by_len)
+			put_json_string((const unsigned char *)o->leased_by,
+			    o->leased_by_len);
+		else
+			printf("null");
+		printf(",\"leased_until\":\"%s\","
+		    "\"leased_until_from_now_us\":%lld}", o->leased_until,
+		    (long long)o->lease_left_us);
+	}
+	printf("]}");
+}
+
+static void
+print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
+    const struct mq_job_hold *h, int counted)
 {
 	static const char *const names[] = { "ready", "missing", "paused",
-	    "scheduled", "leased", "stale", "dead", "done", "archived" };
+	    "scheduled", "leased", "stale", "dead", "done", "archived",
+	    "held" };
 
 	printf("{\"answer\":\"%s\",\"status\":%d,",
 	    names[a == WHY_READY ? 0 : a == WHY_MISSING ? 1 : a - 8], a);
 	put_job_json(j);
 	if (a == WHY_READY)
-		printf(",\"ahead\":%llu}\n", (unsigned long long)ahead);
+		printf(",\"ahead\":%llu", (unsigned long long)ahead);
 	else
-		printf(",\"ahead\":null}\n");
+		printf(",\"ahead\":null");
+	printf(",\"slots\":");
+	if (counted && (h->queue.limit || h->key.limit)) {
+		putchar('{');
+		json_slots("concurrency", &h->queue, h->by_queue);
+		putchar(',');
+		json_slots("per_key", &h->key, h->by_key);
+		putchar('}');
+	} else {
+		printf("null");
+	}
+	printf("}\n");
 }
 
 int
 cmd_why(int argc, char **argv, struct mq_global *g)
 {
 	struct mq_job_info j;
+	struct mq_job_hold h;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	enum answer a = WHY_MISSING;
 	uint64_t id, ahead = 0;
-	int json = 0, n;
+	int json = 0, n, counted = 0;
 
 	n = parse_options(&why_command, argc, argv, g, option, &json);
 	settle(&why_command, g, 0);
@@ -196,9 +321,17 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		usage_error(&why_command, "invalid job id '%s': a positive number, "
 		    "as push prints it", shown(argv[1]));
 
+	memset(&h, 0, sizeof h);
 	c = open_queue_table(&why_command, g);
 	st = mq_job_get(c, id, &j);
-	if (st == MQ_OK && (a = answer(&j)) == WHY_READY)
+	/* a ready job: held back by a limit of its queue, or its place */
+	if (st == MQ_OK && (a = answer(&j)) == WHY_READY) {
+		st = mq_job_held(c, &j, &h);
+		counted = st == MQ_OK;
+		if (h.by_queue || h.by_key)
+			a = WHY_HELD;
+	}
+	if (st == MQ_OK && a == WHY_READY)
 		st = mq_job_ahead(c, &j, AHEAD_MAX, &ahead);
 	e = *mq_conn_error(c);
 	mq_close(c);
@@ -216,10 +349,10 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		die(&why_command, &e);
 	}
 	if (json)
-		print_json(&j, a, ahead);
+		print_json(&j, a, ahead, &h, counted);
 	else {
-		sentence(&j, a, ahead);
-		facts(&j);
+		sentence(&j, a, ahead, &h);
+		facts(&j, &h);
 	}
 	mq_job_info_free(&j);
 	return (int)a;

@@ -545,6 +545,9 @@ struct mq_queue_stats {
 	int paused;
 	double oldest_ready_s;	/* age of the oldest due job, 0 if none */
 	struct mq_counters total;
+	uint32_t concurrency;	/* its limits (mq-limit(1)); 0: none */
+	uint32_t per_key;
+	uint64_t held_back;	/* due jobs a limit holds back now */
 };
 
 /**
@@ -769,6 +772,47 @@ enum mq_status mq_job_get(struct mq_conn *c, uint64_t id,
  */
 enum mq_status mq_job_ahead(struct mq_conn *c, const struct mq_job_info *j,
     uint64_t max, uint64_t *n);
+
+/** A job holding a slot of a limit: a live lease of its queue. */
+struct mq_slot_holder {
+	uint64_t id;
+	char leased_by[256];
+	size_t leased_by_len;	/* 0: none */
+	char leased_until[MQ_ISO_SIZE];
+	int64_t lease_left_us;	/* leased_until - now */
+};
+
+/** The holders mq_job_held lists per limit, at most. */
+#define MQ_HOLDERS_MAX 10
+
+/** The slots of one limit: its size, how many are held now (live
+ * leases; above the limit when it was lowered under them), and, when
+ * they are all held, the first MQ_HOLDERS_MAX holders, the lease that
+ * ends first first. */
+struct mq_slots {
+	uint32_t limit;		/* 0: no such limit (nothing counted) */
+	uint64_t held;
+	size_t n;		/* holders listed */
+	struct mq_slot_holder holder[MQ_HOLDERS_MAX];
+};
+
+/** Whether a limit of its queue holds a ready job back now. */
+struct mq_job_hold {
+	struct mq_slots queue;	/* concurrency: the queue's live leases */
+	struct mq_slots key;	/* per_key: its key's (a job without a key:
+				 * not counted) */
+	int by_queue, by_key;	/* that limit's slots are all held */
+};
+
+/**
+ * What the limits of j's queue (mq-limit(1)) make of j now: each limit
+ * that applies counted (one range of the index held), and the holders
+ * of a full one listed. A queue without limits, or whose name mq could
+ * not have written (its claims never read limits for it), counts
+ * nothing. Read only, no locks: the next claim may see otherwise.
+ */
+enum mq_status mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
+    struct mq_job_hold *h);
 
 /** One event of a job's history (<table>_history). */
 struct mq_history_entry {

@@ -119,6 +119,15 @@
 #define MQ_SQL_LEASE_LIVE \
     "state = 'leased' AND leased_until >= " MQ_SQL_NOW
 
+/* The keys of queue q whose live leases reach n (SQL text, as q): the
+ * keys a per-key limit of n holds full now (mq-limit(1)). A subquery
+ * of job_key values, one range of the index held (queue, state,
+ * job_key, leased_until) in key order. */
+#define MQ_SQL_FULL_KEYS(t, q, n) \
+    "SELECT job_key FROM `" t "` FORCE INDEX (held)" \
+    " WHERE queue = " q " AND " MQ_SQL_LEASE_LIVE \
+    " AND job_key IS NOT NULL GROUP BY job_key HAVING COUNT(*) >= " n
+
 /* Those states as one text column, the stored state for the others. */
 #define MQ_SQL_SHOWN_STATE \
     "CASE WHEN " MQ_SQL_STALE " THEN 'stale'" \

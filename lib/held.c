@@ -1,0 +1,205 @@
+/*
+ * held.c: what the limits of a queue (mq-limit(1)) hold back now, for
+ * operators: mq why's answer for one ready job (whose slots are full,
+ * and who holds them), mq stats' count of a queue's due jobs held
+ * back. A slot is a live lease (limits.c): these read the leases by
+ * the index held (queue, state, job_key, leased_until), never the
+ * queue's waiting jobs, but those of the keys that are full. Read only,
+ * no locks: the next claim may see otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sql_terms.h"
+
+#define LIVE_OF_QUEUE \
+    " FROM `{{TABLE}}` FORCE INDEX (held) WHERE queue = ? AND " \
+    MQ_SQL_LEASE_LIVE
+#define OF_KEY " AND job_key = ?"
+#define HOLDERS \
+    "SELECT id, leased_by, " MQ_SQL_ISO("leased_until") ", " \
+    MQ_SQL_US_FROM_NOW("leased_until")
+#define FIRST_TO_END " ORDER BY leased_until, id LIMIT ?"
+
+/* The slots held in a queue, in one key of it: its live leases. */
+const char mq__sql_slots_queue[] = "SELECT COUNT(*)" LIVE_OF_QUEUE;
+const char mq__sql_slots_key[] = "SELECT COUNT(*)" LIVE_OF_QUEUE OF_KEY;
+
+/* Their holders, the lease that ends first first. */
+const char mq__sql_holders_queue[] = HOLDERS LIVE_OF_QUEUE FIRST_TO_END;
+const char mq__sql_holders_key[] = HOLDERS LIVE_OF_QUEUE OF_KEY FIRST_TO_END;
+
+/* The due jobs of a queue whose key is full (binds the queue, per_key,
+ * the queue): the full keys first (a derived table, from the live
+ * leases), then each key's ready jobs, one range of the index held per
+ * key; the due time is the row's. */
+const char mq__sql_held_by_keys[] =
+    "SELECT COUNT(*) FROM (" MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") ") f"
+    " STRAIGHT_JOIN `{{TABLE}}` j FORCE INDEX (held)"
+    " ON j.queue = ? AND j.state = 'ready' AND j.job_key = f.job_key"
+    " WHERE " MQ_SQL_IS_DUE;
+
+/* Runs tmpl, a count, for queue (and key, if not NULL) into *n; with
+ * per (not NULL), binds queue, *per, queue (mq__sql_held_by_keys). */
+static enum mq_status
+count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
+    const unsigned char *key, size_t klen, uint32_t *per, uint64_t *n)
+{
+	MYSQL_BIND in[3], out[1];
+	unsigned long ql = (unsigned long)qlen, ql2 = ql, kl = klen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int f;
+
+	*n = 0;
+	if ((st = mq__prepare(c, tmpl)) == NULL)
+		return c->err.status;
+	mq__bind_name(&in[0], queue, &ql);
+	if (key)
+		mq__bind_blob(&in[1], key, &kl);
+	if (per) {
+		mq__bind_u32(&in[1], per);
+		mq__bind_name(&in[2], queue, &ql2);
+	}
+	rc = mq__execute(c, st, in, "cannot count slots");
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], n);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot count slots");
+	if (rc == MQ_OK && (f = mysql_stmt_fetch(st)) != 0 &&
+	    f != MYSQL_DATA_TRUNCATED)
+		rc = mq__dberr(c, st, "cannot count slots");
+	mq__release(c, st);
+	return rc;
+}
+
+/* The holders of s's slots in queue (of key, if not NULL) into s. */
+static enum mq_status
+holders(struct mq_conn *c, const char *queue, size_t qlen,
+    const unsigned char *key, size_t klen, struct mq_slots *s)
+{
+	MYSQL_BIND in[3], out[4];
+	unsigned long ql = (unsigned long)qlen, kl = klen, blen, ilen;
+	uint32_t max = MQ_HOLDERS_MAX;
+	struct mq_slot_holder h;
+	mq__bool bnull, inull, unull;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int f, k = 0;
+
+	s->n = 0;
+	st = mq__prepare(c, key ? mq__sql_holders_key : mq__sql_holders_queue);
+	if (st == NULL)
+		return c->err.status;
+	mq__bind_name(&in[k++], queue, &ql);
+	if (key)
+		mq__bind_blob(&in[k++], key, &kl);
+	mq__bind_u32(&in[k], &max);
+	rc = mq__execute(c, st, in, "cannot read slots");
+	memset(out, 0, sizeof out);
+	memset(&h, 0, sizeof h);
+	mq__bind_u64(&out[0], &h.id);
+	mq__bind_text_out(&out[1], h.leased_by, sizeof h.leased_by, &blen,
+	    &bnull);
+	mq__bind_text_out(&out[2], h.leased_until, sizeof h.leased_until - 1,
+	    &ilen, &inull);
+	mq__bind_i64(&out[3], &h.lease_left_us);
+	out[3].is_null = &unull;
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read slots");
+	while (rc == MQ_OK && ((f = mysql_stmt_fetch(st)) == 0 ||
+	    f == MYSQL_DATA_TRUNCATED)) {
+		if (s->n == MQ_HOLDERS_MAX)
+			continue;
+		h.leased_by_len = bnull ? 0 : blen < sizeof h.leased_by ?
+		    blen : sizeof h.leased_by;
+		ilen = inull ? 0 : ilen < MQ_ISO_SIZE - 1 ? ilen :
+		    MQ_ISO_SIZE - 1;
+		h.leased_until[ilen] = '\0';
+		if (unull)
+			h.lease_left_us = 0;
+		s->holder[s->n++] = h;
+	}
+	if (rc == MQ_OK && f == 1)
+		rc = mq__dberr(c, st, "cannot read slots");
+	mq__release(c, st);
+	return rc;
+}
+
+/* Counts the slots of limit s (s->limit set) held in queue (of key, if
+ * not NULL) and, if they are all held, lists their holders; *full. */
+static enum mq_status
+slots(struct mq_conn *c, const char *queue, size_t qlen,
+    const unsigned char *key, size_t klen, struct mq_slots *s, int *full)
+{
+	enum mq_status rc;
+
+	rc = count(c, key ? mq__sql_slots_key : mq__sql_slots_queue, queue,
+	    qlen, key, klen, NULL, &s->held);
+	*full = rc == MQ_OK && s->held >= s->limit;
+	if (*full)
+		rc = holders(c, queue, qlen, key, klen, s);
+	return rc;
+}
+
+/* Whether mq's claims read limits for this queue: a name mq could have
+ * written (a claim's queues are checked so). */
+static int
+limits_apply(const char *queue, size_t len)
+{
+	return strlen(queue) == len && mq_valid_queue(queue);
+}
+
+enum mq_status
+mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
+    struct mq_job_hold *h)
+{
+	struct mq_limits l;
+	enum mq_status rc;
+
+	memset(h, 0, sizeof *h);
+	if (!limits_apply(j->queue, j->queue_len))
+		return MQ_OK;
+	if ((rc = mq_limits_get(c, j->queue, &l)) != MQ_OK)
+		return rc;
+	h->queue.limit = l.concurrency;
+	if (l.concurrency && (rc = slots(c, j->queue, j->queue_len, NULL, 0,
+	    &h->queue, &h->by_queue)) != MQ_OK)
+		return rc;
+	if (j->has_key)
+		h->key.limit = l.per_key;
+	if (h->key.limit && (rc = slots(c, j->queue, j->queue_len, j->key,
+	    j->key_len, &h->key, &h->by_key)) != MQ_OK)
+		return rc;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__held_back(struct mq_conn *c, struct mq_queue_stats *q)
+{
+	uint64_t live = 0;
+	enum mq_status rc;
+
+	q->held_back = 0;
+	if (!limits_apply(q->queue, q->queue_len) || q->ready == 0)
+		return MQ_OK;
+	if (q->concurrency) {
+		rc = count(c, mq__sql_slots_queue, q->queue, q->queue_len,
+		    NULL, 0, NULL, &live);
+		if (rc != MQ_OK)
+			return rc;
+		if (live >= q->concurrency) {	/* every due job waits */
+			q->held_back = q->ready;
+			return MQ_OK;
+		}
+	}
+	if (!q->per_key)
+		return MQ_OK;
+	rc = count(c, mq__sql_held_by_keys, q->queue, q->queue_len, NULL, 0,
+	    &q->per_key, &q->held_back);
+	/* one snapshot, but two clocks: never more than the due jobs */
+	if (q->held_back > q->ready)
+		q->held_back = q->ready;
+	return rc;
+}

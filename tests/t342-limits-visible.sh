@@ -1,0 +1,169 @@
+#!/bin/sh
+# What limits hold back, shown (issue 31, "Visible"): real jobs pushed
+# with --key, limits set by mq limit, slots held by mq pop --lease 1m.
+# mq why of a ready job that a limit holds back says which (the queue's
+# concurrency, its key's per-key, both), how many of how many slots are
+# held and by whom (ids; for a key, the worker and when the lease ends;
+# 10 at most, then "and N more"), status 17, and --json's slots; a job
+# its limits leave room for, or whose holder's lease ended (ack, expiry),
+# is ready (0) as before; a paused queue stays 10. The key, and the
+# worker, from the table, are escaped (UTF-8 as it is, a quote, a
+# backslash doubled, an invalid byte \xHH; JSON-escaped in --json).
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
+
+first() { printf '%s\n' "$OUT" | sed -n 1p; }
+# json EXPR: EXPR of the JSON object in $OUT, as python prints it (d)
+json() { printf '%s' "$OUT" | python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
+# worker ID W: the job's lease is held by W (the pop's host:pid made
+# known)
+worker() { sql "UPDATE mq_jobs SET leased_by = '$2' WHERE id = $1"; }
+# claim QUEUE [N]: claims N jobs (1) of QUEUE for a minute; ids in $IDS
+claim() {
+  IDS=$("$MQ" pop --queue "$1" --count "${2:-1}" --lease 1m --json |
+    python3 -c 'import json, sys
+print(" ".join(str(json.loads(l)["id"]) for l in sys.stdin if l.strip()))')
+}
+
+# ---- per key: a full key's job is held, others are not ----
+a1=$("$MQ" push --queue api --key customer:42 a1)
+a2=$("$MQ" push --queue api --key customer:42 a2)
+a3=$("$MQ" push --queue api --key customer:7 a3)
+a4=$("$MQ" push --queue api a4)
+"$MQ" limit api --per-key 1 >/dev/null
+run "$MQ" why "$a2"
+is "$RC:$(first)" "0:job $a2 is ready and due: it is waiting for a consumer (1 job ahead of it)" \
+  "before any claim, a job of a limited queue is ready (0)"
+claim api
+is "$IDS" "$a1" "the claim took the key's first job"
+worker "$a1" web1:4242
+run "$MQ" why "$a2"
+like "$RC:$(first)" "17:job $a2 is ready but held back: key 'customer:42' has 1 of 1 slot, held by job $a1 (worker web1:4242, lease ends in [45][0-9]s)" \
+  "why: the key's slot is held: by which job, worker, lease end (17)"
+is "$(printf '%s\n' "$OUT" | grep -E '^(key|per key|concurrency):')" "key: customer:42
+per key: 1 of 1 slot held" "why: the key and its slots in the facts"
+run "$MQ" why "$a3"
+is "$RC:$(first)" "0:job $a3 is ready and due: it is waiting for a consumer (1 job ahead of it)" \
+  "why: another key's job, behind the held one, is ready (0)"
+like "$OUT" "*
+per key: 0 of 1 slot held*" "why: its key holds no slot"
+run "$MQ" why "$a4"
+is "$RC:$(first)" "0:job $a4 is ready and due: it is waiting for a consumer (2 jobs ahead of it)" \
+  "why: a job without a key is not held by per-key (0)"
+case $OUT in *"per key"*) not_ok "no per-key line for a job without a key" "$OUT" ;;
+*) ok "no per-key line for a job without a key" ;; esac
+run "$MQ" why --json "$a2"
+is "$RC:$(json 'd["answer"], d["status"], d["ahead"], d["key"], d["slots"]["concurrency"], [(s["limit"], s["held"], s["full"], [(h["id"], h["leased_by"], 40e6 < h["leased_until_from_now_us"] <= 60e6, len(h["leased_until"])) for h in s["holders"]]) for s in [d["slots"]["per_key"]]]')" \
+  "17:held 17 None customer:42 None [(1, 1, True, [($a1, 'web1:4242', True, 20)])]" \
+  "why --json: answer held, status 17, slots of the key with the holder"
+run "$MQ" why --json "$a3"
+is "$RC:$(json 'd["answer"], d["status"], d["ahead"], d["slots"]')" \
+  "0:ready 0 1 {'concurrency': None, 'per_key': {'limit': 1, 'held': 0, 'full': False, 'holders': []}}" \
+  "why --json: a ready job of a limited queue: its slots, not full"
+run "$MQ" why --json "$a1"
+is "$RC:$(json 'd["answer"], d["slots"]')" "12:leased None" \
+  "why --json: a leased job has no slots (null)"
+
+# the slot ends with the holder's ack: the job is ready again
+"$MQ" ack "$(sql "SELECT CONCAT(id, '.', lease_token) FROM mq_jobs WHERE id = $a1")"
+run "$MQ" why "$a2"
+is "$RC:$(first)" "0:job $a2 is ready and due: it is waiting for a consumer (0 jobs ahead of it)" \
+  "why: the holder acked, the key's job is ready (0)"
+# and with its lease's expiry (a stale lease holds no slot)
+claim api
+is "$IDS" "$a2" "the key's next job is claimed"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'api' AND job_key = 'customer:42' AND state = 'ready'")" 0 \
+  "(no other job of that key waits)"
+a5=$("$MQ" push --queue api --key customer:42 a5)
+run "$MQ" why "$a5"
+like "$RC:$(first)" "17:job $a5 is ready but held back: key 'customer:42' has 1 of 1 slot, held by job $a2 (worker *:*, lease ends in *s)" \
+  "why: a new job of the key is held by the new holder (its own host:pid)"
+sql "UPDATE mq_jobs SET leased_until = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = $a2"
+run "$MQ" why "$a5"
+is "$RC:$(first)" "0:job $a5 is ready and due: it is waiting for a consumer (2 jobs ahead of it)" \
+  "why: the holder's lease expired (stale): the job is ready (0)"
+run "$MQ" why "$a2"
+is "$RC" 13 "(the holder is stale: 13)"
+
+# ---- concurrency: every job of a full queue is held ----
+d1=$("$MQ" push --queue deploy --key repo/web d1)
+d2=$("$MQ" push --queue deploy --key repo/api d2)
+d3=$("$MQ" push --queue deploy --key repo/db d3)
+d4=$("$MQ" push --queue deploy d4)
+"$MQ" limit deploy --concurrency 2 >/dev/null
+claim deploy 2
+is "$IDS" "$d1 $d2" "two jobs claimed at concurrency 2"
+sql "UPDATE mq_jobs SET leased_until = leased_until + INTERVAL 10 SECOND WHERE id = $d1"
+for j in "$d3" "$d4"; do
+  run "$MQ" why "$j"
+  is "$RC:$(first)" "17:job $j is ready but held back: queue 'deploy' has 2 of 2 slots (jobs $d2, $d1)" \
+    "why: the queue's slots are held: by which jobs, the first to end first (17)"
+done
+like "$OUT" "*
+concurrency: 2 of 2 slots held" "why: the queue's slots in the facts, no per-key line"
+run "$MQ" why --json "$d3"
+is "$RC:$(json 'd["answer"], d["slots"]["per_key"], d["slots"]["concurrency"]["limit"], d["slots"]["concurrency"]["held"], d["slots"]["concurrency"]["full"], [h["id"] for h in d["slots"]["concurrency"]["holders"]]')" \
+  "17:held None 2 2 True [$d2, $d1]" "why --json: the queue's slots and holders"
+# a limit lowered under the leases held: more held than slots
+"$MQ" limit deploy --concurrency 1 >/dev/null
+run "$MQ" why "$d3"
+is "$RC:$(first)" "17:job $d3 is ready but held back: queue 'deploy' has 2 of 1 slot (jobs $d2, $d1)" \
+  "why: a limit lowered under the leases: 2 of 1 slot"
+# raised: room again
+"$MQ" limit deploy --concurrency 3 >/dev/null
+run "$MQ" why "$d3"
+is "$RC:$(first)" "0:job $d3 is ready and due: it is waiting for a consumer (0 jobs ahead of it)" \
+  "why: the limit raised, the job is ready (0)"
+like "$OUT" "*
+key: repo/db
+concurrency: 2 of 3 slots held" "why: 2 of 3 slots held"
+# a paused queue is paused first
+"$MQ" limit deploy --concurrency 2 >/dev/null
+"$MQ" pause deploy >/dev/null
+run "$MQ" why "$d3"
+like "$RC:$(first)" "10:job $d3 waits: its queue 'deploy' is paused*" \
+  "why: a paused limited queue says paused (10)"
+"$MQ" resume deploy >/dev/null
+
+# ---- both full; more than 10 holders ----
+b1=$("$MQ" push --queue both --key k b1)
+b2=$("$MQ" push --queue both --key k b2)
+"$MQ" limit both --concurrency 1 --per-key 1 >/dev/null
+claim both
+worker "$b1" 'w:1'
+run "$MQ" why "$b2"
+like "$RC:$(first)" "17:job $b2 is ready but held back: queue 'both' has 1 of 1 slot (job $b1); key 'k' has 1 of 1 slot, held by job $b1 (worker w:1, lease ends in *s)" \
+  "why: both limits full, both said"
+seq 1 13 | "$MQ" push --lines --queue many >/dev/null
+"$MQ" limit many --concurrency 12 >/dev/null
+claim many 12
+m=$(sql "SELECT MAX(id) FROM mq_jobs WHERE queue = 'many'")
+list=$(sql "SELECT GROUP_CONCAT(id ORDER BY leased_until, id SEPARATOR ', ') FROM (SELECT id, leased_until FROM mq_jobs WHERE queue = 'many' AND state = 'leased' ORDER BY leased_until, id LIMIT 10) x")
+run "$MQ" why "$m"
+is "$RC:$(first)" "17:job $m is ready but held back: queue 'many' has 12 of 12 slots (jobs $list and 2 more)" \
+  "why: 10 holders at most, then how many more"
+run "$MQ" why --json "$m"
+is "$(json 'd["slots"]["concurrency"]["held"], len(d["slots"]["concurrency"]["holders"])')" \
+  "12 10" "why --json: 12 held, 10 holders listed"
+
+# ---- the key and the worker from the table, escaped ----
+hk=$(printf 'k\303\251y'"'"'"\\x\377')
+h1=$("$MQ" push --queue hq --key "$hk" h1)
+h2=$("$MQ" push --queue hq --key "$hk" h2)
+"$MQ" limit hq --per-key 1 >/dev/null
+claim hq
+sql "UPDATE mq_jobs SET leased_by = CONCAT('w', CHAR(27), '[2J\\\\', CHAR(10)) WHERE id = $h1"
+run "$MQ" why "$h2"
+cat >"$T_TMP/exp" <<'EOF'
+17:job H2 is ready but held back: key 'kéy'"\\x\xff' has 1 of 1 slot, held by job H1 (worker w\x1b[2J\\\x0a, lease ends in Ns)
+EOF
+is "$RC:$(first | sed 's/lease ends in [0-9]*s)$/lease ends in Ns)/')" \
+  "$(sed "s/H2/$h2/; s/H1/$h1/" "$T_TMP/exp")" \
+  "why: a hostile key and worker escaped (UTF-8 kept, backslash doubled, bytes \\xHH)"
+is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 10 "why: no line broken by the worker's newline"
+is "$(printf '%s' "$OUT" | tr -d -c '\033' | wc -c | tr -d ' ')" 0 "why: no ESC byte"
+run "$MQ" why --json "$h2"
+is "$(json 'd["key"] == "k\u00e9y\x27\"\\x\ufffd" or ascii(d["key"]), ascii(d["slots"]["per_key"]["holders"][0]["leased_by"])')" \
+  "True 'w\\x1b[2J\\\\\\n'" "why --json: the key and worker JSON-escaped"
+
+done_testing
