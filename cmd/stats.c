@@ -50,14 +50,25 @@ option(void *ctx, int id, const char *arg)
 /* A queue's name as text: another program may have written any bytes. */
 #define QNAME(q) (const unsigned char *)(q).queue, (q).queue_len
 
+/* A limit as a cell: "-" for none. */
+static void
+limit_cell(char *cell, uint32_t v)
+{
+	if (v)
+		snprintf(cell, TABLE_CELL, "%lu", (unsigned long)v);
+	else
+		snprintf(cell, TABLE_CELL, "-");
+}
+
 /* The table: counts as plain integers, the oldest ready job's age in
- * human units (mq(1) OUTPUT), "-" in a queue with no ready job. */
+ * human units (mq(1) OUTPUT), "-" in a queue with no ready job; the
+ * limits ("-": none) and the due jobs they hold back last. */
 static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
 	static const char *const head[] = { "QUEUE", "READY", "SCHEDULED",
 	    "LEASED", "STALE", "DONE", "DEAD", "RECURRING", "PAUSED",
-	    "OLDEST_READY" };
+	    "OLDEST_READY", "CONCURRENCY", "PER_KEY", "HELD" };
 	struct table_row *r = calloc(n ? n : 1, sizeof *r);
 	size_t i, k;
 
@@ -76,8 +87,12 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 		    q[i].paused ? "yes" : "no");
 		fmt_duration(r[i].cell[9], TABLE_CELL, q[i].ready ?
 		    (int64_t)(q[i].oldest_ready_s * 1e6) : -1);
+		limit_cell(r[i].cell[10], q[i].concurrency);
+		limit_cell(r[i].cell[11], q[i].per_key);
+		snprintf(r[i].cell[12], TABLE_CELL, "%llu",
+		    (unsigned long long)q[i].held_back);
 	}
-	table_print(head, 10, r, n);
+	table_print(head, 13, r, n);
 	free(r);
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
@@ -128,6 +143,16 @@ print_json_counters(const struct mq_queue_stats *q)
 	printf("}}");
 }
 
+/* ,"name":N, or null for no limit */
+static void
+json_limit(const char *name, uint32_t v)
+{
+	if (v)
+		printf(",\"%s\":%lu", name, (unsigned long)v);
+	else
+		printf(",\"%s\":null", name);
+}
+
 static void
 print_json(const char *table, const struct mq_queue_stats *q, size_t n,
     uint64_t archived)
@@ -150,6 +175,10 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		    (unsigned long long)q[i].dead,
 		    (unsigned long long)q[i].recurring,
 		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
+		json_limit("concurrency", q[i].concurrency);
+		json_limit("per_key", q[i].per_key);
+		printf(",\"held_back\":%llu",
+		    (unsigned long long)q[i].held_back);
 		print_json_counters(&q[i]);
 	}
 	printf("],\"archive\":%llu}\n", (unsigned long long)archived);
@@ -177,6 +206,9 @@ static const struct {
 	{ "mq_queue_paused", "Whether the queue is paused." },
 	{ "mq_oldest_ready_age_seconds", "Age of the oldest job that is due "
 	    "and waiting, 0 if none." },
+	{ "mq_jobs_held_back", "Jobs due and waiting that a limit of the "
+	    "queue holds back now (its concurrency or their key's slots all "
+	    "held)." },
 };
 
 /* The end of gauges[k]'s sample line for q: "} VALUE". */
@@ -187,7 +219,8 @@ put_gauge(size_t k, const struct mq_queue_stats *q)
 	case 0:	printf("} %llu\n", (unsigned long long)q->stale); break;
 	case 1:	printf("} %llu\n", (unsigned long long)q->recurring); break;
 	case 2:	printf("} %d\n", q->paused); break;
-	default: printf("} %.3f\n", q->oldest_ready_s); break;
+	case 3:	printf("} %.3f\n", q->oldest_ready_s); break;
+	default: printf("} %llu\n", (unsigned long long)q->held_back); break;
 	}
 }
 
@@ -216,6 +249,22 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 		for (i = 0; i < n; i++) {
 			labels(gauges[k].name, table, &q[i]);
 			put_gauge(k, &q[i]);
+		}
+	}
+	printf("# HELP mq_queue_limit The queue's limits (mq limit): at most "
+	    "that many jobs leased at once, of the queue (concurrency) or of "
+	    "one key (per_key); no sample for a limit not set.\n"
+	    "# TYPE mq_queue_limit gauge\n");
+	for (i = 0; i < n; i++) {
+		if (q[i].concurrency) {
+			labels("mq_queue_limit", table, &q[i]);
+			printf(",limit=\"concurrency\"} %lu\n",
+			    (unsigned long)q[i].concurrency);
+		}
+		if (q[i].per_key) {
+			labels("mq_queue_limit", table, &q[i]);
+			printf(",limit=\"per_key\"} %lu\n",
+			    (unsigned long)q[i].per_key);
 		}
 	}
 	for (k = 0; k < NCOUNTERS; k++) {

@@ -7,7 +7,9 @@
  * Done, dead and archived jobs are not read at all: <table>_counts holds
  * their counts (counts.c). The lease index
  * finds the stale leases, the recurring index the recurring jobs, the
- * queues table the paused queues.
+ * queues table the paused queues and the limits; the index held, in a
+ * limited queue, the live leases and the due jobs of full keys
+ * (held.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +51,11 @@ static const char sql_recurring[] =
     " WHERE every_us IS NOT NULL AND state IN ('ready', 'leased')"
     " AND " MQ_SQL_QUEUE_OR_ALL " GROUP BY queue";
 
+/* a queue's settings: paused, and its limits (mq-limit(1); NULL:
+ * none) in the columns of the due jobs and the age */
 static const char sql_paused[] =
-    "SELECT queue, '', paused, 0, 0 FROM `{{TABLE}}_queues`"
+    "SELECT queue, '', paused, COALESCE(concurrency, 0),"
+    " COALESCE(per_key, 0) FROM `{{TABLE}}_queues`"
     " WHERE " MQ_SQL_QUEUE_OR_ALL;
 
 /* a count below 0 can only come from rows changed by hand: shown as 0;
@@ -220,6 +225,10 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->recurring = n;
 		} else if (part == PAUSED) {
 			e->paused = n != 0;
+			e->concurrency = due > UINT32_MAX ? UINT32_MAX :
+			    (uint32_t)due;
+			e->per_key = age < 0 ? 0 : age > UINT32_MAX ?
+			    UINT32_MAX : (uint32_t)age;
 		} else if (strcmp(state, "ready") == 0) {
 			e->ready = due;
 			e->scheduled = n - due;
@@ -316,6 +325,10 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	if (rc == MQ_OK)
 		rc = gather(c, sql_counts, COUNTS, NULL, 0, queue, &a,
 		    archived);
+	/* the due jobs a limit holds back, in the same snapshot */
+	for (i = 0; rc == MQ_OK && i < a.n; i++)
+		if (a.qs[i].concurrency || a.qs[i].per_key)
+			rc = mq__held_back(c, &a.qs[i]);
 	/* read only: ending it cannot lose anything */
 	if (rc == MQ_OK && mysql_commit(c->db) != 0)
 		rc = mq__dberr(c, NULL, "cannot read statistics");

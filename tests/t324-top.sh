@@ -41,7 +41,7 @@ like "$(printf '%s\n' "$OUT" | sed -n 1p)" \
   "mq top 20*Z table mq_jobs: 2 queues, 3 ready, 1 scheduled, 4 leased, 1 stale, 1 dead; in */s, out */s over 200ms" \
   "the header: time, table, totals, rates"
 is "$(printf '%s\n' "$OUT" | sed -n 2p | tr -s ' ')" \
-  "QUEUE READY SCHED LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HISTORY" \
+  "QUEUE READY SCHED LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
   "the column names"
 is "$(fields a 2,3,4,5,6,13)" "2 1 4 1 1 2" \
   "queue a: 2 ready, 1 scheduled, 4 leased, 1 stale, 1 dead, 2 workers"

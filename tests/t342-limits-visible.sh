@@ -166,4 +166,112 @@ run "$MQ" why --json "$h2"
 is "$(json 'd["key"] == "k\u00e9y\x27\"\\x\ufffd" or ascii(d["key"]), ascii(d["slots"]["per_key"]["holders"][0]["leased_by"])')" \
   "True 'w\\x1b[2J\\\\\\n'" "why --json: the key and worker JSON-escaped"
 
+# ---- mq stats, top, check: the limits and the jobs held back ----
+# sk, per key 1: x1 and y1 claimed; x2, x3 and y2 held (their keys
+# full), n1 (no key) not, x4 due later not; sc, concurrency 2: two
+# claimed, the 3 due ones held, one due later not; sn: no limits
+for p in x1 x2 x3; do "$MQ" push --queue sk --key x "$p" >/dev/null; done
+"$MQ" push --queue sk --key x --delay 1h x4 >/dev/null
+for p in y1 y2; do "$MQ" push --queue sk --key y "$p" >/dev/null; done
+"$MQ" push --queue sk n1 >/dev/null
+sql "UPDATE mq_jobs SET priority = -1 WHERE queue = 'sk' AND payload IN ('x1', 'y1')"
+"$MQ" limit sk --per-key 1 >/dev/null
+claim sk 2
+is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY id) FROM mq_jobs WHERE queue = 'sk' AND state = 'leased'")" \
+  "x1,y1" "sk: x1 and y1 hold their keys' slots"
+seq 1 5 | "$MQ" push --lines --queue sc >/dev/null 2>&1
+"$MQ" push --queue sc --delay 1h later >/dev/null
+"$MQ" limit sc --concurrency 2 >/dev/null
+claim sc 2
+"$MQ" push --queue sn plain >/dev/null
+run "$MQ" stats
+is "$RC:$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
+  "0:QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY HELD" \
+  "stats: the limits and the held back jobs, last columns"
+is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" || $1 == "sc" || $1 == "sn" { print $1, $2, $3, $4, $11, $12, $13 }')" \
+  "sc 3 1 2 2 - 3
+sk 4 1 2 - 1 3
+sn 1 0 0 - - 0" "stats: per queue, ready, scheduled, leased, concurrency, per key, held"
+run "$MQ" stats --json
+is "$RC:$(json '[(q["queue"], q["ready"], q["concurrency"], q["per_key"], q["held_back"]) for q in d["queues"] if q["queue"] in ("sc", "sk", "sn")]')" \
+  "0:[('sc', 3, 2, None, 3), ('sk', 4, None, 1, 3), ('sn', 1, None, None, 0)]" \
+  "stats --json: concurrency, per_key (null: none) and held_back"
+run "$MQ" stats --json --queue sk
+like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"sk",*,"oldest_ready_seconds":*,"concurrency":null,"per_key":1,"held_back":3,"counters":{*}}\],"archive":0}' \
+  "stats --json --queue: the members in their place"
+
+# a hostile queue name another program gave a limit: its label escaped
+sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, concurrency) VALUES (CONCAT('h\"', CHAR(92), CHAR(10), 'x'), 0, 4)"
+run "$MQ" stats --prometheus
+is "$RC:$(printf '%s\n' "$OUT" | grep -E '^(# (HELP|TYPE) )?mq_(jobs_held_back|queue_limit)' | grep -v 'queue="[a-h]"')" \
+  "0:# HELP mq_jobs_held_back Jobs due and waiting that a limit of the queue holds back now (its concurrency or their key's slots all held).
+# TYPE mq_jobs_held_back gauge
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"api\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"both\"} 1
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"deploy\"} 2
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"hq\"} 1
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"many\"} 1
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"sc\"} 3
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"sk\"} 3
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"sn\"} 0
+# HELP mq_queue_limit The queue's limits (mq limit): at most that many jobs leased at once, of the queue (concurrency) or of one key (per_key); no sample for a limit not set.
+# TYPE mq_queue_limit gauge
+mq_queue_limit{table=\"mq_jobs\",queue=\"api\",limit=\"per_key\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"concurrency\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"per_key\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"deploy\",limit=\"concurrency\"} 2
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"concurrency\"} 4
+mq_queue_limit{table=\"mq_jobs\",queue=\"hq\",limit=\"per_key\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"many\",limit=\"concurrency\"} 12
+mq_queue_limit{table=\"mq_jobs\",queue=\"sc\",limit=\"concurrency\"} 2
+mq_queue_limit{table=\"mq_jobs\",queue=\"sk\",limit=\"per_key\"} 1" \
+  "stats --prometheus: held back per queue, the limits set, labels escaped"
+PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
+if [ -x "$PROMTOOL" ]; then
+  printf '%s\n' "$OUT" >"$T_TMP/metrics"
+  run "$PROMTOOL" check metrics <"$T_TMP/metrics"
+  is "$RC:$OUT$ERR" "0:" "promtool check metrics passes"
+else
+  not_ok "promtool found (tests/deps.sh puts it in .deps/bin)"
+fi
+sql "DELETE FROM mq_jobs_queues WHERE queue LIKE 'h\"%'"
+
+run "$MQ" top --once --interval 100ms --queue sk
+is "$RC:$(printf '%s\n' "$OUT" | sed -n 2p | tr -s ' ')" \
+  "0:QUEUE READY SCHED LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
+  "top --once: a HELD column"
+is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" { print $2, $3, $4, $13, $14 }')" "4 1 2 1 3" \
+  "top --once: sk's 4 ready, 1 scheduled, 2 leased, 1 worker, 3 held"
+
+run "$MQ" check --queue sk --warn-held 3
+like "$RC:$OUT" "0:MQ OK - queue sk: 4 ready, 0 stale, 0 dead, 3 held back, oldest ready * | 'sk.ready'=4;;;0 'sk.scheduled'=1;;;0 'sk.leased'=2;;;0 'sk.stale'=0;;;0 'sk.dead'=0;;;0 'sk.oldest_ready'=*s;;;0 'sk.held_back'=3;3;;0" \
+  "check --warn-held 3: 3 held back is OK, said, and in the perfdata"
+run "$MQ" check --queue sk --warn-held 2
+like "$RC:$OUT" "1:MQ WARNING - sk: 3 held back > 2 (warning) | * 'sk.held_back'=3;2;;0" \
+  "check --warn-held 2: WARNING"
+run "$MQ" check --queue sc --warn-held 0 --max-held 2
+like "$RC:$OUT" "2:MQ CRITICAL - sc: 3 held back > 2 (critical) | * 'sc.held_back'=3;0;2;0" \
+  "check --max-held 2: CRITICAL wins"
+run "$MQ" check --queue sn --max-held 0
+like "$RC:$OUT" "0:MQ OK - queue sn: 1 ready, 0 stale, 0 dead, oldest ready * 'sn.held_back'=0;;0;0" \
+  "check: a queue without limits holds nothing back"
+run "$MQ" check --max-held x
+like "$RC:$OUT" "3:MQ UNKNOWN - usage error: *--max-held*" "check --max-held x: UNKNOWN (usage)"
+
+# x1's lease expires: key x is free, only y2 is held
+sql "UPDATE mq_jobs SET leased_until = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE queue = 'sk' AND payload = 'x1'"
+run "$MQ" stats --json --queue sk
+is "$(json 'd["queues"][0]["held_back"], d["queues"][0]["stale"]')" "1 1" \
+  "stats: a stale lease holds no slot: 1 held back (y2)"
+# sc's concurrency raised to 3: none held; paused: still counted
+"$MQ" limit sc --concurrency 3 >/dev/null
+run "$MQ" stats --json --queue sc
+is "$(json 'd["queues"][0]["held_back"]')" "0" "stats: room in the queue: nothing held"
+"$MQ" limit sc --concurrency 2 >/dev/null
+"$MQ" pause sc >/dev/null
+run "$MQ" stats --json --queue sc
+is "$(json 'd["queues"][0]["paused"], d["queues"][0]["held_back"]')" "True 3" \
+  "stats: a paused queue's held back jobs are counted too"
+
 done_testing

@@ -23,7 +23,8 @@ static const char *const state_name[] = { "OK", "WARNING", "CRITICAL",
 
 enum {
 	OPT_MAX_AGE = OPT_CMD, OPT_MAX_DEAD, OPT_MAX_STALE, OPT_MAX_READY,
-	OPT_WARN_AGE, OPT_WARN_DEAD, OPT_WARN_STALE, OPT_WARN_READY
+	OPT_MAX_HELD, OPT_WARN_AGE, OPT_WARN_DEAD, OPT_WARN_STALE,
+	OPT_WARN_READY, OPT_WARN_HELD
 };
 
 static const struct opt opts[] = {
@@ -38,6 +39,9 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_MAX_READY, "max-ready", 0, "N", "CRITICAL above N ready jobs",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_MAX_HELD, "max-held", 0, "N",
+	    "CRITICAL above N ready jobs held back by a limit", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
 	{ OPT_WARN_AGE, "warn-age", 0, "D",
 	    "WARNING if the oldest ready job waits longer", COMPLETE_DURATION,
 	    NULL, NULL, 0, 0 },
@@ -47,6 +51,9 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_WARN_READY, "warn-ready", 0, "N", "WARNING above N ready jobs",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_WARN_HELD, "warn-held", 0, "N",
+	    "WARNING above N ready jobs held back by a limit", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
@@ -230,6 +237,12 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_WARN_READY:
 		set_count(&a->warn[M_READY], "--warn-ready", arg);
+		break;
+	case OPT_MAX_HELD:
+		set_count(&a->crit[M_HELD], "--max-held", arg);
+		break;
+	case OPT_WARN_HELD:
+		set_count(&a->warn[M_HELD], "--warn-held", arg);
 		break;
 	}
 }

@@ -12,7 +12,7 @@
 enum state { ST_OK, ST_WARNING, ST_CRITICAL, ST_UNKNOWN };
 
 /* What a threshold watches; the order of the text. */
-enum metric { M_AGE, M_DEAD, M_STALE, M_READY, M_COUNT };
+enum metric { M_AGE, M_DEAD, M_STALE, M_READY, M_HELD, M_COUNT };
 
 /* A threshold: set, and its limit (microseconds for the age). The state
  * trips when the value is above the limit, as the Monitoring Plugins'

@@ -48,6 +48,7 @@ value(const struct mq_queue_stats *q, enum metric m)
 	case M_DEAD:	return count_value(q->dead);
 	case M_STALE:	return count_value(q->stale);
 	case M_READY:	return count_value(q->ready);
+	case M_HELD:	return count_value(q->held_back);
 	default:	return 0;
 	}
 }
@@ -73,7 +74,8 @@ static void
 put_crossing(const struct check_args *a, const struct mq_queue_stats *q,
     enum metric m, enum state s)
 {
-	static const char *const what[] = { "", "dead", "stale", "ready" };
+	static const char *const what[] = { "", "dead", "stale", "ready",
+	    "held back" };
 	const struct limit *l = s == ST_CRITICAL ? &a->crit[m] : &a->warn[m];
 	char d[DURATION_MAX], t[DURATION_MAX];
 
@@ -119,7 +121,7 @@ static void
 put_summary(const struct check_args *a, const struct mq_queue_stats *q,
     size_t n)
 {
-	unsigned long long ready = 0, stale = 0, dead = 0;
+	unsigned long long ready = 0, stale = 0, dead = 0, held = 0;
 	double oldest = 0;
 	char d[DURATION_MAX];
 	size_t i;
@@ -128,6 +130,7 @@ put_summary(const struct check_args *a, const struct mq_queue_stats *q,
 		ready += q[i].ready;
 		stale += q[i].stale;
 		dead += q[i].dead;
+		held += q[i].held_back;
 		if (q[i].ready && q[i].oldest_ready_s > oldest)
 			oldest = q[i].oldest_ready_s;
 	}
@@ -139,6 +142,8 @@ put_summary(const struct check_args *a, const struct mq_queue_stats *q,
 		printf("%zu queue%s: ", n, PLURAL(n));
 	}
 	printf("%llu ready, %llu stale, %llu dead", ready, stale, dead);
+	if (held)
+		printf(", %llu held back", held);
 	if (ready)
 		printf(", oldest ready %s", fmt_duration(d, sizeof d,
 		    (int64_t)(oldest * 1e6)));
@@ -223,6 +228,7 @@ put_perfdata(const struct check_args *a, const struct mq_queue_stats *q,
 		put_perf(a, &q[i], "stale", M_STALE, q[i].stale);
 		put_perf(a, &q[i], "dead", M_DEAD, q[i].dead);
 		put_perf(a, &q[i], "oldest_ready", M_AGE, 0);
+		put_perf(a, &q[i], "held_back", M_HELD, q[i].held_back);
 	}
 }
 

@@ -55,11 +55,11 @@ fmt_spark(char *buf, size_t size, const struct top_queue *q, int utf8,
 		snprintf(buf, size, "-");
 }
 
-enum { NCOL = 14, CELL = 4 * TOP_SPARK + 4 };
+enum { NCOL = 15, CELL = 4 * TOP_SPARK + 4 };
 
 static const char *const head[NCOL] = { "QUEUE", "READY", "SCHED",
     "LEASED", "STALE", "DEAD", "IN/S", "OUT/S", "IN/S(1M)", "OUT/S(1M)",
-    "ETA", "OLDEST", "WORKERS", "HISTORY" };
+    "ETA", "OLDEST", "WORKERS", "HELD", "HISTORY" };
 
 /* The cells of q but its name (written apart) and its sparkline (made
  * to the width left). */
@@ -81,6 +81,7 @@ cells(char c[NCOL][CELL], const struct top_queue *q)
 	fmt_duration(c[11], CELL, q->s.ready ?
 	    (int64_t)(q->s.oldest_ready_s * 1e6) : -1);
 	snprintf(c[12], CELL, "%llu", (unsigned long long)q->workers);
+	snprintf(c[13], CELL, "%llu", (unsigned long long)q->s.held_back);
 }
 
 /* Which columns fit in fr->width (on[k]) and the space between them
