@@ -9,8 +9,9 @@
 #include "commands.h"
 #include "output/output.h"
 
-enum { OPT_CONCURRENCY = OPT_CMD, OPT_PER_KEY, OPT_CLEAR_CONCURRENCY,
-	OPT_CLEAR_PER_KEY, OPT_CLEAR, OPT_JSON };
+enum { OPT_CONCURRENCY = OPT_CMD, OPT_PER_KEY, OPT_RATE, OPT_KEY_RATE,
+	OPT_CLEAR_CONCURRENCY, OPT_CLEAR_PER_KEY, OPT_CLEAR_RATE,
+	OPT_CLEAR_KEY_RATE, OPT_CLEAR, OPT_JSON };
 
 static const struct opt opts[] = {
 	{ OPT_CONCURRENCY, "concurrency", 0, "N",
@@ -19,11 +20,22 @@ static const struct opt opts[] = {
 	{ OPT_PER_KEY, "per-key", 0, "N",
 	    "at most N jobs of one key leased at once", COMPLETE_NONE, NULL,
 	    NULL, FORM(0), 0 },
+	{ OPT_RATE, "rate", 0, "N/D",
+	    "at most N claims of the queue in any window of D (10/s, 600/5m)",
+	    COMPLETE_NONE, NULL, NULL, FORM(0), 0 },
+	{ OPT_KEY_RATE, "key-rate", 0, "N/D",
+	    "at most N claims of one key in any window of D", COMPLETE_NONE,
+	    NULL, NULL, FORM(0), 0 },
 	{ OPT_CLEAR_CONCURRENCY, "clear-concurrency", 0, NULL,
 	    "remove the --concurrency limit", COMPLETE_NONE, NULL, NULL,
 	    FORM(0), 0 },
 	{ OPT_CLEAR_PER_KEY, "clear-per-key", 0, NULL,
 	    "remove the --per-key limit", COMPLETE_NONE, NULL, NULL, FORM(0),
+	    0 },
+	{ OPT_CLEAR_RATE, "clear-rate", 0, NULL, "remove the --rate limit",
+	    COMPLETE_NONE, NULL, NULL, FORM(0), 0 },
+	{ OPT_CLEAR_KEY_RATE, "clear-key-rate", 0, NULL,
+	    "remove the --key-rate limit", COMPLETE_NONE, NULL, NULL, FORM(0),
 	    0 },
 	{ OPT_CLEAR, "clear", 0, NULL, "remove every limit of the queue",
 	    COMPLETE_NONE, NULL, "--clear", FORM(1), 0 },
@@ -46,6 +58,36 @@ struct limit_args {
 	int all, json;
 };
 
+/* N/D: N claims (1 to LIMIT_MAX) in any window of the duration D ("s",
+ * "min", "h" alone: one of it; "5m", "500ms": as --lease reads them). */
+static void
+rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
+{
+	const char *slash = strchr(arg, '/');
+	char num[32], d[64];
+	int64_t v;
+	size_t len;
+
+	if (slash == NULL || (len = (size_t)(slash - arg)) == 0 ||
+	    len >= sizeof num || strlen(slash + 1) + 2 > sizeof d)
+		usage_error(&limit_command, "invalid %s '%s': N/D expected, "
+		    "e.g. 10/s or 600/5m", opt, shown(arg));
+	memcpy(num, arg, len);
+	num[len] = '\0';
+	*n = (uint32_t)int_arg(&limit_command, opt, num, 1, LIMIT_MAX);
+	/* a unit alone is one of it; "min" is "m" */
+	snprintf(d, sizeof d, "%s%s", slash[1] >= '0' && slash[1] <= '9' ?
+	    "" : "1", slash + 1);
+	len = strlen(d);
+	if (len > 3 && strcmp(d + len - 3, "min") == 0)
+		d[len - 2] = '\0';
+	if (mq_parse_duration(d, &v) != MQ_OK || v <= 0)
+		usage_error(&limit_command, "invalid %s '%s': the window D must "
+		    "be a positive duration (ms, s, m or min, h, d)", opt,
+		    shown(arg));
+	*us = (uint64_t)v;
+}
+
 static void
 option(void *ctx, int id, const char *arg)
 {
@@ -61,6 +103,20 @@ option(void *ctx, int id, const char *arg)
 		a->l.per_key = (uint32_t)int_arg(&limit_command, "--per-key",
 		    arg, 1, LIMIT_MAX);
 		a->set |= MQ_LIMIT_PER_KEY;
+		break;
+	case OPT_RATE:
+		rate_arg("--rate", arg, &a->l.rate, &a->l.rate_us);
+		a->set |= MQ_LIMIT_RATE;
+		break;
+	case OPT_KEY_RATE:
+		rate_arg("--key-rate", arg, &a->l.key_rate, &a->l.key_rate_us);
+		a->set |= MQ_LIMIT_KEY_RATE;
+		break;
+	case OPT_CLEAR_RATE:
+		a->clear |= MQ_LIMIT_RATE;
+		break;
+	case OPT_CLEAR_KEY_RATE:
+		a->clear |= MQ_LIMIT_KEY_RATE;
 		break;
 	case OPT_CLEAR_CONCURRENCY:
 		a->clear |= MQ_LIMIT_CONCURRENCY;
@@ -152,6 +208,12 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 		    "--clear-concurrency exclude each other");
 	if (a.set & a.clear & MQ_LIMIT_PER_KEY)
 		usage_error(&limit_command, "--per-key and --clear-per-key "
+		    "exclude each other");
+	if (a.set & a.clear & MQ_LIMIT_RATE)
+		usage_error(&limit_command, "--rate and --clear-rate "
+		    "exclude each other");
+	if (a.set & a.clear & MQ_LIMIT_KEY_RATE)
+		usage_error(&limit_command, "--key-rate and --clear-key-rate "
 		    "exclude each other");
 
 	c = open_queue_table(&limit_command, g);

@@ -113,6 +113,8 @@ struct mq_conn {
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
+	int64_t limit_retry_us;		/* the last claim: a rate lets one
+					 * through in this long (0: none) */
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */

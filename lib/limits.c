@@ -1,8 +1,9 @@
 /*
  * limits.c: the claim of a limited queue (mq-limit(1)): at most
  * concurrency jobs of the queue, per_key jobs of one key, hold a live
- * lease at once, whatever the consumers, hosts, ways of claiming and
- * Galera nodes.
+ * lease at once, and at most rate claims of the queue, key_rate of a
+ * key, start in any window of their length, whatever the consumers,
+ * hosts, ways of claiming and Galera nodes.
  *
  * A slot is the lease itself: what a limit counts is the jobs whose
  * lease is live (the index held), so a slot ends with whatever ends the
@@ -39,8 +40,8 @@
 
 /* The queue's settings (no row: not paused, no limits). */
 static const char sql_settings[] =
-    "SELECT paused, concurrency, per_key FROM `{{TABLE}}_queues`"
-    " WHERE queue = ?";
+    "SELECT paused, concurrency, per_key, rate, rate_us, key_rate,"
+    " key_rate_us FROM `{{TABLE}}_queues` WHERE queue = ?";
 
 /* The gate of a queue ('') or of a key: written, so that the claims of
  * one gate are in one order (see above). */
@@ -55,6 +56,26 @@ static const char sql_live_queue[] =
 static const char sql_live_key[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND job_key = ? AND " MQ_SQL_LEASE_LIVE;
+
+/* A rate (mq-limit(1)): at most rate claims through a gate in any
+ * window of rate_us microseconds, a sliding window: a claim is let
+ * through only while fewer than rate of the gate's ticks (the times of
+ * its claims, <table>_ticks, at most rate of them kept) are younger than
+ * the window, and it writes its own tick over the oldest (or as a new
+ * one while there are fewer than rate). The gate's write before makes
+ * this exact, as for the counts. Binds the window, queue, gate key. */
+static const char sql_ticks[] =
+    "SELECT COUNT(*), COALESCE(SUM(at > " MQ_SQL_NOW_MINUS_US "), 0),"
+    " COALESCE(" MQ_SQL_US_FROM_NOW("MIN(IF(at > " MQ_SQL_NOW_MINUS_US ","
+    " at, NULL)) + INTERVAL ? MICROSECOND") ", 0)"
+    " FROM `{{TABLE}}_ticks` FORCE INDEX (PRIMARY)"
+    " WHERE queue = ? AND gate_key = ?";
+static const char sql_tick_new[] =
+    "INSERT INTO `{{TABLE}}_ticks` (queue, gate_key, n, at)"
+    " VALUES (?, ?, ?, " MQ_SQL_NOW ")";
+static const char sql_tick_over[] =
+    "UPDATE `{{TABLE}}_ticks` FORCE INDEX (oldest) SET at = " MQ_SQL_NOW
+    " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT 1";
 
 /* The candidates: due jobs in claim order, less those of keys whose
  * live leases reach per_key (the parameter; NULL: no per-key limit),
@@ -89,6 +110,15 @@ static const char sql_lock_one_wait[] = LOCK_ONE;
 struct limits {
 	int paused, limited;
 	uint32_t concurrency, per_key;	/* 0: none */
+	uint32_t rate, key_rate;	/* 0: none */
+	uint64_t rate_us, key_rate_us;
+};
+
+/* A gate's ticks: how many there are, how many in the window, and in
+ * how long the oldest of those leaves it (µs). */
+struct ticks {
+	uint64_t rows, used;
+	int64_t frees_in;
 };
 
 struct candidate {
@@ -115,11 +145,13 @@ fetch_count(struct mq_conn *c, MYSQL_STMT *st, uint64_t *n, const char *what)
 static enum mq_status
 read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 {
-	MYSQL_BIND in[1], out[3];
+	MYSQL_BIND in[1], out[7];
 	unsigned long qlen;
 	int32_t paused = 0;
-	uint32_t conc = 0, per = 0;
-	mq__bool conc_null = 1, per_null = 1;
+	uint32_t conc = 0, per = 0, rate = 0, krate = 0;
+	uint64_t rate_us = 0, krate_us = 0;
+	mq__bool conc_null = 1, per_null = 1, rate_null = 1, krate_null = 1,
+	    rus_null = 1, krus_null = 1;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int r;
@@ -134,6 +166,14 @@ read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 	out[1].is_null = &conc_null;
 	mq__bind_u32(&out[2], &per);
 	out[2].is_null = &per_null;
+	mq__bind_u32(&out[3], &rate);
+	out[3].is_null = &rate_null;
+	mq__bind_u64(&out[4], &rate_us);
+	out[4].is_null = &rus_null;
+	mq__bind_u32(&out[5], &krate);
+	out[5].is_null = &krate_null;
+	mq__bind_u64(&out[6], &krate_us);
+	out[6].is_null = &krus_null;
 	rc = mq__execute(c, st, in, "cannot read queue settings");
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot read queue settings");
@@ -145,19 +185,27 @@ read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 			l->paused = paused != 0;
 			l->concurrency = conc_null ? 0 : conc;
 			l->per_key = per_null ? 0 : per;
+			/* half a rate (a row the CHECK did not see): none */
+			if (!rate_null && !rus_null && rate && rate_us) {
+				l->rate = rate;
+				l->rate_us = rate_us;
+			}
+			if (!krate_null && !krus_null && krate && krate_us) {
+				l->key_rate = krate;
+				l->key_rate_us = krate_us;
+			}
 			mysql_stmt_free_result(st);
 		}
 	}
 	mq__release(c, st);
-	l->limited = l->concurrency || l->per_key;
+	l->limited = l->concurrency || l->per_key || l->rate || l->key_rate;
 	return rc;
 }
 
-/* Writes the gate of queue (key NULL: the queue's own), then counts the
- * live leases it stands for into *live. */
+/* Writes the gate of queue (key NULL: the queue's own). */
 static enum mq_status
-gate_and_count(struct mq_conn *c, const char *queue, const char *key,
-    unsigned long key_len, uint64_t *live)
+gate(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long key_len)
 {
 	MYSQL_BIND in[2];
 	unsigned long qlen, klen = key ? key_len : 0;
@@ -170,8 +218,91 @@ gate_and_count(struct mq_conn *c, const char *queue, const char *key,
 	mq__bind_blob(&in[1], key ? key : "", &klen);
 	rc = mq__execute(c, st, in, "cannot claim (limit's gate)");
 	mq__release(c, st);
-	if (rc != MQ_OK)
-		return rc;
+	return rc;
+}
+
+/* The gate's ticks in the window of window_us (key NULL: the queue's). */
+static enum mq_status
+read_ticks(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long key_len, uint64_t window_us, struct ticks *t)
+{
+	MYSQL_BIND in[5], out[3];
+	unsigned long qlen, klen = key ? key_len : 0;
+	int64_t window = window_us > INT64_MAX ? INT64_MAX : (int64_t)window_us;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_ticks)) == NULL)
+		return c->err.status;
+	mq__bind_i64(&in[0], &window);
+	mq__bind_i64(&in[1], &window);
+	mq__bind_i64(&in[2], &window);
+	mq__bind_str(&in[3], queue, &qlen);
+	mq__bind_blob(&in[4], key ? key : "", &klen);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &t->rows);
+	mq__bind_u64(&out[1], &t->used);
+	mq__bind_i64(&out[2], &t->frees_in);
+	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+/* A rate held the claim back: it may try again once the gate's oldest
+ * tick in the window leaves it (the soonest of the gates it met). */
+static void
+retry_in(struct mq_conn *c, const struct ticks *t)
+{
+	int64_t us = t->frees_in > 0 ? t->frees_in : 1000;
+
+	if (c->limit_retry_us == 0 || us < c->limit_retry_us)
+		c->limit_retry_us = us;
+}
+
+/* A claim through the gate: its tick, a new one while the gate has
+ * fewer than rate, else over the oldest (out of the window: the caller
+ * saw fewer than rate in it). */
+static enum mq_status
+take_tick(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long key_len, uint32_t rate, struct ticks *t)
+{
+	MYSQL_BIND in[3];
+	unsigned long qlen, klen = key ? key_len : 0;
+	uint64_t n = t->rows;
+	int over = t->rows >= rate;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, over ? sql_tick_over : sql_tick_new)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key ? key : "", &klen);
+	mq__bind_u64(&in[2], &n);
+	rc = mq__execute(c, st, in, "cannot claim (rate's tick)");
+	mq__release(c, st);
+	if (rc == MQ_OK) {
+		if (!over)
+			t->rows++;
+		t->used++;
+	}
+	return rc;
+}
+
+/* Counts the live leases of queue (key NULL), or of one key, into *live. */
+static enum mq_status
+count_live(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long key_len, uint64_t *live)
+{
+	MYSQL_BIND in[2];
+	unsigned long qlen, klen = key ? key_len : 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
 	if ((st = mq__prepare(c, key ? sql_live_key : sql_live_queue)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
@@ -282,12 +413,13 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	struct limits l;
 	struct candidate *cand = NULL;
+	struct ticks qt = { 0, 0, 0 }, kt;
 	unsigned char *full = NULL, *taken = NULL;
 	uint64_t live, room = want;
 	uint32_t max;
 	size_t n = 0, k;
 	enum mq_status rc;
-	int got = 0;
+	int got = 0, keyed;
 
 	*limited = 0;
 	if ((rc = read_settings(c, queue, &l)) != MQ_OK)
@@ -295,15 +427,28 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	*limited = l.limited ? 1 : 0;
 	if (l.paused || !l.limited || want == 0)
 		return MQ_OK;
+	if ((l.concurrency || l.rate) &&
+	    (rc = gate(c, queue, NULL, 0)) != MQ_OK)
+		return rc;
 	if (l.concurrency) {
-		if ((rc = gate_and_count(c, queue, NULL, 0, &live)) != MQ_OK)
+		if ((rc = count_live(c, queue, NULL, 0, &live)) != MQ_OK)
 			return rc;
-		room = live >= l.concurrency ? 0 : l.concurrency - live;
-		if (room > want)
-			room = want;
-		if (room == 0)
-			return MQ_OK;
+		if (room > l.concurrency - (live < l.concurrency ? live :
+		    l.concurrency))
+			room = l.concurrency - (live < l.concurrency ? live :
+			    l.concurrency);
 	}
+	if (l.rate && room > 0) {
+		if ((rc = read_ticks(c, queue, NULL, 0, l.rate_us, &qt)) !=
+		    MQ_OK)
+			return rc;
+		if (room > l.rate - (qt.used < l.rate ? qt.used : l.rate))
+			room = l.rate - (qt.used < l.rate ? qt.used : l.rate);
+		if (room == 0)
+			retry_in(c, &qt);
+	}
+	if (room == 0)
+		return MQ_OK;
 	max = room < (UINT32_MAX - CANDIDATES_SPARE) / CANDIDATES_PER_JOB ?
 	    (uint32_t)room * CANDIDATES_PER_JOB + CANDIDATES_SPARE : 4096;
 	cand = calloc(max, sizeof *cand);
@@ -316,27 +461,49 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	if ((rc = read_candidates(c, queue, &l, max, cand, &n)) != MQ_OK)
 		goto out;
 	for (k = 0; k < n && room > 0; k++) {
-		if (cand[k].has_key && l.per_key) {
+		keyed = cand[k].has_key && (l.per_key || l.key_rate);
+		if (keyed) {
 			if (same_key(cand, full, k))
 				continue;
-			if ((rc = gate_and_count(c, queue, cand[k].key,
+			if ((rc = gate(c, queue, cand[k].key,
+			    cand[k].key_len)) != MQ_OK)
+				goto out;
+		}
+		if (keyed && l.per_key) {
+			if ((rc = count_live(c, queue, cand[k].key,
 			    cand[k].key_len, &live)) != MQ_OK)
 				goto out;
 			/* this claim's own jobs of the key are locked, not
 			 * leased yet: counted here */
-			live += same_key(cand, taken, k);
-			if (live >= l.per_key) {
+			if (live + same_key(cand, taken, k) >= l.per_key) {
 				full[k] = 1;
+				continue;
+			}
+		}
+		/* this claim's own ticks of the key are written: read */
+		if (keyed && l.key_rate) {
+			if ((rc = read_ticks(c, queue, cand[k].key,
+			    cand[k].key_len, l.key_rate_us, &kt)) != MQ_OK)
+				goto out;
+			if (kt.used >= l.key_rate) {
+				full[k] = 1;
+				retry_in(c, &kt);
 				continue;
 			}
 		}
 		if ((rc = lock_one(c, cl, queue, cand[k].id, skip_locked,
 		    &got)) != MQ_OK)
 			goto out;
-		if (got) {
-			room--;
-			taken[k] = 1;
-		}
+		if (!got)
+			continue;
+		room--;
+		taken[k] = 1;
+		if (l.rate && (rc = take_tick(c, queue, NULL, 0, l.rate,
+		    &qt)) != MQ_OK)
+			goto out;
+		if (keyed && l.key_rate && (rc = take_tick(c, queue,
+		    cand[k].key, cand[k].key_len, l.key_rate, &kt)) != MQ_OK)
+			goto out;
 	}
 out:
 	free(cand);

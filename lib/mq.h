@@ -286,6 +286,13 @@ struct mq_pop_opts {
  * MQ_PAUSED when every listed queue is paused.
  * Free *jobs with mq_jobs_free.
  */
+/**
+ * After a claim that got fewer jobs than asked: in how many microseconds
+ * a rate limit of one of its queues (mq-limit(1)) lets a claim through
+ * again, 0 if no rate held it back. Waiters park no longer than that.
+ */
+int64_t mq_claim_retry_us(const struct mq_conn *c);
+
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 

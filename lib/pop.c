@@ -424,6 +424,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (c->norphans > MQ_ORPHANS_MAX - MQ_QUEUES_MAX)
 		return mq__fail(c, MQ_EINVAL, "claims whose outcome was "
 		    "unknown are not given back (mq_take_orphans)");
+	c->limit_retry_us = 0;
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;
@@ -464,6 +465,12 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	*jobs = cl.jobs;
 	*n = cl.n;
 	return MQ_OK;
+}
+
+int64_t
+mq_claim_retry_us(const struct mq_conn *c)
+{
+	return c->limit_retry_us;
 }
 
 enum mq_status

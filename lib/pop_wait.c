@@ -35,6 +35,9 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 				return why;
 			if (left > mq_wait_backoff_us(idle))
 				left = mq_wait_backoff_us(idle);
+			/* a rate lets a claim through then: not later */
+			if (c->limit_retry_us > 0 && left > c->limit_retry_us)
+				left = c->limit_retry_us;
 			idle++;
 			rc = mq_wait(c, o->queue, left);
 		} while (rc == MQ_EMPTY);

@@ -23,7 +23,9 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_ticks` (
   gate_key      VARBINARY(255) NOT NULL,
   n             INT UNSIGNED NOT NULL,
   at            DATETIME(6) NOT NULL,
-  PRIMARY KEY (queue, gate_key, n)
+  PRIMARY KEY (queue, gate_key, n),
+  -- the gate's oldest tick, which a claim takes over
+  KEY oldest (queue, gate_key, at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq ticks 1';
 
 ALTER TABLE `{{TABLE}}`

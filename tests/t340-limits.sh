@@ -175,4 +175,58 @@ is "$(sort -n "$LOG" | awk '{ k += $2; if (k > m) m = k } END { print m + 0 }')"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'hot' AND state = 'done'")" "30,30" \
   "all 30 done, each claimed once"
 is "$(grep -v '^$' "$T_TMP/work.err" | grep -cv 'nothing to do\|no job' || true)" 0 "nothing on the workers' stderr"
+# rates: at most N claims in any window of D (sliding: a claim's time is
+# its tick's, a moment before its lease's, so the lease times are checked
+# over windows 50 ms shorter)
+# windows MS: the most claims of rq (leased for 600 s) in a window of MS
+windows() {
+  sql "SELECT TIMESTAMPDIFF(MICROSECOND, '2026-01-01', leased_until - INTERVAL 600 SECOND)
+       FROM mq_jobs WHERE queue = '$1' ${3:+AND job_key = '$3'} AND state = 'leased' ORDER BY 1" |
+    awk -v w="$2" '{ t[NR] = $1 } END { m = 0; j = 1
+      for (i = 1; i <= NR; i++) { while (t[i] - t[j] >= w * 1000) j++; if (i - j + 1 > m) m = i - j + 1 }
+      print m }'
+}
+"$MQ" limit rq --rate 10/s >/dev/null
+seq 1 100 | "$MQ" push --lines --queue rq >/dev/null 2>&1
+end=$(($(date +%s) + 3))
+consume() { # pops of rq until $end
+  while [ "$(date +%s)" -lt "$end" ]; do
+    "$MQ" pop --queue rq --wait 1s --lease 600s --receipt-file /dev/null >/dev/null 2>>"$T_TMP/rate.err"
+    [ $? -le 1 ] || echo "pop failed" >>"$T_TMP/rate.err"
+  done
+}
+for i in 1 2 3 4; do consume & done
+wait
+n=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'rq' AND state = 'leased'")
+is "$(windows rq 950)" 10 "rate 10/s, 4 consumers: at most 10 claims in any window (and the limit was reached)"
+check "and they kept claiming ($n in about 3 s)" test "$n" -ge 20
+is "$(cat "$T_TMP/rate.err" 2>/dev/null)" "" "nothing on their stderr"
+# a waiter held back by a rate parks until its window has room, no longer
+"$MQ" limit rw --rate 1/2s >/dev/null
+"$MQ" push --queue rw a >/dev/null; "$MQ" push --queue rw b >/dev/null
+"$MQ" pop --queue rw --lease 1m >/dev/null
+t0=$(date +%s%N)
+run "$MQ" pop --queue rw --wait 10s --lease 1m
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$RC:$OUT" "0:b" "pop --wait behind rate 1/2s gets the next job"
+check "when the window has room: after $ms ms (1,500 to 3,500)" test "$ms" -ge 1500 -a "$ms" -le 3500
+# per key: 2 claims of a key in any second, other keys meanwhile
+"$MQ" limit kq --key-rate 2/s >/dev/null
+for k in a b; do seq 1 6 | "$MQ" push --lines --queue kq --key "$k" >/dev/null 2>&1; done
+run "$MQ" pop --queue kq --count 10 --json --lease 600s
+is "$(printf '%s\n' "$OUT" | grep -c '"payload"')" 4 "key rate 2/s: 2 of each of 2 keys at once"
+expect_status 1 "then nothing within the second" "$MQ" pop --queue kq --lease 600s
+sleep 1.1
+run "$MQ" pop --queue kq --count 10 --json --lease 600s
+is "$(printf '%s\n' "$OUT" | grep -c '"payload"')" 4 "a second later, 2 more of each"
+is "$(windows kq 950 a):$(windows kq 950 b)" "2:2" "never more than 2 of a key in a window"
+# bad rates: one line, status 64, nothing changed
+before=$(sql "SELECT CONCAT_WS(',', rate, rate_us) FROM mq_jobs_queues WHERE queue = 'rq'")
+for bad in 0/s 10 10/0s 10/x -1/s 4294967296/s /s; do
+  expect_status 64 "--rate $bad refused" "$MQ" limit rq --rate "$bad"
+done
+like "$ERR" "mq limit: invalid *" "with one line"
+is "$(sql "SELECT CONCAT_WS(',', rate, rate_us) FROM mq_jobs_queues WHERE queue = 'rq'")" "$before" "and nothing changed"
+run "$MQ" limit rq --rate 600/5min --key-rate 3/min
+is "$OUT" "$(printf 'rate 600/5m00s\nkey-rate 3/1m00s')" "N/5min and N/min read and shown"
 done_testing

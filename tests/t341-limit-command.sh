@@ -227,7 +227,12 @@ expect_status 64 "--per-key with --clear-per-key" "$MQ" limit deploy --per-key 2
 is "$ERR" "mq limit: --per-key and --clear-per-key exclude each other" "  its message"
 expect_status 64 "--concurrency with --clear-concurrency" "$MQ" limit deploy --clear-concurrency --concurrency 2
 is "$ERR" "mq limit: --concurrency and --clear-concurrency exclude each other" "  its message"
-expect_status 64 "--rate is not an option (yet)" "$MQ" limit deploy --rate 10/s
+expect_status 64 "--rate with --clear-rate" "$MQ" limit deploy --rate 10/s --clear-rate
+is "$ERR" "mq limit: --rate and --clear-rate exclude each other" "  its message"
+expect_status 64 "--key-rate with --clear-key-rate" "$MQ" limit deploy --key-rate 1/s --clear-key-rate
+is "$ERR" "mq limit: --key-rate and --clear-key-rate exclude each other" "  its message"
+expect_status 64 "--rate without its window" "$MQ" limit deploy --rate 10
+is "$ERR" "mq limit: invalid --rate '10': N/D expected, e.g. 10/s or 600/5m" "  its message"
 expect_status 64 "--queue is not an option" "$MQ" limit --queue deploy
 is "$(table_sum mq_jobs_queues):$(limits deploy)" "$sum:3 1 - - - - 0" \
   "the refused calls changed nothing"

@@ -170,6 +170,7 @@ op_apply(struct worker *w)
 	w->limit_said = 0;	/* connected: a refusal now is said again */
 	if (!t->room)
 		return;
+	w->limit_retry_us = t->retry_us;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
 		w->next_claim = INT64_MAX;	/* until the wait says so */
 		if (!w->idle_since)

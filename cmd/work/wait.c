@@ -11,10 +11,15 @@
 void
 park(struct worker *w)
 {
+	int64_t us;
+
 	if (w->waiting || w->wait_broken || w->cw == NULL)
 		return;
-	if (mq_wait_begin(w->cw, w->pop.queue,
-	    mq_wait_backoff_us(w->idle_waits++), &w->wait) != MQ_OK) {
+	us = mq_wait_backoff_us(w->idle_waits++);
+	/* a rate lets a claim through then: not later */
+	if (w->limit_retry_us > 0 && us > w->limit_retry_us)
+		us = w->limit_retry_us;
+	if (mq_wait_begin(w->cw, w->pop.queue, us, &w->wait) != MQ_OK) {
 		w->wait_broken = 1;	/* no non-blocking waits: poll */
 		return;
 	}
