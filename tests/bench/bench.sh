@@ -5,6 +5,9 @@
 # asserts nothing (CI runs it at a small size to see that it runs).
 #
 # usage: sh tests/bench/bench.sh [full|small]     (default: full, ~10 minutes)
+# MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
+# size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
+# built from the repository's history, at full size)
 set -u
 SIZE=${1:-${MQ_BENCH_SIZE:-full}}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +41,172 @@ row() { # row NAME MEASURED GOAL MET(yes/no) DETAIL
 meets() { awk -v v="$1" -v g="$2" -v op="$3" 'BEGIN {
   print ((op == ">=" && v >= g) || (op == "<=" && v <= g)) ? "yes" : "NO" }'; }
 mysqlc() { mariadb --no-defaults --skip-ssl --socket="$MQ_TEST_SOCKET" --user=root -N -B "$T_DB" "$@"; }
+# the table of the rows measured (at the end)
+table() {
+  printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \
+    "$("$MQ" --version | cut -d' ' -f2)" "$(date -u +%Y-%m-%d)" "$(uname -m)" \
+    "$(nproc)" "$(mysqlc -e 'SELECT VERSION()')" "$SIZE"
+  printf '| row | measured | goal | met | detail |\n|---|---|---|---|---|\n'
+  awk -F '\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$ROWS"
+}
+# (entries InnoDB skips by itself, index condition pushdown, count as
+# Handler_icp_attempts, not as reads)
+reads() { mysqlc -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_read_first', 'Handler_read_rnd_next', 'Handler_read_prev', 'Handler_icp_attempts')" | awk '{ s += $2 } END { print s }'; }
+
+# ---- limits (mq-limit(1)): claims of limited queues vs the same jobs
+# unlimited, and unlimited queues' claims vs the binary before limits
+# were enforced. Jobs with keys are put in by SQL (job_key set), as many
+# keys as wanted in one statement.
+limits_rows() {
+  if [ "$SIZE" = small ]; then
+    LKJOBS=2000 LKEYS=1000 LHOT=200 LHELD=10000 LCALLS=5 LTURNS=2
+  else
+    LKJOBS=20000 LKEYS=10000 LHOT=2000 LHELD=100000 LCALLS=20 LTURNS=3
+  fi
+  # drain N QUEUE [TABLE]: N mq work (one job at a time each) on QUEUE,
+  # each until no job came for 1 s; prints the ms from their start to
+  # the last job's end (the server's clock: not the 1 s at the end),
+  # the jobs done, and how many of the N got a job
+  drain() {
+    d0=$(mysqlc -e "SELECT UTC_TIMESTAMP(6)")
+    i=0; while [ $i -lt "$1" ]; do
+      "$MQ" work --table "${3:-mq_jobs}" --queue "$2" --wait 1s -- true &
+      i=$((i + 1))
+    done
+    wait
+    mysqlc -e "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$d0', MAX(finished_at)) / 1000),
+      SUM(state = 'done'), COUNT(DISTINCT leased_by) FROM \`${3:-mq_jobs}\` WHERE queue = '$2'"
+  }
+  dv() { printf '%s\n' "$1" | cut -f"$2"; }
+  # many keys, per-key 1: the same jobs (2 per key, keys in turn) in a
+  # limited queue and in one without limits, 4 mq work each
+  mysqlc -e "INSERT INTO mq_jobs (queue, payload, job_key)
+    SELECT 'lk', 'x', CONCAT('customer:', seq % $LKEYS) FROM seq_1_to_$LKJOBS;
+    INSERT INTO mq_jobs (queue, payload, job_key)
+    SELECT 'lu', 'x', CONCAT('customer:', seq % $LKEYS) FROM seq_1_to_$LKJOBS"
+  "$MQ" limit lk --per-key 1 >/dev/null
+  u=$(drain 4 lu); l=$(drain 4 lk)
+  r=$(awk -v a="$(dv "$l" 1)" -v b="$(dv "$u" 1)" 'BEGIN { printf "%.2f", b / a }')
+  row "limits: $LKEYS keys at per-key 1, 4 mq work vs no limit" "${r}x the drain rate" \
+    ">= 0.8x" "$(meets "$r" 0.8 '>=')" \
+    "$LKJOBS jobs, 2 a key: limited $(dv "$l" 1) ms ($(dv "$l" 2) done), unlimited $(dv "$u" 1) ms ($(dv "$u" 2) done), to the last job's end"
+  # one hot key, per-key 1: 4 mq work vs one mq work on the same jobs
+  # without a limit (one at a time is the best a limit of 1 allows)
+  mysqlc -e "INSERT INTO mq_jobs (queue, payload, job_key)
+    SELECT 'hk', 'x', 'hot' FROM seq_1_to_$LHOT;
+    INSERT INTO mq_jobs (queue, payload, job_key)
+    SELECT 'hu', 'x', 'hot' FROM seq_1_to_$LHOT"
+  "$MQ" limit hk --per-key 1 >/dev/null
+  u=$(drain 1 hu); l=$(drain 4 hk)
+  r=$(awk -v a="$(dv "$l" 1)" -v b="$(dv "$u" 1)" 'BEGIN { printf "%.2f", b / a }')
+  row "limits: one hot key at per-key 1, 4 mq work vs 1 unlimited" "${r}x its rate" \
+    ">= 0.8x" "$(meets "$r" 0.8 '>=')" \
+    "$LHOT jobs of one key: 4 limited $(dv "$l" 1) ms ($(dv "$l" 2) done, by $(dv "$l" 3) of the 4), 1 unlimited $(dv "$u" 1) ms ($(dv "$u" 2) done)"
+  # a claim past $LHELD jobs held back by one key (per-key 1, one of
+  # them leased) to other keys' due jobs behind them, vs the same claim
+  # without the held-back jobs: mq pop's time, in turns, and the index
+  # entries one claim reads (server counters)
+  for t in held heldless; do
+    "$MQ" init --table $t >/dev/null
+    "$MQ" limit q --per-key 1 --table $t >/dev/null
+  done
+  mysqlc -e "INSERT INTO held (queue, payload, job_key, available_at)
+    SELECT 'q', 'x', 'hot', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND
+    FROM seq_1_to_$LHELD;
+    UPDATE held SET state = 'leased', attempts = 1, lease_token = REPEAT('a', 32),
+      leased_until = UTC_TIMESTAMP(6) + INTERVAL 1 DAY ORDER BY id LIMIT 1;
+    INSERT INTO heldless (queue, payload, job_key, state, attempts, lease_token, leased_until)
+    VALUES ('q', 'x', 'hot', 'leased', 1, REPEAT('a', 32), UTC_TIMESTAMP(6) + INTERVAL 1 DAY);
+    INSERT INTO held (queue, payload, job_key)
+    SELECT 'q', 'x', CONCAT('k', seq) FROM seq_1_to_$((LCALLS * LTURNS + 2));
+    INSERT INTO heldless (queue, payload, job_key)
+    SELECT 'q', 'x', CONCAT('k', seq) FROM seq_1_to_$((LCALLS * LTURNS + 2));
+    ANALYZE TABLE held, heldless" >/dev/null
+  h0=$(reads); "$MQ" pop --table held --queue q -o /dev/null >/dev/null; h1=$(reads)
+  "$MQ" pop --table heldless --queue q -o /dev/null >/dev/null; h2=$(reads)
+  hextra=$(( (h1 - h0) - (h2 - h1) ))
+  hb_ms=0 hs_ms=0 turn=0
+  while [ $turn -lt "$LTURNS" ]; do
+    turn=$((turn + 1))
+    for t in held heldless; do
+      t0=$(now_ms) i=0
+      while [ $i -lt "$LCALLS" ]; do
+        "$MQ" pop --table $t --queue q -o /dev/null >/dev/null; i=$((i + 1))
+      done
+      ms=$(($(now_ms) - t0))
+      if [ $t = held ]; then hb_ms=$((hb_ms + ms)); else hs_ms=$((hs_ms + ms)); fi
+    done
+  done
+  got=$(mysqlc -e "SELECT COUNT(*) FROM held WHERE state = 'leased' AND job_key <> 'hot'")
+  r=$(ratio "$hb_ms" "$hs_ms")
+  row "limits: a claim past $LHELD jobs held back by one key vs none held back" \
+    "${r}x its time; $hextra entries read more" "<= 1.2x, index ranges only" \
+    "$(meets "$r" 1.2 '<=')$([ "$hextra" -le 100 ] || echo ' (rows NO)')" \
+    "$LTURNS x $LCALLS claims (mq pop), in turns: held back $hb_ms ms, none $hs_ms ms ($got claimed of other keys, none of the held key); one claim read $((h1 - h0)) entries, $((h2 - h1)) without them"
+  # queues without limits: this binary's claims vs the last one before
+  # limits were enforced (b471dc2; MQ_BENCH_BASE names its mq, else
+  # built from the repository's history at full size), in turns
+  base=${MQ_BENCH_BASE:-}
+  if [ -z "$base" ] && [ "$SIZE" = full ] && git -C "$top" cat-file -e b471dc2 2>/dev/null; then
+    mkdir "$T_TMP/base"
+    if git -C "$top" archive b471dc2 | tar -x -C "$T_TMP/base" &&
+      meson setup "$T_TMP/base/build" "$T_TMP/base" >/dev/null 2>&1 &&
+      ninja -C "$T_TMP/base/build" cmd/mq >/dev/null 2>&1; then
+      base=$T_TMP/base/build/cmd/mq
+    fi
+  fi
+  if [ -z "$base" ]; then
+    echo "# limits: the rows against b471dc2 skipped (MQ_BENCH_BASE not set)" >&2
+    return 0
+  fi
+  # 5 turns, each binary first in every other one; a row's ratio is
+  # the median of its turns' (the machine's other load moves single
+  # turns), their range in the detail, and the statements each binary
+  # sent the server per job (the server's count, Questions)
+  questions() { mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
+  : >"$T_TMP/lim.pc"; : >"$T_TMP/lim.wk"
+  pcq_new=0 pcq_old=0 wkq_new=0 wkq_old=0 turn=0
+  while [ $turn -lt 5 ]; do
+    turn=$((turn + 1))
+    if [ $((turn % 2)) = 1 ]; then order="new old"; else order="old new"; fi
+    pc_new= pc_old= wk_new= wk_old=
+    for b in $order; do
+      if [ $b = new ]; then m=$MQ; else m=$base; fi
+      seq 1 "$CALLS" | "$m" push --lines --queue "pc$b" >/dev/null
+      q0=$(questions); t0=$(now_ms)
+      while r=$("$m" pop --queue "pc$b" -o /dev/null); do "$m" ack "$r"; done
+      ms=$(($(now_ms) - t0)); q=$(($(questions) - q0))
+      eval "pc_$b=$ms; pcq_$b=\$((pcq_$b + q))"
+      seq 1 "$WORKJOBS" | "$m" push --lines --queue "wk$b" >/dev/null
+      q0=$(questions); t0=$(now_ms)
+      "$m" work --queue "wk$b" --concurrency 4 --exit-when-empty -- true
+      ms=$(($(now_ms) - t0)); q=$(($(questions) - q0))
+      eval "wk_$b=$ms; wkq_$b=\$((wkq_$b + q))"
+    done
+    echo "$(ratio "$pc_new" "$pc_old") $pc_new $pc_old" >>"$T_TMP/lim.pc"
+    echo "$(ratio "$wk_new" "$wk_old") $wk_new $wk_old" >>"$T_TMP/lim.wk"
+  done
+  # median ratio, range, and the turns' ms (now/b471dc2)
+  turns() { sort -n "$1" | awk '{ r[NR] = $1; t = t (t ? ", " : "") $2 "/" $3 }
+    END { printf "%s\t%s-%s\t%s\n", r[3], r[1], r[5], t }'; }
+  per() { awk -v q="$1" -v n="$2" 'BEGIN { printf "%.2f", q / n }'; }
+  t=$(turns "$T_TMP/lim.pc")
+  r=$(dv "$t" 1)
+  row "limits: an unlimited queue's mq pop+ack vs before limits (b471dc2)" \
+    "${r}x its time (median of 5)" "<= 1.05x" "$(meets "$r" 1.05 '<=')" \
+    "$CALLS jobs a turn, 5 turns: ratios $(dv "$t" 2), ms now/b471dc2 by ratio $(dv "$t" 3); statements a job: now $(per "$pcq_new" $((5 * CALLS))), b471dc2 $(per "$pcq_old" $((5 * CALLS)))"
+  t=$(turns "$T_TMP/lim.wk")
+  r=$(dv "$t" 1)
+  row "limits: an unlimited queue's mq work -c 4 vs before limits (b471dc2)" \
+    "${r}x its time (median of 5)" "<= 1.05x" "$(meets "$r" 1.05 '<=')" \
+    "$WORKJOBS jobs a turn, 5 turns: ratios $(dv "$t" 2), ms now/b471dc2 by ratio $(dv "$t" 3); statements a job: now $(per "$wkq_new" $((5 * WORKJOBS))), b471dc2 $(per "$wkq_old" $((5 * WORKJOBS)))"
+}
+
+if [ "${MQ_BENCH_ONLY:-}" = limits ]; then
+  limits_rows
+  table
+  exit 0
+fi
 
 # ---- per call: mq pop + mq ack vs the same SQL through the mariadb client
 seq 1 "$CALLS" | "$MQ" push --lines --queue pc1 >/dev/null
@@ -132,9 +301,6 @@ mysqlc -e "INSERT INTO big (queue, state, payload, attempts, finished_at)
 "$MQ" init --table small >/dev/null
 seq 1 "$CALLS" | "$MQ" push --lines --queue q --table big >/dev/null
 seq 1 "$CALLS" | "$MQ" push --lines --queue q --table small >/dev/null
-# (entries InnoDB skips by itself, index condition pushdown, count as
-# Handler_icp_attempts, not as reads)
-reads() { mysqlc -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_read_first', 'Handler_read_rnd_next', 'Handler_read_prev', 'Handler_icp_attempts')" | awk '{ s += $2 } END { print s }'; }
 claim_loop() { # claim_loop TABLE: ms for CALLS pops (acked afterwards)
   t0=$(now_ms)
   while "$MQ" pop --table "$1" --queue q -o /dev/null >>"$T_TMP/r.$1" 2>&1; do :; done
@@ -352,6 +518,9 @@ idle=$(awk -v a="$((q2 - q1 - 1))" -v b="$((q1 - q0 - 1))" 'BEGIN { printf "%.1f
 row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle statements/s" \
   "<= 10 ms; about 1/s" "$(meets "$med" 10 '<=')" "$ROUNDS rounds; idle: 10 s of pop --wait"
 
+# ---- limits: see limits_rows above
+limits_rows
+
 # ---- fleets of waiters (tests/bench/fleet.sh: each on a server of its
 # own, max_connections raised): how soon a push wakes hundreds of parked
 # pop --wait, what a wakeup costs beside idle sessions, and what parked
@@ -425,8 +594,4 @@ if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
 fi
 
 # ---- the table
-printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \
-  "$("$MQ" --version | cut -d' ' -f2)" "$(date -u +%Y-%m-%d)" "$(uname -m)" \
-  "$(nproc)" "$(mysqlc -e 'SELECT VERSION()')" "$SIZE"
-printf '| row | measured | goal | met | detail |\n|---|---|---|---|---|\n'
-awk -F '\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$ROWS"
+table
