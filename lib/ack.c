@@ -265,6 +265,23 @@ ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	return rc;
 }
 
+/* The slots the acks ended wake the waiters a limit held back. */
+static void
+wake_acked(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+    const unsigned char *lost)
+{
+	uint64_t *ids;
+	size_t i, k = 0;
+
+	if (!c->has_limits || (ids = malloc(n * sizeof *ids)) == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if (!lost[i])
+			ids[k++] = r[i].id;
+	mq__wake_freed(c, ids, k);
+	free(ids);
+}
+
 enum mq_status
 mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
@@ -284,6 +301,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 				return rc;
 			break;
 		}
+	wake_acked(c, r, n, lost);
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

@@ -175,6 +175,8 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 	rc = mq__in_tx(c, fail_tx, &f);
 	if (rc == MQ_ELEASE && c->galera)	/* galera.c */
 		rc = mq__in_tx_caught_up(c, fail_tx, &f, rc);
+	if (rc == MQ_OK)	/* its slot ended */
+		mq__wake_freed(c, &r->id, 1);
 	return rc;
 }
 
@@ -443,5 +445,7 @@ mq_release(struct mq_conn *c, const struct mq_receipt *r)
 		rc = mq__fail(c, MQ_ELEASE, "job %llu: %s",
 		    (unsigned long long)r->id, mq_strerror(MQ_ELEASE));
 	mq__release(c, st);
+	if (rc == MQ_OK)	/* its slot ended */
+		mq__wake_freed(c, &r->id, 1);
 	return rc;
 }

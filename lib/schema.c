@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sql_terms.h"
 
 extern const char mq_sql_schema[];
 extern const char mq_sql_upgrade_2[];
@@ -49,7 +50,7 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
     " CONCAT(@@hostname, ':', @@port);" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
-    "SELECT queue FROM `{{TABLE}}_queues` LIMIT 0"
+    "SELECT queue FROM `{{TABLE}}_queues` WHERE " MQ_SQL_LIMITED " LIMIT 1"
 #define SQL_PROBE_INIT \
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
     ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
@@ -106,6 +107,7 @@ struct probe {
 	char engine[65];	/* the job table's; "" if not shown */
 	char counts_comment[64];	/* the counts table's (mq init) */
 	int exists;
+	int has_limits;		/* a queue of the table has limits */
 };
 
 static void
@@ -210,6 +212,8 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 	default:
 		if (k - P_COMPANIONS < NCOMP)
 			p->companion[k - P_COMPANIONS] = 1;
+		if (k - P_COMPANIONS == 0)
+			p->has_limits = row != NULL;
 		if (k - P_COMPANIONS == 2 && row && mysql_num_fields(res) >= 2) {
 			table_comment(row[1], p->counts_comment,
 			    sizeof p->counts_comment);
@@ -265,6 +269,17 @@ probe_once(struct mq_conn *c, const char *table, struct probe *p, int init)
 		return mq__fail(c, MQ_ECONFIG, "no database selected: give "
 		    "--database, set MQ_DATABASE, or set database= in an "
 		    "option file");
+	/* a queues table older than schema 10 has no limit columns: it is
+	 * there (the version says to run mq init; mq init upgrades it, and
+	 * probes no further companion: it makes any that is missing); an
+	 * account that may read its queue column alone (a producer) may not
+	 * read them: there too, and the limits unknown (nothing it does
+	 * needs them) */
+	if ((err == ER_BAD_FIELD_ERROR || err == ER_COLUMNACCESS_DENIED_ERROR) &&
+	    k + 1 == P_COMPANIONS) {
+		p->companion[0] = 1;
+		err = 0;
+	}
 	if (err && !(k + 1 == P_TABLE && err == 1146) &&
 	    !(k + 1 >= P_COMPANIONS && (err == 1146 || err == 1142)))
 		return mq__dberr(c, NULL, "cannot read table status");
@@ -423,6 +438,7 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->max_packet = (unsigned long)p.max_packet;
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
 	c->galera = p.wsrep;
+	c->has_limits = p.has_limits;
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
 	c->share = p.node_index;

@@ -229,4 +229,24 @@ like "$ERR" "mq limit: invalid *" "with one line"
 is "$(sql "SELECT CONCAT_WS(',', rate, rate_us) FROM mq_jobs_queues WHERE queue = 'rq'")" "$before" "and nothing changed"
 run "$MQ" limit rq --rate 600/5min --key-rate 3/min
 is "$OUT" "$(printf 'rate 600/5m00s\nkey-rate 3/1m00s')" "N/5min and N/min read and shown"
+# a waiter held back by a limit is woken when a slot ends (ack, fail,
+# give-back), not at its next look (each second once it has waited a
+# while): three times, each under 400 ms
+"$MQ" limit wk --per-key 1 >/dev/null
+fast=0
+for end in ack fail ack; do
+  "$MQ" push --queue wk --key k held >/dev/null; "$MQ" push --queue wk --key k next >/dev/null
+  "$MQ" pop --queue wk --lease 1m --receipt-file "$T_TMP/r.wk" >/dev/null
+  "$MQ" pop --queue wk --wait 20s --lease 1m --receipt-file "$T_TMP/r.wk2" >"$T_TMP/wk.out" &
+  w=$!
+  sleep 3
+  t0=$(date +%s%N)
+  if [ $end = ack ]; then "$MQ" ack "$(cat "$T_TMP/r.wk")"; else "$MQ" fail --no-retry "$(cat "$T_TMP/r.wk")" >/dev/null; fi
+  wait $w
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$(cat "$T_TMP/wk.out")" = next ] && [ "$ms" -lt 400 ] && fast=$((fast + 1))
+  echo "# $end: the waiter had its job $ms ms after"
+  "$MQ" ack "$(cat "$T_TMP/r.wk2")"
+done
+is "$fast" 3 "a waiter held back by per key 1 gets the job at once when the slot ends (3 of 3)"
 done_testing
