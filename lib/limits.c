@@ -89,16 +89,6 @@ static const char sql_candidates[] =
     MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") "))"
     " ORDER BY priority, available_at, id LIMIT ?";
 
-/* One candidate, locked by primary key if it is still due and its queue
- * not paused (another consumer's: skipped; where the server has no SKIP
- * LOCKED, waited for, then found leased). */
-#define LOCK_ONE \
-    "SELECT id, queue, priority, attempts, payload FROM `{{TABLE}}`" \
-    " FORCE INDEX (PRIMARY) WHERE id = ? AND " \
-    MQ_SQL_CLAIMABLE_LIMITED("{{TABLE}}", "?") " FOR UPDATE"
-static const char sql_lock_one[] = LOCK_ONE " SKIP LOCKED";
-static const char sql_lock_one_wait[] = LOCK_ONE;
-
 /* Candidates read per job wanted: the first of a key that is full in
  * this claim are passed over. */
 #define CANDIDATES_PER_JOB 4
@@ -365,45 +355,292 @@ read_candidates(struct mq_conn *c, const char *queue, const struct limits *l,
 	return rc;
 }
 
-/* Locks candidate id for the claim (appended to cl->jobs); *got 1 if it
- * was still there to take. */
+/* Some chosen candidates, locked together by primary key if they are
+ * still due and their queue not paused (another consumer's: skipped;
+ * where the server has no SKIP LOCKED, waited for, then found leased),
+ * appended to cl->jobs in claim order. */
+#define LOCK_IDS \
+    "SELECT id, queue, priority, attempts, payload FROM `{{TABLE}}`" \
+    " FORCE INDEX (PRIMARY) WHERE " \
+    MQ_SQL_CLAIMABLE_LIMITED("{{TABLE}}", "?") " AND id IN ("
+static const char sql_lock_ids[] = LOCK_IDS;
+static const char sql_lock_ids_wait[] = LOCK_IDS "";
+static const char sql_lock_ids_tail[] =
+    ") ORDER BY priority, available_at, id FOR UPDATE SKIP LOCKED";
+static const char sql_lock_ids_wait_tail[] =
+    ") ORDER BY priority, available_at, id FOR UPDATE";
+
 static enum mq_status
-lock_one(struct mq_conn *c, struct claim *cl, const char *queue,
-    uint64_t id, int skip_locked, int *got)
+fetch_locked(struct mq_conn *c, MYSQL_STMT *st, void *cl)
 {
-	MYSQL_BIND in[3];
+	return mq__claim_fetch(c, st, cl);
+}
+
+static enum mq_status
+lock_ids(struct mq_conn *c, struct claim *cl, const char *queue,
+    const uint64_t *ids, size_t n, int skip_locked)
+{
+	MYSQL_BIND pre[2];
 	unsigned long qlen;
-	size_t before = cl->n;
-	MYSQL_STMT *st;
+
+	mq__bind_str(&pre[0], queue, &qlen);
+	mq__bind_str(&pre[1], queue, &qlen);
+	return mq__query_ids(c, "cannot claim", skip_locked ? sql_lock_ids :
+	    sql_lock_ids_wait, skip_locked ? sql_lock_ids_tail :
+	    sql_lock_ids_wait_tail, pre, 2, ids, n, fetch_locked, cl);
+}
+
+/* The keys of a claim's candidates, each once, in byte order: the order
+ * every claim writes their gates in, so that two claims that share keys
+ * wait for each other instead of deadlocking. */
+struct keyset {
+	const struct candidate **key;	/* one candidate of each key */
+	size_t n;
+	uint64_t *live;			/* its live leases */
+	struct ticks *ticks;		/* its rate's ticks */
+	uint64_t *taken;		/* its jobs this claim holds */
+	uint64_t *pending;		/* of those, chosen in this round
+					 * and not locked yet (no tick yet) */
+};
+
+static int
+key_order(const void *a, const void *b)
+{
+	const struct candidate *x = *(const struct candidate *const *)a;
+	const struct candidate *y = *(const struct candidate *const *)b;
+	size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+	int r = memcmp(x->key, y->key, n);
+
+	if (r)
+		return r;
+	return x->key_len < y->key_len ? -1 : x->key_len > y->key_len;
+}
+
+static size_t
+key_index(const struct keyset *ks, const struct candidate *cand)
+{
+	size_t lo = 0, hi = ks->n, mid;
+	int r;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		r = key_order(&cand, &ks->key[mid]);
+		if (r == 0)
+			return mid;
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return ks->n;	/* not reached: every key is in the set */
+}
+
+/* A statement over the key set: head, then per key part (joined by
+ * ","), then tail; binds pre, then each key; run, its rows read by
+ * read (if not NULL). */
+static enum mq_status
+over_keys(struct mq_conn *c, const struct keyset *ks, const char *head,
+    const char *part, const char *tail, const char *queue,
+    const MYSQL_BIND *pre, size_t npre, size_t per, mq__read_fn read,
+    void *ctx, const char *what)
+{
+	size_t hl = strlen(head), pl = strlen(part), i, j, nb;
+	char *sql = malloc(hl + ks->n * (pl + 1) + strlen(tail) + 1), *p;
+	MYSQL_BIND *b = calloc(npre + ks->n * per, sizeof *b);
+	unsigned long *len = calloc(ks->n + 1, sizeof *len), qlen;
+	MYSQL_STMT *st = NULL;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, skip_locked ? sql_lock_one :
-	    sql_lock_one_wait)) == NULL)
-		return c->err.status;
-	mq__bind_u64(&in[0], &id);
-	mq__bind_str(&in[1], queue, &qlen);
-	mq__bind_str(&in[2], queue, &qlen);
-	rc = mq__execute(c, st, in, "cannot claim");
-	if (rc == MQ_OK)
-		rc = mq__claim_fetch(c, st, cl);
+	if (sql == NULL || b == NULL || len == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(sql, head, hl);
+	for (p = sql + hl, i = 0; i < ks->n; i++) {
+		if (i)
+			*p++ = ',';
+		memcpy(p, part, pl);
+		p += pl;
+	}
+	strcpy(p, tail);
+	if (npre)
+		memcpy(b, pre, npre * sizeof *b);
+	for (nb = npre, i = 0; i < ks->n; i++) {
+		len[i] = ks->key[i]->key_len;
+		/* per 2: the queue, then the key (the gates' VALUES) */
+		for (j = 0; j < per; j++, nb++)
+			if (j + 1 < per)
+				mq__bind_str(&b[nb], queue, &qlen);
+			else
+				mq__bind_blob(&b[nb], ks->key[i]->key, &len[i]);
+	}
+	if ((st = mq__prepare_once(c, sql)) == NULL) {
+		rc = c->err.status;
+		goto out;
+	}
+	rc = mq__execute(c, st, b, what);
+	if (rc == MQ_OK && read)
+		rc = read(c, st, ctx);
 	mq__release(c, st);
-	*got = cl->n > before;
+out:
+	free(sql);
+	free(b);
+	free(len);
 	return rc;
 }
 
-/* How many candidates before k, of k's key, are marked in mark. */
-static uint64_t
-same_key(const struct candidate *cand, const unsigned char *mark, size_t k)
-{
-	uint64_t n = 0;
-	size_t i;
+static const char sql_gates_head[] =
+    "INSERT INTO `{{TABLE}}_gates` (queue, gate_key, claims) VALUES ";
+static const char sql_gates_part[] = "(?, ?, 1)";
+static const char sql_gates_tail[] =
+    " ON DUPLICATE KEY UPDATE claims = claims + 1";
 
-	for (i = 0; i < k; i++)
-		if (mark[i] && cand[i].has_key &&
-		    cand[i].key_len == cand[k].key_len &&
-		    memcmp(cand[i].key, cand[k].key, cand[k].key_len) == 0)
-			n++;
-	return n;
+static const char sql_live_keys_head[] =
+    "SELECT job_key, COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
+    " WHERE queue = ? AND " MQ_SQL_LEASE_LIVE " AND job_key IN (";
+static const char sql_keys_part[] = "?";
+static const char sql_live_keys_tail[] = ") GROUP BY job_key";
+
+static const char sql_ticks_keys_head[] =
+    "SELECT gate_key, COUNT(*), COALESCE(SUM(at > " MQ_SQL_NOW_MINUS_US
+    "), 0), COALESCE(" MQ_SQL_US_FROM_NOW("MIN(IF(at > "
+    MQ_SQL_NOW_MINUS_US ", at, NULL)) + INTERVAL ? MICROSECOND") ", 0)"
+    " FROM `{{TABLE}}_ticks` FORCE INDEX (PRIMARY)"
+    " WHERE queue = ? AND gate_key IN (";
+static const char sql_ticks_keys_tail[] = ") GROUP BY gate_key";
+
+/* Reads rows of (key, numbers...) into the key set's arrays. */
+struct key_rows {
+	struct keyset *ks;
+	int ticks;	/* rows of ticks, else of live leases */
+};
+
+static enum mq_status
+read_key_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	struct key_rows *kr = ctx;
+	struct candidate probe;
+	const struct candidate *pp = &probe;
+	MYSQL_BIND out[4];
+	uint64_t a = 0, u = 0;
+	int64_t f = 0;
+	unsigned long klen;
+	mq__bool knull;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof out);
+	mq__bind_text_out(&out[0], probe.key, sizeof probe.key, &klen, &knull);
+	mq__bind_u64(&out[1], &a);
+	mq__bind_u64(&out[2], &u);
+	mq__bind_i64(&out[3], &f);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot claim (limit's count)");
+	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
+		if (knull)
+			continue;
+		probe.key_len = klen < KEY_MAX ? klen : KEY_MAX;
+		probe.has_key = 1;
+		i = key_index(kr->ks, pp);
+		if (i == kr->ks->n)
+			continue;
+		if (kr->ticks) {
+			kr->ks->ticks[i].rows = a;
+			kr->ks->ticks[i].used = u;
+			kr->ks->ticks[i].frees_in = f;
+		} else {
+			kr->ks->live[i] = a;
+		}
+	}
+	if (r == 1)
+		return mq__dberr(c, st, "cannot claim (limit's count)");
+	return MQ_OK;
+}
+
+/* The key set of the candidates; their gates written (in key order),
+ * then their live leases and ticks read, as the limits need. */
+static enum mq_status
+gate_keys(struct mq_conn *c, const char *queue, const struct limits *l,
+    const struct candidate *cand, size_t n, struct keyset *ks)
+{
+	MYSQL_BIND pre[4];
+	unsigned long qlen;
+	int64_t window;
+	struct key_rows kr = { ks, 0 };
+	size_t i, k;
+	enum mq_status rc;
+
+	memset(ks, 0, sizeof *ks);
+	ks->key = calloc(n ? n : 1, sizeof *ks->key);
+	ks->live = calloc(n ? n : 1, sizeof *ks->live);
+	ks->ticks = calloc(n ? n : 1, sizeof *ks->ticks);
+	ks->taken = calloc(n ? n : 1, sizeof *ks->taken);
+	ks->pending = calloc(n ? n : 1, sizeof *ks->pending);
+	if (!ks->key || !ks->live || !ks->ticks || !ks->taken || !ks->pending)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	if (!l->per_key && !l->key_rate)
+		return MQ_OK;	/* no key is counted */
+	for (i = 0; i < n; i++)
+		if (cand[i].has_key)
+			ks->key[ks->n++] = &cand[i];
+	qsort(ks->key, ks->n, sizeof *ks->key, key_order);
+	for (i = k = 0; i < ks->n; i++)
+		if (k == 0 || key_order(&ks->key[i], &ks->key[k - 1]) != 0)
+			ks->key[k++] = ks->key[i];
+	ks->n = k;
+	if (ks->n == 0)
+		return MQ_OK;
+	if ((rc = over_keys(c, ks, sql_gates_head, sql_gates_part,
+	    sql_gates_tail, queue, NULL, 0, 2, NULL, NULL,
+	    "cannot claim (limit's gate)")) != MQ_OK)
+		return rc;
+	mq__bind_str(&pre[0], queue, &qlen);
+	if (l->per_key && (rc = over_keys(c, ks, sql_live_keys_head,
+	    sql_keys_part, sql_live_keys_tail, queue, pre, 1, 1,
+	    read_key_rows, &kr, "cannot claim (limit's count)")) != MQ_OK)
+		return rc;
+	if (!l->key_rate)
+		return MQ_OK;
+	window = l->key_rate_us > INT64_MAX ? INT64_MAX :
+	    (int64_t)l->key_rate_us;
+	mq__bind_i64(&pre[0], &window);
+	mq__bind_i64(&pre[1], &window);
+	mq__bind_i64(&pre[2], &window);
+	mq__bind_str(&pre[3], queue, &qlen);
+	kr.ticks = 1;
+	return over_keys(c, ks, sql_ticks_keys_head, sql_keys_part,
+	    sql_ticks_keys_tail, queue, pre, 4, 1, read_key_rows, &kr,
+	    "cannot claim (rate's ticks)");
+}
+
+static void
+keyset_free(struct keyset *ks)
+{
+	free(ks->key);
+	free(ks->live);
+	free(ks->ticks);
+	free(ks->taken);
+	free(ks->pending);
+}
+
+/* Whether the job of candidate k may run now, by its key's limits and
+ * what this claim holds of the key. */
+static int
+key_allows(struct mq_conn *c, const struct limits *l, struct keyset *ks,
+    const struct candidate *cand, size_t *ki)
+{
+	*ki = ks->n;
+	if (!cand->has_key || (!l->per_key && !l->key_rate))
+		return 1;
+	*ki = key_index(ks, cand);
+	if (l->per_key && ks->live[*ki] + ks->taken[*ki] >= l->per_key)
+		return 0;
+	if (l->key_rate &&
+	    ks->ticks[*ki].used + ks->pending[*ki] >= l->key_rate) {
+		retry_in(c, &ks->ticks[*ki]);
+		return 0;
+	}
+	return 1;
 }
 
 enum mq_status
@@ -412,15 +649,16 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	struct limits l;
 	struct candidate *cand = NULL;
-	struct ticks qt = { 0, 0, 0 }, kt;
-	unsigned char *full = NULL, *taken = NULL;
-	uint64_t live, room = want;
+	struct ticks qt = { 0, 0, 0 };
+	struct keyset ks;
+	unsigned char *used = NULL;
+	uint64_t live, room = want, *ids = NULL;
 	uint32_t max;
-	size_t n = 0, k;
+	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_status rc;
-	int got = 0, keyed;
 
 	*limited = 0;
+	memset(&ks, 0, sizeof ks);
 	if ((rc = read_settings(c, queue, &l)) != MQ_OK)
 		return rc;
 	*limited = l.limited ? 1 : 0;
@@ -451,63 +689,69 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	max = room < (UINT32_MAX - CANDIDATES_SPARE) / CANDIDATES_PER_JOB ?
 	    (uint32_t)room * CANDIDATES_PER_JOB + CANDIDATES_SPARE : 4096;
 	cand = calloc(max, sizeof *cand);
-	full = calloc(max, 1);
-	taken = calloc(max, 1);
-	if (cand == NULL || full == NULL || taken == NULL) {
+	used = calloc(max, 1);
+	ids = calloc(max, sizeof *ids);
+	kidx = calloc(max, sizeof *kidx);
+	if (cand == NULL || used == NULL || ids == NULL || kidx == NULL) {
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = read_candidates(c, queue, &l, max, cand, &n)) != MQ_OK)
+	if ((rc = read_candidates(c, queue, &l, max, cand, &n)) != MQ_OK ||
+	    (rc = gate_keys(c, queue, &l, cand, n, &ks)) != MQ_OK)
 		goto out;
-	for (k = 0; k < n && room > 0; k++) {
-		keyed = cand[k].has_key && (l.per_key || l.key_rate);
-		if (keyed) {
-			if (same_key(cand, full, k))
+	/* rounds: the candidates each limit allows, locked together; those
+	 * other consumers took are passed over, and the next ones tried */
+	for (;;) {
+		for (k = nc = 0; k < n && nc < room; k++) {
+			if (used[k] || !key_allows(c, &l, &ks, &cand[k],
+			    &kidx[k]))
 				continue;
-			if ((rc = gate(c, queue, cand[k].key,
-			    cand[k].key_len)) != MQ_OK)
-				goto out;
-		}
-		if (keyed && l.per_key) {
-			if ((rc = count_live(c, queue, cand[k].key,
-			    cand[k].key_len, &live)) != MQ_OK)
-				goto out;
-			/* this claim's own jobs of the key are locked, not
-			 * leased yet: counted here */
-			if (live + same_key(cand, taken, k) >= l.per_key) {
-				full[k] = 1;
-				continue;
+			used[k] = 1;
+			ids[nc++] = cand[k].id;
+			if (kidx[k] < ks.n) {
+				ks.taken[kidx[k]]++;
+				ks.pending[kidx[k]]++;
 			}
 		}
-		/* this claim's own ticks of the key are written: read */
-		if (keyed && l.key_rate) {
-			if ((rc = read_ticks(c, queue, cand[k].key,
-			    cand[k].key_len, l.key_rate_us, &kt)) != MQ_OK)
-				goto out;
-			if (kt.used >= l.key_rate) {
-				full[k] = 1;
-				retry_in(c, &kt);
-				continue;
+		if (nc == 0)
+			break;
+		first = cl->n;
+		if ((rc = lock_ids(c, cl, queue, ids, nc, skip_locked)) !=
+		    MQ_OK)
+			goto out;
+		/* what was locked holds its key's slot; the rest not */
+		for (k = 0; k < n; k++)
+			if (used[k] == 1) {
+				used[k] = 2;
+				if (kidx[k] < ks.n)
+					ks.pending[kidx[k]]--;
+				for (j = first; j < cl->n; j++)
+					if (cl->jobs[j].id == cand[k].id)
+						break;
+				if (j < cl->n) {
+					room--;
+					if (l.rate && (rc = take_tick(c, queue,
+					    NULL, 0, l.rate, &qt)) != MQ_OK)
+						goto out;
+					if (kidx[k] < ks.n && l.key_rate &&
+					    (rc = take_tick(c, queue,
+					    cand[k].key, cand[k].key_len,
+					    l.key_rate, &ks.ticks[kidx[k]])) !=
+					    MQ_OK)
+						goto out;
+				} else if (kidx[k] < ks.n) {
+					ks.taken[kidx[k]]--;
+				}
 			}
-		}
-		if ((rc = lock_one(c, cl, queue, cand[k].id, skip_locked,
-		    &got)) != MQ_OK)
-			goto out;
-		if (!got)
-			continue;
-		room--;
-		taken[k] = 1;
-		if (l.rate && (rc = take_tick(c, queue, NULL, 0, l.rate,
-		    &qt)) != MQ_OK)
-			goto out;
-		if (keyed && l.key_rate && (rc = take_tick(c, queue,
-		    cand[k].key, cand[k].key_len, l.key_rate, &kt)) != MQ_OK)
-			goto out;
+		if (cl->n - first == nc || room == 0)
+			break;
 	}
 out:
+	keyset_free(&ks);
 	free(cand);
-	free(full);
-	free(taken);
+	free(used);
+	free(ids);
+	free(kidx);
 	return rc;
 }
 

@@ -729,10 +729,19 @@ main(void)
 	    "@lq, @key", "held");
 	check_limits(c->db, "limits: the queue's live leases", sql_live_queue,
 	    "@lq", "held");
-	check_limits(c->db, "limits: a candidate locked by primary key",
-	    sql_lock_one, "@lid, @lq, @lq", "PRIMARY");
-	check_limits(c->db, "limits: a candidate locked, waiting",
-	    sql_lock_one_wait, "@lid, @lq, @lq", "PRIMARY");
+	{
+		/* the chosen candidates, locked together (one id here) */
+		char skip[2048], wait[2048];
+
+		snprintf(skip, sizeof skip, "%s?%s", sql_lock_ids,
+		    sql_lock_ids_tail);
+		snprintf(wait, sizeof wait, "%s?%s", sql_lock_ids_wait,
+		    sql_lock_ids_wait_tail);
+		check_limits(c->db, "limits: the candidates locked by "
+		    "primary key", skip, "@lq, @lq, @lid", "PRIMARY");
+		check_limits(c->db, "limits: the candidates locked, waiting",
+		    wait, "@lq, @lq, @lid", "PRIMARY");
+	}
 	{
 		/* The plan is index ranges, yet the candidates' read walks
 		 * the claim index past every due job of a full key ahead of
