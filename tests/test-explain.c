@@ -127,6 +127,7 @@ static struct var {
 	{ "@minp", NULL, -32769, 0 }, { "@pat", "%x%", 0, 0 },
 	{ "@lq", "lim", 0, 0 }, { "@key", "hot", 0, 0 },
 	{ "@one", NULL, 1, 0 }, { "@lid", NULL, 0, 0 },
+	{ "@key2", "l2", 0, 0 },
 };
 
 /* Statements that read the table through other indexes than most
@@ -695,7 +696,7 @@ main(void)
 		size_t i;
 
 		ok(mysql_query(c->db, "SET @lq = 'lim', @key = 'hot', "
-		    "@one = 1, @lid = (SELECT MIN(id) FROM explain_jobs "
+		    "@one = 1, @key2 = 'l2', @lid = (SELECT MIN(id) FROM explain_jobs "
 		    "WHERE queue = 'lim' AND state = 'ready')") == 0 &&
 		    mysql_query(c->db, "SELECT @lid") == 0 &&
 		    (res = mysql_store_result(c->db)) != NULL &&
@@ -729,6 +730,21 @@ main(void)
 	    "@lq, @key", "held");
 	check_limits(c->db, "limits: the queue's live leases", sql_live_queue,
 	    "@lq", "held");
+	{
+		/* the candidates' keys: their live leases in one grouped
+		 * read, and their rates' ticks in another (two keys here),
+		 * ranges of the held index and of the ticks' primary key */
+		char keys[2048], ticks[2048];
+
+		snprintf(keys, sizeof keys, "%s?, ?%s", sql_live_keys_head,
+		    sql_live_keys_tail);
+		check_limits(c->db, "limits: the candidates' keys' live leases",
+		    keys, "@lq, @key, @key2", "held");
+		snprintf(ticks, sizeof ticks, "%s?, ?%s", sql_ticks_keys_head,
+		    sql_ticks_keys_tail);
+		check_limits(c->db, "limits: the candidates' keys' ticks",
+		    ticks, "@age, @age, @age, @lq, @key, @key2", "PRIMARY");
+	}
 	{
 		/* the chosen candidates, locked together (one id here) */
 		char skip[2048], wait[2048];
