@@ -154,6 +154,16 @@ for l in sys.stdin:
   expect_status 0 "$w top --once across the idle timeouts" "$MQ" top --once --interval 3500ms
   is "$(printf '%s\n' "$OUT" | awk '$1 == "ops" || $1 == "ops2" { print $1, $2, $3, $4, $5, $6 }' | tr '\n' ,)" \
     "ops 0 1 0 0 0,ops2 1 0 0 0 0," "$w top: the depth of ops and ops2"
+  # limits (mq-limit(1)): their gates, counts and ticks under the same
+  # globals (autocommit off, select limit 1, read-only transactions)
+  expect_status 0 "$w limit" "$MQ" limit lim --concurrency 2 --per-key 1 --rate 100/s
+  for k in a a b c; do "$MQ" push --queue lim --key $k "$k" >/dev/null; done
+  expect_status 0 "$w pop --count 4 of a limited queue" "$MQ" pop --queue lim --count 4 --json --lease 1m
+  is "$(printf '%s\n' "$OUT" | grep -o '"payload":"[a-z]*"' | tr -d '"' | tr '\n' ' ')" "payload:a payload:b " \
+    "$w per key 1 and concurrency 2: a and b (not a again, not c)"
+  is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'lim' AND state = 'leased'")" 2 "$w the two leases committed"
+  expect_status 1 "$w the update claim: nothing while they hold" "$MQ" pop --queue lim --claim update
+  is "$(hsql "SELECT COUNT(*) FROM h.${3}_ticks WHERE queue = 'lim'")" 2 "$w the rate's two ticks committed"
 }
 round root ORACLE t_oracle
 round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi
