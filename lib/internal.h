@@ -114,7 +114,8 @@ struct mq_conn {
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
 	int has_limits;			/* a queue of the table had limits
-					 * when it was opened (mq_use_table) */
+					 * and waiters when it was opened
+					 * (mq_use_table): acks wake them */
 	int64_t limit_retry_us;		/* the last claim: a rate lets one
 					 * through in this long (0: none) */
 	char session[2048];		/* what every session sets (conn.c) */
@@ -428,8 +429,10 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
 
 /* The slots of jobs ids[0..n) ended (acked, failed, given back), their
  * transaction committed: wakes a waiter of a limited queue per slot
- * (limits.c). Nothing where the table had no limits when opened. A
- * failure changes nothing that matters (waiters look each second). */
+ * (limits.c). Nothing (no round trip) where no limited queue had
+ * waiters when the table was opened: an ack of an unlimited queue's job
+ * costs what it did. A failure changes nothing that matters (waiters
+ * look each second). */
 void mq__wake_freed(struct mq_conn *c, const uint64_t *ids, size_t n);
 
 /* Used by lib/ alone: not in mq.h. */

@@ -650,6 +650,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	struct limits l;
 	struct candidate *cand = NULL;
 	struct ticks qt = { 0, 0, 0 };
+	struct candidate one;
 	struct keyset ks;
 	unsigned char *used = NULL;
 	uint64_t live, room = want, *ids = NULL;
@@ -681,8 +682,13 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 			return rc;
 		if (room > l.rate - (qt.used < l.rate ? qt.used : l.rate))
 			room = l.rate - (qt.used < l.rate ? qt.used : l.rate);
-		if (room == 0)
+		/* held back by the rate only if a job is due: else there is
+		 * nothing to wait for (mq work --exit-when-empty exits) */
+		if (room == 0 && (rc = read_candidates(c, queue, &l, 1,
+		    &one, &n)) == MQ_OK && n > 0)
 			retry_in(c, &qt);
+		if (rc != MQ_OK)
+			return rc;
 	}
 	if (room == 0)
 		return MQ_OK;

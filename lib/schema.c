@@ -50,7 +50,9 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
     " CONCAT(@@hostname, ':', @@port);" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
-    "SELECT queue FROM `{{TABLE}}_queues` WHERE " MQ_SQL_LIMITED " LIMIT 1"
+    "SELECT queue FROM `{{TABLE}}_queues` AS l WHERE " MQ_SQL_LIMITED \
+    " AND EXISTS (SELECT 1 FROM `{{TABLE}}_waiters` AS w" \
+    " WHERE w.queue = l.queue) LIMIT 1"
 #define SQL_PROBE_INIT \
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
     ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
@@ -107,7 +109,7 @@ struct probe {
 	char engine[65];	/* the job table's; "" if not shown */
 	char counts_comment[64];	/* the counts table's (mq init) */
 	int exists;
-	int has_limits;		/* a queue of the table has limits */
+	int has_limits;		/* a queue with limits has waiters */
 };
 
 static void
