@@ -249,4 +249,14 @@ for end in ack fail ack; do
   "$MQ" ack "$(cat "$T_TMP/r.wk2")"
 done
 is "$fast" 3 "a waiter held back by per key 1 gets the job at once when the slot ends (3 of 3)"
+# mq work --exit-when-empty drains a queue a rate holds back, and exits
+# once it is empty (before: it exited with jobs left, or parked for ever
+# once the window was full and the queue empty)
+"$MQ" limit dr --rate 10/s >/dev/null
+seq 1 25 | "$MQ" push --lines --queue dr >/dev/null 2>&1
+t0=$(date +%s%N)
+expect_status 0 "mq work --exit-when-empty on a queue at 10/s" timeout 60 "$MQ" work --queue dr --exit-when-empty -- true
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'dr' AND state = 'done'")" 25 "all 25 done"
+check "in no less than the rate allows ($ms ms, at least 1,400)" test "$ms" -ge 1400
 done_testing
