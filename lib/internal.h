@@ -116,6 +116,8 @@ struct mq_conn {
 	int has_limits;			/* a queue of the table had limits
 					 * and waiters when it was opened
 					 * (mq_use_table): acks wake them */
+	int limit_held;			/* the last claim: limits held due
+					 * jobs back */
 	int64_t limit_retry_us;		/* the last claim: a rate lets one
 					 * through in this long (0: none) */
 	char session[2048];		/* what every session sets (conn.c) */

@@ -131,6 +131,44 @@ fetch_count(struct mq_conn *c, MYSQL_STMT *st, uint64_t *n, const char *what)
 	return MQ_OK;
 }
 
+/* Whether the queue has a due job (one probe of the due index); one of
+ * a key its per-key limit holds full (the parameter; the candidates'
+ * read passed over them). */
+static const char sql_any_due[] = "SELECT " MQ_SQL_ANY_DUE("{{TABLE}}", "?");
+static const char sql_full_due[] =
+    "SELECT EXISTS (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (held)"
+    " WHERE queue = ? AND state = 'ready' AND job_key IN ("
+    MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") ") AND " MQ_SQL_IS_DUE ")";
+
+/* A claim that got fewer jobs than it wanted of a limited queue: its
+ * limits held due jobs back if it has any (a queue's concurrency or
+ * rate full: any; else one of a full key) (mq_claim_held). */
+static enum mq_status
+note_held(struct mq_conn *c, const char *queue, const struct limits *l)
+{
+	MYSQL_BIND in[3];
+	unsigned long qlen;
+	uint32_t per = l ? l->per_key : 0;
+	uint64_t due = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if (c->limit_held)
+		return MQ_OK;
+	if ((st = mq__prepare(c, l ? sql_full_due : sql_any_due)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_str(&in[1], queue, &qlen);
+	mq__bind_u32(&in[2], &per);
+	rc = mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = fetch_count(c, st, &due, "cannot claim");
+	mq__release(c, st);
+	if (due)
+		c->limit_held = 1;
+	return rc;
+}
+
 static enum mq_status
 read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 {
@@ -251,6 +289,7 @@ retry_in(struct mq_conn *c, const struct ticks *t)
 
 	if (c->limit_retry_us == 0 || us < c->limit_retry_us)
 		c->limit_retry_us = us;
+	c->limit_held = 1;
 }
 
 /* A claim through the gate: its tick, a new one while the gate has
@@ -633,8 +672,10 @@ key_allows(struct mq_conn *c, const struct limits *l, struct keyset *ks,
 	if (!cand->has_key || (!l->per_key && !l->key_rate))
 		return 1;
 	*ki = key_index(ks, cand);
-	if (l->per_key && ks->live[*ki] + ks->taken[*ki] >= l->per_key)
+	if (l->per_key && ks->live[*ki] + ks->taken[*ki] >= l->per_key) {
+		c->limit_held = 1;
 		return 0;
+	}
 	if (l->key_rate &&
 	    ks->ticks[*ki].used + ks->pending[*ki] >= l->key_rate) {
 		retry_in(c, &ks->ticks[*ki]);
@@ -691,7 +732,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 			return rc;
 	}
 	if (room == 0)
-		return MQ_OK;
+		return note_held(c, queue, NULL);
 	max = room < (UINT32_MAX - CANDIDATES_SPARE) / CANDIDATES_PER_JOB ?
 	    (uint32_t)room * CANDIDATES_PER_JOB + CANDIDATES_SPARE : 4096;
 	cand = calloc(max, sizeof *cand);
@@ -758,6 +799,11 @@ out:
 	free(used);
 	free(ids);
 	free(kidx);
+	/* nothing taken, or fewer than wanted: held back, if a due job is
+	 * left that a limit kept (the candidates' read passed over the
+	 * jobs of full keys) */
+	if (rc == MQ_OK && room > 0 && l.per_key && !c->limit_held)
+		rc = note_held(c, queue, &l);
 	return rc;
 }
 

@@ -293,6 +293,13 @@ struct mq_pop_opts {
  */
 int64_t mq_claim_retry_us(const struct mq_conn *c);
 
+/**
+ * After a claim that got fewer jobs than asked: 1 if limits of one of
+ * its queues held due jobs back (they are claimed once a slot ends or a
+ * window has room), else 0.
+ */
+int mq_claim_held(const struct mq_conn *c);
+
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 

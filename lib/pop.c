@@ -425,6 +425,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		return mq__fail(c, MQ_EINVAL, "claims whose outcome was "
 		    "unknown are not given back (mq_take_orphans)");
 	c->limit_retry_us = 0;
+	c->limit_held = 0;
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;
@@ -471,6 +472,12 @@ int64_t
 mq_claim_retry_us(const struct mq_conn *c)
 {
 	return c->limit_retry_us;
+}
+
+int
+mq_claim_held(const struct mq_conn *c)
+{
+	return c->limit_held;
 }
 
 enum mq_status

@@ -93,6 +93,21 @@ is "$(printf '%s\n' "$OUT" | grep -c '^resized img-')" 20 "the script ran once p
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue = 'images'")" \
   "20,20" "all 20 done"
 
+t0=$(date +%s%N)
+run_example limits
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$RC" 0 "limits example runs"
+is "$(printf '%s\n' "$OUT" | grep ' web v' | tr '\n' ,)" \
+  "start web v41,end web v41,start web v42,end web v42,start web v43,end web v43," \
+  "one web deploy at a time, in their order"
+check "the api deploy ran beside the first web one" \
+  sh -c 'printf "%s\n" "$0" | grep -n "api v7\|end web v41" | head -1 | grep -q "start api v7"' "$OUT"
+is "$(printf '%s\n' "$OUT" | grep -c '^called the partner for customer-')" 30 "the 30 calls ran"
+check "no faster than 10 a second ($ms ms for all, at least 4,400: 3 s of deploys, 1.4 s of calls)" \
+  test "$ms" -ge 4400
+is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue IN ('deploy', 'partner')")" \
+  "34,34" "all 34 done"
+
 # cron: t312-cron.sh runs that example as cron would
 
 run_example recurring

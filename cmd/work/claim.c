@@ -88,6 +88,7 @@ op_run(void *ctx)
 		st = t->claim_st = mq_ack_pop(w->c, r, nr, lost, &t->acked,
 		    &w->pop, &t->jobs, &t->njobs);
 		t->retry_us = mq_claim_retry_us(w->c);
+		t->held = mq_claim_held(w->c);
 		/* whatever it returned: one queue of a list (a statement on
 		 * Galera) may have lost its answer while others gave jobs */
 		w->norphans += mq_take_orphans(w->c, w->orphans + w->norphans,

@@ -34,9 +34,9 @@ done(struct worker *w)
 		return 1;
 	if (w->max_jobs && w->claimed >= w->max_jobs)
 		return 1;
-	/* due jobs a rate holds back are not nothing to do: they are
-	 * claimed when the window has room */
-	if (w->idle_since && w->exit_when_empty && w->limit_retry_us == 0)
+	/* due jobs limits hold back are not nothing to do: they are
+	 * claimed when a slot ends or the window has room */
+	if (w->idle_since && w->exit_when_empty && !w->limit_held)
 		return 1;
 	return w->idle_since && w->wait_us >= 0 &&
 	    mq_now_us() - w->idle_since >= w->wait_us;

@@ -171,6 +171,7 @@ op_apply(struct worker *w)
 	if (!t->room)
 		return;
 	w->limit_retry_us = t->retry_us;
+	w->limit_held = t->held;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
 		w->next_claim = INT64_MAX;	/* until the wait says so */
 		if (!w->idle_since)

@@ -103,6 +103,7 @@ struct op_task {
 	struct mq_error err;
 	enum mq_status claim_st;
 	int64_t retry_us;		/* mq_claim_retry_us after it */
+	int held;			/* mq_claim_held after it */
 	struct mq_job *jobs;
 	size_t njobs;
 	int acked;
@@ -158,6 +159,8 @@ struct worker {
 	unsigned idle_waits;		/* waits in a row that found nothing */
 	int64_t limit_retry_us;		/* a rate lets a claim through in this
 					 * long (mq_claim_retry_us; 0: none) */
+	int limit_held;			/* limits held due jobs back at the
+					 * last claim (mq_claim_held) */
 	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
 	unsigned failures;		/* work tasks failed in a row */
 	int beat_failing;		/* the last heartbeat task failed */
