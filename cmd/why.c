@@ -83,6 +83,19 @@ put_more(const struct mq_slots *s)
 		printf(" and %llu more", (unsigned long long)(s->held - s->n));
 }
 
+/* "rate 10/1s reached (10 claims in the window), next slot in 40ms" */
+static void
+put_rate(const struct mq_rate_window *w)
+{
+	char d[DURATION_MAX], n[DURATION_MAX];
+
+	printf("rate %lu/%s reached (%llu claim%s in the window), next slot "
+	    "in %s", (unsigned long)w->rate, fmt_duration(d, sizeof d,
+	    (int64_t)w->window_us), (unsigned long long)w->used,
+	    PLURAL(w->used), fmt_duration(n, sizeof n,
+	    w->next_us < 0 ? 0 : w->next_us));
+}
+
 /* What holds a ready job back: "queue 'q' has 3 of 3 slots (jobs 4, 5,
  * 9)", "key 'k' has 1 of 1 slot, held by job 17 (worker host:pid,
  * lease ends in 12s)", or both. */
@@ -125,6 +138,33 @@ put_held(const struct mq_job_info *j, const struct mq_job_hold *h)
 		}
 		put_more(&h->key);
 	}
+	if (h->by_queue_rate) {
+		printf("%squeue '", h->by_queue || h->by_key ? "; " : "");
+		TEXT(j->queue, j->queue_len);
+		printf("' ");
+		put_rate(&h->queue_rate);
+	}
+	if (h->by_key_rate) {
+		printf("%skey '", h->by_queue || h->by_key ||
+		    h->by_queue_rate ? "; " : "");
+		TEXT(j->key, j->key_len);
+		printf("' ");
+		put_rate(&h->key_rate);
+	}
+}
+
+/* "rate: 3 of 10 claims in 1s" */
+static void
+put_rate_line(const char *label, const struct mq_rate_window *w)
+{
+	char d[DURATION_MAX];
+
+	if (!w->rate)
+		return;
+	printf("%s: %llu of %lu claim%s in %s\n", label,
+	    (unsigned long long)w->used, (unsigned long)w->rate,
+	    PLURAL(w->rate), fmt_duration(d, sizeof d,
+	    (int64_t)w->window_us));
 }
 
 /* The first line: the answer as a sentence. */
@@ -227,6 +267,8 @@ facts(const struct mq_job_info *j, const struct mq_job_hold *h)
 		put_text_line("key", j->key, j->key_len);
 	put_slots_line("concurrency", &h->queue);
 	put_slots_line("per key", &h->key);
+	put_rate_line("rate", &h->queue_rate);
+	put_rate_line("key rate", &h->key_rate);
 	if (j->has_lease) {
 		put_when_line("leased until", j->leased_until,
 		    j->lease_left_us);
@@ -240,6 +282,23 @@ facts(const struct mq_job_info *j, const struct mq_job_hold *h)
 		put_text_line("error", j->error, j->error_len);
 	if (j->archived)
 		printf("archived: %s\n", j->archived_at);
+}
+
+/* "name":{"rate":N,"window_us":N,"used":N,"full":B,"next_slot_us":N},
+ * or null */
+static void
+json_rate(const char *name, const struct mq_rate_window *w, int full)
+{
+	printf("\"%s\":", name);
+	if (!w->rate) {
+		printf("null");
+		return;
+	}
+	printf("{\"rate\":%lu,\"window_us\":%llu,\"used\":%llu,"
+	    "\"full\":%s,\"next_slot_us\":%lld}", (unsigned long)w->rate,
+	    (unsigned long long)w->window_us, (unsigned long long)w->used,
+	    full ? "true" : "false", (long long)(w->next_us < 0 ? 0 :
+	    w->next_us));
 }
 
 /* "name":{"limit":N,"held":N,"full":B,"holders":[...]}, or null */
@@ -298,6 +357,16 @@ print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 	} else {
 		printf("null");
 	}
+	printf(",\"rates\":");
+	if (counted && (h->queue_rate.rate || h->key_rate.rate)) {
+		putchar('{');
+		json_rate("queue", &h->queue_rate, h->by_queue_rate);
+		putchar(',');
+		json_rate("key", &h->key_rate, h->by_key_rate);
+		putchar('}');
+	} else {
+		printf("null");
+	}
 	printf("}\n");
 }
 
@@ -328,7 +397,8 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 	if (st == MQ_OK && (a = answer(&j)) == WHY_READY) {
 		st = mq_job_held(c, &j, &h);
 		counted = st == MQ_OK;
-		if (h.by_queue || h.by_key)
+		if (h.by_queue || h.by_key || h.by_queue_rate ||
+		    h.by_key_rate)
 			a = WHY_HELD;
 	}
 	if (st == MQ_OK && a == WHY_READY)

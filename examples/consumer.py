@@ -44,9 +44,9 @@ SELECT id, queue, priority, attempts, payload
   FROM `mq_jobs` FORCE INDEX (claim)
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
-                      OR per_key IS NOT NULL OR rate IS NOT NULL
-                      OR key_rate IS NOT NULL)))
+                    WHERE queue = ? AND (paused OR (concurrency >= 1
+                      OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)
+                      OR (key_rate >= 1 AND key_rate_us >= 1))))
    AND EXISTS (SELECT 1 FROM `mq_jobs` FORCE INDEX (due)
                 WHERE queue = ? AND state = 'ready'
                   AND available_at <= UTC_TIMESTAMP(6))
@@ -76,9 +76,9 @@ UPDATE `mq_jobs` FORCE INDEX (claim) SET state = 'leased',
        leased_by = ?
  WHERE queue = ? AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
    AND NOT EXISTS (SELECT 1 FROM `mq_jobs_queues`
-                    WHERE queue = ? AND (paused OR (concurrency IS NOT NULL
-                      OR per_key IS NOT NULL OR rate IS NOT NULL
-                      OR key_rate IS NOT NULL)))
+                    WHERE queue = ? AND (paused OR (concurrency >= 1
+                      OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)
+                      OR (key_rate >= 1 AND key_rate_us >= 1))))
  ORDER BY priority, available_at, id LIMIT ?
 """
 SQL_CLAIM_READ = """
@@ -173,9 +173,9 @@ SQL_EXTEND = """
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
  WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
        (SELECT 1 FROM `mq_jobs_queues` AS l
-         WHERE l.queue = `mq_jobs`.queue AND (concurrency IS NOT NULL
-           OR per_key IS NOT NULL OR rate IS NOT NULL
-           OR key_rate IS NOT NULL)))
+         WHERE l.queue = `mq_jobs`.queue AND (concurrency >= 1
+           OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)
+           OR (key_rate >= 1 AND key_rate_us >= 1))))
 """
 
 SCHEMA_MIN = 10         # the first schema these statements are right for

@@ -265,9 +265,8 @@ ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	return rc;
 }
 
-/* The slots the acks ended wake the waiters a limit held back. */
-static void
-wake_acked(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+void
+mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     const unsigned char *lost)
 {
 	uint64_t *ids;
@@ -301,7 +300,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 				return rc;
 			break;
 		}
-	wake_acked(c, r, n, lost);
+	mq__wake_acked(c, r, n, lost);
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

@@ -42,6 +42,10 @@ struct claim {
 	uint64_t share_bind[5];	/* step, nodes, step * nodes, nodes, index */
 	int left;		/* a waiter's rows went in the claim (Galera) */
 	int limited[MQ_QUEUES_MAX];	/* the queue has limits (limits.c) */
+	int gated;		/* a limited queue's gates are written in
+				 * this transaction */
+	unsigned char deferred[MQ_QUEUES_MAX];	/* short after that: claimed
+				 * in a transaction of its own */
 };
 
 /* Reads the rows of an executed claim SELECT, after those in cl->jobs. */

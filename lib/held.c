@@ -151,6 +151,43 @@ limits_apply(const char *queue, size_t len)
 	return strlen(queue) == len && mq_valid_queue(queue);
 }
 
+/* The window of rate w (w->rate set) of queue's gate key (key NULL:
+ * the queue's own); *full if it has no room. */
+static enum mq_status
+window(struct mq_conn *c, const char *queue, size_t qlen,
+    const unsigned char *key, size_t klen, struct mq_rate_window *w,
+    int *full)
+{
+	MYSQL_BIND in[5], out[3];
+	unsigned long ql = (unsigned long)qlen, kl = key ? klen : 0;
+	int64_t us = w->window_us > INT64_MAX ? INT64_MAX :
+	    (int64_t)w->window_us;
+	uint64_t rows = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int f;
+
+	*full = 0;
+	if ((st = mq__prepare(c, mq__sql_ticks)) == NULL)
+		return c->err.status;
+	mq__bind_i64(&in[0], &us);
+	mq__bind_i64(&in[1], &us);
+	mq__bind_i64(&in[2], &us);
+	mq__bind_name(&in[3], queue, &ql);
+	mq__bind_blob(&in[4], key ? (const void *)key : "", &kl);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &rows);
+	mq__bind_u64(&out[1], &w->used);
+	mq__bind_i64(&out[2], &w->next_us);
+	rc = mq__execute(c, st, in, "cannot read a rate's window");
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    ((f = mysql_stmt_fetch(st)) != 0 && f != MYSQL_DATA_TRUNCATED)))
+		rc = mq__dberr(c, st, "cannot read a rate's window");
+	mq__release(c, st);
+	*full = rc == MQ_OK && w->used >= w->rate;
+	return rc;
+}
+
 enum mq_status
 mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
     struct mq_job_hold *h)
@@ -171,6 +208,19 @@ mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
 		h->key.limit = l.per_key;
 	if (h->key.limit && (rc = slots(c, j->queue, j->queue_len, j->key,
 	    j->key_len, &h->key, &h->by_key)) != MQ_OK)
+		return rc;
+	h->queue_rate.rate = l.rate;
+	h->queue_rate.window_us = l.rate_us;
+	if (l.rate && l.rate_us && (rc = window(c, j->queue, j->queue_len,
+	    NULL, 0, &h->queue_rate, &h->by_queue_rate)) != MQ_OK)
+		return rc;
+	if (j->has_key) {
+		h->key_rate.rate = l.key_rate;
+		h->key_rate.window_us = l.key_rate_us;
+	}
+	if (h->key_rate.rate && h->key_rate.window_us && (rc = window(c,
+	    j->queue, j->queue_len, j->key, j->key_len, &h->key_rate,
+	    &h->by_key_rate)) != MQ_OK)
 		return rc;
 	return MQ_OK;
 }

@@ -429,6 +429,16 @@ char *mq__list_sql(const struct mq_list_filter *f);
 extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
     mq__sql_ack_lock_tail[];
 
+/* The slots that acks of r[0..n) ended (lost[i] 0: acked) wake the
+ * waiters a limit held back (ack.c, mq__wake_freed). */
+void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, const unsigned char *lost);
+
+/* A rate gate's ticks (limits.c): how many, how many in the window, in
+ * how many µs the oldest of those leaves it; binds the window three
+ * times, the queue, the gate key ('' for the queue's). */
+extern const char mq__sql_ticks[];
+
 /* The slots of jobs ids[0..n) ended (acked, failed, given back), their
  * transaction committed: wakes a waiter of a limited queue per slot
  * (limits.c). Nothing (no round trip) where no limited queue had

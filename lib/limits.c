@@ -65,7 +65,7 @@ static const char sql_live_key[] =
  * the window, and it writes its own tick over the oldest (or as a new
  * one while there are fewer than rate). The gate's write before makes
  * this exact, as for the counts. Binds the window, queue, gate key. */
-static const char sql_ticks[] =
+const char mq__sql_ticks[] =
     "SELECT COUNT(*), COALESCE(SUM(at > " MQ_SQL_NOW_MINUS_US "), 0),"
     " COALESCE(" MQ_SQL_US_FROM_NOW("MIN(IF(at > " MQ_SQL_NOW_MINUS_US ","
     " at, NULL)) + INTERVAL ? MICROSECOND") ", 0)"
@@ -82,12 +82,22 @@ static const char sql_tick_over[] =
  * live leases reach per_key (the parameter; NULL: no per-key limit),
  * read without locks. The keys that are full: one read of the live
  * leases of the queue, evaluated once. */
-static const char sql_candidates[] =
-    "SELECT id, job_key FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE " MQ_SQL_DUE_ROW("?")
-    " AND (job_key IS NULL OR ? IS NULL OR job_key NOT IN ("
+#define CANDIDATES \
+    "SELECT id, job_key FROM `{{TABLE}}` FORCE INDEX (claim)" \
+    " WHERE " MQ_SQL_DUE_ROW("?") \
+    " AND (job_key IS NULL OR ? IS NULL OR job_key NOT IN (" \
     MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") "))"
-    " ORDER BY priority, available_at, id LIMIT ?";
+#define CANDIDATES_ORDER " ORDER BY priority, available_at, id LIMIT ?"
+static const char sql_candidates[] = CANDIDATES CANDIDATES_ORDER;
+/* With a key rate, less the keys whose window is full too (binds the
+ * queue, the window, the key rate after the full keys' parameters): a
+ * key's jobs at the head would else fill the candidates, each refused,
+ * while other keys' wait behind them. */
+static const char sql_candidates_rated[] = CANDIDATES
+    " AND (job_key IS NULL OR job_key NOT IN (SELECT gate_key"
+    " FROM `{{TABLE}}_ticks` FORCE INDEX (oldest) WHERE queue = ?"
+    " AND gate_key <> '' AND at > " MQ_SQL_NOW_MINUS_US
+    " GROUP BY gate_key HAVING COUNT(*) >= ?))" CANDIDATES_ORDER;
 
 /* Candidates read per job wanted: the first of a key that is full in
  * this claim are passed over. */
@@ -259,7 +269,7 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, sql_ticks)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_ticks)) == NULL)
 		return c->err.status;
 	mq__bind_i64(&in[0], &window);
 	mq__bind_i64(&in[1], &window);
@@ -347,9 +357,11 @@ static enum mq_status
 read_candidates(struct mq_conn *c, const char *queue, const struct limits *l,
     uint32_t max, struct candidate *cand, size_t *n)
 {
-	MYSQL_BIND in[5], out[2];
+	MYSQL_BIND in[8], out[2];
 	unsigned long qlen;
-	uint32_t per = l->per_key, limit = max;
+	uint32_t per = l->per_key, limit = max, krate = l->key_rate;
+	int64_t window = l->key_rate_us > INT64_MAX ? INT64_MAX :
+	    (int64_t)l->key_rate_us;
 	uint64_t id;
 	char key[KEY_MAX + 1];
 	unsigned long klen;
@@ -359,7 +371,8 @@ read_candidates(struct mq_conn *c, const char *queue, const struct limits *l,
 	int r;
 
 	*n = 0;
-	if ((st = mq__prepare(c, sql_candidates)) == NULL)
+	if ((st = mq__prepare(c, krate ? sql_candidates_rated :
+	    sql_candidates)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
 	if (per)
@@ -368,7 +381,14 @@ read_candidates(struct mq_conn *c, const char *queue, const struct limits *l,
 		mq__bind_null(&in[1]);
 	mq__bind_str(&in[2], queue, &qlen);
 	mq__bind_u32(&in[3], &per);
-	mq__bind_u32(&in[4], &limit);
+	if (krate) {
+		mq__bind_str(&in[4], queue, &qlen);
+		mq__bind_i64(&in[5], &window);
+		mq__bind_u32(&in[6], &krate);
+		mq__bind_u32(&in[7], &limit);
+	} else {
+		mq__bind_u32(&in[4], &limit);
+	}
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &id);
 	mq__bind_text_out(&out[1], key, sizeof key, &klen, &knull);

@@ -810,12 +810,22 @@ struct mq_slots {
 	struct mq_slot_holder holder[MQ_HOLDERS_MAX];
 };
 
+/** A rate limit's window now (mq-limit(1) --rate, --key-rate). */
+struct mq_rate_window {
+	uint32_t rate;		/* 0: no such limit (nothing read) */
+	uint64_t window_us;
+	uint64_t used;		/* claims in the window now */
+	int64_t next_us;	/* when the oldest of them leaves it */
+};
+
 /** Whether a limit of its queue holds a ready job back now. */
 struct mq_job_hold {
 	struct mq_slots queue;	/* concurrency: the queue's live leases */
 	struct mq_slots key;	/* per_key: its key's (a job without a key:
 				 * not counted) */
 	int by_queue, by_key;	/* that limit's slots are all held */
+	struct mq_rate_window queue_rate, key_rate;
+	int by_queue_rate, by_key_rate;	/* that window is full */
 };
 
 /**

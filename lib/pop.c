@@ -148,6 +148,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	mq_jobs_free(cl->jobs, cl->n);
 	cl->jobs = NULL;
 	cl->n = 0;
+	cl->gated = 0;
+	memset(cl->deferred, 0, sizeof cl->deferred);
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
@@ -178,10 +180,18 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 			rc = mq__claim_fetch(c, sel, cl);
 		mq__release(c, sel);
 		/* short: the queue may be limited (the plain claim passes
-		 * over such a queue's jobs), or paused, or empty */
-		if (rc == MQ_OK && cl->n < cl->o->count)
+		 * over such a queue's jobs), or paused, or empty. One
+		 * limited queue's gates a transaction: two claims that wrote
+		 * the gates of two queues in opposite orders (preference
+		 * lists a,b and b,a) deadlocked; the next is claimed after
+		 * the commit, in a transaction of its own */
+		if (rc == MQ_OK && cl->n < cl->o->count && cl->gated)
+			cl->deferred[q] = 1;
+		else if (rc == MQ_OK && cl->n < cl->o->count) {
 			rc = mq__claim_limited(c, cl, cl->queues[q],
 			    cl->o->count - (uint32_t)cl->n, 1, &cl->limited[q]);
+			cl->gated = cl->limited[q];
+		}
 	}
 	if (rc != MQ_OK)
 		return rc;
@@ -225,6 +235,7 @@ struct limited_claim {
 	uint32_t want;
 	size_t first;		/* the claim's jobs before this queue's */
 	int limited;
+	int skip_locked;	/* the server has SKIP LOCKED */
 };
 
 static enum mq_status
@@ -235,9 +246,41 @@ limited_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc;
 
 	drop_jobs(lc->cl, lc->first);	/* a retried transaction */
-	rc = mq__claim_limited(c, lc->cl, lc->queue, lc->want, 0,
-	    &lc->limited);
+	rc = mq__claim_limited(c, lc->cl, lc->queue, lc->want,
+	    lc->skip_locked, &lc->limited);
 	return rc == MQ_OK ? lease_locked(c, lc->cl, &leased) : rc;
+}
+
+/* The limited queues a SKIP LOCKED claim deferred (one limited queue's
+ * gates a transaction), each in a transaction of its own, in the list's
+ * order, while the claim wants more; rc is the first transaction's
+ * outcome. Jobs in hand stay the answer whatever fails later. */
+static enum mq_status
+claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
+{
+	enum mq_status r2;
+	size_t q;
+
+	for (q = 0; q < cl->nqueues && cl->n < cl->o->count; q++) {
+		struct limited_claim lc = { cl, cl->queues[q],
+		    cl->o->count - (uint32_t)cl->n, cl->n, 0, 1 };
+
+		if (!cl->deferred[q])
+			continue;
+		c->one_try = cl->n > 0;
+		r2 = mq__in_tx(c, limited_tx, &lc);
+		c->one_try = 0;
+		cl->limited[q] = lc.limited;
+		if (r2 != MQ_OK)
+			drop_jobs(cl, lc.first);
+		if (r2 == MQ_EUNKNOWN)
+			orphaned(c, cl, cl->queues[q]);
+		if (r2 != MQ_OK)
+			return cl->n > 0 ? MQ_OK : r2;
+		if (cl->n > 0)
+			rc = MQ_OK;
+	}
+	return rc;
 }
 
 /* MQ_OK if queue has a due job (paused or not), else MQ_EMPTY. */
@@ -337,7 +380,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			/* short: the queue may be limited (the UPDATE passes
 			 * over such a queue's jobs) */
 			struct limited_claim lc = { cl, cl->queues[q],
-			    limit - (uint32_t)k, cl->n, 0 };
+			    limit - (uint32_t)k, cl->n, 0, 0 };
 
 			rc = mq__in_tx(c, limited_tx, &lc);
 			cl->limited[q] = lc.limited;
@@ -409,6 +452,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	enum mq_claim how = o->claim;
 	enum mq_status rc;
 	size_t q;
+	int acks_in = 0;
 
 	*jobs = NULL;
 	*n = 0;
@@ -440,6 +484,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 			return rc;
 		if (acked)
 			*acked = 1;
+		acks_in = nr > 0;
 		cl.nacks = 0;
 	}
 	/* Galera: each queue's share of this node first, then the rest of
@@ -450,15 +495,22 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		rc = mq__in_tx(c, claim_skip_locked_tx, &cl);
 		if (acked && (rc == MQ_OK || rc == MQ_EMPTY))
 			*acked = 1;
+		acks_in = nr > 0 && (rc == MQ_OK || rc == MQ_EMPTY);
 		/* its COMMIT got no answer: each queue's jobs it may have
 		 * leased, all with its token */
 		for (q = 0; rc == MQ_EUNKNOWN && q < cl.nqueues; q++)
 			orphaned(c, &cl, cl.queues[q]);
 		if (rc == MQ_OK && cl.left)
 			c->wait_joined = 0;
+		if (rc == MQ_OK || rc == MQ_EMPTY)
+			rc = claim_deferred(c, &cl, rc);
 	} else {
 		rc = claim_update(c, &cl);
 	}
+	/* the slots the acks ended: their waiters (committed: a failure of
+	 * the claim after them changes nothing) */
+	if (acks_in)
+		mq__wake_acked(c, r, nr, lost);
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;

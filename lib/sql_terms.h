@@ -47,10 +47,13 @@
 #define MQ_SQL_NOT_PAUSED(t, q) \
     "NOT EXISTS (SELECT 1 FROM `" t "_queues` WHERE " MQ_SQL_PAUSED(q) ")"
 
-/* A row of <table>_queues that sets a limit (mq-limit(1); NULL: none). */
+/* A row of <table>_queues that sets a limit (mq-limit(1); NULL: none).
+ * What limits.c enforces: a 0, or half a rate (a row the CHECK did not
+ * see: MySQL before 8.0.16, checks off), is no limit, not a queue that
+ * nothing claims. */
 #define MQ_SQL_LIMITED \
-    "(concurrency IS NOT NULL OR per_key IS NOT NULL OR rate IS NOT NULL" \
-    " OR key_rate IS NOT NULL)"
+    "(concurrency >= 1 OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)" \
+    " OR (key_rate >= 1 AND key_rate_us >= 1))"
 
 /* Queue q is neither paused nor limited: a plain claim may take its
  * jobs (a limited queue's are taken by limits.c's claim, which counts
