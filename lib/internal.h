@@ -434,6 +434,13 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
 void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost);
 
+/* In an extend's transaction: the gates of the limits that count the
+ * lease of job id (its queue's concurrency, its key's per-key limit),
+ * written, so that the extend and a claim that counts live leases are
+ * in one order: a lease extended just before it ended, committed after
+ * a claim counted it ended, would run beside that claim's job. */
+enum mq_status mq__gate_job(struct mq_conn *c, uint64_t id);
+
 /* A rate gate's ticks (limits.c): how many, how many in the window, in
  * how many µs the oldest of those leaves it; binds the window three
  * times, the queue, the gate key ('' for the queue's). */

@@ -196,7 +196,10 @@ extend_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	rc = lock_lease(c, e->r, &attempts, &max_attempts, e->nowait);
+	/* the gates first, as a claim writes them before it locks jobs */
+	rc = mq__gate_job(c, id);
+	if (rc == MQ_OK)
+		rc = lock_lease(c, e->r, &attempts, &max_attempts, e->nowait);
 	if (rc != MQ_OK)
 		return rc;
 	if ((st = mq__prepare(c, sql_extend)) == NULL)
