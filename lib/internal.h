@@ -7,21 +7,22 @@
  * never of its own layer or above, so calls form no cycle and a change
  * low down is seen by what is above it only (tests/t240 checks this
  * list against the calls):
- * layer 6: pop_wait.c
- * layer 5: pop.c
+ * layer 6: pop_wait.c stats.c
+ * layer 5: pop.c held.c
  * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
- * layer 4: schema.c stats.c inspect.c inspect_list.c history_read.c
- * layer 4: workers.c retry.c claim.c
- * layer 3: counts.c history.c wakeup.c inspect_row.c
+ * layer 4: schema.c inspect.c inspect_list.c history_read.c
+ * layer 4: workers.c retry.c limits.c
+ * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
  * connections, id lists and the wakeup of other Galera nodes' waiters;
- * counting, the history, and parking and waking waiters; the
- * operations (push wakes waiters, it does not claim); the claim, which
- * carries acks; the claim that waits (it claims, and
- * parks in between). Headers: every file includes internal.h (which
+ * counting, the history, parking and waking waiters, a claim's rows
+ * and the gates of limits; the operations (push wakes waiters, it does
+ * not claim) and a limited queue's claim; the claim, which carries
+ * acks, and what limits hold back; the claim that waits (it claims, and
+ * parks in between), and the stats (they count what limits hold back). Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
  * operators (inspect*.c) share inspect.h.
@@ -433,6 +434,10 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
  * waiters a limit held back (ack.c, mq__wake_freed). */
 void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost);
+
+/* Writes the gate of queue (key NULL: the queue's own) (gates.c). */
+enum mq_status mq__gate(struct mq_conn *c, const char *queue,
+    const char *key, unsigned long key_len);
 
 /* In an extend's transaction: the gates of the limits that count the
  * lease of job id (its queue's concurrency, its key's per-key limit),

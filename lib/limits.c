@@ -44,11 +44,7 @@ static const char sql_settings[] =
     "SELECT paused, concurrency, per_key, rate, rate_us, key_rate,"
     " key_rate_us FROM `{{TABLE}}_queues` WHERE queue = ?";
 
-/* The gate of a queue ('') or of a key: written, so that the claims of
- * one gate are in one order (see above). */
-static const char sql_gate[] =
-    "INSERT INTO `{{TABLE}}_gates` (queue, gate_key, claims)"
-    " VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1";
+
 
 /* Live leases of the queue; of one key of it (the index held). */
 static const char sql_live_queue[] =
@@ -236,25 +232,6 @@ read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 	}
 	mq__release(c, st);
 	l->limited = l->concurrency || l->per_key || l->rate || l->key_rate;
-	return rc;
-}
-
-/* Writes the gate of queue (key NULL: the queue's own). */
-static enum mq_status
-gate(struct mq_conn *c, const char *queue, const char *key,
-    unsigned long key_len)
-{
-	MYSQL_BIND in[2];
-	unsigned long qlen, klen = key ? key_len : 0;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-
-	if ((st = mq__prepare(c, sql_gate)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	mq__bind_blob(&in[1], key ? key : "", &klen);
-	rc = mq__execute(c, st, in, "cannot claim (limit's gate)");
-	mq__release(c, st);
 	return rc;
 }
 
@@ -727,7 +704,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	if (l.paused || !l.limited || want == 0)
 		return MQ_OK;
 	if ((l.concurrency || l.rate) &&
-	    (rc = gate(c, queue, NULL, 0)) != MQ_OK)
+	    (rc = mq__gate(c, queue, NULL, 0)) != MQ_OK)
 		return rc;
 	if (l.concurrency) {
 		if ((rc = count_live(c, queue, NULL, 0, &live)) != MQ_OK)
@@ -827,91 +804,3 @@ out:
 	return rc;
 }
 
-/* The limited queues of some jobs, and how many of those jobs each has
- * (the ids, a list of the server's numbers, are text). */
-static const char sql_freed[] =
-    "SELECT j.queue, COUNT(*) FROM `%s` AS j FORCE INDEX (PRIMARY)"
-    " JOIN `%s_queues` AS l ON l.queue = j.queue AND "
-    MQ_SQL_LIMITED " WHERE j.id IN (";
-
-void
-mq__wake_freed(struct mq_conn *c, const uint64_t *ids, size_t n)
-{
-	struct mq_error saved = c->err;
-	size_t size = sizeof sql_freed + 2 * MQ_TABLE_MAX + 22 * n + 32, i;
-	char *sql, *p;
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	uint64_t woken;
-
-	if (!c->has_limits || n == 0 || (sql = malloc(size)) == NULL)
-		return;
-	p = sql + snprintf(sql, size, sql_freed, c->table, c->table);
-	for (i = 0; i < n; i++)
-		p += sprintf(p, "%s%llu", i ? "," : "",
-		    (unsigned long long)ids[i]);
-	strcpy(p, ") GROUP BY j.queue");
-	if (mysql_real_query(c->db, sql, strlen(sql)) == 0 &&
-	    (res = mysql_store_result(c->db)) != NULL) {
-		while ((row = mysql_fetch_row(res)) != NULL)
-			if (row[0] && row[1] && mq_valid_queue(row[0]) &&
-			    mq__wake(c, row[0], strtoull(row[1], NULL, 10),
-			    &woken) != MQ_OK)
-				break;
-		mysql_free_result(res);
-	}
-	free(sql);
-	c->err = saved;
-}
-
-/* A job's queue and key, and the limits that count its lease. */
-static const char sql_job_limits[] =
-    "SELECT j.queue, j.job_key, l.concurrency, l.per_key"
-    " FROM `{{TABLE}}` AS j FORCE INDEX (PRIMARY)"
-    " LEFT JOIN `{{TABLE}}_queues` AS l ON l.queue = j.queue"
-    " WHERE j.id = ?";
-
-enum mq_status
-mq__gate_job(struct mq_conn *c, uint64_t id)
-{
-	MYSQL_BIND in[1], out[4];
-	char queue[MQ_QUEUE_MAX + 1], key[KEY_MAX + 1];
-	unsigned long qlen = 0, klen = 0;
-	mq__bool qnull = 1, knull = 1, cnull = 1, pnull = 1;
-	uint32_t conc = 0, per = 0;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	int f, found = 0;
-
-	if ((st = mq__prepare(c, sql_job_limits)) == NULL)
-		return c->err.status;
-	mq__bind_u64(&in[0], &id);
-	memset(out, 0, sizeof out);
-	mq__bind_text_out(&out[0], queue, sizeof queue, &qlen, &qnull);
-	mq__bind_text_out(&out[1], key, sizeof key, &klen, &knull);
-	mq__bind_u32(&out[2], &conc);
-	out[2].is_null = &cnull;
-	mq__bind_u32(&out[3], &per);
-	out[3].is_null = &pnull;
-	rc = mq__execute(c, st, in, "cannot read the job's limits");
-	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
-		rc = mq__dberr(c, st, "cannot read the job's limits");
-	if (rc == MQ_OK) {
-		f = mysql_stmt_fetch(st);
-		if (f == 1)
-			rc = mq__dberr(c, st, "cannot read the job's limits");
-		else if (f != MYSQL_NO_DATA) {
-			found = !qnull;
-			mysql_stmt_free_result(st);
-		}
-	}
-	mq__release(c, st);
-	if (rc != MQ_OK || !found)
-		return rc;
-	queue[qlen < MQ_QUEUE_MAX ? qlen : MQ_QUEUE_MAX] = '\0';
-	if (!cnull && conc >= 1 && (rc = gate(c, queue, NULL, 0)) != MQ_OK)
-		return rc;
-	if (!pnull && per >= 1 && !knull && klen > 0)
-		rc = gate(c, queue, key, klen < KEY_MAX ? klen : KEY_MAX);
-	return rc;
-}

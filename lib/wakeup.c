@@ -609,3 +609,41 @@ mq_wait_step(struct mq_conn *c, struct mq_async *a, short revents,
 	return mq__fail(c, MQ_EINVAL, "non-blocking waits need libmariadb");
 }
 #endif
+
+/* The limited queues of some jobs, and how many of those jobs each has
+ * (the ids, a list of the server's numbers, are text). */
+static const char sql_freed[] =
+    "SELECT j.queue, COUNT(*) FROM `%s` AS j FORCE INDEX (PRIMARY)"
+    " JOIN `%s_queues` AS l ON l.queue = j.queue AND "
+    MQ_SQL_LIMITED " WHERE j.id IN (";
+
+void
+mq__wake_freed(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	struct mq_error saved = c->err;
+	size_t size = sizeof sql_freed + 2 * MQ_TABLE_MAX + 22 * n + 32, i;
+	char *sql, *p;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	uint64_t woken;
+
+	if (!c->has_limits || n == 0 || (sql = malloc(size)) == NULL)
+		return;
+	p = sql + snprintf(sql, size, sql_freed, c->table, c->table);
+	for (i = 0; i < n; i++)
+		p += sprintf(p, "%s%llu", i ? "," : "",
+		    (unsigned long long)ids[i]);
+	strcpy(p, ") GROUP BY j.queue");
+	if (mysql_real_query(c->db, sql, strlen(sql)) == 0 &&
+	    (res = mysql_store_result(c->db)) != NULL) {
+		while ((row = mysql_fetch_row(res)) != NULL)
+			if (row[0] && row[1] && mq_valid_queue(row[0]) &&
+			    mq__wake(c, row[0], strtoull(row[1], NULL, 10),
+			    &woken) != MQ_OK)
+				break;
+		mysql_free_result(res);
+	}
+	free(sql);
+	c->err = saved;
+}
+
