@@ -23,9 +23,9 @@ while [ $i -lt $N ]; do
   i=$((i + 1))
 done
 # every one joined (its row is written in front of its first park; one
-# not yet there when the push reads the rows is found at its first park,
-# without a KILL: CI once counted 99 of 100 so), and most of them parked
-# (some are between two parks at any moment)
+# not yet there when the push reads the rows finds its job at its first
+# park, without a KILL), and most of them parked (some are between two
+# parks at any moment)
 joined() { sql "SELECT COUNT(*) FROM mq_jobs_waiters"; }
 i=0
 while { [ "$(joined)" -lt $N ] || [ "$(parked)" -lt $((N * 9 / 10)) ]; } &&
@@ -44,8 +44,13 @@ for p in $pids; do
   wait "$p" || fails=$((fails + 1))
 done
 secs=$(($(date +%s) - t0))
-check "the push sent a KILL QUERY for each of its $N jobs ($((k1 - k0)))" \
-  test "$((k1 - k0))" -ge $N
+# A KILL for each job, give or take the waiters that took one at their
+# own check between the push's commit and its read of the rows (each
+# re-checks once a second: 100 of them, a check every 10 ms; CI counted
+# 99 KILLs so, twice): their rows are gone by then. Before the waiters
+# table the push found 64 at most; no more KILLs than jobs, ever.
+check "the push sent a KILL QUERY for about each of its $N jobs ($((k1 - k0)))" \
+  test "$((k1 - k0))" -ge $((N * 9 / 10)) -a "$((k1 - k0))" -le $N
 is "$fails" 0 "every waiter exited 0"
 check "none waited for its own timeout ($secs s for all)" test "$secs" -lt 30
 is "$(for f in "$T_TMP"/got.*; do cat "$f"; echo; done | sort -n | uniq | wc -l | tr -d ' ')" $N \
