@@ -13,6 +13,7 @@
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c retry.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
+ * layer 3: candidates.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "candidates.h"
 #include "claim.h"
 #include "internal.h"
 #include "sql_terms.h"
@@ -74,34 +75,6 @@ static const char sql_tick_over[] =
     "UPDATE `{{TABLE}}_ticks` FORCE INDEX (oldest) SET at = " MQ_SQL_NOW
     " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT 1";
 
-/* The candidates: due jobs in claim order, less those of keys whose
- * live leases reach per_key (the parameter; NULL: no per-key limit),
- * read without locks. The keys that are full: one read of the live
- * leases of the queue, evaluated once. */
-#define CANDIDATES \
-    "SELECT id, job_key FROM `{{TABLE}}` FORCE INDEX (claim)" \
-    " WHERE " MQ_SQL_DUE_ROW("?") \
-    " AND (job_key IS NULL OR ? IS NULL OR job_key NOT IN (" \
-    MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") "))"
-#define CANDIDATES_ORDER " ORDER BY priority, available_at, id LIMIT ?"
-static const char sql_candidates[] = CANDIDATES CANDIDATES_ORDER;
-/* With a key rate, less the keys whose window is full too (binds the
- * queue, the window, the key rate after the full keys' parameters): a
- * key's jobs at the head would else fill the candidates, each refused,
- * while other keys' wait behind them. */
-static const char sql_candidates_rated[] = CANDIDATES
-    " AND (job_key IS NULL OR job_key NOT IN (SELECT gate_key"
-    " FROM `{{TABLE}}_ticks` FORCE INDEX (oldest) WHERE queue = ?"
-    " AND gate_key <> '' AND at > " MQ_SQL_NOW_MINUS_US
-    " GROUP BY gate_key HAVING COUNT(*) >= ?))" CANDIDATES_ORDER;
-
-/* Candidates read per job wanted: the first of a key that is full in
- * this claim are passed over. */
-#define CANDIDATES_PER_JOB 4
-/* the job_key column's size */
-#define KEY_MAX 255
-#define CANDIDATES_SPARE 16
-
 struct limits {
 	int paused, limited;
 	uint32_t concurrency, per_key;	/* 0: none */
@@ -114,13 +87,6 @@ struct limits {
 struct ticks {
 	uint64_t rows, used;
 	int64_t frees_in;
-};
-
-struct candidate {
-	uint64_t id;
-	char key[KEY_MAX + 1];
-	unsigned long key_len;
-	int has_key;
 };
 
 /* Reads a one-number answer of an executed statement into *n. */
@@ -330,67 +296,6 @@ count_live(struct mq_conn *c, const char *queue, const char *key,
 	return rc;
 }
 
-static enum mq_status
-read_candidates(struct mq_conn *c, const char *queue, const struct limits *l,
-    uint32_t max, struct candidate *cand, size_t *n)
-{
-	MYSQL_BIND in[8], out[2];
-	unsigned long qlen;
-	uint32_t per = l->per_key, limit = max, krate = l->key_rate;
-	int64_t window = l->key_rate_us > INT64_MAX ? INT64_MAX :
-	    (int64_t)l->key_rate_us;
-	uint64_t id;
-	char key[KEY_MAX + 1];
-	unsigned long klen;
-	mq__bool knull;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	int r;
-
-	*n = 0;
-	if ((st = mq__prepare(c, krate ? sql_candidates_rated :
-	    sql_candidates)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	if (per)
-		mq__bind_u32(&in[1], &per);
-	else
-		mq__bind_null(&in[1]);
-	mq__bind_str(&in[2], queue, &qlen);
-	mq__bind_u32(&in[3], &per);
-	if (krate) {
-		mq__bind_str(&in[4], queue, &qlen);
-		mq__bind_i64(&in[5], &window);
-		mq__bind_u32(&in[6], &krate);
-		mq__bind_u32(&in[7], &limit);
-	} else {
-		mq__bind_u32(&in[4], &limit);
-	}
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], &id);
-	mq__bind_text_out(&out[1], key, sizeof key, &klen, &knull);
-	rc = mq__execute(c, st, in, "cannot claim");
-	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
-		rc = mq__dberr(c, st, "cannot claim");
-	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) != MYSQL_NO_DATA) {
-		if (r == 1) {
-			rc = mq__dberr(c, st, "cannot claim");
-			break;
-		}
-		if (*n == max)
-			continue;
-		cand[*n].id = id;
-		cand[*n].has_key = !knull;
-		cand[*n].key_len = knull ? 0 :
-		    klen < KEY_MAX ? klen : KEY_MAX;
-		memcpy(cand[*n].key, key, cand[*n].key_len);
-		cand[*n].key[cand[*n].key_len] = '\0';
-		(*n)++;
-	}
-	mq__release(c, st);
-	return rc;
-}
-
 /* Some chosen candidates, locked together by primary key if they are
  * still due and their queue not paused (another consumer's: skipped;
  * where the server has no SKIP LOCKED, waited for, then found leased),
@@ -575,7 +480,7 @@ read_key_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
 		if (knull)
 			continue;
-		probe.key_len = klen < KEY_MAX ? klen : KEY_MAX;
+		probe.key_len = klen < MQ_KEY_MAX ? klen : MQ_KEY_MAX;
 		probe.has_key = 1;
 		i = key_index(kr->ks, pp);
 		if (i == kr->ks->n)
@@ -686,13 +591,12 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t want, int skip_locked, int *limited)
 {
 	struct limits l;
+	struct key_limits kl;
 	struct candidate *cand = NULL;
 	struct ticks qt = { 0, 0, 0 };
-	struct candidate one;
 	struct keyset ks;
 	unsigned char *used = NULL;
 	uint64_t live, room = want, *ids = NULL;
-	uint32_t max;
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_status rc;
 
@@ -703,6 +607,9 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	*limited = l.limited ? 1 : 0;
 	if (l.paused || !l.limited || want == 0)
 		return MQ_OK;
+	kl.per_key = l.per_key;
+	kl.key_rate = l.key_rate;
+	kl.key_rate_us = l.key_rate_us;
 	if ((l.concurrency || l.rate) &&
 	    (rc = mq__gate(c, queue, NULL, 0)) != MQ_OK)
 		return rc;
@@ -722,26 +629,26 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 			room = l.rate - (qt.used < l.rate ? qt.used : l.rate);
 		/* held back by the rate only if a job is due: else there is
 		 * nothing to wait for (mq work --exit-when-empty exits) */
-		if (room == 0 && (rc = read_candidates(c, queue, &l, 1,
-		    &one, &n)) == MQ_OK && n > 0)
+		if (room == 0 && (rc = mq__candidates(c, queue, &kl, 1, &cand,
+		    &n)) == MQ_OK && n > 0)
 			retry_in(c, &qt);
+		free(cand);
+		cand = NULL;
 		if (rc != MQ_OK)
 			return rc;
 	}
 	if (room == 0)
 		return note_held(c, queue, NULL);
-	max = room < (UINT32_MAX - CANDIDATES_SPARE) / CANDIDATES_PER_JOB ?
-	    (uint32_t)room * CANDIDATES_PER_JOB + CANDIDATES_SPARE : 4096;
-	cand = calloc(max, sizeof *cand);
-	used = calloc(max, 1);
-	ids = calloc(max, sizeof *ids);
-	kidx = calloc(max, sizeof *kidx);
-	if (cand == NULL || used == NULL || ids == NULL || kidx == NULL) {
+	if ((rc = mq__candidates(c, queue, &kl, room, &cand, &n)) != MQ_OK)
+		goto out;
+	used = calloc(n ? n : 1, 1);
+	ids = calloc(n ? n : 1, sizeof *ids);
+	kidx = calloc(n ? n : 1, sizeof *kidx);
+	if (used == NULL || ids == NULL || kidx == NULL) {
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = read_candidates(c, queue, &l, max, cand, &n)) != MQ_OK ||
-	    (rc = gate_keys(c, queue, &l, cand, n, &ks)) != MQ_OK)
+	if ((rc = gate_keys(c, queue, &l, cand, n, &ks)) != MQ_OK)
 		goto out;
 	/* rounds: the candidates each limit allows, locked together; those
 	 * other consumers took are passed over, and the next ones tried */

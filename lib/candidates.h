@@ -1,0 +1,35 @@
+/*
+ * candidates.h: the due jobs a limited claim may try (candidates.c),
+ * for limits.c.
+ */
+#ifndef MQ_CANDIDATES_H
+#define MQ_CANDIDATES_H
+
+#include "internal.h"
+
+/* the job_key column's size */
+#define MQ_KEY_MAX 255
+
+struct candidate {
+	uint64_t id;
+	char key[MQ_KEY_MAX + 1];
+	unsigned long key_len;
+	int has_key;
+};
+
+/* The key limits a candidate's read leaves room for: per_key live
+ * leases of a key, key_rate claims of a key in key_rate_us (0: none). */
+struct key_limits {
+	uint32_t per_key, key_rate;
+	uint64_t key_rate_us;
+};
+
+/* Due jobs of queue in claim order, up to about 4 for each of the room
+ * jobs wanted, less those its key limits hold back by what is live and
+ * claimed now (a key's jobs no more than it has room for); *cand
+ * (malloc'd, *n of them; free it). */
+enum mq_status mq__candidates(struct mq_conn *c, const char *queue,
+    const struct key_limits *kl, uint64_t room, struct candidate **cand,
+    size_t *n);
+
+#endif

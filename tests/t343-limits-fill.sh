@@ -1,0 +1,114 @@
+#!/bin/sh
+# A limited claim takes up to N jobs that may run, however many jobs of
+# keys it cannot take are ahead of them (issue 31, guarantee 3; mq-limit(1)
+# LIMITS; lib/candidates.c): a key at its limit, a key the claim itself
+# fills, a key half used, a key whose rate window is full, several such
+# keys one after another; both ways of claiming, pop --count and mq work.
+# Before lib/candidates.c a claim read 4 jobs a job wanted (+16) past the
+# keys already full, and took what those gave: one key's 100 jobs at the
+# head gave one job to a claim of 5.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null
+
+# many QUEUE KEY N [PRIORITY]: N due jobs of KEY (payloads KEY1..KEYN),
+# due before those pushed after (their available_at an hour ago)
+many() {
+  sql "INSERT INTO mq_jobs (queue, payload, job_key, priority, available_at)
+       SELECT '$1', CONCAT('$2', seq), '$2', ${4:-0},
+       UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND
+       FROM seq_1_to_$3"
+}
+# one QUEUE KEY...: a job of each KEY (payload: the key), in that order
+one() {
+  _q=$1; shift
+  for _k in "$@"; do "$MQ" push --queue "$_q" --key "$_k" "$_k" >/dev/null; done
+}
+payloads() { printf '%s\n' "$OUT" | grep -o '"payload":"[^"]*"' | sed 's/"payload":"//; s/"$//' | tr '\n' ' ' | sed 's/ $//'; }
+live() {
+  sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$1' AND state = 'leased'
+       AND leased_until >= UTC_TIMESTAMP(6) ${2:+AND job_key = '$2'}"
+}
+
+for claim in skip-locked update; do
+  # a key the claim fills itself: 100 jobs of a, then b..e
+  q=fills-$claim
+  many $q a 100; one $q b c d e f
+  "$MQ" limit $q --per-key 1 >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim --count 5 --json
+  is "$RC:$(payloads)" "0:a1 b c d e" "$claim: 100 jobs of a at the head: one of a, then b, c, d, e"
+
+  # a key at its limit already: 200 of a held back, one of a leased
+  q=full-$claim
+  many $q a 200; one $q b c
+  "$MQ" limit $q --per-key 1 >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim
+  is "$RC:$OUT" "0:a1" "$claim: a's first"
+  run "$MQ" pop --queue $q --claim=$claim --count 3 --json
+  is "$RC:$(payloads)" "0:b c" "$claim: a full: b and c past its 199 jobs"
+
+  # a key half used: per key 2, one of a leased, 100 more of a ahead
+  q=half-$claim
+  many $q a 101; one $q b c
+  "$MQ" limit $q --per-key 2 >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim
+  is "$RC:$OUT" "0:a1" "$claim: a's first (a has room for one more)"
+  run "$MQ" pop --queue $q --claim=$claim --count 3 --json
+  is "$RC:$(payloads)" "0:a2 b c" "$claim: one more of a, then b and c"
+  is "$(live $q a)" 2 "$claim: a at its 2"
+
+  # keys used up one after another: 6 keys of 60 jobs each, then 4 keys
+  q=rounds-$claim
+  for k in a b c d e f; do many $q $k 60; done
+  one $q g h i j
+  "$MQ" limit $q --per-key 1 >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim --count 10 --json
+  is "$RC:$(payloads)" "0:a1 b1 c1 d1 e1 f1 g h i j" \
+    "$claim: six keys of 60 jobs, then four: one of each, in claim order"
+  is "$(live $q)" 10 "$claim: ten leased"
+
+  # a key whose rate window is full: 100 of a, a at 1 claim a minute
+  q=rate-$claim
+  many $q a 100; one $q b c
+  "$MQ" limit $q --key-rate 1/min >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim
+  is "$RC:$OUT" "0:a1" "$claim: a's first claim of the minute"
+  "$MQ" ack "$(sql "SELECT CONCAT(id, '.', lease_token) FROM mq_jobs WHERE queue = '$q' AND payload = 'a1'")" >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim --count 3 --json
+  is "$RC:$(payloads)" "0:b c" "$claim: a's window full (its slot free): b and c past its 99"
+
+  # priority order holds among the jobs that may run: a's held-back jobs
+  # first by priority, then x (priority 5), then y, z (priority 9)
+  q=prio-$claim
+  many $q a 50 0
+  "$MQ" push --queue $q --key y --priority 9 y >/dev/null
+  "$MQ" push --queue $q --key x --priority 5 x >/dev/null
+  "$MQ" push --queue $q --key z --priority 9 z >/dev/null
+  "$MQ" limit $q --per-key 1 >/dev/null
+  run "$MQ" pop --queue $q --claim=$claim --count 4 --json
+  is "$RC:$(payloads)" "0:a1 x y z" "$claim: one of a, then x (priority 5), y and z (9, in push order)"
+done
+
+# mq work: 8 at once past a's 299 held back
+q=work
+many $q a 300; one $q b c d e f g h
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q --concurrency 8 --exit-when-empty -- sleep 3 \
+  >"$T_TMP/work.out" 2>"$T_TMP/work.err" &
+wpid=$!
+i=0
+while [ "$(live $q)" -lt 8 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "$(live $q)" 8 "mq work --concurrency 8: a's first and b..h at once"
+is "$(live $q a)" 1 "one of a"
+kill $wpid 2>/dev/null
+wait $wpid 2>/dev/null
+
+# a claim of one past 1,000 held back, and then none
+q=one
+many $q a 1000; one $q b
+"$MQ" limit $q --per-key 1 >/dev/null
+run "$MQ" pop --queue $q
+is "$RC:$OUT" "0:a1" "a's first"
+run "$MQ" pop --queue $q
+is "$RC:$OUT" "0:b" "then b, past a's 999"
+expect_status 1 "then nothing: a full" "$MQ" pop --queue $q
+done_testing
