@@ -88,6 +88,7 @@ struct reading {
 	struct key_room *keys;	/* sorted by key */
 	size_t nkeys, keys_cap;
 	uint64_t offered;	/* jobs the candidates may give */
+	int passed;		/* a due job was passed over for its key */
 	uint64_t enough;	/* offered beyond which rows are not kept */
 	size_t rows;		/* rows the last read returned */
 	uint32_t limit;		/* and its limit */
@@ -202,8 +203,10 @@ add_row(struct mq_conn *c, struct reading *rd, uint64_t id, const char *key,
 	if (has_key) {
 		if ((k = key_room(rd, key, klen, live, used)) == NULL)
 			return mq__fail(c, MQ_ENOMEM, "out of memory");
-		if (k->given >= k->room)
+		if (k->given >= k->room) {
+			rd->passed = 1;
 			return MQ_OK;
+		}
 	}
 	if (rd->n == rd->cap) {
 		rd->cap = rd->cap ? 2 * rd->cap : 64;
@@ -342,7 +345,7 @@ read_past(struct mq_conn *c, const char *queue, struct reading *rd,
 enum mq_status
 mq__candidates(struct mq_conn *c, const char *queue,
     const struct key_limits *kl, uint64_t room, struct candidate **cand,
-    size_t *n)
+    size_t *n, enum mq_cand_held *held)
 {
 	struct reading rd;
 	uint32_t limit = room < (LIMIT_MAX - SPARE) / PER_JOB ?
@@ -385,5 +388,8 @@ mq__candidates(struct mq_conn *c, const char *queue,
 	}
 	*cand = rd.cand;
 	*n = rd.n;
+	/* the last read was short: it saw every due job left */
+	*held = rd.passed ? MQ_CAND_HELD : rd.rows < rd.limit ?
+	    MQ_CAND_NONE_HELD : MQ_CAND_UNKNOWN;
 	return rc;
 }

@@ -24,12 +24,16 @@ struct key_limits {
 	uint64_t key_rate_us;
 };
 
+/* Whether the key limits held a due job back: one was passed over, or
+ * none (every due job was read), or not known (not all were read). */
+enum mq_cand_held { MQ_CAND_HELD, MQ_CAND_NONE_HELD, MQ_CAND_UNKNOWN };
+
 /* Due jobs of queue in claim order, up to about 4 for each of the room
  * jobs wanted, less those its key limits hold back by what is live and
  * claimed now (a key's jobs no more than it has room for); *cand
  * (malloc'd, *n of them; free it). */
 enum mq_status mq__candidates(struct mq_conn *c, const char *queue,
     const struct key_limits *kl, uint64_t room, struct candidate **cand,
-    size_t *n);
+    size_t *n, enum mq_cand_held *held);
 
 #endif

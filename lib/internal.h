@@ -122,6 +122,10 @@ struct mq_conn {
 					 * jobs back */
 	int64_t limit_retry_us;		/* the last claim: a rate lets one
 					 * through in this long (0: none) */
+	/* queues the last claims found limited (pop.c): claimed by the
+	 * limited claim first, not by the plain one that passes them
+	 * over ("": a free place) */
+	char limited_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */

@@ -598,6 +598,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	unsigned char *used = NULL;
 	uint64_t live, room = want, *ids = NULL;
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
+	enum mq_cand_held held = MQ_CAND_UNKNOWN;
 	enum mq_status rc;
 
 	*limited = 0;
@@ -630,7 +631,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 		/* held back by the rate only if a job is due: else there is
 		 * nothing to wait for (mq work --exit-when-empty exits) */
 		if (room == 0 && (rc = mq__candidates(c, queue, &kl, 1, &cand,
-		    &n)) == MQ_OK && n > 0)
+		    &n, &held)) == MQ_OK && n > 0)
 			retry_in(c, &qt);
 		free(cand);
 		cand = NULL;
@@ -639,8 +640,11 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	}
 	if (room == 0)
 		return note_held(c, queue, NULL);
-	if ((rc = mq__candidates(c, queue, &kl, room, &cand, &n)) != MQ_OK)
+	if ((rc = mq__candidates(c, queue, &kl, room, &cand, &n, &held)) !=
+	    MQ_OK)
 		goto out;
+	if (held == MQ_CAND_HELD)
+		c->limit_held = 1;
 	used = calloc(n ? n : 1, 1);
 	ids = calloc(n ? n : 1, sizeof *ids);
 	kidx = calloc(n ? n : 1, sizeof *kidx);
@@ -704,9 +708,10 @@ out:
 	free(ids);
 	free(kidx);
 	/* nothing taken, or fewer than wanted: held back, if a due job is
-	 * left that a limit kept (the candidates' read passed over the
-	 * jobs of full keys) */
-	if (rc == MQ_OK && room > 0 && l.per_key && !c->limit_held)
+	 * left that a limit kept; the candidates' read knows, unless it
+	 * did not read them all and others took what it offered */
+	if (rc == MQ_OK && room > 0 && l.per_key && !c->limit_held &&
+	    held == MQ_CAND_UNKNOWN)
 		rc = note_held(c, queue, &l);
 	return rc;
 }

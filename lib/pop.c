@@ -21,6 +21,7 @@
  * On a Galera node a claim takes from the node's share of the jobs first
  * (claim.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,41 @@ drop_jobs(struct claim *cl, size_t first)
 		free(cl->jobs[--cl->n].payload);
 }
 
+/* Whether the last claim of queue on this connection found it limited:
+ * then the plain claim, which passes over a limited queue's jobs, would
+ * find none (limits are seldom set and cleared, claims are many). */
+static int
+seen_limited(const struct mq_conn *c, const char *queue)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_QUEUES_MAX; i++)
+		if (strcmp(c->limited_seen[i], queue) == 0)
+			return 1;
+	return 0;
+}
+
+/* What a limited claim found: queue limited or not (a free place, else
+ * the first one, taken for it). */
+static void
+note_limited(struct mq_conn *c, const char *queue, int limited)
+{
+	size_t i, spot = 0;
+
+	for (i = 0; i < MQ_QUEUES_MAX; i++) {
+		if (strcmp(c->limited_seen[i], queue) == 0) {
+			if (!limited)
+				c->limited_seen[i][0] = '\0';
+			return;
+		}
+		if (c->limited_seen[i][0] == '\0' && spot == 0)
+			spot = i + 1;
+	}
+	if (limited)
+		snprintf(c->limited_seen[spot ? spot - 1 : 0],
+		    sizeof c->limited_seen[0], "%s", queue);
+}
+
 /* Leases the jobs of cl->jobs from *leased on (locked by the claim's
  * transaction), and moves *leased to the end. */
 static enum mq_status
@@ -143,6 +179,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
 	size_t q, leased = 0;
+	int plain;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -150,6 +187,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	cl->n = 0;
 	cl->gated = 0;
 	memset(cl->deferred, 0, sizeof cl->deferred);
+	memset(cl->limited, 0, sizeof cl->limited);
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
@@ -166,31 +204,51 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 			if ((limit = cl->o->count - (uint32_t)cl->n) == 0)
 				break;
 		}
-		mq__bind_str(&in[0], cl->queues[q], &qlen);
-		mq__bind_str(&in[1], cl->queues[q], &qlen);
-		mq__bind_str(&in[2], cl->queues[q], &qlen);
-		mq__bind_u32(&in[3], &limit);
-		/* a read: prepared for each queue, its text sent with its
-		 * execution (stmt.c, is_read: a second execution of one
-		 * handle would be prepared again, a round trip more) */
-		if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
-			return c->err.status;
-		rc = mq__execute(c, sel, in, "cannot claim");
-		if (rc == MQ_OK)
-			rc = mq__claim_fetch(c, sel, cl);
-		mq__release(c, sel);
+		/* a queue limited at its last claim: the limited claim
+		 * first; the plain one if it is no longer */
+		plain = !seen_limited(c, cl->queues[q]);
+		if (!plain && !cl->gated) {
+			rc = mq__claim_limited(c, cl, cl->queues[q], limit, 1,
+			    &cl->limited[q]);
+			cl->gated = cl->limited[q];
+			note_limited(c, cl->queues[q], cl->limited[q]);
+			plain = rc == MQ_OK && !cl->limited[q];
+		} else if (!plain) {
+			cl->deferred[q] = 1;	/* see below */
+		}
+		if (plain) {
+			mq__bind_str(&in[0], cl->queues[q], &qlen);
+			mq__bind_str(&in[1], cl->queues[q], &qlen);
+			mq__bind_str(&in[2], cl->queues[q], &qlen);
+			mq__bind_u32(&in[3], &limit);
+			/* a read: prepared for each queue, its text sent
+			 * with its execution (stmt.c, is_read: a second
+			 * execution of one handle would be prepared again,
+			 * a round trip more) */
+			if ((sel = mq__prepare(c, mq__sql_claim_select)) ==
+			    NULL)
+				return c->err.status;
+			rc = mq__execute(c, sel, in, "cannot claim");
+			if (rc == MQ_OK)
+				rc = mq__claim_fetch(c, sel, cl);
+			mq__release(c, sel);
+		}
 		/* short: the queue may be limited (the plain claim passes
 		 * over such a queue's jobs), or paused, or empty. One
 		 * limited queue's gates a transaction: two claims that wrote
 		 * the gates of two queues in opposite orders (preference
 		 * lists a,b and b,a) deadlocked; the next is claimed after
 		 * the commit, in a transaction of its own */
-		if (rc == MQ_OK && cl->n < cl->o->count && cl->gated)
+		if (!plain || rc != MQ_OK || cl->n >= cl->o->count ||
+		    cl->limited[q])
+			continue;
+		if (cl->gated) {
 			cl->deferred[q] = 1;
-		else if (rc == MQ_OK && cl->n < cl->o->count) {
+		} else {
 			rc = mq__claim_limited(c, cl, cl->queues[q],
 			    cl->o->count - (uint32_t)cl->n, 1, &cl->limited[q]);
 			cl->gated = cl->limited[q];
+			note_limited(c, cl->queues[q], cl->limited[q]);
 		}
 	}
 	if (rc != MQ_OK)
@@ -271,6 +329,8 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 		r2 = mq__in_tx(c, limited_tx, &lc);
 		c->one_try = 0;
 		cl->limited[q] = lc.limited;
+		if (r2 == MQ_OK)
+			note_limited(c, cl->queues[q], lc.limited);
 		if (r2 != MQ_OK)
 			drop_jobs(cl, lc.first);
 		if (r2 == MQ_EUNKNOWN)

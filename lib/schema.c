@@ -441,6 +441,7 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
 	c->galera = p.wsrep;
 	c->has_limits = p.has_limits;
+	memset(c->limited_seen, 0, sizeof c->limited_seen);
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
 	c->share = p.node_index;

@@ -771,17 +771,19 @@ main(void)
 		 * entries against 58. */
 		struct key_limits kl = { 1, 0, 0 }, none = { 1000000, 0, 0 };
 		struct candidate *cand = NULL;
+		enum mq_cand_held held;
 		size_t got = 0, got_free = 0;
 		long long r0, walked = -1, free_read = -1;
 		char detail[200];
 
 		r0 = reads(c->db);
-		if (mq__candidates(c, "lim", &kl, 1, &cand, &got) == MQ_OK)
+		if (mq__candidates(c, "lim", &kl, 1, &cand, &got, &held) == MQ_OK)
 			walked = reads(c->db) - r0;
 		free(cand);
 		cand = NULL;
 		r0 = reads(c->db);
-		if (mq__candidates(c, "lim", &none, 1, &cand, &got_free) ==
+		if (mq__candidates(c, "lim", &none, 1, &cand, &got_free,
+		    &held) ==
 		    MQ_OK)
 			free_read = reads(c->db) - r0;
 		free(cand);
