@@ -42,6 +42,9 @@ struct claim {
 	uint64_t share_bind[5];	/* step, nodes, step * nodes, nodes, index */
 	int left;		/* a waiter's rows went in the claim (Galera) */
 	int limited[MQ_QUEUES_MAX];	/* the queue has limits (limits.c) */
+	/* the queue's paused flag as its limited claim read it (-1: not
+	 * read): an empty claim's answer (paused or empty) */
+	int paused[MQ_QUEUES_MAX];
 	int gated;		/* a limited queue's gates are written in
 				 * this transaction */
 	unsigned char deferred[MQ_QUEUES_MAX];	/* short after that: claimed
@@ -70,8 +73,11 @@ enum mq_status mq__claim_share_update(struct mq_conn *c, struct claim *cl,
  * allow now (limits.c), appended to cl->jobs, locked, not yet leased
  * (the caller leases them with the claim's others). *limited 1 if the
  * queue has limits (else nothing was taken: the plain claim's jobs are
- * all there are). skip_locked: the server has SKIP LOCKED. */
+ * all there are); *paused 1 if it is paused, as read with them (an
+ * empty claim says so without a read more). skip_locked: the server
+ * has SKIP LOCKED. */
 enum mq_status mq__claim_limited(struct mq_conn *c, struct claim *cl,
-    const char *queue, uint32_t want, int skip_locked, int *limited);
+    const char *queue, uint32_t want, int skip_locked, int *limited,
+    int *paused);
 
 #endif

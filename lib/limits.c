@@ -588,7 +588,7 @@ key_allows(struct mq_conn *c, const struct limits *l, struct keyset *ks,
 
 enum mq_status
 mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
-    uint32_t want, int skip_locked, int *limited)
+    uint32_t want, int skip_locked, int *limited, int *paused)
 {
 	struct limits l;
 	struct key_limits kl;
@@ -602,10 +602,12 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	enum mq_status rc;
 
 	*limited = 0;
+	*paused = -1;
 	memset(&ks, 0, sizeof ks);
 	if ((rc = read_settings(c, queue, &l)) != MQ_OK)
 		return rc;
 	*limited = l.limited ? 1 : 0;
+	*paused = l.paused;
 	if (l.paused || !l.limited || want == 0)
 		return MQ_OK;
 	kl.per_key = l.per_key;

@@ -188,6 +188,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	cl->gated = 0;
 	memset(cl->deferred, 0, sizeof cl->deferred);
 	memset(cl->limited, 0, sizeof cl->limited);
+	for (q = 0; q < MQ_QUEUES_MAX; q++)
+		cl->paused[q] = -1;
 	if (cl->nacks && (rc = mq__ack_in_tx(c, cl->acks, cl->nacks,
 	    cl->lost)) != MQ_OK)
 		return rc;
@@ -209,7 +211,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		plain = !seen_limited(c, cl->queues[q]);
 		if (!plain && !cl->gated) {
 			rc = mq__claim_limited(c, cl, cl->queues[q], limit, 1,
-			    &cl->limited[q]);
+			    &cl->limited[q], &cl->paused[q]);
 			cl->gated = cl->limited[q];
 			note_limited(c, cl->queues[q], cl->limited[q]);
 			plain = rc == MQ_OK && !cl->limited[q];
@@ -246,7 +248,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 			cl->deferred[q] = 1;
 		} else {
 			rc = mq__claim_limited(c, cl, cl->queues[q],
-			    cl->o->count - (uint32_t)cl->n, 1, &cl->limited[q]);
+			    cl->o->count - (uint32_t)cl->n, 1, &cl->limited[q],
+			    &cl->paused[q]);
 			cl->gated = cl->limited[q];
 			note_limited(c, cl->queues[q], cl->limited[q]);
 		}
@@ -294,6 +297,7 @@ struct limited_claim {
 	size_t first;		/* the claim's jobs before this queue's */
 	int limited;
 	int skip_locked;	/* the server has SKIP LOCKED */
+	int paused;
 };
 
 static enum mq_status
@@ -305,7 +309,7 @@ limited_tx(struct mq_conn *c, void *ctx)
 
 	drop_jobs(lc->cl, lc->first);	/* a retried transaction */
 	rc = mq__claim_limited(c, lc->cl, lc->queue, lc->want,
-	    lc->skip_locked, &lc->limited);
+	    lc->skip_locked, &lc->limited, &lc->paused);
 	return rc == MQ_OK ? lease_locked(c, lc->cl, &leased) : rc;
 }
 
@@ -321,7 +325,7 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 
 	for (q = 0; q < cl->nqueues && cl->n < cl->o->count; q++) {
 		struct limited_claim lc = { cl, cl->queues[q],
-		    cl->o->count - (uint32_t)cl->n, cl->n, 0, 1 };
+		    cl->o->count - (uint32_t)cl->n, cl->n, 0, 1, -1 };
 
 		if (!cl->deferred[q])
 			continue;
@@ -329,6 +333,7 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 		r2 = mq__in_tx(c, limited_tx, &lc);
 		c->one_try = 0;
 		cl->limited[q] = lc.limited;
+		cl->paused[q] = lc.paused;
 		if (r2 == MQ_OK)
 			note_limited(c, cl->queues[q], lc.limited);
 		if (r2 != MQ_OK)
@@ -440,10 +445,11 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			/* short: the queue may be limited (the UPDATE passes
 			 * over such a queue's jobs) */
 			struct limited_claim lc = { cl, cl->queues[q],
-			    limit - (uint32_t)k, cl->n, 0, 0 };
+			    limit - (uint32_t)k, cl->n, 0, 0, -1 };
 
 			rc = mq__in_tx(c, limited_tx, &lc);
 			cl->limited[q] = lc.limited;
+			cl->paused[q] = lc.paused;
 			if (rc == MQ_OK)
 				got += cl->n - lc.first;
 			else
@@ -478,6 +484,10 @@ why_empty(struct mq_conn *c, const struct claim *cl)
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], &paused);
 	for (q = 0; q < cl->nqueues && paused && rc == MQ_OK; q++) {
+		if (cl->paused[q] >= 0) {	/* read by the claim */
+			paused = (uint64_t)cl->paused[q];
+			continue;
+		}
 		/* a read: prepared for each queue (as the claim's) */
 		if ((st = mq__prepare(c, sql_paused)) == NULL)
 			return c->err.status;
@@ -521,6 +531,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (nr)
 		memset(lost, 0, nr);
 	memset(&cl, 0, sizeof cl);
+	for (q = 0; q < MQ_QUEUES_MAX; q++)
+		cl.paused[q] = -1;
 	cl.nqueues = mq__queue_list(o->queue, cl.queues);
 	if (cl.nqueues == 0 || o->count == 0 || o->lease_us <= 0)
 		return mq__fail(c, MQ_EINVAL, "invalid claim options");

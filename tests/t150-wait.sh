@@ -115,6 +115,20 @@ until_parked w5 1
 wait $pid
 is "$?" 0 "resume wakes a waiter of the paused queue"
 
+# an empty claim's statements (counted here, where no other test runs): the claim, then the queue's settings (is
+# it limited? paused?), read once: before, the answer (empty or paused)
+# read the paused flag again (3 executions)
+execs() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'" | cut -f2; }
+e0=$(execs)
+expect_status 1 "an empty queue: exit 1" "$MQ" pop --queue idle
+e1=$(execs)
+is "$((e1 - e0))" 2 "its statements: the claim and the queue's settings"
+"$MQ" pause idlep >/dev/null
+e0=$(execs)
+run "$MQ" pop --queue idlep
+e1=$(execs)
+is "$RC:$ERR" "1:mq pop: queue 'idlep' is paused" "a paused queue: exit 1, and says so"
+is "$((e1 - e0))" 2 "the same two statements say it is paused"
 # an idle waiter is quiet: about one statement a second
 questions() { sql_root "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
 q0=$(questions)
