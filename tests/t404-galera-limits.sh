@@ -77,5 +77,35 @@ is "${r#* }" 1 "one key at per key 1, 9 consumers on 3 nodes: one at a time ($r)
 is "$(gsql 1 "SELECT CONCAT_WS(',', COUNT(*), SUM(attempts)) FROM mq_jobs WHERE queue = 'hot' AND state = 'done'")" "30,30" \
   "all 30 done, each claimed once"
 
+# claims of unrelated keys share no certification key: each node works
+# a queue of its own (per key 1 and a key rate: gates and ticks of its
+# keys), 2 consumers a node, all at once; no write of one node's claims,
+# acks, counts or wakeups is a row another node writes
+i=0
+while [ $i -lt 60 ]; do
+  n=$((i % 3 + 1))
+  printf 'd%d %d\n' $n $i | gmq $n push --queue "dk$n" --key "d$n-$((i % 4))" >/dev/null
+  i=$((i + 1))
+done
+for n in 1 2 3; do
+  gmq $n limit "dk$n" --per-key 1 --key-rate 1000/1s >/dev/null
+done
+gsql 1 "SELECT 1" >/dev/null; gsql 2 "SELECT 1" >/dev/null; gsql 3 "SELECT 1" >/dev/null
+c0=$(($(gstatus 1 wsrep_local_cert_failures) + $(gstatus 2 wsrep_local_cert_failures) + $(gstatus 3 wsrep_local_cert_failures)))
+: >"$LOG"
+pids=
+for n in 1 2 3; do
+  for how in skip-locked update; do
+    gmq $n work --queue "dk$n" --claim=$how --lease 60s --exit-when-empty -- sh "$T_TMP/job.sh" \
+      2>>"$T_TMP/work.err" &
+    pids="$pids $!"
+  done
+done
+for p in $pids; do wait "$p"; done
+c1=$(($(gstatus 1 wsrep_local_cert_failures) + $(gstatus 2 wsrep_local_cert_failures) + $(gstatus 3 wsrep_local_cert_failures)))
+is "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue LIKE 'dk_' AND state = 'done'")" 60 \
+  "three nodes, a queue each: all 60 done"
+is "$((c1 - c0))" 0 "no certification failure between the claims of unrelated keys"
+
 is "$(grep -v '^$' "$T_TMP/work.err" || true)" "" "nothing on the consumers' stderr (no 1213 reached them)"
 done_testing
