@@ -130,6 +130,34 @@ is "$?:$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'
   "every job done, and mq work exits 0"
 is "$(cat "$T_TMP/cleared.err")" "" "nothing on stderr"
 
+# the slots of jobs given back are free at once: a pop that cannot hand
+# its job over (stdout read-only), mq work's prefetched jobs at SIGTERM
+q=given
+one $q a b c d e f g h
+"$MQ" limit $q --per-key 1 --concurrency 8 >/dev/null
+expect_status 74 "pop --json with stdout read-only: 74" sh -c '"$0" pop --queue given --json 1</dev/null' "$MQ"
+is "$(live $q):$(sql "SELECT state FROM mq_jobs WHERE queue = '$q' AND payload = 'a'")" "0:ready" \
+  "its job given back: ready, no slot held"
+run "$MQ" pop --queue $q --json
+is "$RC:$(payloads)" "0:a" "and the next claim takes it"
+"$MQ" work --queue $q --exit-when-empty -- sleep 30 >/dev/null 2>"$T_TMP/term.err" &
+wpid=$!
+i=0
+while [ "$(live $q)" -lt 8 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+n=$(live $q)
+check "mq work took the rest: one running, the others prefetched ($n live with a's)" test "$n" -ge 3
+kill -TERM $wpid
+i=0
+while [ "$(live $q)" -gt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "$(live $q)" 2 "SIGTERM: its prefetched jobs given back, their slots free (a's and the running one left)"
+run "$MQ" pop --queue $q --count 8 --json
+n=$(printf '%s\n' "$OUT" | grep -o '"payload"' | wc -l | tr -d ' ')
+is "$RC:$n" "0:6" "another consumer takes the six given back at once"
+kill -TERM $wpid 2>/dev/null
+wait $wpid
+is "$?" 0 "mq work exits 0 after a second SIGTERM"
+is "$(live $q)" 7 "the second one gave back the running one too: a's and the six"
+
 # a claim of one past 1,000 held back, and then none
 q=one
 many $q a 1000; one $q b
