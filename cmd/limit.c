@@ -137,11 +137,10 @@ option(void *ctx, int id, const char *arg)
 static void
 text_rate(const char *name, uint32_t n, uint64_t us)
 {
-	char d[DURATION_MAX];
+	char r[LIMIT_RATE_MAX];
 
 	if (n)
-		printf("%s %lu/%s\n", name, (unsigned long)n,
-		    fmt_duration(d, sizeof d, (int64_t)us));
+		printf("%s %s\n", name, fmt_limit_rate(r, sizeof r, n, us));
 }
 
 static void

@@ -60,6 +60,17 @@ limit_cell(char *cell, uint32_t v)
 		snprintf(cell, TABLE_CELL, "-");
 }
 
+/* A rate limit as a cell, as mq limit shows it ("10/1s"; "-": none);
+ * cut to the cell (a window of years, from a row another program
+ * wrote). */
+static void
+rate_cell(char *cell, uint32_t n, uint64_t us)
+{
+	char r[LIMIT_RATE_MAX];
+
+	snprintf(cell, TABLE_CELL, "%s", fmt_limit_rate(r, sizeof r, n, us));
+}
+
 /* The table: counts as plain integers, the oldest ready job's age in
  * human units (mq(1) OUTPUT), "-" in a queue with no ready job; the
  * limits ("-": none) and the due jobs they hold back last. */
@@ -68,7 +79,8 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
 	static const char *const head[] = { "QUEUE", "READY", "SCHEDULED",
 	    "LEASED", "STALE", "DONE", "DEAD", "RECURRING", "PAUSED",
-	    "OLDEST_READY", "CONCURRENCY", "PER_KEY", "HELD" };
+	    "OLDEST_READY", "CONCURRENCY", "PER_KEY", "RATE", "KEY_RATE",
+	    "HELD" };
 	struct table_row *r = calloc(n ? n : 1, sizeof *r);
 	size_t i, k;
 
@@ -89,10 +101,12 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 		    (int64_t)(q[i].oldest_ready_s * 1e6) : -1);
 		limit_cell(r[i].cell[10], q[i].concurrency);
 		limit_cell(r[i].cell[11], q[i].per_key);
-		snprintf(r[i].cell[12], TABLE_CELL, "%llu",
+		rate_cell(r[i].cell[12], q[i].rate, q[i].rate_us);
+		rate_cell(r[i].cell[13], q[i].key_rate, q[i].key_rate_us);
+		snprintf(r[i].cell[14], TABLE_CELL, "%llu",
 		    (unsigned long long)q[i].held_back);
 	}
-	table_print(head, 13, r, n);
+	table_print(head, 15, r, n);
 	free(r);
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
@@ -143,12 +157,12 @@ print_json_counters(const struct mq_queue_stats *q)
 	printf("}}");
 }
 
-/* ,"name":N, or null for no limit */
+/* ,"name":N, or null for no limit (as mq limit --json) */
 static void
-json_limit(const char *name, uint32_t v)
+json_limit(const char *name, uint64_t v)
 {
 	if (v)
-		printf(",\"%s\":%lu", name, (unsigned long)v);
+		printf(",\"%s\":%llu", name, (unsigned long long)v);
 	else
 		printf(",\"%s\":null", name);
 }
@@ -177,6 +191,10 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
 		json_limit("concurrency", q[i].concurrency);
 		json_limit("per_key", q[i].per_key);
+		json_limit("rate", q[i].rate);
+		json_limit("rate_us", q[i].rate_us);
+		json_limit("key_rate", q[i].key_rate);
+		json_limit("key_rate_us", q[i].key_rate_us);
 		printf(",\"held_back\":%llu",
 		    (unsigned long long)q[i].held_back);
 		print_json_counters(&q[i]);
@@ -208,7 +226,7 @@ static const struct {
 	    "and waiting, 0 if none." },
 	{ "mq_jobs_held_back", "Jobs due and waiting that a limit of the "
 	    "queue holds back now (its concurrency or their key's slots all "
-	    "held)." },
+	    "held, or the rate window of the queue or of their key full)." },
 };
 
 /* The end of gauges[k]'s sample line for q: "} VALUE". */
@@ -222,6 +240,21 @@ put_gauge(size_t k, const struct mq_queue_stats *q)
 	case 3:	printf("} %.3f\n", q->oldest_ready_s); break;
 	default: printf("} %llu\n", (unsigned long long)q->held_back); break;
 	}
+}
+
+/* us in seconds, exact, and the line's end: "1", "1.5", "0.000001". */
+static void
+put_seconds(uint64_t us)
+{
+	char frac[8];
+	int k;
+
+	snprintf(frac, sizeof frac, "%06llu",
+	    (unsigned long long)(us % 1000000));
+	for (k = 5; k >= 0 && frac[k] == '0'; k--)
+		frac[k] = '\0';
+	printf("%llu%s%s\n", (unsigned long long)(us / 1000000),
+	    frac[0] ? "." : "", frac);
 }
 
 static void
@@ -253,7 +286,9 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	}
 	printf("# HELP mq_queue_limit The queue's limits (mq limit): at most "
 	    "that many jobs leased at once, of the queue (concurrency) or of "
-	    "one key (per_key); no sample for a limit not set.\n"
+	    "one key (per_key); at most that many claims in any window "
+	    "(mq_queue_limit_window_seconds), of the queue (rate) or of one "
+	    "key (key_rate); no sample for a limit not set.\n"
 	    "# TYPE mq_queue_limit gauge\n");
 	for (i = 0; i < n; i++) {
 		if (q[i].concurrency) {
@@ -265,6 +300,32 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 			labels("mq_queue_limit", table, &q[i]);
 			printf(",limit=\"per_key\"} %lu\n",
 			    (unsigned long)q[i].per_key);
+		}
+		if (q[i].rate) {
+			labels("mq_queue_limit", table, &q[i]);
+			printf(",limit=\"rate\"} %lu\n",
+			    (unsigned long)q[i].rate);
+		}
+		if (q[i].key_rate) {
+			labels("mq_queue_limit", table, &q[i]);
+			printf(",limit=\"key_rate\"} %lu\n",
+			    (unsigned long)q[i].key_rate);
+		}
+	}
+	printf("# HELP mq_queue_limit_window_seconds The window of the "
+	    "queue's rate limits (mq limit): of the queue (rate) or of one "
+	    "key (key_rate); no sample for a limit not set.\n"
+	    "# TYPE mq_queue_limit_window_seconds gauge\n");
+	for (i = 0; i < n; i++) {
+		if (q[i].rate) {
+			labels("mq_queue_limit_window_seconds", table, &q[i]);
+			printf(",limit=\"rate\"} ");
+			put_seconds(q[i].rate_us);
+		}
+		if (q[i].key_rate) {
+			labels("mq_queue_limit_window_seconds", table, &q[i]);
+			printf(",limit=\"key_rate\"} ");
+			put_seconds(q[i].key_rate_us);
 		}
 	}
 	for (k = 0; k < NCOUNTERS; k++) {

@@ -4,8 +4,9 @@
  * and who holds them), mq stats' count of a queue's due jobs held
  * back. A slot is a live lease (limits.c): these read the leases by
  * the index held (queue, state, job_key, leased_until), never the
- * queue's waiting jobs, but those of the keys that are full. Read only,
- * no locks: the next claim may see otherwise.
+ * queue's waiting jobs, but those of the keys that are full; a rate's
+ * window is its gate's ticks (<table>_ticks, by queue and gate key).
+ * Read only, no locks: the next claim may see otherwise.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,24 +31,35 @@ const char mq__sql_slots_key[] = "SELECT COUNT(*)" LIVE_OF_QUEUE OF_KEY;
 const char mq__sql_holders_queue[] = HOLDERS LIVE_OF_QUEUE FIRST_TO_END;
 const char mq__sql_holders_key[] = HOLDERS LIVE_OF_QUEUE OF_KEY FIRST_TO_END;
 
-/* The due jobs of a queue whose key is full (binds the queue, per_key,
- * the queue): the full keys first (a derived table, from the live
- * leases), then each key's ready jobs, one range of the index held per
- * key; the due time is the row's. */
-const char mq__sql_held_by_keys[] =
-    "SELECT COUNT(*) FROM (" MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") ") f"
-    " STRAIGHT_JOIN `{{TABLE}}` j FORCE INDEX (held)"
-    " ON j.queue = ? AND j.state = 'ready' AND j.job_key = f.job_key"
-    " WHERE " MQ_SQL_IS_DUE;
+/* The due jobs of a queue of a set of keys (a derived table f of
+ * column col): the keys first, then each key's ready jobs, one range of
+ * the index held per key; the due time is the row's. */
+#define HELD_OF(keys, col) \
+    "SELECT COUNT(*) FROM (" keys ") f" \
+    " STRAIGHT_JOIN `{{TABLE}}` j FORCE INDEX (held)" \
+    " ON j.queue = ? AND j.state = 'ready' AND j.job_key = f." col \
+    " WHERE " MQ_SQL_IS_DUE
 
-/* Runs tmpl, a count, for queue (and key, if not NULL) into *n; with
- * per (not NULL), binds queue, *per, queue (mq__sql_held_by_keys). */
+/* The due jobs of a queue whose key is full: by its per-key limit
+ * (binds the queue, per_key, the queue), by its key rate (the queue,
+ * the window, key_rate, the queue), by either (a UNION: a key full by
+ * both counts once; the queue, per_key, the queue, the window,
+ * key_rate, the queue). */
+const char mq__sql_held_by_keys[] =
+    HELD_OF(MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?"), "job_key");
+const char mq__sql_held_by_key_rate[] =
+    HELD_OF(MQ_SQL_RATE_FULL_KEYS("{{TABLE}}", "?", "?"), "gate_key");
+const char mq__sql_held_by_keys_or_rate[] =
+    HELD_OF(MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") " UNION "
+    MQ_SQL_RATE_FULL_KEYS("{{TABLE}}", "?", "?"), "job_key");
+
+/* Runs tmpl, a count, for queue (and key, if not NULL) into *n. */
 static enum mq_status
 count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
-    const unsigned char *key, size_t klen, uint32_t *per, uint64_t *n)
+    const unsigned char *key, size_t klen, uint64_t *n)
 {
-	MYSQL_BIND in[3], out[1];
-	unsigned long ql = (unsigned long)qlen, ql2 = ql, kl = klen;
+	MYSQL_BIND in[2], out[1];
+	unsigned long ql = (unsigned long)qlen, kl = klen;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int f;
@@ -58,10 +70,6 @@ count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
 	mq__bind_name(&in[0], queue, &ql);
 	if (key)
 		mq__bind_blob(&in[1], key, &kl);
-	if (per) {
-		mq__bind_u32(&in[1], per);
-		mq__bind_name(&in[2], queue, &ql2);
-	}
 	rc = mq__execute(c, st, in, "cannot count slots");
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], n);
@@ -136,7 +144,7 @@ slots(struct mq_conn *c, const char *queue, size_t qlen,
 	enum mq_status rc;
 
 	rc = count(c, key ? mq__sql_slots_key : mq__sql_slots_queue, queue,
-	    qlen, key, klen, NULL, &s->held);
+	    qlen, key, klen, &s->held);
 	*full = rc == MQ_OK && s->held >= s->limit;
 	if (*full)
 		rc = holders(c, queue, qlen, key, klen, s);
@@ -225,29 +233,85 @@ mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
 	return MQ_OK;
 }
 
+/* The due jobs of queue whose key is full, by a per-key limit of per
+ * or a key rate of rate per window_us (0: none) into *n. */
+static enum mq_status
+held_by_keys(struct mq_conn *c, const char *queue, size_t qlen,
+    uint32_t per, uint32_t rate, uint64_t window_us, uint64_t *n)
+{
+	MYSQL_BIND in[6], out[1];
+	unsigned long ql[3];
+	int64_t us = window_us > INT64_MAX ? INT64_MAX : (int64_t)window_us;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	int f, k = 0, nq = 0;
+
+	*n = 0;
+	st = mq__prepare(c, !rate ? mq__sql_held_by_keys : !per ?
+	    mq__sql_held_by_key_rate : mq__sql_held_by_keys_or_rate);
+	if (st == NULL)
+		return c->err.status;
+	if (per) {
+		ql[nq] = (unsigned long)qlen;
+		mq__bind_name(&in[k++], queue, &ql[nq++]);
+		mq__bind_u32(&in[k++], &per);
+	}
+	if (rate) {
+		ql[nq] = (unsigned long)qlen;
+		mq__bind_name(&in[k++], queue, &ql[nq++]);
+		mq__bind_i64(&in[k++], &us);
+		mq__bind_u32(&in[k++], &rate);
+	}
+	ql[nq] = (unsigned long)qlen;
+	mq__bind_name(&in[k], queue, &ql[nq]);
+	rc = mq__execute(c, st, in, "cannot count slots");
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], n);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot count slots");
+	if (rc == MQ_OK && (f = mysql_stmt_fetch(st)) != 0 &&
+	    f != MYSQL_DATA_TRUNCATED)
+		rc = mq__dberr(c, st, "cannot count slots");
+	mq__release(c, st);
+	return rc;
+}
+
 enum mq_status
 mq__held_back(struct mq_conn *c, struct mq_queue_stats *q)
 {
+	struct mq_rate_window w;
+	uint32_t key_rate = q->key_rate_us ? q->key_rate : 0;
 	uint64_t live = 0;
 	enum mq_status rc;
+	int full = 0;
 
 	q->held_back = 0;
 	if (!limits_apply(q->queue, q->queue_len) || q->ready == 0)
 		return MQ_OK;
 	if (q->concurrency) {
 		rc = count(c, mq__sql_slots_queue, q->queue, q->queue_len,
-		    NULL, 0, NULL, &live);
+		    NULL, 0, &live);
 		if (rc != MQ_OK)
 			return rc;
-		if (live >= q->concurrency) {	/* every due job waits */
-			q->held_back = q->ready;
-			return MQ_OK;
-		}
+		full = live >= q->concurrency;
 	}
-	if (!q->per_key)
+	if (!full && q->rate && q->rate_us) {
+		memset(&w, 0, sizeof w);
+		w.rate = q->rate;
+		w.window_us = q->rate_us;
+		if ((rc = window(c, q->queue, q->queue_len, NULL, 0, &w,
+		    &full)) != MQ_OK)
+			return rc;
+	}
+	if (full) {	/* every due job waits */
+		q->held_back = q->ready;
 		return MQ_OK;
-	rc = count(c, mq__sql_held_by_keys, q->queue, q->queue_len, NULL, 0,
-	    &q->per_key, &q->held_back);
+	}
+	/* a key rate applies with its window */
+	if (!q->per_key && !key_rate)
+		return MQ_OK;
+	rc = held_by_keys(c, q->queue, q->queue_len, q->per_key, key_rate,
+	    q->key_rate_us, &q->held_back);
 	/* one snapshot, but two clocks: never more than the due jobs */
 	if (q->held_back > q->ready)
 		q->held_back = q->ready;

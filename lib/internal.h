@@ -415,10 +415,12 @@ extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
 /* What limits hold back (held.c): the slots held in a queue, in a key;
- * their holders; a queue's due jobs whose key is full. */
+ * their holders; a queue's due jobs whose key is full (by per_key, by
+ * its key rate, by either). */
 extern const char mq__sql_slots_queue[], mq__sql_slots_key[];
 extern const char mq__sql_holders_queue[], mq__sql_holders_key[];
-extern const char mq__sql_held_by_keys[];
+extern const char mq__sql_held_by_keys[], mq__sql_held_by_key_rate[];
+extern const char mq__sql_held_by_keys_or_rate[];
 /* The due jobs of q a limit holds back now into q->held_back, from its
  * limits and ready count (mq_stats, in its snapshot). */
 enum mq_status mq__held_back(struct mq_conn *c, struct mq_queue_stats *q);

@@ -561,6 +561,10 @@ struct mq_queue_stats {
 	struct mq_counters total;
 	uint32_t concurrency;	/* its limits (mq-limit(1)); 0: none */
 	uint32_t per_key;
+	uint32_t rate;		/* claims of the queue in any window */
+	uint64_t rate_us;	/* of this length; 0, 0: none */
+	uint32_t key_rate;	/* claims of one key in any window */
+	uint64_t key_rate_us;	/* of this length; 0, 0: none */
 	uint64_t held_back;	/* due jobs a limit holds back now */
 };
 

@@ -131,6 +131,20 @@
     " WHERE queue = " q " AND " MQ_SQL_LEASE_LIVE \
     " AND job_key IS NOT NULL GROUP BY job_key HAVING COUNT(*) >= " n
 
+/* The keys of queue q whose rate window is full: n or more of their
+ * gate's ticks (<table>_ticks, a claim's time each; the queue's own
+ * gate is the key '') younger than the window (the parameter, in µs
+ * before it): the keys a key rate of n per window holds full now
+ * (mq-limit(1)). A subquery of gate_key values, one range of the ticks'
+ * index oldest (queue, gate_key, at) in key order. q and n are SQL
+ * text, as for MQ_SQL_FULL_KEYS; the window is a parameter between
+ * them. */
+#define MQ_SQL_RATE_FULL_KEYS(t, q, n) \
+    "SELECT gate_key FROM `" t "_ticks` FORCE INDEX (oldest)" \
+    " WHERE queue = " q " AND gate_key <> ''" \
+    " AND at > " MQ_SQL_NOW_MINUS_US \
+    " GROUP BY gate_key HAVING COUNT(*) >= " n
+
 /* Those states as one text column, the stored state for the others. */
 #define MQ_SQL_SHOWN_STATE \
     "CASE WHEN " MQ_SQL_STALE " THEN 'stale'" \

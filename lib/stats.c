@@ -8,8 +8,8 @@
  * their counts (counts.c). The lease index
  * finds the stale leases, the recurring index the recurring jobs, the
  * queues table the paused queues and the limits; the index held, in a
- * limited queue, the live leases and the due jobs of full keys
- * (held.c).
+ * limited queue, the live leases and the due jobs of full keys, and
+ * the ticks' indexes the rates' windows (held.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +52,11 @@ static const char sql_recurring[] =
     " AND " MQ_SQL_QUEUE_OR_ALL " GROUP BY queue";
 
 /* a queue's settings: paused, and its limits (mq-limit(1); NULL:
- * none) in the columns of the due jobs and the age */
-static const char sql_paused[] =
-    "SELECT queue, '', paused, COALESCE(concurrency, 0),"
-    " COALESCE(per_key, 0) FROM `{{TABLE}}_queues`"
+ * none) */
+static const char sql_settings[] =
+    "SELECT queue, paused, COALESCE(concurrency, 0), COALESCE(per_key, 0),"
+    " COALESCE(rate, 0), COALESCE(rate_us, 0), COALESCE(key_rate, 0),"
+    " COALESCE(key_rate_us, 0) FROM `{{TABLE}}_queues`"
     " WHERE " MQ_SQL_QUEUE_OR_ALL;
 
 /* a count below 0 can only come from rows changed by hand: shown as 0;
@@ -107,7 +108,7 @@ entry(struct acc *a, const char *queue, size_t len)
 	return q;
 }
 
-enum part { QUEUES, LIVE, STALE, RECURRING, PAUSED, COUNTS };
+enum part { QUEUES, LIVE, STALE, RECURRING, COUNTS };
 
 /* A row of the counts: the gauge n of done and dead, and each counter. */
 static void
@@ -223,12 +224,6 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->stale = n;
 		} else if (part == RECURRING) {
 			e->recurring = n;
-		} else if (part == PAUSED) {
-			e->paused = n != 0;
-			e->concurrency = due > UINT32_MAX ? UINT32_MAX :
-			    (uint32_t)due;
-			e->per_key = age < 0 ? 0 : age > UINT32_MAX ?
-			    UINT32_MAX : (uint32_t)age;
 		} else if (strcmp(state, "ready") == 0) {
 			e->ready = due;
 			e->scheduled = n - due;
@@ -237,6 +232,76 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->leased = n;
 		} else if (part == COUNTS) {
 			count_into(e, state, n, due);
+		}
+	}
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot read statistics");
+	mq__release(c, st);
+	return rc;
+}
+
+/* A limit's column (INT UNSIGNED) as read. */
+static uint32_t
+limit32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The settings of the queues (of want's only, if not NULL): paused,
+ * the limits. A rate without its window, or a window without its rate
+ * (a row the CHECK did not see), is no limit, as claims take it
+ * (MQ_SQL_LIMITED). */
+static enum mq_status
+settings(struct mq_conn *c, const struct mq_queue_stats *want,
+    struct acc *a)
+{
+	MYSQL_BIND in[2], out[8];
+	unsigned long qlen[2], len;
+	char q[MQ_QUEUE_MAX + 1];
+	uint64_t v[7];
+	MYSQL_STMT *st;
+	struct mq_queue_stats *e;
+	enum mq_status rc;
+	int i, r;
+
+	if ((st = mq__prepare(c, sql_settings)) == NULL)
+		return c->err.status;
+	for (i = 0; i < 2; i++)
+		if (want) {	/* its bytes, as read: see mq__bind_name */
+			qlen[i] = (unsigned long)want->queue_len;
+			mq__bind_name(&in[i], want->queue, &qlen[i]);
+		} else {
+			mq__bind_null(&in[i]);
+		}
+	rc = mq__execute(c, st, in, "cannot read statistics");
+	memset(out, 0, sizeof out);
+	out[0].buffer_type = MYSQL_TYPE_STRING;
+	out[0].buffer = q;
+	out[0].buffer_length = sizeof q - 1;
+	out[0].length = &len;
+	for (i = 0; i < 7; i++)
+		mq__bind_u64(&out[i + 1], &v[i]);
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read statistics");
+	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		if (len > sizeof q - 1)
+			len = sizeof q - 1;
+		q[len] = '\0';
+		if ((e = entry(a, q, len)) == NULL) {
+			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+			break;
+		}
+		e->paused = v[0] != 0;
+		e->concurrency = limit32(v[1]);
+		e->per_key = limit32(v[2]);
+		if (v[3] && v[4]) {
+			e->rate = limit32(v[3]);
+			e->rate_us = v[4];
+		}
+		if (v[5] && v[6]) {
+			e->key_rate = limit32(v[5]);
+			e->key_rate_us = v[6];
 		}
 	}
 	if (rc == MQ_OK && r == 1)
@@ -320,14 +385,14 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 		rc = gather(c, sql_recurring, RECURRING, want, 2, NULL, &a,
 		    archived);
 	if (rc == MQ_OK)
-		rc = gather(c, sql_paused, PAUSED, want, 2, NULL, &a,
-		    archived);
+		rc = settings(c, want, &a);
 	if (rc == MQ_OK)
 		rc = gather(c, sql_counts, COUNTS, NULL, 0, queue, &a,
 		    archived);
 	/* the due jobs a limit holds back, in the same snapshot */
 	for (i = 0; rc == MQ_OK && i < a.n; i++)
-		if (a.qs[i].concurrency || a.qs[i].per_key)
+		if (a.qs[i].concurrency || a.qs[i].per_key ||
+		    a.qs[i].rate || a.qs[i].key_rate)
 			rc = mq__held_back(c, &a.qs[i]);
 	/* read only: ending it cannot lose anything */
 	if (rc == MQ_OK && mysql_commit(c->db) != 0)

@@ -43,7 +43,7 @@ r 2 1 0 0 0 1 2 no" "counts per queue: ready scheduled leased stale done dead re
 like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $10 }')" "1m[45][0-9]s" "oldest ready job of a is ~100 s old, in minutes and seconds"
 like "$OUT" "*archive: 2 jobs" "archive row count"
 is "$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
-  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY HELD" "header"
+  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" "header"
 
 expect_status 0 "stats --json" "$MQ" stats --json
 is "$(printf '%s' "$OUT" | python3 -c '

@@ -24,7 +24,7 @@ pipe_to() {
     "$(cat "$T_TMP/pout")"
 }
 is "$(pipe_to "head -1" "$MQ" stats | tr -s ' ')" \
-  "141::QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY HELD" \
+  "141::QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
   "stats | head -1: the header, nothing on stderr, SIGPIPE's status"
 like "$(pipe_to "head -1" "$MQ" stats --prometheus)" "141::# HELP mq_jobs *" \
   "stats --prometheus | head -1: quiet, SIGPIPE"

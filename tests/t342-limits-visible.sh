@@ -9,6 +9,9 @@
 # is ready (0) as before; a paused queue stays 10. The key, and the
 # worker, from the table, are escaped (UTF-8 as it is, a quote, a
 # backslash doubled, an invalid byte \xHH; JSON-escaped in --json).
+# mq stats (table, --json, --prometheus), top and check: the limits,
+# rates included, and the due jobs they hold back: by slots, by a full
+# rate window of the queue or of a key, a key full both ways once.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
 
@@ -186,25 +189,25 @@ claim sc 2
 "$MQ" push --queue sn plain >/dev/null
 run "$MQ" stats
 is "$RC:$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
-  "0:QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY HELD" \
+  "0:QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
   "stats: the limits and the held back jobs, last columns"
-is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" || $1 == "sc" || $1 == "sn" { print $1, $2, $3, $4, $11, $12, $13 }')" \
-  "sc 3 1 2 2 - 3
-sk 4 1 2 - 1 3
-sn 1 0 0 - - 0" "stats: per queue, ready, scheduled, leased, concurrency, per key, held"
+is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" || $1 == "sc" || $1 == "sn" { print $1, $2, $3, $4, $11, $12, $13, $14, $15 }')" \
+  "sc 3 1 2 2 - - - 3
+sk 4 1 2 - 1 - - 3
+sn 1 0 0 - - - - 0" "stats: per queue, ready, scheduled, leased, concurrency, per key, rates, held"
 run "$MQ" stats --json
 is "$RC:$(json '[(q["queue"], q["ready"], q["concurrency"], q["per_key"], q["held_back"]) for q in d["queues"] if q["queue"] in ("sc", "sk", "sn")]')" \
   "0:[('sc', 3, 2, None, 3), ('sk', 4, None, 1, 3), ('sn', 1, None, None, 0)]" \
   "stats --json: concurrency, per_key (null: none) and held_back"
 run "$MQ" stats --json --queue sk
-like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"sk",*,"oldest_ready_seconds":*,"concurrency":null,"per_key":1,"held_back":3,"counters":{*}}\],"archive":0}' \
+like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"sk",*,"oldest_ready_seconds":*,"concurrency":null,"per_key":1,"rate":null,"rate_us":null,"key_rate":null,"key_rate_us":null,"held_back":3,"counters":{*}}\],"archive":0}' \
   "stats --json --queue: the members in their place"
 
 # a hostile queue name another program gave a limit: its label escaped
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, concurrency) VALUES (CONCAT('h\"', CHAR(92), CHAR(10), 'x'), 0, 4)"
 run "$MQ" stats --prometheus
 is "$RC:$(printf '%s\n' "$OUT" | grep -E '^(# (HELP|TYPE) )?mq_(jobs_held_back|queue_limit)' | grep -v 'queue="[a-h]"')" \
-  "0:# HELP mq_jobs_held_back Jobs due and waiting that a limit of the queue holds back now (its concurrency or their key's slots all held).
+  "0:# HELP mq_jobs_held_back Jobs due and waiting that a limit of the queue holds back now (its concurrency or their key's slots all held, or the rate window of the queue or of their key full).
 # TYPE mq_jobs_held_back gauge
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"api\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"both\"} 1
@@ -215,7 +218,7 @@ mq_jobs_held_back{table=\"mq_jobs\",queue=\"many\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"sc\"} 3
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"sk\"} 3
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"sn\"} 0
-# HELP mq_queue_limit The queue's limits (mq limit): at most that many jobs leased at once, of the queue (concurrency) or of one key (per_key); no sample for a limit not set.
+# HELP mq_queue_limit The queue's limits (mq limit): at most that many jobs leased at once, of the queue (concurrency) or of one key (per_key); at most that many claims in any window (mq_queue_limit_window_seconds), of the queue (rate) or of one key (key_rate); no sample for a limit not set.
 # TYPE mq_queue_limit gauge
 mq_queue_limit{table=\"mq_jobs\",queue=\"api\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"concurrency\"} 1
@@ -225,7 +228,9 @@ mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"concurrency\"} 
 mq_queue_limit{table=\"mq_jobs\",queue=\"hq\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"many\",limit=\"concurrency\"} 12
 mq_queue_limit{table=\"mq_jobs\",queue=\"sc\",limit=\"concurrency\"} 2
-mq_queue_limit{table=\"mq_jobs\",queue=\"sk\",limit=\"per_key\"} 1" \
+mq_queue_limit{table=\"mq_jobs\",queue=\"sk\",limit=\"per_key\"} 1
+# HELP mq_queue_limit_window_seconds The window of the queue's rate limits (mq limit): of the queue (rate) or of one key (key_rate); no sample for a limit not set.
+# TYPE mq_queue_limit_window_seconds gauge" \
   "stats --prometheus: held back per queue, the limits set, labels escaped"
 PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
 if [ -x "$PROMTOOL" ]; then
@@ -273,5 +278,133 @@ is "$(json 'd["queues"][0]["held_back"]')" "0" "stats: room in the queue: nothin
 run "$MQ" stats --json --queue sc
 is "$(json 'd["queues"][0]["paused"], d["queues"][0]["held_back"]')" "True 3" \
   "stats: a paused queue's held back jobs are counted too"
+
+# ---- rates: shown beside the other limits, and what they hold back ----
+# ack_all Q: acks Q's leased jobs (their rate ticks stay in the window)
+ack_all() {
+  for r in $(sql "SELECT CONCAT(id, '.', lease_token) FROM mq_jobs WHERE queue = '$1' AND state = 'leased'"); do
+    "$MQ" ack "$r" >/dev/null
+  done
+}
+# held Q: Q's held back jobs, as stats --json gives them
+held() { OUT=$("$MQ" stats --json --queue "$1"); json 'd["queues"][0]["held_back"]'; }
+
+# rr, rate 2/1h: two claims fill the window, the 3 jobs left are held
+# (with and without a key), whatever the keys; none are leased
+for p in r1 r2 r3 r4; do "$MQ" push --queue rr "$p" >/dev/null; done
+"$MQ" push --queue rr --key k r5 >/dev/null
+"$MQ" limit rr --rate 2/1h >/dev/null
+claim rr 4
+is "$IDS" "$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ' ') FROM mq_jobs WHERE queue = 'rr' AND payload IN ('r1', 'r2')")" \
+  "rr: 2 claimed of 4 asked at rate 2/1h"
+ack_all rr
+is "$(held rr)" 3 "stats: the queue's rate window full: its 3 due jobs held back"
+# kr, key rate 1/1h: a and b claimed once each; a2, a3, b2 held, c1 and
+# n1 (no key) not
+for p in a1 a2 a3; do "$MQ" push --queue kr --key a "$p" >/dev/null; done
+for p in b1 b2; do "$MQ" push --queue kr --key b "$p" >/dev/null; done
+"$MQ" push --queue kr --key c c1 >/dev/null
+"$MQ" push --queue kr n1 >/dev/null
+sql "UPDATE mq_jobs SET priority = -1 WHERE queue = 'kr' AND payload IN ('a1', 'b1')"
+"$MQ" limit kr --key-rate 1/1h >/dev/null
+claim kr 2
+ack_all kr
+is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY payload) FROM mq_jobs WHERE queue = 'kr' AND state = 'done'")" "a1,b1" \
+  "kr: a1 and b1 claimed and acked (their keys' windows full)"
+is "$(held kr)" 3 "stats: keys whose rate window is full: their 3 due jobs held back"
+# kb, per key 1 and key rate 1/1h: x1, y1, z1 claimed; y1 acked (y: its
+# rate only), z1's tick older than the window (z: its slot only), x1
+# held (x: both); x2, x3, y2, z2 held, each once; w1, w2, n1 not
+for p in x1 x2 x3; do "$MQ" push --queue kb --key x "$p" >/dev/null; done
+for p in y1 y2; do "$MQ" push --queue kb --key y "$p" >/dev/null; done
+for p in z1 z2; do "$MQ" push --queue kb --key z "$p" >/dev/null; done
+for p in w1 w2; do "$MQ" push --queue kb --key "w$p" "$p" >/dev/null; done
+"$MQ" push --queue kb n1 >/dev/null
+sql "UPDATE mq_jobs SET priority = -1 WHERE queue = 'kb' AND payload IN ('x1', 'y1', 'z1')"
+"$MQ" limit kb --per-key 1 --key-rate 1/1h >/dev/null
+claim kb 3
+"$MQ" ack "$(sql "SELECT CONCAT(id, '.', lease_token) FROM mq_jobs WHERE queue = 'kb' AND payload = 'y1'")"
+sql "UPDATE mq_jobs_ticks SET at = at - INTERVAL 2 HOUR WHERE queue = 'kb' AND gate_key = 'z'"
+is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY payload) FROM mq_jobs WHERE queue = 'kb' AND state <> 'ready'")" "x1,y1,z1" \
+  "kb: x1, y1, z1 claimed"
+is "$(held kb)" 4 "stats: keys full by per key, by key rate, or both: 4 held back, each once"
+# the limits shown: rr and kr above, a window in milliseconds, a rate
+# without its window and a window without its rate (a row another
+# program wrote: no limit, as for the claims)
+"$MQ" limit rm --rate 3/1500ms --key-rate 10/s >/dev/null
+sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, rate, key_rate, key_rate_us) VALUES ('rh', 0, 5, 0, 7000)"
+run "$MQ" stats
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 ~ /^(rr|kr|kb|rm|rh|sn)$/ { print $1, $2, $11, $12, $13, $14, $15 }')" \
+  "0:kb 7 - 1 - 1/1h00m 4
+kr 5 - - - 1/1h00m 3
+rh 0 - - - - 0
+rm 0 - - 3/1500ms 10/1s 0
+rr 3 - - 2/1h00m - 3
+sn 1 - - - - 0" "stats: ready, the limits (rates as mq limit shows them; a half rate none) and held"
+run "$MQ" limit rm
+is "$RC:$OUT" "0:rate 3/1500ms
+key-rate 10/1s" "limit: the same forms"
+run "$MQ" stats --json
+is "$RC:$(json '[(q["queue"], q["concurrency"], q["per_key"], q["rate"], q["rate_us"], q["key_rate"], q["key_rate_us"], q["held_back"]) for q in d["queues"] if q["queue"] in ("kb", "kr", "rh", "rm", "rr", "sn")]')" \
+  "0:[('kb', None, 1, None, None, 1, 3600000000, 4), ('kr', None, None, None, None, 1, 3600000000, 3), ('rh', None, None, None, None, None, None, 0), ('rm', None, None, 3, 1500000, 10, 1000000, 0), ('rr', None, None, 2, 3600000000, None, None, 3), ('sn', None, None, None, None, None, None, 0)]" \
+  "stats --json: rate, rate_us, key_rate, key_rate_us as mq limit --json names them (null: none)"
+run "$MQ" limit --json rm
+like "$OUT" '*,"rate":3,"rate_us":1500000,"key_rate":10,"key_rate_us":1000000}' "(limit --json: the same members)"
+# a hostile queue name with rates, from SQL: its labels escaped
+sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, rate, rate_us, key_rate, key_rate_us) VALUES (CONCAT('h\"', CHAR(92), CHAR(10), 'x'), 0, 7, 250000, 1, 86400000000)"
+run "$MQ" stats --prometheus
+is "$RC:$(printf '%s\n' "$OUT" | grep -E '^mq_(jobs_held_back|queue_limit)' | grep -E 'queue="(rr|kr|kb|rm|rh|h\\)')" \
+  "0:mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"kb\"} 4
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"kr\"} 3
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"rh\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"rm\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"rr\"} 3
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 7
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"per_key\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 3
+mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"key_rate\"} 10
+mq_queue_limit{table=\"mq_jobs\",queue=\"rr\",limit=\"rate\"} 2
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 0.25
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 86400
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 3600
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 3600
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 1.5
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"rm\",limit=\"key_rate\"} 1
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"rr\",limit=\"rate\"} 3600" \
+  "stats --prometheus: the rates (claims, and windows in seconds), held back by rates, labels escaped"
+if [ -x "$PROMTOOL" ]; then
+  printf '%s\n' "$OUT" >"$T_TMP/metrics"
+  run "$PROMTOOL" check metrics <"$T_TMP/metrics"
+  is "$RC:$OUT$ERR" "0:" "promtool check metrics passes, with the rates"
+fi
+sql "DELETE FROM mq_jobs_queues WHERE queue LIKE 'h\"%'"
+# a window that is no whole number of milliseconds (another program's)
+sql "INSERT INTO mq_jobs_queues (queue, paused, rate, rate_us) VALUES ('ru', 0, 1, 1500500)"
+run "$MQ" stats --queue ru
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "ru" { print $13 }')" "0:1/1500500us" \
+  "stats: a window in microseconds when milliseconds cannot say it"
+run "$MQ" stats --prometheus --queue ru
+is "$(printf '%s\n' "$OUT" | grep '^mq_queue_limit_window_seconds')" \
+  'mq_queue_limit_window_seconds{table="mq_jobs",queue="ru",limit="rate"} 1.5005' \
+  "stats --prometheus: the window's seconds exact"
+sql "DELETE FROM mq_jobs_queues WHERE queue = 'ru'"
+run "$MQ" top --once --interval 100ms --queue kb
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "kb" { print $2, $14 }')" "0:7 4" \
+  "top --once: HELD counts the jobs held back by rates"
+run "$MQ" check --queue rr --max-held 2
+like "$RC:$OUT" "2:MQ CRITICAL - rr: 3 held back > 2 (critical) | * 'rr.held_back'=3;;2;0" \
+  "check --max-held 2: the jobs a full rate window holds back trip it"
+run "$MQ" check --queue kb --warn-held 3
+like "$RC:$OUT" "1:MQ WARNING - kb: 4 held back > 3 (warning) | * 'kb.held_back'=4;3;;0" \
+  "check --warn-held 3: the jobs of keys full by rate or slots, each once"
+# the window has room again: nothing held
+"$MQ" limit rr --rate 3/1h >/dev/null
+is "$(held rr)" 0 "stats: room in the queue's rate window: nothing held"
+"$MQ" limit kr --clear-key-rate >/dev/null
+is "$(held kr)" 0 "stats: the key rate cleared: nothing held"
 
 done_testing

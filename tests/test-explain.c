@@ -379,6 +379,55 @@ check_limits(MYSQL *db, const char *what, const char *tmpl,
 	check_again(conn, what, tmpl, using);
 }
 
+/* A read of held.c's count of the due jobs of full keys: the keys
+ * first (a derived table, and a union of two key sets, over the few
+ * keys that are full), each from an index range, then each key's due
+ * jobs by a lookup of the index held: every table it reads (not the
+ * derived ones, <derivedN> and <unionN,M>) by a range or lookup, the
+ * indexes named, no filesort. */
+static void
+check_held(MYSQL *db, const char *what, const char *tmpl, const char *using,
+    const char *const *indexes)
+{
+	char plan[4096], label[256], want[80], bad[512] = "";
+	char *cells[400], *p;
+	size_t nc = 0, i;
+
+	explained(db, what, tmpl, using, plan, sizeof plan);
+	for (i = 0; indexes[i]; i++) {
+		snprintf(want, sizeof want, "|%s|", indexes[i]);
+		snprintf(label, sizeof label, "%s uses the %s index", what,
+		    indexes[i]);
+		ok(strstr(plan, want) != NULL, label, plan);
+	}
+	snprintf(label, sizeof label, "%s has no filesort", what);
+	ok(strstr(plan, "filesort") == NULL, label, plan);
+	{
+		char copy[4096];
+
+		snprintf(copy, sizeof copy, "%s", plan);
+		for (p = copy; nc < 400 && (cells[nc] = p) != NULL; nc++) {
+			if ((p = strchr(p, '|')) == NULL)
+				break;
+			*p++ = '\0';
+		}
+		/* 10 cells a row: id, select_type, table, type, ... */
+		for (i = 0; i + 3 < nc; i += 10)
+			if (cells[i + 2][0] != '<' &&
+			    strcmp(cells[i + 3], "range") != 0 &&
+			    strcmp(cells[i + 3], "ref") != 0 &&
+			    strcmp(cells[i + 3], "eq_ref") != 0 &&
+			    strcmp(cells[i + 3], "const") != 0)
+				snprintf(bad + strlen(bad), sizeof bad -
+				    strlen(bad), "%s by %s; ", cells[i + 2],
+				    cells[i + 3]);
+	}
+	snprintf(label, sizeof label, "%s reads its tables by index ranges "
+	    "or keys only", what);
+	ok(nc >= 20 && bad[0] == '\0', label, bad[0] ? bad : plan);
+	check_again(conn, what, tmpl, using);
+}
+
 /* The session's count of statements prepared. */
 static long long
 prepares(MYSQL *db)
@@ -762,6 +811,33 @@ main(void)
 		    "primary key", skip, "@lq, @lq, @lid", "PRIMARY");
 		check_limits(c->db, "limits: the candidates locked, waiting",
 		    wait, "@lq, @lq, @lid", "PRIMARY");
+	}
+	{
+		/* mq stats' count of the due jobs a full key holds back
+		 * (held.c): keys full by per_key (the live leases), by their
+		 * key rate (the ticks, 'hot' and 'k1' at 1 per hour here), by
+		 * either; the due jobs of each by the index held */
+		static const char *const by_keys[] = { "held", NULL };
+		static const char *const by_rate[] = { "oldest", "held",
+		    NULL };
+		static const char *const by_both[] = { "held", "oldest",
+		    NULL };
+
+		ok(mysql_query(c->db, "INSERT INTO explain_jobs_ticks (queue, "
+		    "gate_key, n, at) VALUES ('lim', '', 1, UTC_TIMESTAMP(6)),"
+		    " ('lim', 'hot', 1, UTC_TIMESTAMP(6)),"
+		    " ('lim', 'k1', 1, UTC_TIMESTAMP(6))") == 0 &&
+		    mysql_query(c->db, "ANALYZE TABLE explain_jobs_ticks") == 0,
+		    "held: ticks of the limited queue's keys",
+		    mysql_error(c->db));
+		mysql_free_result(mysql_store_result(c->db));
+		check_held(c->db, "held: the due jobs of full keys",
+		    mq__sql_held_by_keys, "@lq, @one, @lq", by_keys);
+		check_held(c->db, "held: the due jobs of keys at their rate",
+		    mq__sql_held_by_key_rate, "@lq, @age, @one, @lq", by_rate);
+		check_held(c->db, "held: the due jobs of keys full either way",
+		    mq__sql_held_by_keys_or_rate,
+		    "@lq, @one, @lq, @age, @one, @lq", by_both);
 	}
 	{
 		/* What the candidates' read costs past 2,000 jobs of a key at

@@ -16,4 +16,13 @@
  * "-" if negative (unknown). Writes at most size bytes; returns buf. */
 const char *fmt_duration(char *buf, size_t size, int64_t us);
 
+/* Longest text fmt_limit_rate() writes, NUL included. */
+#define LIMIT_RATE_MAX 48
+
+/* A rate limit (mq-limit(1)) as mq limit and mq stats show it: n
+ * claims per window of us, "10/1s", "2/1m00s", its window exact: in
+ * fmt_duration's units where they say it whole, else in ms ("10/1500ms"),
+ * else in µs written "us"; "-" for no limit (n or us 0). Returns buf. */
+const char *fmt_limit_rate(char *buf, size_t size, uint32_t n, uint64_t us);
+
 #endif
