@@ -376,6 +376,10 @@ key_index(const struct keyset *ks, const struct candidate *cand)
 	return ks->n;	/* not reached: every key is in the set */
 }
 
+/* Statements over this many keys at most are kept prepared (each
+ * count a statement of the connection's cache). */
+#define KEPT_KEYS 4
+
 /* A statement over the key set: head, then per key part (joined by
  * ","), then tail; binds pre, then each key; run, its rows read by
  * read (if not NULL). */
@@ -415,7 +419,11 @@ over_keys(struct mq_conn *c, const struct keyset *ks, const char *head,
 			else
 				mq__bind_blob(&b[nb], ks->key[i]->key, &len[i]);
 	}
-	if ((st = mq__prepare_once(c, sql)) == NULL) {
+	/* a write of a few keys is kept prepared (the gates: a hot key's
+	 * claims write one, a round trip each saved); reads never are */
+	st = ks->n <= KEPT_KEYS ? mq__prepare_keyed(c, head, ks->n, sql) :
+	    mq__prepare_once(c, sql);
+	if (st == NULL) {
 		rc = c->err.status;
 		goto out;
 	}
