@@ -69,6 +69,12 @@ enum mq_status mq__claim_share_locked(struct mq_conn *c, struct claim *cl,
 enum mq_status mq__claim_share_update(struct mq_conn *c, struct claim *cl,
     const char *queue, uint32_t limit, uint64_t *got);
 
+/* Whether queue has a due job, paused or not (limits.c): the update
+ * claim's guard, a statement of its own (MySQL, and MariaDB before
+ * 10.3.2, refuse a subquery on the table an UPDATE writes), and what a
+ * short limited claim asks when a queue-wide limit is full. */
+extern const char mq__sql_any_due[];
+
 /* In the claim's transaction: up to want jobs of queue that its limits
  * allow now (limits.c), appended to cl->jobs, locked, not yet leased
  * (the caller leases them with the claim's others). *limited 1 if the

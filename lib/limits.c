@@ -106,7 +106,7 @@ fetch_count(struct mq_conn *c, MYSQL_STMT *st, uint64_t *n, const char *what)
 /* Whether the queue has a due job (one probe of the due index); one of
  * a key its per-key limit holds full (the parameter; the candidates'
  * read passed over them). */
-static const char sql_any_due[] = "SELECT " MQ_SQL_ANY_DUE("{{TABLE}}", "?");
+const char mq__sql_any_due[] = "SELECT " MQ_SQL_ANY_DUE("{{TABLE}}", "?");
 static const char sql_full_due[] =
     "SELECT EXISTS (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND state = 'ready' AND job_key IN ("
@@ -127,7 +127,7 @@ note_held(struct mq_conn *c, const char *queue, const struct limits *l)
 
 	if (c->limit_held)
 		return MQ_OK;
-	if ((st = mq__prepare(c, l ? sql_full_due : sql_any_due)) == NULL)
+	if ((st = mq__prepare(c, l ? sql_full_due : mq__sql_any_due)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
 	mq__bind_str(&in[1], queue, &qlen);

@@ -48,11 +48,6 @@ static const char sql_claim_update[] =
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " ORDER BY priority, available_at, id LIMIT ?";
 
-/* The update claim's guard, a statement of its own: MySQL (and MariaDB
- * before 10.3.2) refuse a subquery on the table an UPDATE writes. */
-static const char sql_any_due[] =
-    "SELECT " MQ_SQL_ANY_DUE("{{TABLE}}", "?");
-
 static const char sql_paused[] =
     "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE " MQ_SQL_PAUSED("?");
 
@@ -358,7 +353,7 @@ any_due(struct mq_conn *c, const char *queue)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, sql_any_due)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_any_due)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
 	memset(out, 0, sizeof out);
