@@ -301,8 +301,8 @@ static enum mq_status
 read_past(struct mq_conn *c, const char *queue, struct reading *rd,
     size_t out, uint32_t limit)
 {
-	size_t hl = strlen(sql_past_head), i, j;
-	char *sql = malloc(hl + 2 * out + sizeof sql_past_tail), *p;
+	size_t i, j;
+	char *sql = mq__sql_list(sql_past_head, "?", out, sql_past_tail);
 	MYSQL_BIND *in = calloc(out + 5, sizeof *in);
 	unsigned long qlen;
 	uint32_t per, rate;
@@ -315,18 +315,12 @@ read_past(struct mq_conn *c, const char *queue, struct reading *rd,
 		free(in);
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	}
-	memcpy(sql, sql_past_head, hl);
 	bind_columns(rd, in, &per, &rate, &window);
 	mq__bind_str(&in[3], queue, &qlen);
-	for (p = sql + hl, i = j = 0; i < rd->nkeys; i++) {
-		if (rd->keys[i].given < rd->keys[i].room)
-			continue;
-		if (j)
-			*p++ = ',';
-		*p++ = '?';
-		mq__bind_blob(&in[4 + j++], rd->keys[i].key, &rd->keys[i].len);
-	}
-	strcpy(p, sql_past_tail);
+	for (i = j = 0; i < rd->nkeys && j < out; i++)
+		if (rd->keys[i].given >= rd->keys[i].room)
+			mq__bind_blob(&in[4 + j++], rd->keys[i].key,
+			    &rd->keys[i].len);
 	mq__bind_u32(&in[4 + j], &limit);
 	rd->limit = limit;
 	if ((st = mq__prepare_once(c, sql)) == NULL)

@@ -65,6 +65,25 @@ mq__exec_ids(struct mq_conn *c, const char *head, const MYSQL_BIND *pre,
 	return mq__exec_ids_tail(c, head, ")", pre, npre, ids, n, affected);
 }
 
+char *
+mq__sql_list(const char *head, const char *part, size_t n, const char *tail)
+{
+	size_t hl = strlen(head), pl = strlen(part), i;
+	char *sql = malloc(hl + n * (pl + 1) + strlen(tail) + 1), *p;
+
+	if (sql == NULL)
+		return NULL;
+	memcpy(sql, head, hl);
+	for (p = sql + hl, i = 0; i < n; i++) {
+		if (i)
+			*p++ = ',';
+		memcpy(p, part, pl);
+		p += pl;
+	}
+	strcpy(p, tail);
+	return sql;
+}
+
 /* The statement head "?,?,...?" tail for the n ids (padded, for short
  * lists), prepared, with pre then the ids bound into b[] (*b and *copy
  * malloc'ed: the caller frees them); NULL with c->err set. */
@@ -78,8 +97,8 @@ prepare_ids(struct mq_conn *c, const char *head, const char *tail,
 	 * serve them all; long ones (archive batches) would only crowd the
 	 * cache */
 	size_t np = n <= MQ_IDS_KEPT ? mq__padded(n) : n;
-	size_t hl = strlen(head), i;
-	char *sql = malloc(hl + 2 * np + strlen(tail) + 1), *p;
+	size_t i;
+	char *sql = mq__sql_list(head, "?", np, tail);
 	MYSQL_STMT *st = NULL;
 
 	*b = calloc(npre + np, sizeof **b);
@@ -88,13 +107,6 @@ prepare_ids(struct mq_conn *c, const char *head, const char *tail,
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(sql, head, hl);
-	for (p = sql + hl, i = 0; i < np; i++) {
-		*p++ = i ? ',' : '?';
-		if (i)
-			*p++ = '?';
-	}
-	strcpy(p, tail);
 	if (npre)
 		memcpy(*b, pre, npre * sizeof **b);
 	for (i = 0; i < np; i++) {

@@ -273,6 +273,11 @@ enum mq_status mq__select_ids(struct mq_conn *c, MYSQL_STMT *st,
     MYSQL_BIND *params, uint64_t *ids, unsigned char *flags, size_t max,
     size_t *n);
 
+/* The text head, then n times part joined by ",", then tail (a list of
+ * placeholders: "?", "(?, ?, 1)"...); malloc'ed, NULL if out of memory. */
+char *mq__sql_list(const char *head, const char *part, size_t n,
+    const char *tail);
+
 /* Executes head followed by "?,?,...?)" for the n ids (n >= 1), with
  * the npre parameters of head bound first (outside a transaction, run
  * again as mq__execute_retry does); *affected gets the rows changed. head is a template ({{TABLE}}) ending in "id IN (". Lists of

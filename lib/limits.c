@@ -389,8 +389,8 @@ over_keys(struct mq_conn *c, const struct keyset *ks, const char *head,
     const MYSQL_BIND *pre, size_t npre, size_t per, mq__read_fn read,
     void *ctx, const char *what)
 {
-	size_t hl = strlen(head), pl = strlen(part), i, j, nb;
-	char *sql = malloc(hl + ks->n * (pl + 1) + strlen(tail) + 1), *p;
+	size_t i, j, nb;
+	char *sql = mq__sql_list(head, part, ks->n, tail);
 	MYSQL_BIND *b = calloc(npre + ks->n * per, sizeof *b);
 	unsigned long *len = calloc(ks->n + 1, sizeof *len), qlen;
 	MYSQL_STMT *st = NULL;
@@ -400,14 +400,6 @@ over_keys(struct mq_conn *c, const struct keyset *ks, const char *head,
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(sql, head, hl);
-	for (p = sql + hl, i = 0; i < ks->n; i++) {
-		if (i)
-			*p++ = ',';
-		memcpy(p, part, pl);
-		p += pl;
-	}
-	strcpy(p, tail);
 	if (npre)
 		memcpy(b, pre, npre * sizeof *b);
 	for (nb = npre, i = 0; i < ks->n; i++) {
