@@ -23,10 +23,6 @@
     MQ_SQL_US_FROM_NOW("leased_until")
 #define FIRST_TO_END " ORDER BY leased_until, id LIMIT ?"
 
-/* The slots held in a queue, in one key of it: its live leases. */
-const char mq__sql_slots_queue[] = "SELECT COUNT(*)" LIVE_OF_QUEUE;
-const char mq__sql_slots_key[] = "SELECT COUNT(*)" LIVE_OF_QUEUE OF_KEY;
-
 /* Their holders, the lease that ends first first. */
 const char mq__sql_holders_queue[] = HOLDERS LIVE_OF_QUEUE FIRST_TO_END;
 const char mq__sql_holders_key[] = HOLDERS LIVE_OF_QUEUE OF_KEY FIRST_TO_END;
@@ -143,7 +139,7 @@ slots(struct mq_conn *c, const char *queue, size_t qlen,
 {
 	enum mq_status rc;
 
-	rc = count(c, key ? mq__sql_slots_key : mq__sql_slots_queue, queue,
+	rc = count(c, key ? mq__sql_live_key : mq__sql_live_queue, queue,
 	    qlen, key, klen, &s->held);
 	*full = rc == MQ_OK && s->held >= s->limit;
 	if (*full)
@@ -289,7 +285,7 @@ mq__held_back(struct mq_conn *c, struct mq_queue_stats *q)
 	if (!limits_apply(q->queue, q->queue_len) || q->ready == 0)
 		return MQ_OK;
 	if (q->concurrency) {
-		rc = count(c, mq__sql_slots_queue, q->queue, q->queue_len,
+		rc = count(c, mq__sql_live_queue, q->queue, q->queue_len,
 		    NULL, 0, &live);
 		if (rc != MQ_OK)
 			return rc;

@@ -419,10 +419,12 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
-/* What limits hold back (held.c): the slots held in a queue, in a key;
- * their holders; a queue's due jobs whose key is full (by per_key, by
- * its key rate, by either). */
-extern const char mq__sql_slots_queue[], mq__sql_slots_key[];
+/* The slots held in a queue, in a key of it: their live leases
+ * (limits.c; binds the queue, then the key). */
+extern const char mq__sql_live_queue[], mq__sql_live_key[];
+/* What limits hold back (held.c): the holders of the slots of a queue,
+ * of a key; a queue's due jobs whose key is full (by per_key, by its
+ * key rate, by either). */
 extern const char mq__sql_holders_queue[], mq__sql_holders_key[];
 extern const char mq__sql_held_by_keys[], mq__sql_held_by_key_rate[];
 extern const char mq__sql_held_by_keys_or_rate[];

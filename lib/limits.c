@@ -45,13 +45,12 @@ static const char sql_settings[] =
     "SELECT paused, concurrency, per_key, rate, rate_us, key_rate,"
     " key_rate_us FROM `{{TABLE}}_queues` WHERE queue = ?";
 
-
-
-/* Live leases of the queue; of one key of it (the index held). */
-static const char sql_live_queue[] =
+/* Live leases of the queue; of one key of it (the index held): the
+ * slots held (binds the queue, then the key). */
+const char mq__sql_live_queue[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND " MQ_SQL_LEASE_LIVE;
-static const char sql_live_key[] =
+const char mq__sql_live_key[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND job_key = ? AND " MQ_SQL_LEASE_LIVE;
 
@@ -284,7 +283,7 @@ count_live(struct mq_conn *c, const char *queue, const char *key,
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, key ? sql_live_key : sql_live_queue)) == NULL)
+	if ((st = mq__prepare(c, key ? mq__sql_live_key : mq__sql_live_queue)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
 	if (key)

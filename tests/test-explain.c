@@ -780,9 +780,10 @@ main(void)
 		    "limits: the candidates past the head read ranges of the "
 		    "held index", plan);
 	}
-	check_limits(c->db, "limits: a key's live leases", sql_live_key,
+	check_limits(c->db, "limits: a key's live leases", mq__sql_live_key,
 	    "@lq, @key", "held");
-	check_limits(c->db, "limits: the queue's live leases", sql_live_queue,
+	check_limits(c->db, "limits: the queue's live leases",
+	    mq__sql_live_queue,
 	    "@lq", "held");
 	{
 		/* the candidates' keys: their live leases in one grouped
