@@ -47,10 +47,13 @@ secs=$(($(date +%s) - t0))
 # A KILL for each job, give or take the waiters that took one at their
 # own check between the push's commit and its read of the rows (each
 # re-checks once a second: 100 of them, a check every 10 ms; CI counted
-# 99 KILLs so, twice): their rows are gone by then. Before the waiters
-# table the push found 64 at most; no more KILLs than jobs, ever.
+# 99 KILLs so, twice): their rows are gone by then; and give or take
+# the KILLs of sessions that ended between the read and the KILL (a
+# waiter that claimed and exited: its KILL fails, counted all the same,
+# and the push wakes another in its place; 102 seen). Before the waiters
+# table the push found 64 at most. (No more woken than jobs: t150.)
 check "the push sent a KILL QUERY for about each of its $N jobs ($((k1 - k0)))" \
-  test "$((k1 - k0))" -ge $((N * 9 / 10)) -a "$((k1 - k0))" -le $N
+  test "$((k1 - k0))" -ge $((N * 9 / 10))
 is "$fails" 0 "every waiter exited 0"
 check "none waited for its own timeout ($secs s for all)" test "$secs" -lt 30
 is "$(for f in "$T_TMP"/got.*; do cat "$f"; echo; done | sort -n | uniq | wc -l | tr -d ' ')" $N \
