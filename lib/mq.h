@@ -367,6 +367,8 @@ struct mq_async {
 	int fd;			/* poll this... */
 	short events;		/* ...for these (POLLIN, ...) */
 	int timeout_ms;		/* and at most this long, -1: no limit */
+	int64_t deadline_us;	/* that is, until this time (mq_now_us);
+				 * 0: no limit */
 	int done;		/* the wait is over */
 };
 
@@ -385,7 +387,10 @@ enum mq_status mq_wait_leave_begin(struct mq_conn *c, struct mq_async *a);
 enum mq_status mq_wait_end(struct mq_conn *c, struct mq_async *a);
 
 /** Continues it after poll() (revents, or timed_out); once a->done, the
- * status is mq_wait's (mq_wait_leave_begin's: MQ_EMPTY or an error). */
+ * status is mq_wait's (mq_wait_leave_begin's: MQ_EMPTY or an error). A
+ * timeout before a->deadline_us (a poll that ended for the caller's own
+ * reasons) changes nothing: only the client's own timeout ends the
+ * statement, as a lost connection. */
 enum mq_status mq_wait_step(struct mq_conn *c, struct mq_async *a,
     short revents, int timed_out);
 
@@ -500,6 +505,42 @@ struct mq_cancel_result {
  */
 enum mq_status mq_cancel(struct mq_conn *c, uint64_t id, int force,
     struct mq_cancel_result *res);
+
+/* ---- wait: jobs that finished (finished.c) ---- */
+
+/** How a job waited for ended. */
+enum mq_fin {
+	MQ_FIN_DONE,		/* done (in the table or its archive) */
+	MQ_FIN_DEAD,		/* dead: failed, attempts used up, cancelled */
+	MQ_FIN_GONE,		/* in neither table: purged, or never pushed */
+	MQ_FIN_RECURRING	/* recurring (push --every): never finishes */
+};
+
+/** A job found finished by mq_look_finished. */
+struct mq_fin_job {
+	uint64_t id;
+	enum mq_fin how;
+	int archived;			/* found in <table>_archive */
+	const unsigned char *error;	/* a dead one's last error; NULL: none */
+	size_t error_len;		/* (read up to 65535 bytes) */
+};
+
+/** Called for each job found; nonzero stops the look (MQ_EIO). */
+typedef int (*mq_fin_fn)(const struct mq_fin_job *j, void *ctx);
+
+/** Most runs of consecutive ids one statement of a look reads. */
+#define MQ_LOOK_RUNS 1000
+
+/**
+ * Looks once at the jobs ids[0..n) (ascending, no duplicates) and calls
+ * fn for each that has finished (done or dead, in the table or in its
+ * archive), is gone (in neither), or is recurring, in the order they
+ * finished within each statement. One statement for each MQ_LOOK_RUNS
+ * runs of consecutive ids, whatever their length; two more for a batch
+ * where a job left the table (archived, purged). Reads only.
+ */
+enum mq_status mq_look_finished(struct mq_conn *c, const uint64_t *ids,
+    size_t n, mq_fin_fn fn, void *ctx);
 
 /* ---- requeue-stale ---- */
 

@@ -414,6 +414,8 @@ async_state(struct mq_conn *c, int status, struct mq_async *a)
 	a->events = to_poll(status);
 	a->timeout_ms = (status & MYSQL_WAIT_TIMEOUT) ?
 	    (int)mysql_get_timeout_value_ms(c->db) : -1;
+	a->deadline_us = a->timeout_ms >= 0 ?
+	    mq_now_us() + (int64_t)a->timeout_ms * 1000 : 0;
 	return MQ_OK;
 }
 
@@ -518,6 +520,13 @@ mq_wait_step(struct mq_conn *c, struct mq_async *a, short revents,
 	MYSQL_RES *res = NULL;
 	int status;
 
+	/* a poll that timed out for its caller, not for the client: told
+	 * to the client, it would end the statement as if the server were
+	 * gone (mq work dropped its waiting connection so, and left its
+	 * rows in the waiters table, every few idle seconds) */
+	if (timed_out && !(revents & (POLLIN | POLLOUT | POLLPRI | POLLHUP |
+	    POLLERR)) && (a->deadline_us == 0 || mq_now_us() < a->deadline_us))
+		return MQ_OK;
 	for (;;) {
 		switch (c->async.stage) {
 		case 1:

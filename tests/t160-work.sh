@@ -92,6 +92,18 @@ like "$held:$([ "$held" -ge $low ] && [ "$held" -le 16 ] && echo in-range)" \
 # --wait D: exits when nothing came for D
 t0=$(date +%s)
 expect_status 0 "--wait 2s exits when idle" "$MQ" work --queue nothing --wait 2s -- true
+# idle, it keeps its waiting connection (a poll that timed out for the
+# loop's own clock, told to the client library as the connection's
+# timeout, dropped it every few seconds, its row left in the waiters
+# table: 3 connections and 2 rows left in 6 s), and leaves its row when
+# it exits
+conns() { sql_root "SHOW GLOBAL STATUS LIKE 'Connections'" | cut -f2; }
+n0=$(conns)
+expect_status 0 "--wait 6s, idle" "$MQ" work --queue idle6 --wait 6s -- true
+n1=$(conns)
+is "$((n1 - n0 - 1))" 2 "two connections in 6 s (claims, waiting), none made again"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters WHERE queue = 'idle6'")" 0 \
+  "no row left in the waiters table"
 check "after about 2 s" test $(($(date +%s) - t0)) -ge 1
 
 # heartbeat: a job longer than its lease is extended, not redelivered

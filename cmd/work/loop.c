@@ -57,6 +57,8 @@ timeout_ms(struct worker *w)
 		SOONER(w->reconnect_at);
 	if (w->idle_since && w->wait_us >= 0)
 		SOONER(w->idle_since + w->wait_us);
+	if (w->waiting && w->wait.deadline_us > 0)
+		SOONER(w->wait.deadline_us);
 	if (w->stop_idle_since)
 		SOONER(w->stop_idle_since + STOP_WAIT_US);
 	for (i = 0; i < w->nslots; i++) {
