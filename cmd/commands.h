@@ -31,6 +31,7 @@ int cmd_ls(int argc, char **argv, struct mq_global *g);
 int cmd_retry(int argc, char **argv, struct mq_global *g);
 int cmd_show(int argc, char **argv, struct mq_global *g);
 int cmd_top(int argc, char **argv, struct mq_global *g);
+int cmd_wait(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
 extern const struct command ack_command, archive_command, cancel_command,
@@ -43,5 +44,16 @@ extern const struct command retry_command;
 extern const struct command show_command;
 extern const struct command limit_command;
 extern const struct command top_command;
+extern const struct command wait_command;
+
+/* mq wait's statuses beyond mq(1)'s common ones: a job died (as mq
+ * why's dead), the time was up (as timeout(1)). */
+#define EXIT_WAIT_DEAD 14
+#define EXIT_WAIT_TIMEOUT 124
+/* Waits for the jobs ids[0..n) (sorted and made unique in place) of
+ * table on c, a line for each as it finishes, until all have or
+ * timeout_us (-1: none) passed; the exit status (wait.c, mq push --wait). */
+int wait_for_jobs(const struct command *cmd, struct mq_conn *c,
+    const char *table, uint64_t *ids, size_t n, int64_t timeout_us);
 
 #endif

@@ -14,6 +14,7 @@
  * layer 4: workers.c retry.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
+ * layer 3: finished.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
@@ -122,6 +123,9 @@ struct mq_conn {
 					 * jobs back */
 	int64_t limit_retry_us;		/* the last claim: a rate lets one
 					 * through in this long (0: none) */
+	unsigned limit_lost;		/* the claim's limited transactions
+					 * begun again: others took what
+					 * they chose (limits.c) */
 	/* queues the last claims found limited (pop.c): claimed by the
 	 * limited claim first, not by the plain one that passes them
 	 * over ("": a free place) */

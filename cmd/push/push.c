@@ -11,7 +11,7 @@
 #include "push.h"
 
 enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
-    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET };
+    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET, OPT_WAIT, OPT_TIMEOUT };
 
 static const struct opt opts[] = {
 	{ OPT_LINES, "lines", 0, NULL, "one job per line of standard input",
@@ -39,6 +39,11 @@ static const struct opt opts[] = {
 	{ OPT_KEY, "key", 0, "KEY", "the job's key, what a per-key limit "
 	    "counts by\n(mq-limit(1)); every job of a stream",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_WAIT, "wait", 0, NULL, "then wait until the job finishes, as mq "
+	    "wait:\nits outcome is the exit status", COMPLETE_NONE, NULL,
+	    "[--wait [--timeout D]]", FORM(0), 0 },
+	{ OPT_TIMEOUT, "timeout", 0, "D", "with --wait: give up after D "
+	    "(status 124)", COMPLETE_DURATION, NULL, "", FORM(0), 0 },
 	{ OPT_QUIET, "quiet", 0, NULL,
 	    "no summary (nor progress) on standard error", COMPLETE_NONE, NULL,
 	    NULL, FORM(1), 0 },
@@ -52,7 +57,8 @@ const struct command push_command = {
 
 struct push_args {
 	struct mq_push_opts o;
-	int delim, has_delay, quiet;
+	int delim, has_delay, quiet, wait;
+	int64_t timeout_us;
 };
 
 static void
@@ -69,6 +75,10 @@ option(void *ctx, int id, const char *arg)
 		a->delim = id == '0' ? '\0' : '\n';
 		break;
 	case OPT_QUIET:	a->quiet = 1; break;
+	case OPT_WAIT:	a->wait = 1; break;
+	case OPT_TIMEOUT:
+		a->timeout_us = duration_arg(&push_command, "--timeout", arg);
+		break;
 	case OPT_PRIORITY:
 		o->priority = (int)int_arg(&push_command, "--priority", arg,
 		    MQ_PRIORITY_MIN, MQ_PRIORITY_MAX);
@@ -112,7 +122,7 @@ int
 cmd_push(int argc, char **argv, struct mq_global *g)
 {
 	struct push_args a = { { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS },
-	    -1, 0, 0 };
+	    -1, 0, 0, 0, -1 };
 	struct mq_push_opts *o = &a.o;
 	int existed, rc, n;
 	unsigned char *payload;
@@ -135,6 +145,14 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (a.delim != -1 && n > 0)
 		usage_error(&push_command, "--lines and -0 read standard input; "
 		    "no PAYLOAD argument");
+	if (a.delim != -1 && a.wait)
+		usage_error(&push_command, "--wait takes a single job, not --lines "
+		    "or -0 (mq push --lines | mq wait waits for them all)");
+	if (a.wait && o->every_us)
+		usage_error(&push_command, "--wait and --every exclude each other: "
+		    "a recurring job never finishes");
+	if (a.timeout_us >= 0 && !a.wait)
+		usage_error(&push_command, "--timeout goes with --wait");
 	if (n > 1)
 		usage_error(&push_command, "one PAYLOAD at most (quote it, or use "
 		    "--lines)");
@@ -163,11 +181,25 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		mq_close(c);
 		die(&push_command, &e);
 	}
-	mq_close(c);
+	if (!a.wait)
+		mq_close(c);
 	printf("%llu\n", (unsigned long long)id);
-	if (stop_signal_pending(&held))
-		return 128 + stop_signal;
 	if (n == 0)
 		free(payload);
-	return 0;
+	if (a.wait && fflush(stdout) == EOF) {
+		mq_close(c);
+		say(&push_command, "write failure on standard output");
+		return EX_IOERR;
+	}
+	if (stop_signal_pending(&held)) {
+		if (a.wait)
+			mq_close(c);
+		return 128 + stop_signal;
+	}
+	if (!a.wait)
+		return 0;
+	/* then as mq wait ID */
+	rc = wait_for_jobs(&push_command, c, g->table, &id, 1, a.timeout_us);
+	mq_close(c);
+	return rc;
 }

@@ -1,0 +1,339 @@
+/*
+ * wait.c: mq wait: block until jobs finish, a line for each as it does
+ * (done, dead with its error, gone), the outcome as the exit status. The
+ * ids come as operands or one per line on standard input. It looks at
+ * the table, for all the jobs still waited for at once (lib/finished.c),
+ * about once a second while nothing finishes; mq push --wait waits so
+ * too (wait_for_jobs).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "output/output.h"
+
+enum { OPT_TIMEOUT = OPT_CMD };
+
+static const struct opt opts[] = {
+	{ OPT_TIMEOUT, "timeout", 0, "D", "give up after D (status 124; the "
+	    "jobs still\nwaited for are listed as waiting)", COMPLETE_DURATION,
+	    NULL, NULL, 0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+const struct command wait_command = {
+	"wait", "wait until jobs finish", opts, { "[ID...]", NULL },
+	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_wait, NULL
+};
+
+/* The looks: the first at once, then 100 ms, doubling up to a second
+ * while nothing finishes; half a second after a look that found jobs
+ * finished, so that jobs finishing all the time cost two looks a second. */
+#define LOOK_FIRST_US 100000
+#define LOOK_MAX_US 1000000
+#define LOOK_AFTER_FINISH_US 500000
+
+struct waiting {
+	const struct command *cmd;
+	const char *table;
+	uint64_t *ids;		/* ascending, unique: those still waited for */
+	unsigned char *out;	/* 1: finished (reported) */
+	size_t n;
+	int first;		/* the first look: a job not there is unknown */
+	int dead, gone, found;
+	sigset_t stops;		/* held while a line is written */
+};
+
+static void
+stop_now(int sig)
+{
+	_exit(128 + sig);	/* nothing to undo: mq wait only reads */
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t
+find(const struct waiting *w, uint64_t id)
+{
+	size_t lo = 0, hi = w->n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (w->ids[m] < id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+/* A line on stdout, whole: a stop signal waits until it is out. */
+static int
+flush_out(const struct waiting *w)
+{
+	int rc;
+
+	errno = 0;
+	rc = fflush(stdout) == EOF || ferror(stdout) ? -1 : 0;
+	sigprocmask(SIG_UNBLOCK, &w->stops, NULL);
+	if (rc != 0) {
+		if (reader_gone(errno))
+			end_by_sigpipe();
+		say(w->cmd, "write failure on standard output");
+		exit(EX_IOERR);
+	}
+	return 0;
+}
+
+static int
+finished(const struct mq_fin_job *j, void *ctx)
+{
+	struct waiting *w = ctx;
+	size_t k = find(w, j->id);
+	unsigned long long id = (unsigned long long)j->id;
+
+	if (k == w->n || w->ids[k] != j->id || w->out[k])
+		return 0;
+	w->out[k] = 1;
+	w->found++;
+	if (j->how == MQ_FIN_RECURRING) {
+		say(w->cmd, "job %llu is recurring (push --every): it never "
+		    "finishes; not waited for", id);
+		w->gone++;
+		return 0;
+	}
+	if (j->how == MQ_FIN_GONE && w->first) {
+		say(w->cmd, "no job %llu in table %s nor in its archive "
+		    "(purged, or never pushed)", id, w->table);
+		w->gone++;
+		return 0;
+	}
+	sigprocmask(SIG_BLOCK, &w->stops, NULL);
+	switch (j->how) {
+	case MQ_FIN_DONE:
+		printf("%llu done\n", id);
+		break;
+	case MQ_FIN_DEAD:
+		w->dead++;
+		if (j->error && j->error_len) {
+			printf("%llu dead ", id);
+			put_text(stdout, j->error, j->error_len);
+			putchar('\n');
+		} else {
+			printf("%llu dead\n", id);
+		}
+		break;
+	default:
+		w->gone++;
+		printf("%llu gone\n", id);
+		break;
+	}
+	return flush_out(w);
+}
+
+/* Sorted, each id once. */
+static size_t
+unique(uint64_t *ids, size_t n)
+{
+	size_t i, m = 0;
+
+	qsort(ids, n, sizeof *ids, cmp_id);
+	for (i = 0; i < n; i++)
+		if (m == 0 || ids[m - 1] != ids[i])
+			ids[m++] = ids[i];
+	return m;
+}
+
+static void
+sleep_us(int64_t us)
+{
+	struct timespec ts;
+
+	if (us <= 0)
+		return;
+	ts.tv_sec = (time_t)(us / 1000000);
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int
+wait_for_jobs(const struct command *cmd, struct mq_conn *c,
+    const char *table, uint64_t *ids, size_t n, int64_t timeout_us)
+{
+	struct waiting w;
+	struct sigaction sa;
+	int64_t deadline = 0, now, pause = LOOK_FIRST_US, left;
+	size_t i, m;
+	int k;
+
+	memset(&w, 0, sizeof w);
+	w.cmd = cmd;
+	w.table = table;
+	w.first = 1;
+	sigemptyset(&w.stops);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = stop_now;
+	sigemptyset(&sa.sa_mask);
+	for (k = 0; k < NSTOP_SIGNALS; k++) {
+		catch_signal(stop_signals[k], &sa);
+		if (!ignored_at_start(stop_signals[k]))
+			sigaddset(&w.stops, stop_signals[k]);
+	}
+	sigprocmask(SIG_UNBLOCK, &w.stops, NULL);
+	w.n = unique(ids, n);
+	w.ids = ids;
+	if ((w.out = calloc(w.n ? w.n : 1, 1)) == NULL)
+		return no_memory(cmd);
+	if (timeout_us >= 0)
+		deadline = mq_now_us() + timeout_us;
+	for (;;) {
+		w.found = 0;
+		if (mq_look_finished(c, w.ids, w.n, finished, &w) != MQ_OK) {
+			struct mq_error e = *mq_conn_error(c);
+
+			free(w.out);
+			mq_close(c);
+			die(cmd, &e);
+		}
+		w.first = 0;
+		for (i = m = 0; i < w.n; i++)	/* those still waited for */
+			if (!w.out[i])
+				w.ids[m++] = w.ids[i];
+		w.n = m;
+		memset(w.out, 0, w.n);
+		if (w.n == 0)
+			break;
+		now = mq_now_us();
+		if (timeout_us >= 0 && now >= deadline) {
+			sigprocmask(SIG_BLOCK, &w.stops, NULL);
+			for (i = 0; i < w.n; i++)
+				printf("%llu waiting\n",
+				    (unsigned long long)w.ids[i]);
+			flush_out(&w);
+			say(cmd, "%zu job%s not finished within the "
+			    "timeout", w.n, PLURAL(w.n));
+			free(w.out);
+			return EXIT_WAIT_TIMEOUT;
+		}
+		if (w.found)
+			pause = LOOK_AFTER_FINISH_US;
+		left = pause;
+		if (timeout_us >= 0 && left > deadline - now)
+			left = deadline - now;
+		sleep_us(left);
+		if (!w.found && pause < LOOK_MAX_US)
+			pause = pause * 2 < LOOK_MAX_US ? pause * 2 :
+			    LOOK_MAX_US;
+	}
+	free(w.out);
+	return w.dead ? EXIT_WAIT_DEAD : w.gone ? EXIT_EMPTY : 0;
+}
+
+/* The ids of standard input, one a line (blank lines skipped); exits 64
+ * at a line that is not one, 74 if it cannot be read. */
+static uint64_t *
+read_ids(size_t *n)
+{
+	uint64_t *ids = NULL, *more;
+	size_t cap = 0, len = 0;
+	unsigned long long line = 0;
+	char *buf = NULL;
+	ssize_t got;
+
+	*n = 0;
+	errno = 0;
+	while ((got = getline(&buf, &len, stdin)) != -1) {
+		size_t l = (size_t)got;
+
+		line++;
+		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
+		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
+			l--;
+		buf[l] = '\0';
+		if (l == 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			if ((more = realloc(ids, cap * sizeof *ids)) == NULL) {
+				free(buf);
+				free(ids);
+				exit(no_memory(&wait_command));
+			}
+			ids = more;
+		}
+		if (strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
+			free(ids);
+			usage_error(&wait_command, "invalid job id '%s' on "
+			    "line %llu of standard input: a positive number, "
+			    "as push prints it", shown(buf), line);
+		}
+		(*n)++;
+	}
+	if (ferror(stdin)) {
+		say(&wait_command, "cannot read standard input after line "
+		    "%llu", line);
+		exit(EX_IOERR);
+	}
+	free(buf);
+	return ids;
+}
+
+static void
+option(void *ctx, int id, const char *arg)
+{
+	if (id == OPT_TIMEOUT)
+		*(int64_t *)ctx = duration_arg(&wait_command, "--timeout",
+		    arg);
+}
+
+int
+cmd_wait(int argc, char **argv, struct mq_global *g)
+{
+	int64_t timeout_us = -1;
+	struct mq_conn *c;
+	uint64_t *ids;
+	size_t n;
+	int i, m, rc;
+
+	m = parse_options(&wait_command, argc, argv, g, option, &timeout_us);
+	settle(&wait_command, g, 0);
+	need_stdio(&wait_command, STDOUT_CLOSED | (m == 0 ? STDIN_CLOSED :
+	    0));
+	if (m > 0) {
+		if ((ids = calloc((size_t)m, sizeof *ids)) == NULL)
+			return no_memory(&wait_command);
+		/* all ids are checked before anything is read */
+		for (i = 0; i < m; i++)
+			if (parse_id(argv[1 + i], &ids[i]) != 0) {
+				free(ids);
+				usage_error(&wait_command, "invalid job id "
+				    "'%s': a positive number, as push prints "
+				    "it", shown(argv[1 + i]));
+			}
+		n = (size_t)m;
+	} else {
+		ids = read_ids(&n);
+		if (n == 0) {
+			free(ids);
+			return 0;	/* nothing to wait for */
+		}
+	}
+	c = open_queue_table(&wait_command, g);
+	rc = wait_for_jobs(&wait_command, c, g->table, ids, n, timeout_us);
+	mq_close(c);
+	free(ids);
+	return rc;
+}

@@ -1,0 +1,299 @@
+/*
+ * finished.c: which of the jobs someone waits for (mq wait) have
+ * finished. A look is one statement for up to MQ_LOOK_RUNS runs of
+ * consecutive ids, however many ids the runs hold: the rows of those
+ * runs that are finished (done, dead) or recurring, and, in the same
+ * result, how many rows of the runs are in the table. Only when fewer
+ * are there than ids were asked (a job moved to the archive, or
+ * purged) do two more statements say which: the ids still in the table,
+ * then the runs' rows in the archive; the rest are gone. Reads only, by
+ * primary key ranges; nothing is locked or written.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The error text of a dead job, read up to this many bytes (mq writes
+ * 4096 at most; a cancel prefixes "cancelled; last error: "; another
+ * program may write up to the BLOB's 65535). */
+#define ERROR_MAX 65535
+
+/* A run of the ids: "id BETWEEN ? AND ?", or'ed. Each is a range of
+ * the primary key. */
+static const char sql_run[] = "id BETWEEN ? AND ?";
+
+/* The look. The count row first (finished_at NULL sorts first), then
+ * the finished rows in the order they finished. */
+static const char sql_look_head[] =
+    "SELECT id, CAST(state AS CHAR), IF(state = 'dead', last_error, NULL),"
+    " every_us IS NOT NULL, 0, finished_at FROM `{{TABLE}}` WHERE (";
+static const char sql_look_mid[] =
+    ") AND (state IN ('done', 'dead') OR every_us IS NOT NULL)"
+    " UNION ALL SELECT 0, '', NULL, 0, COUNT(*), NULL FROM `{{TABLE}}`"
+    " WHERE (";
+static const char sql_look_tail[] = ") ORDER BY 6, 1";
+
+/* Which ids of the runs are in the table (a job left it). */
+static const char sql_present_head[] =
+    "SELECT id FROM `{{TABLE}}` WHERE (";
+static const char sql_present_tail[] = ") ORDER BY id";
+
+/* The runs' rows in the archive. */
+static const char sql_archived_head[] =
+    "SELECT id, CAST(state AS CHAR), IF(state = 'dead', last_error, NULL),"
+    " 0, 0, finished_at FROM `{{TABLE}}_archive` WHERE (";
+static const char sql_archived_tail[] = ") ORDER BY 6, 1";
+
+struct look {
+	const uint64_t *ids;		/* this batch's ids */
+	size_t n;
+	uint64_t *runs;			/* lo, hi pairs */
+	size_t nruns;
+	mq_fin_fn fn;
+	void *ctx;
+	unsigned char *error;		/* ERROR_MAX bytes */
+	unsigned char *seen;		/* n flags: reported, or present */
+	uint64_t present;
+	int stopped;
+};
+
+/* The statement head (run OR run ...) mid ... tail, the runs bound
+ * times times. */
+static MYSQL_STMT *
+prepare_runs(struct mq_conn *c, struct look *l, const char *head,
+    const char *mid, const char *tail, int times, MYSQL_BIND **b)
+{
+	size_t hl = strlen(head), ml = mid ? strlen(mid) : 0, i, k;
+	size_t rl = sizeof sql_run - 1 + 4;	/* a run and " OR " */
+	MYSQL_STMT *st;
+	char *sql, *p;
+
+	*b = calloc(2 * l->nruns * (size_t)times, sizeof **b);
+	sql = malloc(hl + ml * (size_t)times + strlen(tail) +
+	    (size_t)times * l->nruns * rl + 1);
+	if (sql == NULL || *b == NULL) {
+		free(sql);
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	p = sql;
+	memcpy(p, head, hl);
+	p += hl;
+	for (k = 0; k < (size_t)times; k++) {
+		if (k) {
+			memcpy(p, mid, ml);
+			p += ml;
+		}
+		for (i = 0; i < l->nruns; i++) {
+			if (i) {
+				memcpy(p, " OR ", 4);
+				p += 4;
+			}
+			memcpy(p, sql_run, sizeof sql_run - 1);
+			p += sizeof sql_run - 1;
+		}
+	}
+	strcpy(p, tail);
+	for (k = 0; k < (size_t)times; k++)
+		for (i = 0; i < 2 * l->nruns; i++)
+			mq__bind_u64(&(*b)[k * 2 * l->nruns + i],
+			    &l->runs[i]);
+	st = mq__prepare_once(c, sql);
+	free(sql);
+	return st;
+}
+
+/* This batch's id, or n if it is none of them. */
+static size_t
+find(const struct look *l, uint64_t id)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (l->ids[m] < id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < l->n && l->ids[lo] == id ? lo : l->n;
+}
+
+static int
+report(struct look *l, size_t k, enum mq_fin how, int archived,
+    const unsigned char *error, size_t error_len)
+{
+	struct mq_fin_job j;
+
+	l->seen[k] = 1;
+	j.id = l->ids[k];
+	j.how = how;
+	j.archived = archived;
+	j.error = error;
+	j.error_len = error_len;
+	if (!l->stopped && l->fn(&j, l->ctx) != 0)
+		l->stopped = 1;
+	return l->stopped;
+}
+
+/* The rows of the look or of the archive's read. */
+static enum mq_status
+read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
+{
+	MYSQL_BIND out[6];
+	uint64_t id, present;
+	int32_t recurring;
+	char state[8];
+	unsigned long slen, elen, flen;
+	mq__bool enull, fnull;
+	char fin[32];
+	int r;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	mq__bind_text_out(&out[1], state, sizeof state - 1, &slen, NULL);
+	mq__bind_text_out(&out[2], l->error, ERROR_MAX, &elen, &enull);
+	out[2].buffer_type = MYSQL_TYPE_BLOB;
+	mq__bind_i32(&out[3], &recurring);
+	mq__bind_u64(&out[4], &present);
+	mq__bind_text_out(&out[5], fin, sizeof fin, &flen, &fnull);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
+		size_t k;
+
+		if (id == 0) {		/* the count row */
+			l->present = present;
+			continue;
+		}
+		if ((k = find(l, id)) == l->n || l->seen[k])
+			continue;
+		state[slen < sizeof state - 1 ? slen : sizeof state - 1] =
+		    '\0';
+		if (strcmp(state, "done") == 0)
+			report(l, k, MQ_FIN_DONE, archived, NULL, 0);
+		else if (strcmp(state, "dead") == 0)
+			report(l, k, MQ_FIN_DEAD, archived,
+			    enull ? NULL : l->error,
+			    enull ? 0 : elen < ERROR_MAX ? elen : ERROR_MAX);
+		else if (recurring)
+			report(l, k, MQ_FIN_RECURRING, 0, NULL, 0);
+	}
+	if (r == 1)
+		return mq__dberr(c, st, "cannot read jobs");
+	return MQ_OK;
+}
+
+static enum mq_status
+run(struct mq_conn *c, struct look *l, const char *head, const char *mid,
+    const char *tail, int times, int archived, int ids_only)
+{
+	MYSQL_BIND *b = NULL;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = prepare_runs(c, l, head, mid, tail, times, &b)) == NULL) {
+		free(b);
+		return c->err.status;
+	}
+	rc = mq__execute(c, st, b, "cannot read jobs");
+	if (rc == MQ_OK && ids_only) {
+		uint64_t id;
+		MYSQL_BIND out[1];
+		int r;
+
+		memset(out, 0, sizeof out);
+		mq__bind_u64(&out[0], &id);
+		if (mysql_stmt_bind_result(st, out) != 0)
+			rc = mq__dberr(c, st, "cannot read jobs");
+		while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+		    r == MYSQL_DATA_TRUNCATED)) {
+			size_t k = find(l, id);
+
+			if (k < l->n)
+				l->seen[k] = 1;
+		}
+		if (rc == MQ_OK && r == 1)
+			rc = mq__dberr(c, st, "cannot read jobs");
+	} else if (rc == MQ_OK) {
+		rc = read_rows(c, st, l, archived);
+	}
+	mq__release(c, st);
+	free(b);
+	return rc;
+}
+
+/* One batch: ids[0..n), in nruns runs. */
+static enum mq_status
+look_batch(struct mq_conn *c, struct look *l)
+{
+	enum mq_status rc;
+	size_t k;
+
+	memset(l->seen, 0, l->n);
+	l->present = 0;
+	rc = run(c, l, sql_look_head, sql_look_mid, sql_look_tail, 2, 0, 0);
+	if (rc != MQ_OK || l->stopped || l->present >= l->n)
+		return rc;
+	/* some left the table: which (present ones marked seen too), then
+	 * the archive's, then the rest are gone */
+	if ((rc = run(c, l, sql_present_head, NULL, sql_present_tail, 1, 0,
+	    1)) != MQ_OK)
+		return rc;
+	if ((rc = run(c, l, sql_archived_head, NULL, sql_archived_tail, 1, 1,
+	    0)) != MQ_OK)
+		return rc;
+	for (k = 0; k < l->n && !l->stopped; k++)
+		if (!l->seen[k])
+			report(l, k, MQ_FIN_GONE, 0, NULL, 0);
+	return MQ_OK;
+}
+
+enum mq_status
+mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
+    mq_fin_fn fn, void *ctx)
+{
+	struct look l;
+	enum mq_status rc = MQ_OK;
+	size_t i = 0;
+
+	if (n == 0)
+		return MQ_OK;
+	if ((rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
+	memset(&l, 0, sizeof l);
+	l.fn = fn;
+	l.ctx = ctx;
+	l.runs = malloc(2 * MQ_LOOK_RUNS * sizeof *l.runs);
+	l.error = malloc(ERROR_MAX);
+	l.seen = malloc(n);
+	if (l.runs == NULL || l.error == NULL || l.seen == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
+	while (i < n && rc == MQ_OK && !l.stopped) {
+		size_t start = i;
+
+		l.nruns = 0;
+		while (i < n && l.nruns < MQ_LOOK_RUNS) {
+			l.runs[2 * l.nruns] = ids[i];
+			while (i + 1 < n && ids[i + 1] == ids[i] + 1)
+				i++;
+			l.runs[2 * l.nruns + 1] = ids[i];
+			l.nruns++;
+			i++;
+		}
+		l.ids = ids + start;
+		l.n = i - start;
+		rc = look_batch(c, &l);
+	}
+	if (rc == MQ_OK && l.stopped)
+		rc = mq__fail(c, MQ_EIO, "stopped by the caller");
+out:
+	free(l.runs);
+	free(l.error);
+	free(l.seen);
+	return rc;
+}
