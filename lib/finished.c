@@ -1,7 +1,8 @@
 /*
  * finished.c: which of the jobs someone waits for (mq wait) have
  * finished. A look is one statement for up to MQ_LOOK_RUNS runs of
- * consecutive ids, however many ids the runs hold: the rows of those
+ * ids (consecutive, or evenly spaced by at most 16, as a Galera node's
+ * auto_increment_increment spaces them), however many ids they hold: the rows of those
  * runs that are finished (done, dead) or recurring, and, in the same
  * result, how many rows of the runs are in the table. Only when fewer
  * are there than ids were asked (a job moved to the archive, or
@@ -19,9 +20,14 @@
  * program may write up to the BLOB's 65535). */
 #define ERROR_MAX 65535
 
-/* A run of the ids: "id BETWEEN ? AND ?", or'ed. Each is a range of
- * the primary key. */
-static const char sql_run[] = "id BETWEEN ? AND ?";
+/* A run of the ids: ids lo, lo + step, ..., hi (consecutive ones, or
+ * those a Galera node's auto_increment_increment spaces out), or'ed.
+ * Each is a range of the primary key: the rows it scans are the run's
+ * ids and the STEP_MAX - 1 at most between two of them. Bound: lo, hi,
+ * step, lo % step. */
+static const char sql_run[] = "(id BETWEEN ? AND ? AND id % ? = ?)";
+#define RUN_PARAMS 4
+#define STEP_MAX 16
 
 /* The look. The count row first (finished_at NULL sorts first), then
  * the finished rows in the order they finished. */
@@ -48,7 +54,7 @@ static const char sql_archived_tail[] = ") ORDER BY 6, 1";
 struct look {
 	const uint64_t *ids;		/* this batch's ids */
 	size_t n;
-	uint64_t *runs;			/* lo, hi pairs */
+	uint64_t *runs;			/* lo, hi, step, lo % step */
 	size_t nruns;
 	mq_fin_fn fn;
 	void *ctx;
@@ -69,7 +75,7 @@ prepare_runs(struct mq_conn *c, struct look *l, const char *head,
 	MYSQL_STMT *st;
 	char *sql, *p;
 
-	*b = calloc(2 * l->nruns * (size_t)times, sizeof **b);
+	*b = calloc(RUN_PARAMS * l->nruns * (size_t)times, sizeof **b);
 	sql = malloc(hl + ml * (size_t)times + strlen(tail) +
 	    (size_t)times * l->nruns * rl + 1);
 	if (sql == NULL || *b == NULL) {
@@ -96,8 +102,8 @@ prepare_runs(struct mq_conn *c, struct look *l, const char *head,
 	}
 	strcpy(p, tail);
 	for (k = 0; k < (size_t)times; k++)
-		for (i = 0; i < 2 * l->nruns; i++)
-			mq__bind_u64(&(*b)[k * 2 * l->nruns + i],
+		for (i = 0; i < RUN_PARAMS * l->nruns; i++)
+			mq__bind_u64(&(*b)[k * RUN_PARAMS * l->nruns + i],
 			    &l->runs[i]);
 	st = mq__prepare_once(c, sql);
 	free(sql);
@@ -266,7 +272,7 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 	memset(&l, 0, sizeof l);
 	l.fn = fn;
 	l.ctx = ctx;
-	l.runs = malloc(2 * MQ_LOOK_RUNS * sizeof *l.runs);
+	l.runs = malloc(RUN_PARAMS * MQ_LOOK_RUNS * sizeof *l.runs);
 	l.error = malloc(ERROR_MAX);
 	l.seen = malloc(n);
 	if (l.runs == NULL || l.error == NULL || l.seen == NULL) {
@@ -278,10 +284,16 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 
 		l.nruns = 0;
 		while (i < n && l.nruns < MQ_LOOK_RUNS) {
-			l.runs[2 * l.nruns] = ids[i];
-			while (i + 1 < n && ids[i + 1] == ids[i] + 1)
+			uint64_t *r = &l.runs[RUN_PARAMS * l.nruns];
+			uint64_t step = i + 1 < n && ids[i + 1] - ids[i] <=
+			    STEP_MAX ? ids[i + 1] - ids[i] : 1;
+
+			r[0] = ids[i];
+			while (i + 1 < n && ids[i + 1] - ids[i] == step)
 				i++;
-			l.runs[2 * l.nruns + 1] = ids[i];
+			r[1] = ids[i];
+			r[2] = step;
+			r[3] = r[0] % step;
 			l.nruns++;
 			i++;
 		}

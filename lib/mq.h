@@ -528,7 +528,7 @@ struct mq_fin_job {
 /** Called for each job found; nonzero stops the look (MQ_EIO). */
 typedef int (*mq_fin_fn)(const struct mq_fin_job *j, void *ctx);
 
-/** Most runs of consecutive ids one statement of a look reads. */
+/** Most runs of ids one statement of a look reads. */
 #define MQ_LOOK_RUNS 1000
 
 /**
@@ -536,7 +536,8 @@ typedef int (*mq_fin_fn)(const struct mq_fin_job *j, void *ctx);
  * fn for each that has finished (done or dead, in the table or in its
  * archive), is gone (in neither), or is recurring, in the order they
  * finished within each statement. One statement for each MQ_LOOK_RUNS
- * runs of consecutive ids, whatever their length; two more for a batch
+ * runs of ids (consecutive, or evenly spaced by up to 16: a Galera
+ * node's auto_increment_increment), whatever their length; two more for a batch
  * where a job left the table (archived, purged). Reads only.
  */
 enum mq_status mq_look_finished(struct mq_conn *c, const uint64_t *ids,

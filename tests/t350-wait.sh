@@ -236,6 +236,8 @@ is "$(cat "$T_TMP/ex.out")" "all 20 thumbnails done: now the index" "  and says 
 # ---- 10,000 ids: one statement a look, at most 2 a second while they finish
 seq 10000 | "$MQ" push --queue big --lines --quiet >"$T_TMP/ids10k"
 lo=$(head -n 1 "$T_TMP/ids10k")
+log_output0=$(sql_root "SELECT @@GLOBAL.log_output")
+general_log0=$(sql_root "SELECT @@GLOBAL.general_log")
 sql_root "SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log = 1"
 BG_IN=$T_TMP/ids10k bg_wait --timeout 120s
 BG_IN=/dev/null
@@ -266,14 +268,26 @@ echo "# mq wait's session while they finished: $(sql_root "SELECT GROUP_CONCAT(C
 check "while they finished ($ms ms): $all statements, at most 2 a second ($max)" test "$all" -le "$max" -a "$all" -ge 1
 sql_root "TRUNCATE mysql.general_log"
 
-# scattered ids: a statement per 1,000 runs
-seq 4000 | "$MQ" push --queue odd --lines --quiet | awk 'NR % 2' >"$T_TMP/odd"
-sql_root "SET GLOBAL general_log = 1"
-expect_status 124 "2,000 scattered ids, nothing finished: 124 at --timeout" sh -c '"$0" wait --timeout 0 <"$1"' "$MQ" "$T_TMP/odd"
-sql_root "SET GLOBAL general_log = 0"
-is "$(printf '%s\n' "$OUT" | grep -c ' waiting$')" 2000 "  2,000 listed as waiting"
-is "$(sql_root "SELECT COUNT(*) FROM mysql.general_log WHERE command_type = 'Execute' AND argument LIKE '%every_us IS NOT NULL, 0, finished_at%'")" 2 \
-  "  one look: 2 statements of 1,000 runs each"
-sql_root "TRUNCATE mysql.general_log; SET GLOBAL log_output = 'FILE'"
+# ids not in one run: a statement per 1,000 runs (here 1,334 runs of
+# one or two ids: 2 statements), and ids evenly spaced (3 apart, as a
+# Galera node of 3 numbers them) make one run: 1 statement
+seq 4000 | "$MQ" push --queue odd --lines --quiet >"$T_TMP/ids4k"
+awk 'NR % 3' "$T_TMP/ids4k" >"$T_TMP/odd"
+awk 'NR % 3 == 1' "$T_TMP/ids4k" >"$T_TMP/third"
+sql_root "TRUNCATE mysql.general_log; SET GLOBAL general_log = 1"
+expect_status 124 "2,667 ids in 1,334 runs, nothing finished: 124 at --timeout" sh -c '"$0" wait --timeout 0 <"$1"' "$MQ" "$T_TMP/odd"
+is "$(printf '%s\n' "$OUT" | grep -c ' waiting$')" 2667 "  2,667 listed as waiting"
+is "$(looks)" 2 "  one look: 2 statements (1,000 runs, then 334)"
+sql_root "TRUNCATE mysql.general_log"
+expect_status 124 "1,334 ids 3 apart, nothing finished: 124 at --timeout" sh -c '"$0" wait --timeout 0 <"$1"' "$MQ" "$T_TMP/third"
+is "$(printf '%s\n' "$OUT" | grep -c ' waiting$')" 1334 "  1,334 listed as waiting"
+is "$(looks)" 1 "  one look: 1 statement (one run)"
+# and they finish: every other one of them done, the rest dead
+sql "UPDATE mq_jobs SET state = IF(id % 2, 'done', 'dead'), finished_at = UTC_TIMESTAMP(6), last_error = IF(id % 2, NULL, 'x') WHERE id IN ($(tr '\n' , <"$T_TMP/third" | sed 's/,$//'))"
+run sh -c '"$0" wait --timeout 10s <"$1"' "$MQ" "$T_TMP/third"
+is "$RC" 14 "  then all finished, some dead: 14"
+is "$(printf '%s\n' "$OUT" | grep -c ' done$'):$(printf '%s\n' "$OUT" | grep -c ' dead x$')" \
+  "$(awk '$1 % 2' "$T_TMP/third" | wc -l):$(awk '$1 % 2 == 0' "$T_TMP/third" | wc -l)" "  a line each, done or dead as they are"
+sql_root "SET GLOBAL general_log = 0; TRUNCATE mysql.general_log; SET GLOBAL log_output = '$log_output0'; SET GLOBAL general_log = $general_log0"
 
 done_testing
