@@ -32,11 +32,13 @@ const struct command wait_command = {
 };
 
 /* The looks: the first at once, then 100 ms, doubling up to a second
- * while nothing finishes; half a second after a look that found jobs
- * finished, so that jobs finishing all the time cost two looks a second. */
+ * while nothing finishes; 700 ms after a look that found jobs finished,
+ * so that jobs finishing all the time cost under two looks a second,
+ * the quick first ones included (10,000 jobs worked in 8 s: 1.6 a
+ * second; 2.2 with 500 ms). */
 #define LOOK_FIRST_US 100000
 #define LOOK_MAX_US 1000000
-#define LOOK_AFTER_FINISH_US 500000
+#define LOOK_AFTER_FINISH_US 700000
 
 struct waiting {
 	const struct command *cmd;

@@ -268,6 +268,23 @@ echo "# mq wait's session while they finished: $(sql_root "SELECT GROUP_CONCAT(C
 check "while they finished ($ms ms): $all statements, at most 2 a second ($max)" test "$all" -le "$max" -a "$all" -ge 1
 sql_root "TRUNCATE mysql.general_log"
 
+# the same, worked by mq work
+seq 10000 | "$MQ" push --queue big2 --lines --quiet >"$T_TMP/ids10k2"
+sql_root "SET GLOBAL general_log = 1"
+t0=$(date +%s%N)
+"$MQ" work --queue big2 --concurrency 8 --exit-when-empty -- true 2>/dev/null &
+wk=$!
+run sh -c '"$0" wait --timeout 300s <"$1"' "$MQ" "$T_TMP/ids10k2"
+ms=$(elapsed_ms "$t0")
+wait "$wk"
+sql_root "SET GLOBAL general_log = 0"
+is "$RC:$(printf '%s\n' "$OUT" | grep -c ' done$')" 0:10000 "10,000 jobs worked by mq work -c 8: 0, 10,000 done lines"
+thread=$(sql_root "SELECT MAX(thread_id) FROM mysql.general_log WHERE command_type = 'Execute' AND argument LIKE '%every_us IS NOT NULL, 0, finished_at%'")
+all=$(sql_root "SELECT COUNT(*) FROM mysql.general_log WHERE thread_id = $thread AND command_type IN ('Execute', 'Query')")
+max=$((ms * 2 / 1000 + 1))
+check "  while mq work ran them ($ms ms): $all statements, at most 2 a second ($max)" test "$all" -le "$max" -a "$all" -ge 1
+sql_root "TRUNCATE mysql.general_log"
+
 # ids not in one run: a statement per 1,000 runs (here 1,334 runs of
 # one or two ids: 2 statements), and ids evenly spaced (3 apart, as a
 # Galera node of 3 numbers them) make one run: 1 statement
