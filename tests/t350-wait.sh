@@ -4,7 +4,8 @@
 # gone), once; done in the archive is done; the exit statuses (0, 1, 14,
 # 124, 64, 74, 128+N); ids from stdin and from push --lines; push --wait
 # with a consumer; and what it costs the server: one statement a look for
-# 10,000 consecutive ids, at most 2 a second while they finish. Serial:
+# 10,000 consecutive ids, at most 2 a second while they finish; t300's
+# hostile server settings. Serial:
 # it counts the statements of mq wait in the general log (a global).
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
@@ -306,5 +307,26 @@ is "$RC" 14 "  then all finished, some dead: 14"
 is "$(printf '%s\n' "$OUT" | grep -c ' done$'):$(printf '%s\n' "$OUT" | grep -c ' dead x$')" \
   "$(awk '$1 % 2' "$T_TMP/third" | wc -l):$(awk '$1 % 2 == 0' "$T_TMP/third" | wc -l)" "  a line each, done or dead as they are"
 sql_root "SET GLOBAL general_log = 0; TRUNCATE mysql.general_log; SET GLOBAL log_output = '$log_output0'; SET GLOBAL general_log = $general_log0"
+
+# ---- t300's hostile server: globals and init_connect mq does not expect
+hostile_server --performance-schema=ON
+export MQ_SOCKET="$H/sock" MQ_DATABASE=h
+for mode in ORACLE ANSI; do
+  for u in root app; do
+    export MQ_USER=$u MQ_TABLE=w_${mode}_$u
+    hostile "$mode"
+    "$MQ" init >/dev/null
+    j1=$("$MQ" push a); j2=$("$MQ" push --max-attempts 1 b); j3=$("$MQ" push c); j4=$("$MQ" push d)
+    "$MQ" ack "$("$MQ" pop -o /dev/null)"
+    "$MQ" fail --error boom "$("$MQ" pop -o /dev/null)"
+    "$MQ" cancel "$j3"
+    run "$MQ" wait --timeout 2s "$j1" "$j2" "$j3" "$j4"
+    is "$RC:$(echo $OUT)" "124:$j1 done $j2 dead boom $j3 dead cancelled $j4 waiting" "[$mode, $u] done, dead, cancelled, waiting: 124"
+    "$MQ" ack "$("$MQ" pop -o /dev/null)"
+    "$MQ" archive --older-than 0s --quiet
+    run "$MQ" wait --timeout 2s "$j1" "$j4"
+    is "$RC:$(echo $OUT):$ERR" "0:$j1 done $j4 done:" "[$mode, $u] archived: done, 0"
+  done
+done
 
 done_testing
