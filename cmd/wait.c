@@ -65,20 +65,13 @@ cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The place of id among those waited for, or w->n. */
 static size_t
 find(const struct waiting *w, uint64_t id)
 {
-	size_t lo = 0, hi = w->n;
+	const uint64_t *p = bsearch(&id, w->ids, w->n, sizeof id, cmp_id);
 
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (w->ids[m] < id)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo;
+	return p ? (size_t)(p - w->ids) : w->n;
 }
 
 /* A line on stdout, whole: a stop signal waits until it is out. */
@@ -106,7 +99,7 @@ finished(const struct mq_fin_job *j, void *ctx)
 	size_t k = find(w, j->id);
 	unsigned long long id = (unsigned long long)j->id;
 
-	if (k == w->n || w->ids[k] != j->id || w->out[k])
+	if (k == w->n || w->out[k])
 		return 0;
 	w->out[k] = 1;
 	w->found++;

@@ -110,21 +110,21 @@ prepare_runs(struct mq_conn *c, struct look *l, const char *head,
 	return st;
 }
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* This batch's id, or n if it is none of them. */
 static size_t
 find(const struct look *l, uint64_t id)
 {
-	size_t lo = 0, hi = l->n;
+	const uint64_t *p = bsearch(&id, l->ids, l->n, sizeof id, cmp_id);
 
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (l->ids[m] < id)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo < l->n && l->ids[lo] == id ? lo : l->n;
+	return p ? (size_t)(p - l->ids) : l->n;
 }
 
 static int

@@ -220,6 +220,11 @@ expect_status 74 "stdout closed: 74" sh -c '"$0" wait "$1" >&-' "$MQ" "$ja"
 expect_status 74 "stdout read-only: 74" sh -c '"$0" wait "$1" 1<&0' "$MQ" "$ja"
 expect_status 74 "stdin closed and no id: 74" sh -c '"$0" wait <&-' "$MQ"
 expect_status 0 "stdin closed with ids given: fine" sh -c '"$0" wait "$1" <&-' "$MQ" "$ja"
+# a reader that has gone: killed by SIGPIPE, as mq stats is
+run python3 -c 'import os, sys
+r, w = os.pipe(); os.close(r); os.dup2(w, 1)
+os.execvp(sys.argv[1], sys.argv[1:])' "$MQ" wait "$ja"
+is "$RC:$ERR" "141:" "stdout a pipe without a reader: killed by SIGPIPE, quietly"
 
 # ---- README's fan-in example, as written
 mkdir -p "$T_TMP/bin" "$T_TMP/ex"
