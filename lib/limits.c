@@ -375,6 +375,10 @@ key_index(const struct keyset *ks, const struct candidate *cand)
 	return ks->n;	/* not reached: every key is in the set */
 }
 
+/* A claim whose candidates other consumers all took begins again this
+ * many times at most (mq__claim_limited). */
+#define LOST_AGAIN 2
+
 /* Statements over this many keys at most are kept prepared (each
  * count a statement of the connection's cache). */
 #define KEPT_KEYS 4
@@ -598,6 +602,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	uint64_t live, room = want, *ids = NULL;
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_cand_held held = MQ_CAND_UNKNOWN;
+	size_t lost = 0;
 	enum mq_status rc;
 
 	*limited = 0;
@@ -695,8 +700,10 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 					    l.key_rate, &ks.ticks[kidx[k]])) !=
 					    MQ_OK)
 						goto out;
-				} else if (kidx[k] < ks.n) {
-					ks.taken[kidx[k]]--;
+				} else {
+					lost++;
+					if (kidx[k] < ks.n)
+						ks.taken[kidx[k]]--;
 				}
 			}
 		if (cl->n - first == nc || room == 0)
@@ -708,6 +715,20 @@ out:
 	free(used);
 	free(ids);
 	free(kidx);
+	/* nothing in hand, its candidates taken by other consumers while it
+	 * waited for their gates, and more due jobs past them: the claim
+	 * begins again (its transaction, twice at most: the gates go with
+	 * it), else it says that jobs are there to take (mq work
+	 * --exit-when-empty must not exit, a waiter looks again soon).
+	 * Concurrent claims of one head all read the same candidates. */
+	if (rc == MQ_OK && cl->n == 0 && lost > 0 &&
+	    held != MQ_CAND_NONE_HELD) {
+		if (c->limit_lost++ < LOST_AGAIN)
+			return mq__fail(c, MQ_ERETRY, "cannot claim: other "
+			    "consumers took the jobs it chose");
+		c->limit_held = 1;
+		return MQ_OK;
+	}
 	/* nothing taken, or fewer than wanted: held back, if a due job is
 	 * left that a limit kept; the candidates' read knows, unless it
 	 * did not read them all and others took what it offered */

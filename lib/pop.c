@@ -174,7 +174,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
 	size_t q, leased = 0;
-	int plain;
+	int plain, tried;
 
 	/* a retried transaction starts from nothing */
 	mq_jobs_free(cl->jobs, cl->n);
@@ -202,16 +202,17 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 				break;
 		}
 		/* a queue limited at its last claim: the limited claim
-		 * first; the plain one if it is no longer */
-		plain = !seen_limited(c, cl->queues[q]);
-		if (!plain && !cl->gated) {
+		 * first; the plain one if it is no longer. (Another limited
+		 * queue's gates taken: the plain claim, then deferred as
+		 * below, in case its limits are gone.) */
+		plain = cl->gated || !seen_limited(c, cl->queues[q]);
+		tried = !plain;
+		if (tried) {
 			rc = mq__claim_limited(c, cl, cl->queues[q], limit, 1,
 			    &cl->limited[q], &cl->paused[q]);
 			cl->gated = cl->limited[q];
 			note_limited(c, cl->queues[q], cl->limited[q]);
 			plain = rc == MQ_OK && !cl->limited[q];
-		} else if (!plain) {
-			cl->deferred[q] = 1;	/* see below */
 		}
 		if (plain) {
 			mq__bind_str(&in[0], cl->queues[q], &qlen);
@@ -236,8 +237,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		 * the gates of two queues in opposite orders (preference
 		 * lists a,b and b,a) deadlocked; the next is claimed after
 		 * the commit, in a transaction of its own */
-		if (!plain || rc != MQ_OK || cl->n >= cl->o->count ||
-		    cl->limited[q])
+		if (rc != MQ_OK || cl->n >= cl->o->count || tried)
 			continue;
 		if (cl->gated) {
 			cl->deferred[q] = 1;
@@ -537,6 +537,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		    "unknown are not given back (mq_take_orphans)");
 	c->limit_retry_us = 0;
 	c->limit_held = 0;
+	c->limit_lost = 0;
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;

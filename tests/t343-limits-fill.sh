@@ -158,6 +158,50 @@ wait $wpid
 is "$?" 0 "mq work exits 0 after a second SIGTERM"
 is "$(live $q)" 7 "the second one gave back the running one too: a's and the six"
 
+# a queue found limited whose limit is cleared, behind another limited
+# queue of the list: its jobs are claimed (before, the claim deferred it
+# as limited, found it was not, and took nothing: --exit-when-empty
+# exited with 2 of its 3 jobs left)
+"$MQ" limit lqa --per-key 1 >/dev/null
+"$MQ" limit lqb --concurrency 1 >/dev/null
+for i in 1 2 3; do "$MQ" push --queue lqb "b$i" >/dev/null; done
+( sleep 1; "$MQ" limit lqb --clear >/dev/null ) &
+clr=$!
+"$MQ" work --queue lqa,lqb --concurrency 1 --exit-when-empty -- sh -c 'sleep 2' \
+  >/dev/null 2>"$T_TMP/lqb.err"
+st=$?
+wait $clr
+is "$st:$(sql "SELECT GROUP_CONCAT(payload, ':', state ORDER BY payload) FROM mq_jobs WHERE queue = 'lqb'")" \
+  "0:b1:done,b2:done,b3:done" "lqb's limit cleared behind lqa's: all three done before mq work exits"
+is "$(cat "$T_TMP/lqb.err")" "" "nothing on stderr"
+
+# 8 consumers at once on a limited queue whose limit never binds: none
+# exits while due jobs are left (before, a claim whose candidates the
+# others all took while it waited for their gates came back empty,
+# nothing held: 3 to 5 of 8 --exit-when-empty workers exited with 2,856
+# jobs ready)
+q=race
+sql "INSERT INTO mq_jobs (queue, payload, job_key)
+     SELECT '$q', 'x', CONCAT('k', seq % 500) FROM seq_1_to_3000"
+"$MQ" limit $q --per-key 100 >/dev/null
+racer() { # racer N: a worker, then the jobs ready when it exited
+  "$MQ" work --queue race --concurrency 16 --exit-when-empty -- true \
+    2>>"$T_TMP/race"
+  sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'race' AND state = 'ready'" \
+    >"$T_TMP/race.$1"
+}
+pids= i=0
+while [ $i -lt 8 ]; do
+  racer $i &
+  pids="$pids $!"
+  i=$((i + 1))
+done
+for p in $pids; do wait "$p"; done
+left=$(cat "$T_TMP"/race.[0-9] | sort -n | tail -1)
+check "8 workers: each exited with no due job left to take (at most $left ready then)" test "$left" -le 100
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 3000 "all 3,000 done"
+is "$(cat "$T_TMP/race" 2>/dev/null)" "" "nothing on their stderr"
+
 # a claim of one past 1,000 held back, and then none
 q=one
 many $q a 1000; one $q b
