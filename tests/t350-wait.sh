@@ -272,6 +272,10 @@ all=$(sql_root "SELECT COUNT(*) FROM mysql.general_log WHERE thread_id = $thread
 max=$((ms * 2 / 1000 + 2))
 echo "# mq wait's session while they finished: $(sql_root "SELECT GROUP_CONCAT(CONCAT(command_type, ' ', n)) FROM (SELECT command_type, COUNT(*) AS n FROM mysql.general_log WHERE thread_id = $thread AND event_time >= NOW(6) - INTERVAL $ms * 1000 MICROSECOND GROUP BY command_type) AS x")"
 check "while they finished ($ms ms): $all statements, at most 2 a second ($max)" test "$all" -le "$max" -a "$all" -ge 1
+# the look reads ranges of the primary key, in both its parts
+look=$(sql_root "SELECT argument FROM mysql.general_log WHERE thread_id = $thread AND command_type = 'Execute' ORDER BY event_time LIMIT 1")
+plan=$(sql "EXPLAIN $look" | awk -F'\t' '$3 == "mq_jobs" { print $4, $6 }' | sort -u)
+is "$plan" "range PRIMARY" "  the look: ranges of the primary key (EXPLAIN)"
 sql_root "TRUNCATE mysql.general_log"
 
 # the same, worked by mq work
