@@ -202,6 +202,33 @@ check "8 workers: each exited with no due job left to take (at most $left ready 
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 3000 "all 3,000 done"
 is "$(cat "$T_TMP/race" 2>/dev/null)" "" "nothing on their stderr"
 
+# a worker held back by a key that another consumer drains, without a
+# wakeup (it connected before anyone waited, so its acks wake nobody):
+# it looks again at the end of each park, and exits once nothing is
+# left (t340's crossed lists hung so, 16 workers held by contention,
+# until a park that ended with a worker held back made it claim again)
+q=drained
+for i in 1 2 3; do "$MQ" push --queue $q --key a "a$i" >/dev/null; done
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q --exit-when-empty -- sleep 1 >/dev/null 2>"$T_TMP/w2.err" &
+w2=$!
+i=0
+while [ "$(live $q)" -lt 1 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+"$MQ" work --queue $q --exit-when-empty -- sleep 1 >/dev/null 2>"$T_TMP/w1.err" &
+w1=$!
+wait $w2
+t0=$(date +%s)
+i=0
+while kill -0 $w1 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $w1 2>/dev/null; then
+  kill $w1; wait $w1
+  not_ok "the held worker exits once the other drained the key (still running after 15 s)"
+else
+  wait $w1
+  ok "the held worker exits once the other drained the key (within $(($(date +%s) - t0)) s, status $?)"
+fi
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 3 "all three done, one at a time"
+
 # a claim of one past 1,000 held back, and then none
 q=one
 many $q a 1000; one $q b

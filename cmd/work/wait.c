@@ -54,8 +54,13 @@ step_wait(struct worker *w, short revents, int timed_out)
 	if (!w->wait.done)
 		return;
 	w->waiting = 0;
-	if (st == MQ_OK)
-		w->next_claim = 0;		/* due now, or woken */
+	/* due now, or woken; or held back by limits, whose slots may have
+	 * ended without a wakeup (an expiry; an ack by a consumer that
+	 * connected before anyone waited; other consumers that took the
+	 * jobs): it looks again at the end of each park (mq-limit(1): at
+	 * its next look, within a second) */
+	if (st == MQ_OK || (st == MQ_EMPTY && w->limit_held))
+		w->next_claim = 0;
 	else if (st != MQ_EMPTY) {
 		mq_close(w->cw);		/* made again when next idle */
 		w->cw = NULL;
