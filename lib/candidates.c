@@ -70,6 +70,12 @@ static const char sql_past_tail[] = "))" CAND_ORDER;
 #define PER_JOB 4
 #define SPARE 16
 #define GROWTH 4
+/* Keys left out by a read past the head, at most: a statement of tens
+ * of thousands of parameters stalls (its prepare's answer and its
+ * execution's parameters, sent together, fill both directions of the
+ * socket) and 65,535 is the protocol's bound. Those not left out are
+ * read again and passed over here: slower, never wrong. */
+#define KEYS_OUT_MAX 1024
 #define LIMIT_MAX (UINT32_MAX / (GROWTH + 1))
 
 /* What a key may still give this claim, and what it gave. */
@@ -369,7 +375,8 @@ mq__candidates(struct mq_conn *c, const char *queue,
 		 * them */
 		limit = rd.limit < (LIMIT_MAX - rd.n) / GROWTH ?
 		    rd.limit * GROWTH + (uint32_t)rd.n : LIMIT_MAX;
-		rc = read_past(c, queue, &rd, out, limit);
+		rc = read_past(c, queue, &rd, out < KEYS_OUT_MAX ? out :
+		    KEYS_OUT_MAX, limit);
 		if (limit == LIMIT_MAX)
 			break;
 	}

@@ -229,6 +229,26 @@ else
 fi
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 3 "all three done, one at a time"
 
+# 30,000 keys at their limit ahead of 10 free keys' jobs: a claim leaves
+# out 1,024 keys at most by name (a statement of some 27,000 parameters
+# or more stalled until the server's net_write_timeout, 60 s, then
+# failed: 'Write error: Broken pipe', status 69), and still finds them
+q=manyfull
+sql "INSERT INTO mq_jobs (queue, payload, job_key, state, leased_until, lease_token, attempts)
+     SELECT '$q', 'L', CONCAT('k', seq), 'leased', UTC_TIMESTAMP(6) + INTERVAL 1 DAY, REPEAT('a', 32), 1
+     FROM seq_1_to_30000;
+     INSERT INTO mq_jobs (queue, payload, job_key, available_at)
+     SELECT '$q', 'R', CONCAT('k', seq), UTC_TIMESTAMP(6) - INTERVAL 1 DAY + INTERVAL seq MICROSECOND
+     FROM seq_1_to_30000;
+     INSERT INTO mq_jobs (queue, payload, job_key, available_at)
+     SELECT '$q', CONCAT('free', seq), CONCAT('f', seq), UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq SECOND
+     FROM seq_1_to_10"
+"$MQ" limit $q --per-key 1 >/dev/null
+run timeout 50 "$MQ" pop --queue $q
+is "$RC:$OUT" "0:free1" "past 30,000 full keys: the first free key's job"
+run timeout 50 "$MQ" pop --queue $q --count 5 --json
+is "$RC:$(payloads)" "0:free2 free3 free4 free5 free6" "and --count 5: the next five"
+
 # a claim of one past 1,000 held back, and then none
 q=one
 many $q a 1000; one $q b
