@@ -60,8 +60,10 @@ reads() { mysqlc -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_ne
 limits_rows() {
   if [ "$SIZE" = small ]; then
     LKJOBS=2000 LKEYS=1000 LHOT=200 LHELD=10000 LCALLS=5 LTURNS=2
+    LRATE_S=3
   else
     LKJOBS=20000 LKEYS=10000 LHOT=2000 LHELD=100000 LCALLS=20 LTURNS=3
+    LRATE_S=60
   fi
   # drain N QUEUE [TABLE]: N mq work (one job at a time each) on QUEUE,
   # each until no job came for 1 s; prints the ms from their start to
@@ -143,6 +145,48 @@ limits_rows() {
     "${r}x its time; $hextra entries read more" "<= 1.2x, index ranges only" \
     "$(meets "$r" 1.2 '<=')$([ "$hextra" -le 100 ] || echo ' (rows NO)')" \
     "$LTURNS x $LCALLS claims (mq pop), in turns: held back $hb_ms ms, none $hs_ms ms ($got claimed of other keys, none of the held key); one claim read $((h1 - h0)) entries, $((h2 - h1)) without them"
+  # a rate: 4 mq work on a queue at --rate 200/1s for LRATE_S seconds
+  # (enough jobs for more); the claims let through are the rate's own
+  # admission times, logged by a trigger on its ticks (one row a claim,
+  # the server's clock): their average count in the whole windows of 1 s
+  # one after another from the first, and the most in any window of 1 s
+  # (sliding: each claim's time and the second after it)
+  "$MQ" init --table rtb >/dev/null
+  "$MQ" limit rq --rate 200/1s --table rtb >/dev/null
+  mysqlc -e "CREATE TABLE rtb_claims (at DATETIME(6) NOT NULL, KEY (at));
+    CREATE TRIGGER rtb_tick_new AFTER INSERT ON rtb_ticks FOR EACH ROW
+      INSERT INTO rtb_claims VALUES (NEW.at);
+    CREATE TRIGGER rtb_tick_over AFTER UPDATE ON rtb_ticks FOR EACH ROW
+      INSERT INTO rtb_claims VALUES (NEW.at);
+    INSERT INTO rtb (queue, payload) SELECT 'rq', 'x'
+      FROM seq_1_to_$((LRATE_S * 200 + 2000))"
+  rpids=
+  for i in 1 2 3 4; do
+    "$MQ" work --table rtb --queue rq -- true 2>/dev/null &
+    rpids="$rpids $!"
+  done
+  sleep "$LRATE_S"
+  kill -TERM $rpids 2>/dev/null
+  for p in $rpids; do wait "$p" 2>/dev/null; done
+  mysqlc -e "SELECT TIMESTAMPDIFF(MICROSECOND, '2000-01-01', at) FROM rtb_claims ORDER BY at" \
+    >"$T_TMP/rate.us"
+  rt=$(awk '{ t[NR] = $1 } END {
+      n = NR; j = 1; most = 0
+      for (i = 1; i <= n; i++) {
+        while (j <= n && t[j] < t[i] + 1000000) j++
+        if (j - i > most) most = j - i
+      }
+      # whole windows one after another from the first claim: their
+      # average count
+      w = n > 1 ? int((t[n] - t[1]) / 1e6) : 0; in_w = 0
+      for (i = 1; i <= n; i++) if (t[i] < t[1] + w * 1e6) in_w++
+      printf "%.1f\t%d\t%d\t%d", w ? in_w / w : 0, most, n, w }' "$T_TMP/rate.us")
+  rok=no
+  awk -v a="$(dv "$rt" 1)" -v m="$(dv "$rt" 2)" 'BEGIN { exit !(a >= 190 && m <= 200) }' && rok=yes
+  row "limits: --rate 200/1s, 4 mq work for ${LRATE_S} s" \
+    "$(dv "$rt" 1) claims a window on average, at most $(dv "$rt" 2) in any" \
+    ">= 190 a window, <= 200 in any" "$rok" \
+    "$(dv "$rt" 3) claims; the average over the $(dv "$rt" 4) whole windows of 1 s after the first; any window: each claim's time and the second after it; by the rate's own admission times (a trigger on its ticks)"
   # queues without limits: this binary's claims vs the last one before
   # limits were enforced (b471dc2; MQ_BENCH_BASE names its mq, else
   # built from the repository's history at full size), in turns
