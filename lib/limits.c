@@ -67,12 +67,14 @@ const char mq__sql_ticks[] =
     " at, NULL)) + INTERVAL ? MICROSECOND") ", 0)"
     " FROM `{{TABLE}}_ticks` FORCE INDEX (PRIMARY)"
     " WHERE queue = ? AND gate_key = ?";
-static const char sql_tick_new[] =
-    "INSERT INTO `{{TABLE}}_ticks` (queue, gate_key, n, at)"
-    " VALUES (?, ?, ?, " MQ_SQL_NOW ")";
-static const char sql_tick_over[] =
+static const char sql_ticks_new[] =
+    "INSERT INTO `{{TABLE}}_ticks` (queue, gate_key, n, at) VALUES ";
+static const char sql_tick_part[] = "(?, ?, ?, " MQ_SQL_NOW ")";
+static const char sql_ticks_over[] =
     "UPDATE `{{TABLE}}_ticks` FORCE INDEX (oldest) SET at = " MQ_SQL_NOW
-    " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT 1";
+    " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT ?";
+/* new ticks a statement at most (3 parameters each) */
+#define TICKS_A_STATEMENT 256
 
 struct limits {
 	int paused, limited;
@@ -244,31 +246,71 @@ retry_in(struct mq_conn *c, const struct ticks *t)
 	c->limit_held = 1;
 }
 
-/* A claim through the gate: its tick, a new one while the gate has
- * fewer than rate, else over the oldest (out of the window: the caller
- * saw fewer than rate in it). */
+/* m claims through the gate: their ticks, new ones while the gate has
+ * fewer than rate (numbered on), the others written over its oldest
+ * (out of the window: the caller's room kept used + m within rate, and
+ * the gate's rows beyond used are older than the window). Two
+ * statements whatever m (more new ones than TICKS_A_STATEMENT: more):
+ * a claim of 200 jobs at a rate of 200 wrote 200 before. */
 static enum mq_status
-take_tick(struct mq_conn *c, const char *queue, const char *key,
-    unsigned long key_len, uint32_t rate, struct ticks *t)
+take_ticks(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long key_len, uint32_t rate, struct ticks *t, uint64_t m)
 {
-	MYSQL_BIND in[3];
+	MYSQL_BIND in[3], *b;
 	unsigned long qlen, klen = key ? key_len : 0;
-	uint64_t n = t->rows;
-	int over = t->rows >= rate;
+	uint64_t fresh = t->rows < rate ? rate - t->rows : 0, over, *nums;
+	size_t i, part;
 	MYSQL_STMT *st;
-	enum mq_status rc;
+	enum mq_status rc = MQ_OK;
+	char *sql;
 
-	if ((st = mq__prepare(c, over ? sql_tick_over : sql_tick_new)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	mq__bind_blob(&in[1], key ? key : "", &klen);
-	mq__bind_u64(&in[2], &n);
-	rc = mq__execute(c, st, in, "cannot claim (rate's tick)");
-	mq__release(c, st);
-	if (rc == MQ_OK) {
-		if (!over)
-			t->rows++;
-		t->used++;
+	if (fresh > m)
+		fresh = m;
+	over = m - fresh;
+	while (rc == MQ_OK && fresh > 0) {
+		part = fresh < TICKS_A_STATEMENT ? (size_t)fresh :
+		    TICKS_A_STATEMENT;
+		sql = mq__sql_list(sql_ticks_new, sql_tick_part, part, "");
+		b = calloc(3 * part, sizeof *b);
+		nums = calloc(part, sizeof *nums);
+		if (sql == NULL || b == NULL || nums == NULL)
+			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		for (i = 0; rc == MQ_OK && i < part; i++) {
+			nums[i] = t->rows + i;
+			mq__bind_str(&b[3 * i], queue, &qlen);
+			mq__bind_blob(&b[3 * i + 1], key ? key : "", &klen);
+			mq__bind_u64(&b[3 * i + 2], &nums[i]);
+		}
+		if (rc == MQ_OK) {
+			st = part <= 4 ? mq__prepare_keyed(c, sql_ticks_new,
+			    part, sql) : mq__prepare_once(c, sql);
+			if (st == NULL)
+				rc = c->err.status;
+			else {
+				rc = mq__execute(c, st, b,
+				    "cannot claim (rate's tick)");
+				mq__release(c, st);
+			}
+		}
+		free(sql);
+		free(b);
+		free(nums);
+		if (rc == MQ_OK) {
+			t->rows += part;
+			t->used += part;
+			fresh -= part;
+		}
+	}
+	if (rc == MQ_OK && over > 0) {
+		if ((st = mq__prepare(c, sql_ticks_over)) == NULL)
+			return c->err.status;
+		mq__bind_str(&in[0], queue, &qlen);
+		mq__bind_blob(&in[1], key ? key : "", &klen);
+		mq__bind_u64(&in[2], &over);
+		rc = mq__execute(c, st, in, "cannot claim (rate's tick)");
+		mq__release(c, st);
+		if (rc == MQ_OK)
+			t->used += over;
 	}
 	return rc;
 }
@@ -341,6 +383,8 @@ struct keyset {
 	uint64_t *taken;		/* its jobs this claim holds */
 	uint64_t *pending;		/* of those, chosen in this round
 					 * and not locked yet (no tick yet) */
+	uint64_t *took;			/* locked in this round (their ticks
+					 * to take) */
 };
 
 static int
@@ -520,7 +564,9 @@ gate_keys(struct mq_conn *c, const char *queue, const struct limits *l,
 	ks->ticks = calloc(n ? n : 1, sizeof *ks->ticks);
 	ks->taken = calloc(n ? n : 1, sizeof *ks->taken);
 	ks->pending = calloc(n ? n : 1, sizeof *ks->pending);
-	if (!ks->key || !ks->live || !ks->ticks || !ks->taken || !ks->pending)
+	ks->took = calloc(n ? n : 1, sizeof *ks->took);
+	if (!ks->key || !ks->live || !ks->ticks || !ks->taken ||
+	    !ks->pending || !ks->took)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	if (!l->per_key && !l->key_rate)
 		return MQ_OK;	/* no key is counted */
@@ -565,6 +611,7 @@ keyset_free(struct keyset *ks)
 	free(ks->ticks);
 	free(ks->taken);
 	free(ks->pending);
+	free(ks->took);
 }
 
 /* Whether the job of candidate k may run now, by its key's limits and
@@ -603,6 +650,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_cand_held held = MQ_CAND_UNKNOWN;
 	size_t lost = 0;
+	uint64_t took = 0;
 	enum mq_status rc;
 
 	*limited = 0;
@@ -691,21 +739,28 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 						break;
 				if (j < cl->n) {
 					room--;
-					if (l.rate && (rc = take_tick(c, queue,
-					    NULL, 0, l.rate, &qt)) != MQ_OK)
-						goto out;
-					if (kidx[k] < ks.n && l.key_rate &&
-					    (rc = take_tick(c, queue,
-					    cand[k].key, cand[k].key_len,
-					    l.key_rate, &ks.ticks[kidx[k]])) !=
-					    MQ_OK)
-						goto out;
+					took++;
+					if (kidx[k] < ks.n)
+						ks.took[kidx[k]]++;
 				} else {
 					lost++;
 					if (kidx[k] < ks.n)
 						ks.taken[kidx[k]]--;
 				}
 			}
+		/* the rates' ticks of the jobs locked: the queue's, each
+		 * key's, a statement or two each */
+		if (l.rate && took && (rc = take_ticks(c, queue, NULL, 0,
+		    l.rate, &qt, took)) != MQ_OK)
+			goto out;
+		took = 0;
+		for (j = 0; j < ks.n; j++) {
+			if (ks.took[j] && l.key_rate && (rc = take_ticks(c,
+			    queue, ks.key[j]->key, ks.key[j]->key_len,
+			    l.key_rate, &ks.ticks[j], ks.took[j])) != MQ_OK)
+				goto out;
+			ks.took[j] = 0;
+		}
 		if (cl->n - first == nc || room == 0)
 			break;
 	}

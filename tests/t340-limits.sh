@@ -201,6 +201,30 @@ n=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'rq' AND state = 'leased'")
 is "$(windows rq 900)" 10 "rate 10/s, 4 consumers: at most 10 claims in any window (and the limit was reached)"
 check "and they kept claiming ($n in about 3 s)" test "$n" -ge 20
 is "$(cat "$T_TMP/rate.err" 2>/dev/null)" "" "nothing on their stderr"
+# claims of many jobs at once take their ticks together (two statements
+# a claim): still at most N in any window, over a queue rate and a key
+# rate, and no more than N ticks kept a gate
+"$MQ" limit rb --rate 10/s --key-rate 4/s >/dev/null
+i=0
+while [ $i -lt 120 ]; do printf 'k%d\n' $((i % 3)); i=$((i + 1)); done | while read -r k; do
+  "$MQ" push --queue rb --key "$k" "$k" >/dev/null
+done
+end=$(($(date +%s) + 3))
+consume_many() { # pops of up to 7 jobs of rb until $end
+  while [ "$(date +%s)" -lt "$end" ]; do
+    "$MQ" pop --queue rb --count 7 --json --wait 1s --lease 600s >/dev/null 2>>"$T_TMP/rate.err"
+    [ $? -le 1 ] || echo "pop failed" >>"$T_TMP/rate.err"
+  done
+}
+for i in 1 2 3; do consume_many & done
+wait
+n=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'rb' AND state = 'leased'")
+is "$(windows rb 900)" 10 "rate 10/s, claims of 7: at most 10 in any window (and reached)"
+is "$(windows rb 900 k0):$(windows rb 900 k1):$(windows rb 900 k2)" "4:4:4" "key rate 4/s over 3 keys: at most 4 of a key in any window (and reached)"
+check "and they kept claiming ($n in about 3 s)" test "$n" -ge 20
+is "$(sql "SELECT CONCAT_WS(',', MAX(n), COUNT(*)) FROM mq_jobs_ticks WHERE queue = 'rb' GROUP BY gate_key ORDER BY gate_key")" \
+  "$(printf '9,10\n3,4\n3,4\n3,4')" "10 ticks kept for the queue, 4 a key, numbered from 0"
+is "$(cat "$T_TMP/rate.err" 2>/dev/null)" "" "nothing on their stderr"
 # a waiter held back by a rate parks until its window has room, no longer
 "$MQ" limit rw --rate 1/2s >/dev/null
 "$MQ" push --queue rw a >/dev/null; "$MQ" push --queue rw b >/dev/null
