@@ -49,24 +49,14 @@ const char mq__sql_held_by_keys_or_rate[] =
     HELD_OF(MQ_SQL_FULL_KEYS("{{TABLE}}", "?", "?") " UNION "
     MQ_SQL_RATE_FULL_KEYS("{{TABLE}}", "?", "?"), "job_key");
 
-/* Runs tmpl, a count, for queue (and key, if not NULL) into *n. */
+/* Executes st (a count) with in, its answer into *n; releases st. */
 static enum mq_status
-count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
-    const unsigned char *key, size_t klen, uint64_t *n)
+run_count(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, uint64_t *n)
 {
-	MYSQL_BIND in[2], out[1];
-	unsigned long ql = (unsigned long)qlen, kl = klen;
-	MYSQL_STMT *st;
-	enum mq_status rc;
+	MYSQL_BIND out[1];
+	enum mq_status rc = mq__execute(c, st, in, "cannot count slots");
 	int f;
 
-	*n = 0;
-	if ((st = mq__prepare(c, tmpl)) == NULL)
-		return c->err.status;
-	mq__bind_name(&in[0], queue, &ql);
-	if (key)
-		mq__bind_blob(&in[1], key, &kl);
-	rc = mq__execute(c, st, in, "cannot count slots");
 	memset(out, 0, sizeof out);
 	mq__bind_u64(&out[0], n);
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
@@ -76,6 +66,24 @@ count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
 		rc = mq__dberr(c, st, "cannot count slots");
 	mq__release(c, st);
 	return rc;
+}
+
+/* Runs tmpl, a count, for queue (and key, if not NULL) into *n. */
+static enum mq_status
+count(struct mq_conn *c, const char *tmpl, const char *queue, size_t qlen,
+    const unsigned char *key, size_t klen, uint64_t *n)
+{
+	MYSQL_BIND in[2];
+	unsigned long ql = (unsigned long)qlen, kl = klen;
+	MYSQL_STMT *st;
+
+	*n = 0;
+	if ((st = mq__prepare(c, tmpl)) == NULL)
+		return c->err.status;
+	mq__bind_name(&in[0], queue, &ql);
+	if (key)
+		mq__bind_blob(&in[1], key, &kl);
+	return run_count(c, st, in, n);
 }
 
 /* The holders of s's slots in queue (of key, if not NULL) into s. */
@@ -235,12 +243,11 @@ static enum mq_status
 held_by_keys(struct mq_conn *c, const char *queue, size_t qlen,
     uint32_t per, uint32_t rate, uint64_t window_us, uint64_t *n)
 {
-	MYSQL_BIND in[6], out[1];
+	MYSQL_BIND in[6];
 	unsigned long ql[3];
 	int64_t us = window_us > INT64_MAX ? INT64_MAX : (int64_t)window_us;
 	MYSQL_STMT *st;
-	enum mq_status rc;
-	int f, k = 0, nq = 0;
+	int k = 0, nq = 0;
 
 	*n = 0;
 	st = mq__prepare(c, !rate ? mq__sql_held_by_keys : !per ?
@@ -260,16 +267,7 @@ held_by_keys(struct mq_conn *c, const char *queue, size_t qlen,
 	}
 	ql[nq] = (unsigned long)qlen;
 	mq__bind_name(&in[k], queue, &ql[nq]);
-	rc = mq__execute(c, st, in, "cannot count slots");
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], n);
-	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
-		rc = mq__dberr(c, st, "cannot count slots");
-	if (rc == MQ_OK && (f = mysql_stmt_fetch(st)) != 0 &&
-	    f != MYSQL_DATA_TRUNCATED)
-		rc = mq__dberr(c, st, "cannot count slots");
-	mq__release(c, st);
-	return rc;
+	return run_count(c, st, in, n);
 }
 
 enum mq_status
