@@ -770,6 +770,17 @@ out:
 	free(used);
 	free(ids);
 	free(kidx);
+	/* the queue's window filled by this claim: the next claim may go
+	 * through once its oldest tick leaves it (the whole window for a
+	 * window that was empty), not at a waiter's next look (its backoff
+	 * up to a second: 4 mq work at --rate 200/1s took 180 a window) */
+	if (rc == MQ_OK && l.rate && qt.used >= l.rate) {
+		int64_t us = qt.frees_in > 0 ? qt.frees_in :
+		    l.rate_us > INT64_MAX ? INT64_MAX : (int64_t)l.rate_us;
+
+		if (c->limit_retry_us == 0 || us < c->limit_retry_us)
+			c->limit_retry_us = us;
+	}
 	/* nothing in hand, its candidates taken by other consumers while it
 	 * waited for their gates, and more due jobs past them: the claim
 	 * begins again (its transaction, twice at most: the gates go with

@@ -170,7 +170,9 @@ op_apply(struct worker *w)
 	w->limit_said = 0;	/* connected: a refusal now is said again */
 	if (!t->room)
 		return;
-	w->limit_retry_us = t->retry_us;
+	/* from the claim, not from the park, which may come much later
+	 * (after the jobs it took have run): a time, not a length */
+	w->limit_retry_at = t->retry_us > 0 ? t->posted_at + t->retry_us : 0;
 	w->limit_held = t->held;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
 		w->next_claim = INT64_MAX;	/* until the wait says so */

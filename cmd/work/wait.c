@@ -11,14 +11,19 @@
 void
 park(struct worker *w)
 {
-	int64_t us;
+	int64_t us, left;
 
 	if (w->waiting || w->wait_broken || w->cw == NULL)
 		return;
 	us = mq_wait_backoff_us(w->idle_waits++);
 	/* a rate lets a claim through then: not later */
-	if (w->limit_retry_us > 0 && us > w->limit_retry_us)
-		us = w->limit_retry_us;
+	if (w->limit_retry_at > 0) {
+		left = w->limit_retry_at - mq_now_us();
+		if (left < 1000)
+			left = 1000;
+		if (us > left)
+			us = left;
+	}
 	if (mq_wait_begin(w->cw, w->pop.queue, us, &w->wait) != MQ_OK) {
 		w->wait_broken = 1;	/* no non-blocking waits: poll */
 		return;

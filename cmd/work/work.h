@@ -157,8 +157,9 @@ struct worker {
 	struct mq_async wait;
 	int waiting, wait_broken;
 	unsigned idle_waits;		/* waits in a row that found nothing */
-	int64_t limit_retry_us;		/* a rate lets a claim through in this
-					 * long (mq_claim_retry_us; 0: none) */
+	int64_t limit_retry_at;		/* a rate lets a claim through then
+					 * (the claim's time plus
+					 * mq_claim_retry_us; 0: none) */
 	int limit_held;			/* limits held due jobs back at the
 					 * last claim (mq_claim_held) */
 	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
