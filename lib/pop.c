@@ -408,6 +408,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 	enum mq_status rc = MQ_OK, read;
 	struct mq_error before = c->err;
 	size_t q, first;
+	int limited_first;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
@@ -425,7 +426,13 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		if (cl->share)	/* sets one_try once it leased some */
 			rc = mq__claim_share_update(c, cl, cl->queues[q],
 			    limit, &mine);
-		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0)
+		/* a queue limited at its last claim: the limited claim
+		 * first (the UPDATE, which passes over a limited queue's
+		 * jobs, still reads them: 280 ms a claim past 100,000 held
+		 * back), the UPDATE below if it is no longer limited */
+		limited_first = seen_limited(c, cl->queues[q]);
+		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0 &&
+		    !limited_first)
 			rc = update_head(c, cl, cl->queues[q], limit, &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */
 			got += k + mine;
@@ -445,12 +452,27 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			rc = mq__in_tx(c, limited_tx, &lc);
 			cl->limited[q] = lc.limited;
 			cl->paused[q] = lc.paused;
-			if (rc == MQ_OK)
+			if (rc == MQ_OK) {
 				got += cl->n - lc.first;
-			else
+				note_limited(c, cl->queues[q], lc.limited);
+			} else {
 				drop_jobs(cl, lc.first);
+			}
 			if (rc == MQ_EUNKNOWN)
 				orphaned(c, cl, cl->queues[q]);
+			if (rc == MQ_OK && limited_first && !lc.limited) {
+				k = 0;
+				rc = update_head(c, cl, cl->queues[q], limit, &k);
+				read = k > 0 ? read_claimed(c, cl, cl->queues[q]) :
+				    MQ_OK;
+				got += k;
+				if (rc == MQ_OK)
+					rc = read;
+				if (rc == MQ_EUNKNOWN || read != MQ_OK) {
+					drop_jobs(cl, first);
+					orphaned(c, cl, cl->queues[q]);
+				}
+			}
 		}
 	}
 	c->one_try = 0;

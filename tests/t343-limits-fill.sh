@@ -103,32 +103,34 @@ kill $wpid 2>/dev/null
 wait $wpid 2>/dev/null
 
 # a consumer that found its queue limited claims it by the limited claim
-# first (lib/pop.c, seen_limited); limits cleared while it runs, it
-# claims by the plain one again: 1 at a time, then 3 (and the jobs its
-# prefetch leases)
-q=cleared
-many $q a 12
-"$MQ" limit $q --per-key 1 >/dev/null
-"$MQ" work --queue $q --concurrency 3 --exit-when-empty -- sleep 1 \
-  >/dev/null 2>"$T_TMP/cleared.err" &
-wpid=$!
-i=0
-while [ "$(live $q)" -lt 1 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-most=0 i=0
-while [ $i -lt 12 ]; do
-  n=$(live $q); [ "$n" -le "$most" ] || most=$n
-  sleep 0.1; i=$((i + 1))
+# first (lib/pop.c, seen_limited), both ways of claiming; limits cleared
+# while it runs, it claims by the plain one again: 1 at a time, then 3
+# (and the jobs its prefetch leases)
+for claim in skip-locked update; do
+  q=cleared-$claim
+  many $q a 12
+  "$MQ" limit $q --per-key 1 >/dev/null
+  "$MQ" work --queue $q --claim $claim --concurrency 3 --exit-when-empty -- sleep 1 \
+    >/dev/null 2>"$T_TMP/cleared.err" &
+  wpid=$!
+  i=0
+  while [ "$(live $q)" -lt 1 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  most=0 i=0
+  while [ $i -lt 12 ]; do
+    n=$(live $q); [ "$n" -le "$most" ] || most=$n
+    sleep 0.1; i=$((i + 1))
+  done
+  is "$most" 1 "$claim: mq work -c 3 at per key 1: one of a at a time"
+  "$MQ" limit $q --clear-per-key >/dev/null
+  i=0
+  while [ "$(live $q)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  n=$(live $q)
+  check "$claim: the limit cleared while it runs: three or more leased at once ($n, with mq work's prefetch)" test "$n" -ge 3
+  wait $wpid
+  is "$?:$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" "0:12" \
+    "$claim: every job done, and mq work exits 0"
+  is "$(cat "$T_TMP/cleared.err")" "" "$claim: nothing on stderr"
 done
-is "$most" 1 "mq work -c 3 at per key 1: one of a at a time"
-"$MQ" limit $q --clear-per-key >/dev/null
-i=0
-while [ "$(live $q)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-n=$(live $q)
-check "the limit cleared while it runs: three or more leased at once ($n, with mq work's prefetch)" test "$n" -ge 3
-wait $wpid
-is "$?:$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" "0:12" \
-  "every job done, and mq work exits 0"
-is "$(cat "$T_TMP/cleared.err")" "" "nothing on stderr"
 
 # the slots of jobs given back are free at once: a pop that cannot hand
 # its job over (stdout read-only), mq work's prefetched jobs at SIGTERM
