@@ -56,7 +56,7 @@ r=$("$MQ" pop --queue pre -o /dev/null)
 "$MQ" ack "$r"
 jb=$("$MQ" push --queue pre --max-attempts 1 b)
 r=$("$MQ" pop --queue pre -o /dev/null)
-"$MQ" fail --error 'disk full' "$r"
+"$MQ" fail --error 'disk full' "$r" >/dev/null
 jc=$("$MQ" push --queue pre c)
 r=$("$MQ" pop --queue pre -o /dev/null)
 "$MQ" ack "$r"
@@ -94,7 +94,7 @@ r=$("$MQ" pop --queue live -o /dev/null)	# q1
 sleep 1.5
 is "$(cat "$T_TMP/w.out")" "$q1 done" "an ack: its line within a second"
 r=$("$MQ" pop --queue live -o /dev/null)	# q2
-"$MQ" fail --error 'exit status 3' "$r"
+"$MQ" fail --error 'exit status 3' "$r" >/dev/null
 sleep 1.5
 is "$(cat "$T_TMP/w.out")" "$(printf '%s\n' "$q1 done" "$q2 dead exit status 3")" "a failure for good: dead, with its error"
 "$MQ" cancel "$q3"
@@ -327,7 +327,7 @@ for mode in ORACLE ANSI; do
     "$MQ" init >/dev/null
     j1=$("$MQ" push a); j2=$("$MQ" push --max-attempts 1 b); j3=$("$MQ" push c); j4=$("$MQ" push d)
     "$MQ" ack "$("$MQ" pop -o /dev/null)"
-    "$MQ" fail --error boom "$("$MQ" pop -o /dev/null)"
+    "$MQ" fail --error boom "$("$MQ" pop -o /dev/null)" >/dev/null
     "$MQ" cancel "$j3"
     run "$MQ" wait --timeout 2s "$j1" "$j2" "$j3" "$j4"
     is "$RC:$(echo $OUT)" "124:$j1 done $j2 dead boom $j3 dead cancelled $j4 waiting" "[$mode, $u] done, dead, cancelled, waiting: 124"
