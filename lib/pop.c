@@ -90,6 +90,18 @@ orphaned(struct mq_conn *c, const struct claim *cl, const char *queue)
 	o->lease_end_us = mq_now_us() + cl->o->lease_us;
 }
 
+/* A write that commits by itself, after another of the same claim,
+ * leases with a token of its own: an orphan is given back by queue and
+ * token (lease.c), and must match none of the jobs an earlier write of
+ * the claim leased and handed out (with one token for the claim, a lost
+ * COMMIT of the second gave back the first's jobs, printed or running:
+ * run twice). */
+static enum mq_status
+own_token(struct mq_conn *c, struct claim *cl)
+{
+	return mq__token(c, cl->token);
+}
+
 /* Drops the jobs of cl->jobs from first on (not handed out). */
 static void
 drop_jobs(struct claim *cl, size_t first)
@@ -324,6 +336,8 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 
 		if (!cl->deferred[q])
 			continue;
+		if ((r2 = own_token(c, cl)) != MQ_OK)
+			return cl->n > 0 ? MQ_OK : r2;
 		c->one_try = cl->n > 0;
 		r2 = mq__in_tx(c, limited_tx, &lc);
 		c->one_try = 0;
@@ -417,7 +431,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			rc = MQ_OK;
 			continue;
 		}
-		if (rc != MQ_OK)
+		if (rc != MQ_OK || (q > 0 && (rc = own_token(c, cl)) != MQ_OK))
 			break;
 		limit = cl->o->count - (uint32_t)got;
 		k = mine = 0;
@@ -448,8 +462,10 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			 * over such a queue's jobs) */
 			struct limited_claim lc = { cl, cl->queues[q],
 			    limit - (uint32_t)k, cl->n, 0, 0, -1 };
+			size_t again;
 
-			rc = mq__in_tx(c, limited_tx, &lc);
+			if ((rc = own_token(c, cl)) == MQ_OK)
+				rc = mq__in_tx(c, limited_tx, &lc);
 			cl->limited[q] = lc.limited;
 			cl->paused[q] = lc.paused;
 			if (rc == MQ_OK) {
@@ -462,14 +478,17 @@ claim_update(struct mq_conn *c, struct claim *cl)
 				orphaned(c, cl, cl->queues[q]);
 			if (rc == MQ_OK && limited_first && !lc.limited) {
 				k = 0;
-				rc = update_head(c, cl, cl->queues[q], limit, &k);
+				again = cl->n;
+				if ((rc = own_token(c, cl)) == MQ_OK)
+					rc = update_head(c, cl, cl->queues[q],
+					    limit, &k);
 				read = k > 0 ? read_claimed(c, cl, cl->queues[q]) :
 				    MQ_OK;
 				got += k;
 				if (rc == MQ_OK)
 					rc = read;
 				if (rc == MQ_EUNKNOWN || read != MQ_OK) {
-					drop_jobs(cl, first);
+					drop_jobs(cl, again);
 					orphaned(c, cl, cl->queues[q]);
 				}
 			}

@@ -459,4 +459,51 @@ like "$ERR" "mq pop: nothing claimed: the 2 jobs its claim leased were given bac
 is "$(list_jobs)" "lqa:ready0,lqb:ready0" "both jobs ready, no attempt counted"
 unproxy
 
+# 18. a claim made of several writes that commit by themselves, the
+# answer of a later one lost: its give-back (by queue and token) took
+# back the jobs an earlier write had leased and handed out too, the
+# same token: printed (status 0) and ready again, or run twice by mq
+# work. Now each such write leases with a token of its own.
+# The UPDATE claim: the head's UPDATE autocommits, the short claim's
+# limited transaction after it loses its COMMIT's answer
+sql "DELETE FROM mq_jobs"
+"$MQ" push --queue uq Q1 >/dev/null
+proxy "\\x03COMMIT"
+run via "$MQ" pop --queue uq --count 5 --json --claim update
+check "the relay fired" fired
+is "$RC:$(printf '%s\n' "$OUT" | grep -c '"queue":"uq"')" "0:1" \
+  "pop --claim update: the job leased by the head's UPDATE printed, status 0"
+is "$(sql "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'uq'")" "leased1" \
+  "and still leased to it, not given back"
+receipt=$(printf '%s\n' "$OUT" | sed -n 's/.*"receipt":"\([^"]*\)".*/\1/p')
+expect_status 0 "its receipt acks" "$MQ" ack "$receipt"
+unproxy
+# SKIP LOCKED: a limited queue first in the list takes the claim's
+# gates, so the short second queue is claimed again in a transaction of
+# its own after the commit, whose COMMIT's answer is lost
+sql "DELETE FROM mq_jobs"
+"$MQ" limit lq --concurrency 5 >/dev/null
+"$MQ" push --queue lq L1 >/dev/null
+"$MQ" push --queue uq Q1 >/dev/null
+FP_NTH=2 proxy "\\x03COMMIT"; unset FP_NTH
+run via "$MQ" pop --queue lq,uq --count 5 --json --claim skip-locked
+check "the relay fired on the second COMMIT" fired
+is "$RC:$(printf '%s\n' "$OUT" | grep -c '"receipt"')" "0:2" \
+  "pop --claim skip-locked: both jobs printed, status 0"
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(queue, ':', state, attempts) ORDER BY id) FROM mq_jobs")" \
+  "lq:leased1,uq:leased1" "both still leased to it, none given back"
+unproxy
+# mq work: the job it runs is not given back under it (it ran twice)
+sql "DELETE FROM mq_jobs"
+"$MQ" limit lq --clear >/dev/null
+"$MQ" push --queue uq Q1 >/dev/null
+proxy "\\x03COMMIT"
+run timeout 60 sh -c 'MQ_SOCKET="$1" "$0" work --queue uq --claim update --exit-when-empty -- sh -c "echo run >>\"\$1\"; sleep 1" sh "$2"' \
+  "$MQ" "$T_TMP/proxy.sock" "$T_TMP/runs18"
+check "the relay fired" fired
+is "$RC:$(wc -l <"$T_TMP/runs18" | tr -d ' ')" "0:1" "mq work --claim update: the job ran once, status 0"
+is "$(sql "SELECT CONCAT(state, attempts) FROM mq_jobs WHERE queue = 'uq'")" "done1" \
+  "done, one attempt"
+unproxy
+
 done_testing
