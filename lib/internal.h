@@ -92,6 +92,8 @@ struct mq_conn {
 	unsigned long max_packet;	/* server's max_allowed_packet */
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
+	int returning;			/* server has INSERT ... RETURNING
+					 * (MariaDB 10.5+; limits.c) */
 	int galera;			/* a Galera node (wsrep on) */
 	int sees_cluster;		/* wsrep_sync_wait set (galera.c) */
 	int no_wsrep;			/* MariaDB without wsrep_on */

@@ -483,6 +483,22 @@ static const char sql_gates_part[] = "(?, ?, 1)";
 static const char sql_gates_tail[] =
     " ON DUPLICATE KEY UPDATE claims = claims + 1";
 
+/* One key's gate written and its live leases counted, in one statement
+ * (MariaDB 10.5+: INSERT ... RETURNING): the count is a subquery of the
+ * row written, correlated to it, so it reads after the gate's row lock
+ * is had (a claim that held it has committed its leases: they are
+ * counted), as the count statement after the write does; a round trip
+ * less a claim of one key (a hot key's claims, one a job). One key
+ * only: with several, the rows' counts would share one statement's
+ * read. Binds the queue and the key. */
+static const char sql_gate_live[] =
+    "INSERT INTO `{{TABLE}}_gates` (queue, gate_key, claims)"
+    " VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1"
+    " RETURNING (SELECT COUNT(*) FROM `{{TABLE}}` AS l FORCE INDEX (held)"
+    " WHERE l.queue = `{{TABLE}}_gates`.queue"
+    " AND l.job_key = `{{TABLE}}_gates`.gate_key AND l.state = 'leased'"
+    " AND l.leased_until >= " MQ_SQL_NOW ")";
+
 static const char sql_live_keys_head[] =
     "SELECT job_key, COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND " MQ_SQL_LEASE_LIVE " AND job_key IN (";
@@ -545,6 +561,28 @@ read_key_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 	return MQ_OK;
 }
 
+/* The gate of one key written, and its live leases read (sql_gate_live)
+ * into *live. */
+static enum mq_status
+gate_live_one(struct mq_conn *c, const char *queue,
+    const struct candidate *key, uint64_t *live)
+{
+	MYSQL_BIND in[2];
+	unsigned long qlen, klen = key->key_len;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_gate_live)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key->key, &klen);
+	rc = mq__execute(c, st, in, "cannot claim (limit's gate)");
+	if (rc == MQ_OK)
+		rc = fetch_count(c, st, live, "cannot claim (limit's count)");
+	mq__release(c, st);
+	return rc;
+}
+
 /* The key set of the candidates; their gates written (in key order),
  * then their live leases and ticks read, as the limits need. */
 static enum mq_status
@@ -580,12 +618,17 @@ gate_keys(struct mq_conn *c, const char *queue, const struct limits *l,
 	ks->n = k;
 	if (ks->n == 0)
 		return MQ_OK;
-	if ((rc = over_keys(c, ks, sql_gates_head, sql_gates_part,
+	if (ks->n == 1 && l->per_key && c->returning) {
+		if ((rc = gate_live_one(c, queue, ks->key[0], &ks->live[0])) !=
+		    MQ_OK)
+			return rc;
+	} else if ((rc = over_keys(c, ks, sql_gates_head, sql_gates_part,
 	    sql_gates_tail, queue, NULL, 0, 2, NULL, NULL,
 	    "cannot claim (limit's gate)")) != MQ_OK)
 		return rc;
 	mq__bind_str(&pre[0], queue, &qlen);
-	if (l->per_key && (rc = over_keys(c, ks, sql_live_keys_head,
+	if (l->per_key && !(ks->n == 1 && c->returning) &&
+	    (rc = over_keys(c, ks, sql_live_keys_head,
 	    sql_keys_part, sql_live_keys_tail, queue, pre, 1, 1,
 	    read_key_rows, &kr, "cannot claim (limit's count)")) != MQ_OK)
 		return rc;
