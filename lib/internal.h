@@ -132,6 +132,14 @@ struct mq_conn {
 	 * limited claim first, not by the plain one that passes them
 	 * over ("": a free place) */
 	char limited_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	/* the settings of limited queues as their last claims read them
+	 * (limits.c): a claim uses them without reading them first, and
+	 * its candidates' read says whether they are still those */
+	struct mq_limit_cache {
+		char queue[MQ_QUEUE_MAX + 1];	/* "": a free place */
+		uint32_t concurrency, per_key, rate, key_rate;
+		uint64_t rate_us, key_rate_us;
+	} limit_cache[MQ_QUEUES_MAX];
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */

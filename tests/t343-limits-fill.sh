@@ -132,6 +132,36 @@ for claim in skip-locked update; do
   is "$(cat "$T_TMP/cleared.err")" "" "$claim: nothing on stderr"
 done
 
+# settings changed while mq work runs: its claims take the settings its
+# connection read last (lib/limits.c, limit_cache) only while the
+# candidates' read says they still hold. Lowered from 3 to 1 a key: one
+# of a at a time once the jobs leased before end; paused: none leased
+q=lowered
+many $q a 40
+"$MQ" limit $q --per-key 3 >/dev/null
+"$MQ" work --queue $q --concurrency 3 -- sleep 0.3 >/dev/null 2>"$T_TMP/lowered.err" &
+wpid=$!
+i=0
+while [ "$(live $q)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "$(live $q a)" 3 "per key 3, mq work -c 3: three of a at once"
+"$MQ" limit $q --per-key 1 >/dev/null
+sleep 0.6
+most=0 i=0
+while [ $i -lt 15 ]; do
+  n=$(live $q); [ "$n" -le "$most" ] || most=$n
+  sleep 0.1; i=$((i + 1))
+done
+is "$most" 1 "lowered to per key 1 while mq work runs: one of a at a time"
+"$MQ" pause $q >/dev/null
+sleep 0.6
+d1=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state <> 'ready'")
+sleep 0.5
+is "$(live $q):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state <> 'ready'")" \
+  "0:$d1" "paused while mq work runs: no job of it leased after"
+kill $wpid 2>/dev/null
+wait $wpid 2>/dev/null
+is "$(cat "$T_TMP/lowered.err")" "" "lowered and paused: nothing on stderr"
+
 # the slots of jobs given back are free at once: a pop that cannot hand
 # its job over (stdout read-only), mq work's prefetched jobs at SIGTERM
 q=given

@@ -762,9 +762,9 @@ main(void)
 	/* the head: the claim index as far as its LIMIT, each row's key's
 	 * live leases and ticks by a dive of the held and oldest indexes */
 	check_limits(c->db, "limits: the candidates' head", sql_head,
-	    "@one, @one, @age, @lq, @n", "claim");
+	    "@one, @one, @age, @lq, @lq, @n", "claim");
 	check_limits(c->db, "limits: the candidates' head without key limits",
-	    sql_head, "@zero, @zero, @age, @lq, @n", "claim");
+	    sql_head, "@zero, @zero, @age, @lq, @lq, @n", "claim");
 	{
 		/* past the head: the held index's ranges around the keys
 		 * used up (sorted: the other keys' due jobs) */
