@@ -367,14 +367,15 @@ mq__candidates(struct mq_conn *c, const char *queue,
     const struct key_limits *kl, uint64_t room, struct candidate **cand,
     size_t *n, enum mq_cand_held *held)
 {
-	return mq__candidates_settings(c, queue, kl, room, cand, n, held,
-	    NULL);
+	return mq__candidates_settings(c, queue, kl, room, room, cand, n,
+	    held, NULL);
 }
 
 enum mq_status
 mq__candidates_settings(struct mq_conn *c, const char *queue,
-    const struct key_limits *kl, uint64_t room, struct candidate **cand,
-    size_t *n, enum mq_cand_held *held, struct cand_settings *s)
+    const struct key_limits *kl, uint64_t room, uint64_t need,
+    struct candidate **cand, size_t *n, enum mq_cand_held *held,
+    struct cand_settings *s)
 {
 	struct reading rd;
 	uint32_t limit = room < (LIMIT_MAX - SPARE) / PER_JOB ?
@@ -393,7 +394,9 @@ mq__candidates_settings(struct mq_conn *c, const char *queue,
 	 * read was full (more behind it). Each read leaves out at least
 	 * one key more: it had more new rows than the room it lacked, so
 	 * it passed over some, of keys it used up. */
-	while (rc == MQ_OK && rd.offered < room && rd.rows >= rd.limit) {
+	if (need > room)
+		need = room;
+	while (rc == MQ_OK && rd.offered < need && rd.rows >= rd.limit) {
 		for (out = i = 0; i < rd.nkeys; i++)
 			out += rd.keys[i].given >= rd.keys[i].room;
 		if (out == last_out)

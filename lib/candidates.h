@@ -47,9 +47,12 @@ struct cand_settings {
 	char text[MQ_CAND_SETTINGS];
 };
 
-/* mq__candidates, with the settings the head's rows carry (s). */
+/* mq__candidates, with the settings the head's rows carry (s); past
+ * the head only while fewer than need (<= room) are offered (the rest
+ * of room is a prefetch). */
 enum mq_status mq__candidates_settings(struct mq_conn *c, const char *queue,
-    const struct key_limits *kl, uint64_t room, struct candidate **cand,
-    size_t *n, enum mq_cand_held *held, struct cand_settings *s);
+    const struct key_limits *kl, uint64_t room, uint64_t need,
+    struct candidate **cand, size_t *n, enum mq_cand_held *held,
+    struct cand_settings *s);
 
 #endif

@@ -775,7 +775,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	struct ticks qt = { 0, 0, 0 };
 	struct keyset ks;
 	unsigned char *used = NULL;
-	uint64_t live, room = want, *ids = NULL;
+	uint64_t live, room = want, need, *ids = NULL;
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_cand_held held = MQ_CAND_UNKNOWN;
 	struct cand_settings seen;
@@ -845,8 +845,14 @@ again:
 	}
 	if (room == 0)
 		return note_held(c, queue, NULL);
-	if ((rc = mq__candidates_settings(c, queue, &kl, room, &cand, &n,
-	    &held, &seen)) != MQ_OK)
+	/* the jobs the caller needs (mq work: for its free process slots),
+	 * less those it has from queues before: past the head only for
+	 * those */
+	need = cl->o->need && cl->o->need < cl->o->count ? cl->o->need :
+	    cl->o->count;
+	need = need > cl->n ? need - cl->n : 0;
+	if ((rc = mq__candidates_settings(c, queue, &kl, room, need, &cand,
+	    &n, &held, &seen)) != MQ_OK)
 		goto out;
 	/* settings of before, and the head says they changed (or it had
 	 * no row to say it with: nothing is due, but a claim that ends

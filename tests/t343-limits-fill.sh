@@ -132,6 +132,20 @@ for claim in skip-locked update; do
   is "$(cat "$T_TMP/cleared.err")" "" "$claim: nothing on stderr"
 done
 
+# mq work's prefetch is taken from the head of a limited queue only
+# (lib/candidates.c, need): -c 1 at the head of 100 jobs of a, with b
+# and c behind them, runs a's jobs one at a time and leases neither b
+# nor c with them; -c 3 leases b and c for its free process slots
+q=prefetch
+many $q a 100; one $q b c
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q --max-jobs 3 -- true >/dev/null 2>&1
+is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY id) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" \
+  "a,a,a" "mq work -c 1: a's jobs from the head, one at a time, b and c not prefetched past them"
+"$MQ" work --queue $q --concurrency 3 --max-jobs 3 -- true >/dev/null 2>&1
+is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY job_key) FROM mq_jobs WHERE queue = '$q' AND job_key <> 'a' AND state = 'done'")" \
+  "b,c" "mq work -c 3: b and c past the held-back a's, for its free process slots"
+
 # settings changed while mq work runs: its claims take the settings its
 # connection read last (lib/limits.c, limit_cache) only while the
 # candidates' read says they still hold. Lowered from 3 to 1 a key: one
