@@ -789,6 +789,9 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	*paused = -1;
 	memset(&ks, 0, sizeof ks);
 again:
+	/* (begun again: from nothing but the gates written) */
+	room = want;
+	memset(&qt, 0, sizeof qt);
 	/* the settings this connection's last claim of the queue read, if
 	 * it found the queue limited and not paused: the candidates' head
 	 * says whether they still hold (a claim that stops before it reads
