@@ -82,6 +82,9 @@ struct mq__async_state {
 	int leave;		/* leaving the waiters' rows, not waiting */
 };
 
+/* jobs of limited claims remembered with their keys (ack.c) */
+#define MQ_LEASED_KEYS 64
+
 struct mq_conn {
 	MYSQL *db;
 	struct mq__async_state async;
@@ -140,6 +143,17 @@ struct mq_conn {
 		uint32_t concurrency, per_key, rate, key_rate;
 		uint64_t rate_us, key_rate_us;
 	} limit_cache[MQ_QUEUES_MAX];
+	/* the last jobs limited claims took, with their queue and key
+	 * (limits.c): an ack whose claim took a job of the same queue and
+	 * key again freed no slot, and wakes nobody for it (ack.c) */
+	struct mq_leased_key {
+		uint64_t id;			/* 0: a free place */
+		char queue[MQ_QUEUE_MAX + 1];
+		unsigned char key[255];
+		unsigned short key_len;
+		unsigned char has_key;
+	} leased_keys[MQ_LEASED_KEYS];
+	size_t leased_next;
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */
@@ -462,6 +476,19 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
  * waiters a limit held back (ack.c, mq__wake_freed). */
 void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost);
+
+/* The same, less the slots that jobs[0..njobs), leased in the acks'
+ * transaction, took again: an acked job and a job taken of the same
+ * queue and key (both taken by this connection's limited claims,
+ * mq__leased_key). */
+void mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, const unsigned char *lost, const struct mq_job *jobs,
+    size_t njobs);
+
+/* Remembers that job id of queue, of key (NULL: none), was taken by a
+ * limited claim (the last MQ_LEASED_KEYS of them). */
+void mq__leased_key(struct mq_conn *c, uint64_t id, const char *queue,
+    const void *key, size_t key_len);
 
 /* Writes the gate of queue (key NULL: the queue's own) (gates.c). */
 enum mq_status mq__gate(struct mq_conn *c, const char *queue,

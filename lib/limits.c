@@ -912,6 +912,9 @@ again:
 					if (cl->jobs[j].id == cand[k].id)
 						break;
 				if (j < cl->n) {
+					mq__leased_key(c, cand[k].id, queue,
+					    cand[k].has_key ? cand[k].key :
+					    NULL, cand[k].key_len);
 					room--;
 					took++;
 					if (kidx[k] < ks.n)

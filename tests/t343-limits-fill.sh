@@ -146,6 +146,32 @@ is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY id) FROM mq_jobs WHERE queue = '
 is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY job_key) FROM mq_jobs WHERE queue = '$q' AND job_key <> 'a' AND state = 'done'")" \
   "b,c" "mq work -c 3: b and c past the held-back a's, for its free process slots"
 
+# an ack whose claim takes a job of the same key in its transaction
+# frees no slot: it wakes none of the consumers waiting for one
+# (lib/ack.c, mq__wake_acked_but). One mq work waits on a queue at per
+# key 1 (early in a one-second park); 30 jobs of one key come, and a
+# second mq work, which knows of the waiter, takes the first and the
+# rest one after another: at most its last ack (no job left to take)
+# wakes the waiter, not every ack (the binary before: a KILL QUERY each)
+q=handover
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q -- true >/dev/null 2>&1 &
+w1=$!
+fresh_waiters $q
+k0=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
+many $q a 30
+"$MQ" work --queue $q -- true >/dev/null 2>&1 &
+w2=$!
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" -lt 30 ] && [ $i -lt 200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+k1=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
+kill $w1 $w2 2>/dev/null
+wait $w1 $w2 2>/dev/null
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 30 "handover: the 30 jobs done"
+check "handover: acks whose claim took the key's next job woke nobody ($((k1 - k0)) KILL QUERY for 30 jobs)" test $((k1 - k0)) -le 1
+
 # settings changed while mq work runs: its claims take the settings its
 # connection read last (lib/limits.c, limit_cache) only while the
 # candidates' read says they still hold. Lowered from 3 to 1 a key: one
