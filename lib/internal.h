@@ -82,7 +82,7 @@ struct mq__async_state {
 	int leave;		/* leaving the waiters' rows, not waiting */
 };
 
-/* jobs of limited claims remembered with their keys (ack.c) */
+/* jobs of limited claims remembered with their keys (wakeup.c) */
 #define MQ_LEASED_KEYS 64
 
 struct mq_conn {
@@ -145,7 +145,7 @@ struct mq_conn {
 	} limit_cache[MQ_QUEUES_MAX];
 	/* the last jobs limited claims took, with their queue and key
 	 * (limits.c): an ack whose claim took a job of the same queue and
-	 * key again freed no slot, and wakes nobody for it (ack.c) */
+	 * key again freed no slot, and wakes nobody for it (wakeup.c) */
 	struct mq_leased_key {
 		uint64_t id;			/* 0: a free place */
 		char queue[MQ_QUEUE_MAX + 1];
@@ -480,13 +480,13 @@ void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
 /* The same, less the slots that jobs[0..njobs), leased in the acks'
  * transaction, took again: an acked job and a job taken of the same
  * queue and key (both taken by this connection's limited claims,
- * mq__leased_key). */
+ * mq__leased_key) (wakeup.c). */
 void mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost, const struct mq_job *jobs,
     size_t njobs);
 
 /* Remembers that job id of queue, of key (NULL: none), was taken by a
- * limited claim (the last MQ_LEASED_KEYS of them). */
+ * limited claim (the last MQ_LEASED_KEYS of them) (wakeup.c). */
 void mq__leased_key(struct mq_conn *c, uint64_t id, const char *queue,
     const void *key, size_t key_len);
 
