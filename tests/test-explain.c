@@ -782,6 +782,21 @@ main(void)
 	}
 	check_limits(c->db, "limits: a key's live leases", mq__sql_live_key,
 	    "@lq, @key", "held");
+	{
+		/* a key's gate and its live leases in one statement
+		 * (MariaDB 10.5+: RETURNING): the count a lookup of the
+		 * held index by the gate row written (the INSERT's own row
+		 * shows as ALL: it reads none) */
+		char plan[4096];
+
+		explained(c->db, "limits: a key's gate and live leases",
+		    sql_gate_live, "@lq, @key", plan, sizeof plan);
+		ok(strstr(plan, "|ref|held|held|") != NULL &&
+		    strstr(plan, "filesort") == NULL &&
+		    strstr(plan, "temporary") == NULL,
+		    "limits: a key's gate and live leases: its count is a "
+		    "lookup of the held index", plan);
+	}
 	check_limits(c->db, "limits: the queue's live leases",
 	    mq__sql_live_queue,
 	    "@lq", "held");
