@@ -49,9 +49,17 @@
     " AND k.at > " MQ_SQL_NOW_MINUS_US "), 0)"
 #define CAND_ORDER " ORDER BY priority, available_at, id LIMIT ?"
 
-/* The head (binds the columns', then the queue and the limit). */
+/* The head (binds the columns', then the queue twice and the limit),
+ * each row with the queue's settings (a constant subquery, evaluated
+ * once): a claim that used those its connection read before learns
+ * here, without a statement of its own, whether they still hold
+ * (limits.c). */
 static const char sql_head[] =
-    CAND_COLUMNS " FROM `{{TABLE}}` AS j FORCE INDEX (claim)"
+    CAND_COLUMNS ", (SELECT CONCAT_WS(' ', paused, IFNULL(concurrency, 0),"
+    " IFNULL(per_key, 0), IFNULL(rate, 0), IFNULL(rate_us, 0),"
+    " IFNULL(key_rate, 0), IFNULL(key_rate_us, 0))"
+    " FROM `{{TABLE}}_queues` WHERE queue = ?)"
+    " FROM `{{TABLE}}` AS j FORCE INDEX (claim)"
     " WHERE " MQ_SQL_DUE_ROW("?") CAND_ORDER;
 
 /* Past the head: the columns', the queue, each key left out, the
@@ -98,6 +106,7 @@ struct reading {
 	uint64_t enough;	/* offered beyond which rows are not kept */
 	size_t rows;		/* rows the last read returned */
 	uint32_t limit;		/* and its limit */
+	struct cand_settings *settings;	/* the head's, if asked */
 };
 
 static int
@@ -233,14 +242,15 @@ add_row(struct mq_conn *c, struct reading *rd, uint64_t id, const char *key,
 	return MQ_OK;
 }
 
+/* Reads the rows of a read of candidates (head: with the settings). */
 static enum mq_status
-read_rows(struct mq_conn *c, MYSQL_STMT *st, struct reading *rd)
+read_rows(struct mq_conn *c, MYSQL_STMT *st, struct reading *rd, int head)
 {
-	MYSQL_BIND out[4];
+	MYSQL_BIND out[5];
 	uint64_t id, live, used;
-	char key[MQ_KEY_MAX + 1];
-	unsigned long klen;
-	mq__bool knull;
+	char key[MQ_KEY_MAX + 1], set[MQ_CAND_SETTINGS];
+	unsigned long klen, slen = 0;
+	mq__bool knull, snull = 1;
 	enum mq_status rc = MQ_OK;
 	int r;
 
@@ -250,11 +260,20 @@ read_rows(struct mq_conn *c, MYSQL_STMT *st, struct reading *rd)
 	mq__bind_text_out(&out[1], key, sizeof key, &klen, &knull);
 	mq__bind_u64(&out[2], &live);
 	mq__bind_u64(&out[3], &used);
+	mq__bind_text_out(&out[4], set, sizeof set - 1, &slen, &snull);
 	if (mysql_stmt_bind_result(st, out) != 0)
 		return mq__dberr(c, st, "cannot claim");
 	while ((r = mysql_stmt_fetch(st)) != MYSQL_NO_DATA) {
 		if (r == 1)
 			return mq__dberr(c, st, "cannot claim");
+		if (head && rd->rows == 0 && rd->settings) {
+			rd->settings->seen = 1;
+			rd->settings->none = snull;
+			if (slen >= sizeof set)
+				slen = sizeof set - 1;
+			memcpy(rd->settings->text, set, snull ? 0 : slen);
+			rd->settings->text[snull ? 0 : slen] = '\0';
+		}
 		rd->rows++;
 		if (rc == MQ_OK)
 			rc = add_row(c, rd, id, key, knull ? 0 : klen <
@@ -282,7 +301,7 @@ static enum mq_status
 read_head(struct mq_conn *c, const char *queue, struct reading *rd,
     uint32_t limit)
 {
-	MYSQL_BIND in[5];
+	MYSQL_BIND in[6];
 	unsigned long qlen;
 	uint32_t per, rate;
 	int64_t window;
@@ -293,11 +312,12 @@ read_head(struct mq_conn *c, const char *queue, struct reading *rd,
 		return c->err.status;
 	bind_columns(rd, in, &per, &rate, &window);
 	mq__bind_str(&in[3], queue, &qlen);
-	mq__bind_u32(&in[4], &limit);
+	mq__bind_str(&in[4], queue, &qlen);
+	mq__bind_u32(&in[5], &limit);
 	rd->limit = limit;
 	rc = mq__execute(c, st, in, "cannot claim");
 	if (rc == MQ_OK)
-		rc = read_rows(c, st, rd);
+		rc = read_rows(c, st, rd, 1);
 	mq__release(c, st);
 	return rc;
 }
@@ -334,7 +354,7 @@ read_past(struct mq_conn *c, const char *queue, struct reading *rd,
 	else {
 		rc = mq__execute(c, st, in, "cannot claim");
 		if (rc == MQ_OK)
-			rc = read_rows(c, st, rd);
+			rc = read_rows(c, st, rd, 0);
 		mq__release(c, st);
 	}
 	free(sql);
@@ -347,6 +367,16 @@ mq__candidates(struct mq_conn *c, const char *queue,
     const struct key_limits *kl, uint64_t room, struct candidate **cand,
     size_t *n, enum mq_cand_held *held)
 {
+	return mq__candidates_settings(c, queue, kl, room, room, cand, n,
+	    held, NULL);
+}
+
+enum mq_status
+mq__candidates_settings(struct mq_conn *c, const char *queue,
+    const struct key_limits *kl, uint64_t room, uint64_t need,
+    struct candidate **cand, size_t *n, enum mq_cand_held *held,
+    struct cand_settings *s)
+{
 	struct reading rd;
 	uint32_t limit = room < (LIMIT_MAX - SPARE) / PER_JOB ?
 	    (uint32_t)room * PER_JOB + SPARE : LIMIT_MAX;
@@ -354,6 +384,9 @@ mq__candidates(struct mq_conn *c, const char *queue,
 	enum mq_status rc;
 
 	memset(&rd, 0, sizeof rd);
+	if (s)
+		memset(s, 0, sizeof *s);
+	rd.settings = s;
 	rd.kl = kl;
 	rd.enough = limit;
 	rc = read_head(c, queue, &rd, limit);
@@ -361,7 +394,9 @@ mq__candidates(struct mq_conn *c, const char *queue,
 	 * read was full (more behind it). Each read leaves out at least
 	 * one key more: it had more new rows than the room it lacked, so
 	 * it passed over some, of keys it used up. */
-	while (rc == MQ_OK && rd.offered < room && rd.rows >= rd.limit) {
+	if (need > room)
+		need = room;
+	while (rc == MQ_OK && rd.offered < need && rd.rows >= rd.limit) {
 		for (out = i = 0; i < rd.nkeys; i++)
 			out += rd.keys[i].given >= rd.keys[i].room;
 		if (out == last_out)

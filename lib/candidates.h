@@ -36,4 +36,23 @@ enum mq_status mq__candidates(struct mq_conn *c, const char *queue,
     const struct key_limits *kl, uint64_t room, struct candidate **cand,
     size_t *n, enum mq_cand_held *held);
 
+/* The queue's settings as the head of the candidates' read saw them
+ * (MQ_CAND_SETTINGS): "paused concurrency per_key rate rate_us key_rate
+ * key_rate_us" (NULLs as 0); none when the read had no row, or the
+ * queue no settings row. */
+#define MQ_CAND_SETTINGS 160
+struct cand_settings {
+	int seen;			/* a row said them */
+	int none;			/* the queue has no settings row */
+	char text[MQ_CAND_SETTINGS];
+};
+
+/* mq__candidates, with the settings the head's rows carry (s); past
+ * the head only while fewer than need (<= room) are offered (the rest
+ * of room is a prefetch). */
+enum mq_status mq__candidates_settings(struct mq_conn *c, const char *queue,
+    const struct key_limits *kl, uint64_t room, uint64_t need,
+    struct candidate **cand, size_t *n, enum mq_cand_held *held,
+    struct cand_settings *s);
+
 #endif

@@ -321,6 +321,8 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	/* jitter for deadlock retries: peers must not draw the same */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	c->skip_locked = !o->no_skip_locked && server_has_skip_locked(c->db);
+	c->returning = server_is_mariadb(c->db) &&
+	    mysql_get_server_version(c->db) >= 100500;
 	c->autoinc_step = 1;
 	c->read_timeout_us = (int64_t)io_timeout * 1000000;
 	session_for(c, io_timeout, o->long_statements);

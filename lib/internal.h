@@ -82,6 +82,9 @@ struct mq__async_state {
 	int leave;		/* leaving the waiters' rows, not waiting */
 };
 
+/* jobs of limited claims remembered with their keys (wakeup.c) */
+#define MQ_LEASED_KEYS 64
+
 struct mq_conn {
 	MYSQL *db;
 	struct mq__async_state async;
@@ -92,6 +95,8 @@ struct mq_conn {
 	unsigned long max_packet;	/* server's max_allowed_packet */
 	uint64_t autoinc_step;		/* auto_increment_increment */
 	int skip_locked;		/* server has FOR UPDATE SKIP LOCKED */
+	int returning;			/* server has INSERT ... RETURNING
+					 * (MariaDB 10.5+; limits.c) */
 	int galera;			/* a Galera node (wsrep on) */
 	int sees_cluster;		/* wsrep_sync_wait set (galera.c) */
 	int no_wsrep;			/* MariaDB without wsrep_on */
@@ -130,6 +135,25 @@ struct mq_conn {
 	 * limited claim first, not by the plain one that passes them
 	 * over ("": a free place) */
 	char limited_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	/* the settings of limited queues as their last claims read them
+	 * (limits.c): a claim uses them without reading them first, and
+	 * its candidates' read says whether they are still those */
+	struct mq_limit_cache {
+		char queue[MQ_QUEUE_MAX + 1];	/* "": a free place */
+		uint32_t concurrency, per_key, rate, key_rate;
+		uint64_t rate_us, key_rate_us;
+	} limit_cache[MQ_QUEUES_MAX];
+	/* the last jobs limited claims took, with their queue and key
+	 * (limits.c): an ack whose claim took a job of the same queue and
+	 * key again freed no slot, and wakes nobody for it (wakeup.c) */
+	struct mq_leased_key {
+		uint64_t id;			/* 0: a free place */
+		char queue[MQ_QUEUE_MAX + 1];
+		unsigned char key[255];
+		unsigned short key_len;
+		unsigned char has_key;
+	} leased_keys[MQ_LEASED_KEYS];
+	size_t leased_next;
 	char session[2048];		/* what every session sets (conn.c) */
 	char leased_by[256];		/* host:pid written on claims */
 	char want_db[65];		/* the database asked for, "" if none */
@@ -452,6 +476,19 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
  * waiters a limit held back (ack.c, mq__wake_freed). */
 void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost);
+
+/* The same, less the slots that jobs[0..njobs), leased in the acks'
+ * transaction, took again: an acked job and a job taken of the same
+ * queue and key (both taken by this connection's limited claims,
+ * mq__leased_key) (wakeup.c). */
+void mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, const unsigned char *lost, const struct mq_job *jobs,
+    size_t njobs);
+
+/* Remembers that job id of queue, of key (NULL: none), was taken by a
+ * limited claim (the last MQ_LEASED_KEYS of them) (wakeup.c). */
+void mq__leased_key(struct mq_conn *c, uint64_t id, const char *queue,
+    const void *key, size_t key_len);
 
 /* Writes the gate of queue (key NULL: the queue's own) (gates.c). */
 enum mq_status mq__gate(struct mq_conn *c, const char *queue,

@@ -202,6 +202,92 @@ read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 	return rc;
 }
 
+/* The connection's place for queue's settings (limit_cache), NULL if
+ * none holds them. */
+static struct mq_limit_cache *
+cached(struct mq_conn *c, const char *queue)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_QUEUES_MAX; i++)
+		if (c->limit_cache[i].queue[0] &&
+		    strcmp(c->limit_cache[i].queue, queue) == 0)
+			return &c->limit_cache[i];
+	return NULL;
+}
+
+static void
+uncache(struct mq_conn *c, const char *queue)
+{
+	struct mq_limit_cache *k = cached(c, queue);
+
+	if (k)
+		k->queue[0] = '\0';
+}
+
+/* Keeps the settings of a limited queue that is not paused (a free
+ * place, else the first). */
+static void
+cache(struct mq_conn *c, const char *queue, const struct limits *l)
+{
+	struct mq_limit_cache *k = cached(c, queue);
+	size_t i;
+
+	if (!l->limited || l->paused) {
+		uncache(c, queue);
+		return;
+	}
+	for (i = 0; k == NULL && i < MQ_QUEUES_MAX; i++)
+		if (c->limit_cache[i].queue[0] == '\0')
+			k = &c->limit_cache[i];
+	if (k == NULL)
+		k = &c->limit_cache[0];
+	snprintf(k->queue, sizeof k->queue, "%s", queue);
+	k->concurrency = l->concurrency;
+	k->per_key = l->per_key;
+	k->rate = l->rate;
+	k->rate_us = l->rate_us;
+	k->key_rate = l->key_rate;
+	k->key_rate_us = l->key_rate_us;
+}
+
+static void
+from_cache(const struct mq_limit_cache *k, struct limits *l)
+{
+	memset(l, 0, sizeof *l);
+	l->concurrency = k->concurrency;
+	l->per_key = k->per_key;
+	l->rate = k->rate;
+	l->rate_us = k->rate_us;
+	l->key_rate = k->key_rate;
+	l->key_rate_us = k->key_rate_us;
+	l->limited = 1;
+}
+
+/* Whether the settings the candidates' head carried (text: paused,
+ * then the six numbers, as read_settings reads them) are l. */
+static int
+same_settings(const struct cand_settings *s, const struct limits *l)
+{
+	unsigned long long v[7];
+	uint64_t rate = 0, rate_us = 0, krate = 0, krate_us = 0;
+
+	if (s->none || sscanf(s->text, "%llu %llu %llu %llu %llu %llu %llu",
+	    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+		return 0;
+	if (v[3] && v[4]) {	/* half a rate: none (read_settings) */
+		rate = v[3];
+		rate_us = v[4];
+	}
+	if (v[5] && v[6]) {
+		krate = v[5];
+		krate_us = v[6];
+	}
+	return v[0] == 0 && v[1] == l->concurrency && v[2] == l->per_key &&
+	    rate == l->rate && rate_us == l->rate_us &&
+	    krate == l->key_rate && krate_us == l->key_rate_us;
+}
+
 /* The gate's ticks in the window of window_us (key NULL: the queue's). */
 static enum mq_status
 read_ticks(struct mq_conn *c, const char *queue, const char *key,
@@ -483,6 +569,22 @@ static const char sql_gates_part[] = "(?, ?, 1)";
 static const char sql_gates_tail[] =
     " ON DUPLICATE KEY UPDATE claims = claims + 1";
 
+/* One key's gate written and its live leases counted, in one statement
+ * (MariaDB 10.5+: INSERT ... RETURNING): the count is a subquery of the
+ * row written, correlated to it, so it reads after the gate's row lock
+ * is had (a claim that held it has committed its leases: they are
+ * counted), as the count statement after the write does; a round trip
+ * less a claim of one key (a hot key's claims, one a job). One key
+ * only: with several, the rows' counts would share one statement's
+ * read. Binds the queue and the key. */
+static const char sql_gate_live[] =
+    "INSERT INTO `{{TABLE}}_gates` (queue, gate_key, claims)"
+    " VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1"
+    " RETURNING (SELECT COUNT(*) FROM `{{TABLE}}` AS l FORCE INDEX (held)"
+    " WHERE l.queue = `{{TABLE}}_gates`.queue"
+    " AND l.job_key = `{{TABLE}}_gates`.gate_key AND l.state = 'leased'"
+    " AND l.leased_until >= " MQ_SQL_NOW ")";
+
 static const char sql_live_keys_head[] =
     "SELECT job_key, COUNT(*) FROM `{{TABLE}}` FORCE INDEX (held)"
     " WHERE queue = ? AND " MQ_SQL_LEASE_LIVE " AND job_key IN (";
@@ -545,6 +647,28 @@ read_key_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 	return MQ_OK;
 }
 
+/* The gate of one key written, and its live leases read (sql_gate_live)
+ * into *live. */
+static enum mq_status
+gate_live_one(struct mq_conn *c, const char *queue,
+    const struct candidate *key, uint64_t *live)
+{
+	MYSQL_BIND in[2];
+	unsigned long qlen, klen = key->key_len;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_gate_live)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key->key, &klen);
+	rc = mq__execute(c, st, in, "cannot claim (limit's gate)");
+	if (rc == MQ_OK)
+		rc = fetch_count(c, st, live, "cannot claim (limit's count)");
+	mq__release(c, st);
+	return rc;
+}
+
 /* The key set of the candidates; their gates written (in key order),
  * then their live leases and ticks read, as the limits need. */
 static enum mq_status
@@ -580,12 +704,17 @@ gate_keys(struct mq_conn *c, const char *queue, const struct limits *l,
 	ks->n = k;
 	if (ks->n == 0)
 		return MQ_OK;
-	if ((rc = over_keys(c, ks, sql_gates_head, sql_gates_part,
+	if (ks->n == 1 && l->per_key && c->returning) {
+		if ((rc = gate_live_one(c, queue, ks->key[0], &ks->live[0])) !=
+		    MQ_OK)
+			return rc;
+	} else if ((rc = over_keys(c, ks, sql_gates_head, sql_gates_part,
 	    sql_gates_tail, queue, NULL, 0, 2, NULL, NULL,
 	    "cannot claim (limit's gate)")) != MQ_OK)
 		return rc;
 	mq__bind_str(&pre[0], queue, &qlen);
-	if (l->per_key && (rc = over_keys(c, ks, sql_live_keys_head,
+	if (l->per_key && !(ks->n == 1 && c->returning) &&
+	    (rc = over_keys(c, ks, sql_live_keys_head,
 	    sql_keys_part, sql_live_keys_tail, queue, pre, 1, 1,
 	    read_key_rows, &kr, "cannot claim (limit's count)")) != MQ_OK)
 		return rc;
@@ -646,20 +775,37 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	struct ticks qt = { 0, 0, 0 };
 	struct keyset ks;
 	unsigned char *used = NULL;
-	uint64_t live, room = want, *ids = NULL;
+	uint64_t live, room = want, need, *ids = NULL;
 	size_t n = 0, k, j, nc, first, *kidx = NULL;
 	enum mq_cand_held held = MQ_CAND_UNKNOWN;
+	struct cand_settings seen;
+	struct mq_limit_cache *kept;
 	size_t lost = 0;
 	uint64_t took = 0;
 	enum mq_status rc;
+	int known = 0;	/* l is what the settings read said now */
 
 	*limited = 0;
 	*paused = -1;
 	memset(&ks, 0, sizeof ks);
-	if ((rc = read_settings(c, queue, &l)) != MQ_OK)
-		return rc;
+again:
+	/* (begun again: from nothing but the gates written) */
+	room = want;
+	memset(&qt, 0, sizeof qt);
+	/* the settings this connection's last claim of the queue read, if
+	 * it found the queue limited and not paused: the candidates' head
+	 * says whether they still hold (a claim that stops before it reads
+	 * them again) */
+	if (!known && want > 0 && (kept = cached(c, queue)) != NULL) {
+		from_cache(kept, &l);
+	} else {
+		if ((rc = read_settings(c, queue, &l)) != MQ_OK)
+			return rc;
+		known = 1;
+		cache(c, queue, &l);
+		*paused = l.paused;
+	}
 	*limited = l.limited ? 1 : 0;
-	*paused = l.paused;
 	if (l.paused || !l.limited || want == 0)
 		return MQ_OK;
 	kl.per_key = l.per_key;
@@ -684,6 +830,10 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 			room = l.rate - (qt.used < l.rate ? qt.used : l.rate);
 		/* held back by the rate only if a job is due: else there is
 		 * nothing to wait for (mq work --exit-when-empty exits) */
+		if (room == 0 && !known) {
+			known = 1;	/* held back by settings of before? */
+			goto again;
+		}
 		if (room == 0 && (rc = mq__candidates(c, queue, &kl, 1, &cand,
 		    &n, &held)) == MQ_OK && n > 0)
 			retry_in(c, &qt);
@@ -692,11 +842,35 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 		if (rc != MQ_OK)
 			return rc;
 	}
+	if (room == 0 && !known) {
+		known = 1;
+		goto again;
+	}
 	if (room == 0)
 		return note_held(c, queue, NULL);
-	if ((rc = mq__candidates(c, queue, &kl, room, &cand, &n, &held)) !=
-	    MQ_OK)
+	/* the jobs the caller needs (mq work: for its free process slots),
+	 * less those it has from queues before: past the head only for
+	 * those */
+	need = cl->o->need && cl->o->need < cl->o->count ? cl->o->need :
+	    cl->o->count;
+	need = need > cl->n ? need - cl->n : 0;
+	if ((rc = mq__candidates_settings(c, queue, &kl, room, need, &cand,
+	    &n, &held, &seen)) != MQ_OK)
 		goto out;
+	/* settings of before, and the head says they changed (or it had
+	 * no row to say it with: nothing is due, but a claim that ends
+	 * here must have said whether the queue is paused): read again,
+	 * and the claim begins again with them (the gates written so far
+	 * stay written: a gate written twice is one more claim counted) */
+	if (!known && (!seen.seen || !same_settings(&seen, &l))) {
+		free(cand);
+		cand = NULL;
+		n = 0;
+		held = MQ_CAND_UNKNOWN;
+		known = 1;
+		goto again;
+	}
+	*paused = 0;
 	if (held == MQ_CAND_HELD)
 		c->limit_held = 1;
 	used = calloc(n ? n : 1, 1);
@@ -738,6 +912,9 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 					if (cl->jobs[j].id == cand[k].id)
 						break;
 				if (j < cl->n) {
+					mq__leased_key(c, cand[k].id, queue,
+					    cand[k].has_key ? cand[k].key :
+					    NULL, cand[k].key_len);
 					room--;
 					took++;
 					if (kidx[k] < ks.n)

@@ -275,6 +275,10 @@ struct mq_job {
 struct mq_pop_opts {
 	const char *queue;	/* one queue, or a preference list */
 	unsigned count;		/* at most this many, >= 1 */
+	/* the jobs wanted at least, the rest taken if the head of a
+	 * limited queue has them (a prefetch): past its full keys, a
+	 * limited claim reads on only while it has fewer (0: count) */
+	unsigned need;
 	int64_t lease_us;	/* lease length, > 0 */
 	enum mq_claim claim;
 };

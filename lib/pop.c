@@ -621,9 +621,13 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 		rc = claim_update(c, &cl);
 	}
 	/* the slots the acks ended: their waiters (committed: a failure of
-	 * the claim after them changes nothing) */
+	 * the claim after them changes nothing), less those the claim's
+	 * jobs (committed with them, or after) took again: a job of the
+	 * same queue and key as an acked one (a hot key's next job); the
+	 * waiter would find the key full again */
 	if (acks_in)
-		mq__wake_acked(c, r, nr, lost);
+		mq__wake_acked_but(c, r, nr, lost, rc == MQ_OK ? cl.jobs :
+		    NULL, rc == MQ_OK ? cl.n : 0);
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;

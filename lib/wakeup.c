@@ -656,3 +656,71 @@ mq__wake_freed(struct mq_conn *c, const uint64_t *ids, size_t n)
 	c->err = saved;
 }
 
+void
+mq__leased_key(struct mq_conn *c, uint64_t id, const char *queue,
+    const void *key, size_t key_len)
+{
+	struct mq_leased_key *k = &c->leased_keys[c->leased_next++ %
+	    MQ_LEASED_KEYS];
+
+	if (key_len > sizeof k->key)
+		key_len = sizeof k->key;
+	k->id = id;
+	snprintf(k->queue, sizeof k->queue, "%s", queue);
+	k->has_key = key != NULL;
+	k->key_len = key ? (unsigned short)key_len : 0;
+	if (key)
+		memcpy(k->key, key, key_len);
+}
+
+static const struct mq_leased_key *
+leased_key(const struct mq_conn *c, uint64_t id)
+{
+	size_t i;
+
+	for (i = 0; id && i < MQ_LEASED_KEYS; i++)
+		if (c->leased_keys[i].id == id)
+			return &c->leased_keys[i];
+	return NULL;
+}
+
+void
+mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+    const unsigned char *lost, const struct mq_job *jobs, size_t njobs)
+{
+	const struct mq_leased_key *a, *b;
+	unsigned char *again;
+	uint64_t *ids;
+	size_t i, j, k = 0;
+
+	if (!c->has_limits || n == 0)
+		return;
+	ids = malloc(n * sizeof *ids);
+	again = calloc(njobs ? njobs : 1, 1);
+	if (ids == NULL || again == NULL) {	/* as mq__wake_acked */
+		free(ids);
+		free(again);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (lost[i])
+			continue;
+		/* the acked job's queue and key, and a job taken again of
+		 * both (each taken job stands for one acked job) */
+		a = leased_key(c, r[i].id);
+		for (j = 0; a && j < njobs; j++)
+			if (!again[j] && (b = leased_key(c, jobs[j].id)) &&
+			    strcmp(a->queue, b->queue) == 0 &&
+			    a->has_key == b->has_key &&
+			    a->key_len == b->key_len &&
+			    memcmp(a->key, b->key, a->key_len) == 0)
+				break;
+		if (a && j < njobs)
+			again[j] = 1;
+		else
+			ids[k++] = r[i].id;
+	}
+	mq__wake_freed(c, ids, k);
+	free(ids);
+	free(again);
+}

@@ -132,6 +132,76 @@ for claim in skip-locked update; do
   is "$(cat "$T_TMP/cleared.err")" "" "$claim: nothing on stderr"
 done
 
+# mq work's prefetch is taken from the head of a limited queue only
+# (lib/candidates.c, need): -c 1 at the head of 100 jobs of a, with b
+# and c behind them, runs a's jobs one at a time and leases neither b
+# nor c with them; -c 3 leases b and c for its free process slots
+q=prefetch
+many $q a 100; one $q b c
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q --max-jobs 3 -- true >/dev/null 2>&1
+is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY id) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" \
+  "a,a,a" "mq work -c 1: a's jobs from the head, one at a time, b and c not prefetched past them"
+"$MQ" work --queue $q --concurrency 3 --max-jobs 3 -- true >/dev/null 2>&1
+is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY job_key) FROM mq_jobs WHERE queue = '$q' AND job_key <> 'a' AND state = 'done'")" \
+  "b,c" "mq work -c 3: b and c past the held-back a's, for its free process slots"
+
+# an ack whose claim takes a job of the same key in its transaction
+# frees no slot: it wakes none of the consumers waiting for one
+# (lib/ack.c, mq__wake_acked_but). One mq work waits on a queue at per
+# key 1 (early in a one-second park); 30 jobs of one key come, and a
+# second mq work, which knows of the waiter, takes the first and the
+# rest one after another: at most its last ack (no job left to take)
+# wakes the waiter, not every ack (the binary before: a KILL QUERY each)
+q=handover
+"$MQ" limit $q --per-key 1 >/dev/null
+"$MQ" work --queue $q -- true >/dev/null 2>&1 &
+w1=$!
+fresh_waiters $q
+k0=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
+many $q a 30
+"$MQ" work --queue $q -- true >/dev/null 2>&1 &
+w2=$!
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" -lt 30 ] && [ $i -lt 200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+k1=$(sql_root "SHOW GLOBAL STATUS LIKE 'Com_kill'" | cut -f2)
+kill $w1 $w2 2>/dev/null
+wait $w1 $w2 2>/dev/null
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state = 'done'")" 30 "handover: the 30 jobs done"
+check "handover: acks whose claim took the key's next job woke nobody ($((k1 - k0)) KILL QUERY for 30 jobs)" test $((k1 - k0)) -le 1
+
+# settings changed while mq work runs: its claims take the settings its
+# connection read last (lib/limits.c, limit_cache) only while the
+# candidates' read says they still hold. Lowered from 3 to 1 a key: one
+# of a at a time once the jobs leased before end; paused: none leased
+q=lowered
+many $q a 40
+"$MQ" limit $q --per-key 3 >/dev/null
+"$MQ" work --queue $q --concurrency 3 -- sleep 0.3 >/dev/null 2>"$T_TMP/lowered.err" &
+wpid=$!
+i=0
+while [ "$(live $q)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+is "$(live $q a)" 3 "per key 3, mq work -c 3: three of a at once"
+"$MQ" limit $q --per-key 1 >/dev/null
+sleep 0.6
+most=0 i=0
+while [ $i -lt 15 ]; do
+  n=$(live $q); [ "$n" -le "$most" ] || most=$n
+  sleep 0.1; i=$((i + 1))
+done
+is "$most" 1 "lowered to per key 1 while mq work runs: one of a at a time"
+"$MQ" pause $q >/dev/null
+sleep 0.6
+d1=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state <> 'ready'")
+sleep 0.5
+is "$(live $q):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$q' AND state <> 'ready'")" \
+  "0:$d1" "paused while mq work runs: no job of it leased after"
+kill $wpid 2>/dev/null
+wait $wpid 2>/dev/null
+is "$(cat "$T_TMP/lowered.err")" "" "lowered and paused: nothing on stderr"
+
 # the slots of jobs given back are free at once: a pop that cannot hand
 # its job over (stdout read-only), mq work's prefetched jobs at SIGTERM
 q=given

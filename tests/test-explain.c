@@ -762,9 +762,9 @@ main(void)
 	/* the head: the claim index as far as its LIMIT, each row's key's
 	 * live leases and ticks by a dive of the held and oldest indexes */
 	check_limits(c->db, "limits: the candidates' head", sql_head,
-	    "@one, @one, @age, @lq, @n", "claim");
+	    "@one, @one, @age, @lq, @lq, @n", "claim");
 	check_limits(c->db, "limits: the candidates' head without key limits",
-	    sql_head, "@zero, @zero, @age, @lq, @n", "claim");
+	    sql_head, "@zero, @zero, @age, @lq, @lq, @n", "claim");
 	{
 		/* past the head: the held index's ranges around the keys
 		 * used up (sorted: the other keys' due jobs) */
@@ -782,6 +782,21 @@ main(void)
 	}
 	check_limits(c->db, "limits: a key's live leases", mq__sql_live_key,
 	    "@lq, @key", "held");
+	{
+		/* a key's gate and its live leases in one statement
+		 * (MariaDB 10.5+: RETURNING): the count a lookup of the
+		 * held index by the gate row written (the INSERT's own row
+		 * shows as ALL: it reads none) */
+		char plan[4096];
+
+		explained(c->db, "limits: a key's gate and live leases",
+		    sql_gate_live, "@lq, @key", plan, sizeof plan);
+		ok(strstr(plan, "|ref|held|held|") != NULL &&
+		    strstr(plan, "filesort") == NULL &&
+		    strstr(plan, "temporary") == NULL,
+		    "limits: a key's gate and live leases: its count is a "
+		    "lookup of the held index", plan);
+	}
 	check_limits(c->db, "limits: the queue's live leases",
 	    mq__sql_live_queue,
 	    "@lq", "held");

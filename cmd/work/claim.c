@@ -85,6 +85,7 @@ op_run(void *ctx)
 	}
 	if (t->room) {
 		w->pop.count = t->room;
+		w->pop.need = t->need;
 		st = t->claim_st = mq_ack_pop(w->c, r, nr, lost, &t->acked,
 		    &w->pop, &t->jobs, &t->njobs);
 		t->retry_us = mq_claim_retry_us(w->c);
@@ -212,6 +213,12 @@ op_post(struct worker *w)
 		t->n = k;
 	}
 	t->room = (unsigned)room;
+	/* the jobs for the process slots free now; the others are a
+	 * prefetch (a limited queue's claim reads no further for them
+	 * than the head of the queue: lib/candidates.c) */
+	t->need = (unsigned)(w->concurrency - count_slots(w, RUNNING));
+	if (t->need > t->room)
+		t->need = t->room;
 	t->want_cw = want_wait_conn(w);
 	/* jobs of a claim whose outcome was unknown: given back even when
 	 * nothing else is to do (stopping, say) */

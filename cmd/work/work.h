@@ -97,6 +97,7 @@ struct op_task {
 	struct worker *w;
 	size_t n;
 	unsigned room;
+	unsigned need;		/* of those, for free process slots */
 	int want_cw;
 	int64_t posted_at;
 	enum mq_status st;		/* MQ_OK, or the failure */
