@@ -232,7 +232,7 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	}
 	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
 		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
-		rc = mq__count_finished(c, done + i, k);
+		rc = mq__finished(c, done + i, k);
 	}
 	if (done != &one)
 		free(done);

@@ -65,7 +65,7 @@ cancel_tx(struct mq_conn *c, void *ctx)
 	rc = mq__execute(c, st, in, "cannot cancel the job");
 	mq__release(c, st);
 	if (rc == MQ_OK)
-		rc = mq__count_finished(c, &x->id, 1);
+		rc = mq__finished(c, &x->id, 1);
 	return rc;
 }
 

@@ -7,9 +7,10 @@
  * never of its own layer or above, so calls form no cycle and a change
  * low down is seen by what is above it only (tests/t240 checks this
  * list against the calls):
- * layer 6: pop_wait.c stats.c
- * layer 5: pop.c held.c
- * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
+ * layer 7: pop_wait.c stats.c
+ * layer 6: pop.c held.c
+ * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
+ * layer 4: queues.c deps.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c retry.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
@@ -316,14 +317,46 @@ enum mq_status mq__select_ids_in(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *out, size_t max, size_t *got);
 
-/* The one thing every write that finishes jobs (done or dead: ack,
- * fail, cancel, requeue-stale's burials) does in its transaction, after
- * its writes to the jobs: adds the jobs among ids[0..n) that are now
- * done or dead to the counts of their queues (a recurring job an ack
- * made due again is not counted). After the writes, so that count rows
- * are locked after job rows (in key order within a statement; only mq
- * work's claim, carrying acks first, takes job rows after them, with
- * SKIP LOCKED, which never waits). */
+/* As mq__select_ids_in, with each row's second column (a small number)
+ * in flags. */
+enum mq_status mq__select_flagged_in(struct mq_conn *c, const char *head,
+    const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, uint64_t *out, unsigned char *flags,
+    size_t max, size_t *got);
+
+/* mq push --after (deps.c), in the push's transaction after the INSERT
+ * of child: the parents after[0..nafter) (any order, repeats allowed)
+ * written, their edges and shards, and child due now if all are met
+ * already. policy: 0 cancel, 1 run, 2 wait (if_parent_dies). A parent
+ * that does not exist (MQ_ENOTFOUND), recurs (MQ_EINVAL), or is dead
+ * under cancel (MQ_EDEAD) fails it: the transaction rolls back. */
+enum mq_status mq__deps_add(struct mq_conn *c, uint64_t child,
+    const uint64_t *after, size_t nafter, int policy);
+/* What every write that finishes jobs (done or dead: ack, fail,
+ * cancel, requeue-stale's burials) does in its transaction after its
+ * writes to the jobs (deps.c): counts them (mq__count_finished), then
+ * meets the edges of those with dependents, makes due the dependents
+ * whose last parent that was, and cancels those a dead parent cancels
+ * (counted and finished in turn, and so on). */
+enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+/* mq purge, in its transaction before it deletes ids[0..n) (live jobs,
+ * locked): their dependents cannot wait for them any more: those that
+ * run anyway are met, the others cancelled ("parent N was purged"), and
+ * finished in turn; and their own edges and shards, as dependents, go. */
+enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+/* The edges and shards of ids[0..n) as dependents, which leave the
+ * table (archive): as parents, theirs stay while their dependents do. */
+enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+
+/* The counting half of mq__finished (deps.c): adds the jobs among
+ * ids[0..n) that are now done or dead to the counts of their queues (a
+ * recurring job an ack made due again is not counted). After the
+ * writes, so that count rows are locked after job rows (in key order
+ * within a statement; only mq work's claim, carrying acks first, takes
+ * job rows after them, with SKIP LOCKED, which never waits). */
 enum mq_status mq__count_finished(struct mq_conn *c, const uint64_t *ids,
     size_t n);
 

@@ -159,7 +159,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "failed", f->o->error, elen, &id, 1);
 	if (rc == MQ_OK)
-		rc = f->res->dead ? mq__count_finished(c, &id, 1) :
+		rc = f->res->dead ? mq__finished(c, &id, 1) :
 		    mq__count_event(c, "failed", NULL, &id, 1);
 	return rc;
 }

@@ -26,9 +26,11 @@ enum mq_status {
 	MQ_ENOMEM,
 	MQ_EIO,		/* reading input failed */
 	MQ_PAUSED,	/* nothing claimed: the queue is paused */
-	MQ_EUNKNOWN	/* the connection was lost while a write or its
+	MQ_EUNKNOWN,	/* the connection was lost while a write or its
 			 * COMMIT was in flight: it may or may not have
 			 * taken effect */
+	MQ_EPARENT	/* mq push --after: a parent that does not exist,
+			 * recurs, or is dead where that cancels */
 };
 
 /** A failure, as the caller reports it. */
@@ -171,7 +173,7 @@ enum mq_claim {
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 10
+#define MQ_SCHEMA_VERSION 11
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -225,7 +227,18 @@ struct mq_push_opts {
 	const char *key;	/* optional job key (mq_valid_key): what a
 				 * per-key limit counts by; every job of a
 				 * batch gets it */
+	const uint64_t *after;	/* single push only: its parents (nafter,
+				 * any order): due once every one is done,
+				 * not before (no delay_us, at or
+				 * every_us with them) */
+	size_t nafter;
+	int if_parent_dies;	/* a parent dead: MQ_AFTER_CANCEL (the
+				 * job dies too), _RUN (counted as done),
+				 * _WAIT (until it is retried and done) */
 };
+#define MQ_AFTER_CANCEL 0
+#define MQ_AFTER_RUN 1
+#define MQ_AFTER_WAIT 2
 
 /** Defaults for struct mq_push_opts. */
 #define MQ_DEFAULT_MAX_ATTEMPTS 10

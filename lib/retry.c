@@ -75,9 +75,13 @@ static const char sql_conflicts_tail[] =
  * history has every one). The state again: a job is moved once. IGNORE:
  * a dedup key made live since the check (a push) leaves the job as it
  * was instead of failing the statement; the batch then runs again. */
+/* A dependent whose parents are not all met (one died and cancelled
+ * it) waits for them again, as at its push (deps.c): a single-table
+ * UPDATE assigns left to right, so this available_at is the last. */
 static const char sql_retry[] =
     "UPDATE IGNORE `{{TABLE}}` SET " MQ_SQL_SET_READY(MQ_SQL_NOW) ","
-    " attempts = 0, finished_at = NULL, queue = COALESCE(?, queue)"
+    " attempts = 0, finished_at = NULL, queue = COALESCE(?, queue),"
+    " available_at = IF(parent_shards > 0, " MQ_SQL_WAITING ", available_at)"
     " WHERE state = 'dead' AND id IN (";
 
 /* The queue of a retried job, to wake its waiters. */

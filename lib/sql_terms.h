@@ -17,6 +17,9 @@
  * from a client's (clients disagree; the server is one). UTC, so that
  * the session's time zone changes nothing. */
 #define MQ_SQL_NOW "UTC_TIMESTAMP(6)"
+/* The due time of a dependent waiting for its parents (deps.c): the end
+ * of DATETIME, which no claim's "due" reaches. */
+#define MQ_SQL_WAITING "'9999-12-31 23:59:59.999999'"
 
 /* The time that many microseconds (the parameter) from now. */
 #define MQ_SQL_NOW_PLUS_US MQ_SQL_NOW " + INTERVAL ? MICROSECOND"
