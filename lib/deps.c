@@ -499,3 +499,18 @@ mq__finished(struct mq_conn *c, const uint64_t *ids, size_t n)
 	free(more.v);
 	return rc;
 }
+
+enum mq_status
+mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np)
+{
+	int32_t yes = 1;
+	enum mq_status rc = mq__count_finished(c, ids, n);
+	size_t i, k;
+
+	for (i = 0; rc == MQ_OK && i < np; i += k) {
+		k = np - i < CHUNK ? np - i : CHUNK;
+		rc = meet(c, parents + i, k, &yes);
+	}
+	return rc;
+}

@@ -340,6 +340,10 @@ enum mq_status mq__deps_add(struct mq_conn *c, uint64_t child,
  * (counted and finished in turn, and so on). */
 enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
     size_t n);
+/* The same for jobs done (acked), where the caller read which of them
+ * have dependents (parents[0..np)): no read more for an ack. */
+enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np);
 /* mq purge, in its transaction before it deletes ids[0..n) (live jobs,
  * locked): their dependents cannot wait for them any more: those that
  * run anyway are met, the others cancelled ("parent N was purged"), and
