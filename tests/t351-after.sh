@@ -191,4 +191,17 @@ for i in $(seq 2 40); do prev=$("$MQ" push --queue chain --after "$prev" "$i"); 
   sh -c 'read -r p; echo "$p" >>"$0"' "$T_TMP/chain" >/dev/null 2>&1
 is "$(tr '\n' ' ' <"$T_TMP/chain")" "$(seq 1 40 | tr '\n' ' ')" "40 links ran in order, once each"
 
+# ---- README's example, as written: the index job runs last, once
+mkdir -p "$T_TMP/bin" "$T_TMP/ex"
+ln -s "$MQ" "$T_TMP/bin/mq"
+(
+  cd "$T_TMP/ex" || exit 1
+  PATH=$T_TMP/bin:$PATH
+  run_example after
+  echo "$RC" >"$T_TMP/ex.rc"
+  printf '%s\n' "$OUT" >"$T_TMP/ex.out"
+)
+is "$(cat "$T_TMP/ex.rc"):$(cat "$T_TMP/ex.out")" "0:index" "the README's example runs: the index job last"
+is "$(grep -c . "$T_TMP/ex/ran")" 21 "  after the 20 images, each once"
+
 done_testing
