@@ -143,10 +143,11 @@ find(const struct parents *p, uint64_t id)
 	return lo;
 }
 
-/* The states of the parents of one chunk, by its select (head). */
+/* The states of the parents of one chunk, by its select (head); *found
+ * how many it found. */
 static enum mq_status
 read_states(struct mq_conn *c, const char *head, struct parents *p,
-    size_t from, size_t n, int missing_only)
+    size_t from, size_t n, int missing_only, size_t *found)
 {
 	uint64_t *got = malloc(n * sizeof *got), *want = NULL;
 	unsigned char *flags = malloc(n);
@@ -171,6 +172,7 @@ read_states(struct mq_conn *c, const char *head, struct parents *p,
 	for (i = 0; rc == MQ_OK && i < ngot; i++)
 		if ((k = find(p, got[i])) < p->n && p->ids[k] == got[i])
 			p->state[k] = flags[i];
+	*found = ngot;
 	free(want);
 	free(flags);
 	free(got);
@@ -241,6 +243,7 @@ mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
 {
 	struct parents p;
 	uint64_t *ids = malloc(nafter * sizeof *ids), affected, cid = child;
+	size_t found;
 	unsigned long plen;
 	MYSQL_BIND in[3];
 	enum mq_status rc = MQ_OK;
@@ -266,9 +269,16 @@ mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
 		k = n - i < CHUNK ? n - i : CHUNK;
 		rc = mq__exec_ids(c, sql_touch, NULL, 0, ids + i, k, &affected);
 		if (rc == MQ_OK)
-			rc = read_states(c, sql_parents, &p, i, k, 0);
+			rc = read_states(c, sql_parents, &p, i, k, 0, &found);
+		/* a parent the write did not find, and the read did (a Galera
+		 * node applied its push in between), was not written: its
+		 * finish would not see this dependent. Run again. */
+		if (rc == MQ_OK && found != affected)
+			rc = mq__fail(c, MQ_ERETRY, "the parents changed while "
+			    "the push read them");
 		if (rc == MQ_OK && affected < k)
-			rc = read_states(c, sql_parents_archived, &p, i, k, 1);
+			rc = read_states(c, sql_parents_archived, &p, i, k, 1,
+			    &found);
 	}
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		if (p.state[i] == 4)

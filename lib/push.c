@@ -374,6 +374,9 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	    o->if_parent_dies > MQ_AFTER_WAIT))
 		return mq__fail(c, MQ_EINVAL, "a job pushed after others "
 		    "has no due time nor recurrence of its own");
+	/* Galera: parents pushed or finished on other nodes are seen */
+	if (o->nafter > 0 && (rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
 	memset(&v, 0, sizeof v);
 	/* a dependent waits at the end of time until its parents are met
 	 * (deps.c) */
