@@ -365,7 +365,7 @@ mq__wake_released(struct mq_conn *c)
 	size_t i;
 
 	for (i = 0; i < c->nreleased; i++)
-		if (mq_valid_queue(c->released[i]))
+		if (c->released_n[i] > 0 && mq_valid_queue(c->released[i]))
 			(void)mq__wake(c, c->released[i], c->released_n[i],
 			    &woken);
 	c->nreleased = 0;
