@@ -182,6 +182,46 @@ check "after the last parent started" test "$lastt" -gt "$maxp"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state <> 'done'")" 0 "all done"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE met = 0")" 0 "every edge met"
 
+# ---- 16 consumers of both claims, 3 of them killed -9 mid-job: the
+# parents they held run again once their lease ends (requeue-stale);
+# the dependent, in a queue of its own, becomes due once, after the
+# last parent's end, and runs once
+sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"
+seq 1 400 | "$MQ" push --queue k9 --lines --quiet >"$T_TMP/ids9"
+k=$("$MQ" push --queue k9kid --after-file "$T_TMP/ids9" last)
+cat >"$T_TMP/job9.sh" <<'SH'
+read -r p
+echo "$MQ_ID" >"$T_TMP9/cur.$W"
+sleep 0.02
+echo "$p $(date +%s%N)" >>"$T_TMP9/runs"
+SH
+export T_TMP9="$T_TMP"
+: >"$T_TMP/runs"
+pids=
+for w in $(seq 1 16); do
+  how=skip-locked; [ $((w % 2)) = 0 ] && how=update
+  W=$w "$MQ" work --queue k9 --claim $how --lease 2s --exit-when-empty -- sh "$T_TMP/job9.sh" >/dev/null 2>&1 &
+  pids="$pids $!"
+  eval "p9_$w=\$!"
+done
+sleep 1
+for w in 3 8 13; do eval "kill -9 \$p9_$w"; done
+for p in $pids; do wait "$p" 2>/dev/null; done
+# the killed ones' leases end; taken back and run to the end
+sleep 2.2
+"$MQ" requeue-stale >/dev/null
+"$MQ" work --queue k9 --exit-when-empty -- sh "$T_TMP/job9.sh" >/dev/null 2>&1
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'k9' AND state = 'done'")" 400 "every parent done despite 3 consumers killed -9"
+is "$(sql "SELECT CONCAT(state, ' ', parent_shards, ' ', available_at < '9999-01-01') FROM mq_jobs WHERE id = $k")" "ready 0 1" \
+  "the dependent due, its shards all met"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $k AND met = 1"):$(sql "SELECT COALESCE(SUM(parents), 0) FROM mq_jobs_waits WHERE child = $k")" "400:0" \
+  "each edge met once (no shard below 0)"
+"$MQ" work --queue k9kid --exit-when-empty -- sh "$T_TMP/job9.sh" >/dev/null 2>&1
+is "$(grep -c '^last ' "$T_TMP/runs")" 1 "the dependent ran once"
+lastt=$(awk '$1 == "last" { print $2 }' "$T_TMP/runs")
+maxp=$(awk '$1 != "last" { if ($2 > m) m = $2 } END { print m }' "$T_TMP/runs")
+check "after every parent's last run" test "$lastt" -gt "$maxp"
+
 # ---- a chain: each after the one before, mq work -c 4 runs them in order
 sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"
 prev=$("$MQ" push --queue chain 1)
