@@ -271,6 +271,19 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	put_note(&a.not_dead, "not dead (or no such job)");
 	put_note(&a.dedup, "left dead: their dedup key is live again in "
 	    "the queue");
+	/* dependents (mq push --after): what the retry did to them */
+	if (!o->dry_run && rep.wait_again)
+		say(&retry_command, "%llu of the jobs retried wait again for "
+		    "their parents (mq push --after): they run once those are "
+		    "done", (unsigned long long)rep.wait_again);
+	if (!o->dry_run && rep.stay_dead)
+		say(&retry_command, "%llu dependent%s cancelled when the jobs "
+		    "retried died %s dead: mq retry %s too, and %s again for "
+		    "%s parents", (unsigned long long)rep.stay_dead,
+		    PLURAL(rep.stay_dead), rep.stay_dead == 1 ? "stays" :
+		    "stay", rep.stay_dead == 1 ? "it" : "them",
+		    rep.stay_dead == 1 ? "it waits" : "they wait",
+		    rep.stay_dead == 1 ? "its" : "their");
 	if (st != MQ_OK)
 		die(&retry_command, &e);
 	if (rep.stopped) {

@@ -110,6 +110,16 @@ static const char sql_cancel[] =
     " IF(?, ' was purged', ' is dead'))"
     " WHERE " DOOMED " AND j.id IN (";
 
+/* mq retry's report: the dependents cancelled with the jobs it made
+ * ready, which stay dead; and those of them that wait again */
+static const char sql_stay_dead[] =
+    "SELECT COUNT(DISTINCT d.child) FROM `{{TABLE}}_deps` d"
+    " JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
+    " AND d.on_death = 'cancel' AND j.state = 'dead' AND d.parent IN (";
+static const char sql_wait_again[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
+    " AND parent_shards > 0 AND id IN (";
+
 /* Dependents that leave (archive, purge): their edges and shards. */
 static const char sql_forget_edges[] =
     "DELETE FROM `{{TABLE}}_deps` WHERE child IN (";
@@ -523,6 +533,36 @@ cascade(struct mq_conn *c, struct ids *more)
 	}
 	free(more->v);
 	more->v = NULL;
+	return rc;
+}
+
+/* The one number an executed COUNT(*) returns, added to ctx. */
+static enum mq_status
+add_count(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	MYSQL_BIND out[1];
+	uint64_t n = 0;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &n);
+	if (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	*(uint64_t *)ctx += n;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *stay_dead, uint64_t *wait_again)
+{
+	enum mq_status rc;
+
+	rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")", NULL,
+	    0, ids, n, add_count, stay_dead);
+	if (rc == MQ_OK)
+		rc = mq__query_ids(c, "cannot read jobs", sql_wait_again, ")",
+		    NULL, 0, ids, n, add_count, wait_again);
 	return rc;
 }
 

@@ -10,9 +10,10 @@
  * layer 7: pop_wait.c stats.c
  * layer 6: pop.c held.c
  * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
+ * layer 5: retry.c
  * layer 4: queues.c deps.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
- * layer 4: workers.c retry.c limits.c
+ * layer 4: workers.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
  * layer 3: finished.c
@@ -362,6 +363,12 @@ enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
  * noted them), and forgets them. Errors are not the caller's: the
  * waiters find the jobs within a second anyway. */
 void mq__wake_released(struct mq_conn *c);
+/* mq retry, in its transaction after it made ids[0..n) ready: adds to
+ * *stay_dead their dependents that died with them (cancelled: they stay
+ * dead), and to *wait_again those of them that are dependents waiting
+ * again for parents not done. */
+enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *stay_dead, uint64_t *wait_again);
 /* The edges and shards of ids[0..n) as dependents, which leave the
  * table (archive): as parents, theirs stay while their dependents do. */
 enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,

@@ -707,6 +707,10 @@ struct mq_retry_report {
 	uint64_t retried;	/* back to ready (dry run: would be) */
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
+	uint64_t stay_dead;	/* dependents cancelled when the retried
+				 * jobs died: they stay dead */
+	uint64_t wait_again;	/* retried dependents that wait again for
+				 * parents not done (mq push --after) */
 	int stopped;		/* between() asked to stop */
 };
 

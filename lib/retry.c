@@ -98,6 +98,7 @@ struct batch {
 	uint64_t *ids, *conflicts, *list;
 	size_t got, nconflicts, n;
 	uint64_t retried;
+	uint64_t stay_dead, wait_again;	/* deps.c: mq__deps_retried */
 };
 
 static void
@@ -257,6 +258,10 @@ batch_tx(struct mq_conn *c, void *ctx)
 		    (unsigned long long)changed, b->n);
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "retried", NULL, 0, b->list, b->n);
+	b->stay_dead = b->wait_again = 0;
+	if (rc == MQ_OK)
+		rc = mq__deps_retried(c, b->list, b->n, &b->stay_dead,
+		    &b->wait_again);
 	if (rc == MQ_OK)
 		b->retried = changed;
 	return rc;
@@ -448,6 +453,8 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		} else {
 			rep->retried += b.retried;
 			rep->dedup += b.nconflicts;
+			rep->stay_dead += b.stay_dead;
+			rep->wait_again += b.wait_again;
 			for (i = 0; o->skipped && i < b.nconflicts; i++)
 				o->skipped(b.conflicts[i], MQ_RETRY_DEDUP,
 				    o->ctx);

@@ -114,7 +114,12 @@ is "$(sql "SELECT CONCAT(n, '/', total) FROM mq_jobs_counts WHERE queue = 'kid' 
 # again for it; both wait's and the retried one's then run once it is done
 expect_status 0 "retry of the cancelled dependent" "$MQ" retry "$c1"
 is "$(st "$c1")" "ready:waiting" "  waits again: its parent is not done"
+is "$ERR" "$(printf '%s\n' "mq retry: 1 of the jobs retried wait again for their parents (mq push --after): they run once those are done" \
+  "mq retry: 1 dependent cancelled when the jobs retried died stays dead: mq retry it too, and it waits again for its parents")" \
+  "  and says so, and that its own cancelled dependent stays dead"
 expect_status 0 "retry of the dead parent" "$MQ" retry "$p"
+is "$OUT" "retried 1 job" "  retried"
+is "$ERR" "" "  its dependent retried already: nothing more said"
 done_one dad >/dev/null
 is "$(st "$c1"):$(st "$c3")" "ready:ready" "the parent done: both due"
 is "$(st "$g")" "dead" "the grandchild stays dead (not retried)"
@@ -124,6 +129,16 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child IN ($c1, $c3)"):$(st "$
 "$MQ" archive --dead --older-than 0s >/dev/null
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $g"):$(sql "SELECT COUNT(*) FROM mq_jobs_waits WHERE child = $g"):$(st "$g")" "0:0:" \
   "an archived dependent's edges and shards go with it"
+
+# retry of a dead parent alone: its cancelled dependent stays dead, said
+p=$("$MQ" push --queue dad --max-attempts 1 P)
+c1=$("$MQ" push --queue kid --after "$p" C1)
+die_one dad >/dev/null
+expect_status 0 "retry of a parent whose dependent it cancelled" "$MQ" retry "$p"
+is "$ERR" "mq retry: 1 dependent cancelled when the jobs retried died stays dead: mq retry it too, and it waits again for its parents" \
+  "  says the dependent stays dead"
+is "$(st "$c1")" "dead" "  and it does"
+done_one dad >/dev/null
 
 # ---- archive keeps a dead parent that a dependent waits for (it could
 # not be retried from the archive); with no one waiting, it goes
