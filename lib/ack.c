@@ -66,7 +66,7 @@ static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
  * ack then knows without a read that it makes none due); again as
  * above when it changed nothing: lost, or a parent (deps.c). */
 static const char sql_ack_childless[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
-    " AND children = 0";
+    " AND children IS NULL";
 
 /* Several receipts: one locking read by primary key says which of them
  * still hold their lease (MQ_SQL_HELD for a list: leased, and the id
@@ -78,7 +78,7 @@ static const char sql_ack_childless[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
  * once, as the fenced UPDATE would. Lists are padded as mq__exec_ids
  * pads its own. */
 const char mq__sql_ack_lock[] =
-    "SELECT id, lease_token, children > 0 FROM `{{TABLE}}`"
+    "SELECT id, lease_token, children IS NOT NULL FROM `{{TABLE}}`"
     " FORCE INDEX (PRIMARY) WHERE state = 'leased' AND id IN (";
 const char mq__sql_ack_lock_pairs[] = ") AND (id, lease_token) IN (";
 const char mq__sql_ack_lock_tail[] = ") FOR UPDATE";
@@ -329,6 +329,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 			break;
 		}
 	mq__wake_acked(c, r, n, lost);
+	mq__wake_released(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

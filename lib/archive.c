@@ -27,7 +27,7 @@
  * (--if-parent-dies wait) stays: in the archive it could not be
  * retried, and they would wait for ever (deps.c). */
 #define AWAITED(j) \
-    "NOT (" j ".children > 0 AND " j ".state = 'dead' AND EXISTS" \
+    "NOT (" j ".children IS NOT NULL AND " j ".state = 'dead' AND EXISTS" \
     " (SELECT 1 FROM `{{TABLE}}_deps` d JOIN `{{TABLE}}` w ON w.id = d.child" \
     " WHERE d.parent = " j ".id AND d.met = 0 AND d.on_death = 'wait'" \
     " AND w.state = 'ready' AND w.parent_shards > 0))"

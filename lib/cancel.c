@@ -79,5 +79,8 @@ mq_cancel(struct mq_conn *c, uint64_t id, int force,
 	if ((rc = mq__read_committed(c)) != MQ_OK ||
 	    (rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
-	return mq__in_tx(c, cancel_tx, &x);
+	rc = mq__in_tx(c, cancel_tx, &x);
+	if (rc == MQ_OK)	/* its dependents that run anyway */
+		mq__wake_released(c);
+	return rc;
 }

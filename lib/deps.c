@@ -22,7 +22,8 @@
  * which writes it too, comes wholly before or after this push; then its
  * state, as that write left it. */
 static const char sql_touch[] =
-    "UPDATE `{{TABLE}}` SET children = children + 1 WHERE id IN (";
+    "UPDATE `{{TABLE}}` SET children = IFNULL(children, 0) + 1"
+    " WHERE id IN (";
 /* flags: 0 live, 1 done, 2 dead, 3 recurring */
 static const char sql_parents[] =
     "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
@@ -48,7 +49,7 @@ static const char sql_child[] =
 /* At a finish: which of the jobs have dependents, and died. */
 static const char sql_parents_of[] =
     "SELECT id, state = 'dead' FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
-    " WHERE children > 0 AND id IN (";
+    " WHERE children IS NOT NULL AND id IN (";
 /* The edges a finish meets: every one of a parent done (? 1), those of
  * dependents that run anyway of a parent dead (? 0). Their shards
  * lowered, then the dependents whose shards this emptied, then the
@@ -80,6 +81,13 @@ static const char sql_release_tail[] =
     ")) e ON j.id = e.child SET j.available_at = " MQ_SQL_NOW
     " WHERE j.parent_shards = 0 AND j.state = 'ready'"
     " AND j.available_at = " MQ_SQL_WAITING;
+/* The queues of the dependents due now, to wake their waiters */
+static const char sql_released[] =
+    "SELECT j.queue, COUNT(*) FROM `{{TABLE}}` j JOIN (SELECT DISTINCT"
+    " d.child FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+static const char sql_released_tail[] =
+    ")) e ON j.id = e.child WHERE j.state = 'ready' AND j.parent_shards = 0"
+    " AND j.available_at <= " MQ_SQL_NOW " GROUP BY j.queue";
 static const char sql_mark_met[] =
     "UPDATE `{{TABLE}}_deps` d SET d.met = 1 WHERE " MEETS
     " AND d.parent IN (";
@@ -229,7 +237,7 @@ cmp_u64(const void *a, const void *b)
 
 enum mq_status
 mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
-    size_t nafter, int policy)
+    size_t nafter, int policy, int *due)
 {
 	struct parents p;
 	uint64_t *ids = malloc(nafter * sizeof *ids), affected, cid = child;
@@ -274,6 +282,10 @@ mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
 			    "(--if-parent-dies cancel)",
 			    (unsigned long long)ids[i]);
 	}
+	*due = 1;
+	for (i = 0; i < n; i++)
+		if (p.state[i] == 0 || (p.state[i] == 2 && policy == 2))
+			*due = 0;
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
 		rc = insert_edges(c, &p, i, k, child, policy);
@@ -295,6 +307,61 @@ mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
 
 /* -------------------------------------------------------------- finish */
 
+/* The queues of the dependents made due (sql_released's rows). */
+static enum mq_status
+note_released(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	char queue[MQ_QUEUE_MAX + 2];
+	unsigned long qlen = 0;
+	uint64_t n = 0;
+	MYSQL_BIND out[2];
+	size_t i;
+	int f;
+
+	(void)ctx;
+	memset(out, 0, sizeof out);
+	out[0].buffer_type = MYSQL_TYPE_STRING;
+	out[0].buffer = queue;
+	out[0].buffer_length = sizeof queue;
+	out[0].length = &qlen;
+	mq__bind_u64(&out[1], &n);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		if (qlen > MQ_QUEUE_MAX)
+			continue;
+		queue[qlen] = '\0';
+		for (i = 0; i < c->nreleased; i++)
+			if (strcmp(c->released[i], queue) == 0)
+				break;
+		if (i == MQ_RELEASED_MAX)
+			continue;	/* found within a second anyway */
+		if (i == c->nreleased) {
+			memcpy(c->released[i], queue, qlen + 1);
+			c->released_n[i] = 0;
+			c->nreleased++;
+		}
+		if (n > c->released_n[i])
+			c->released_n[i] = n;
+	}
+	return f == 1 ? mq__dberr(c, st, "cannot read jobs") : MQ_OK;
+}
+
+void
+mq__wake_released(struct mq_conn *c)
+{
+	struct mq_error saved = c->err;
+	uint64_t woken;
+	size_t i;
+
+	for (i = 0; i < c->nreleased; i++)
+		if (mq_valid_queue(c->released[i]))
+			(void)mq__wake(c, c->released[i], c->released_n[i],
+			    &woken);
+	c->nreleased = 0;
+	c->err = saved;
+}
+
 /* The edges of parents[0..n) met: done (all of them), or dead (those of
  * dependents that run anyway). */
 static enum mq_status
@@ -313,6 +380,9 @@ meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done)
 	if (rc == MQ_OK && affected > 0)
 		rc = mq__exec_ids_tail(c, sql_release, sql_release_tail, pre,
 		    1, parents, n, &affected);
+	if (rc == MQ_OK && affected > 0)
+		rc = mq__query_ids(c, "cannot read jobs", sql_released,
+		    sql_released_tail, pre, 1, parents, n, note_released, NULL);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_mark_met, pre, 1, parents, n,
 		    &affected);

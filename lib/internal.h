@@ -83,6 +83,10 @@ struct mq__async_state {
 	int leave;		/* leaving the waiters' rows, not waiting */
 };
 
+/* Queues whose dependents a finish made due (deps.c): their waiters are
+ * woken once it committed. */
+#define MQ_RELEASED_MAX 8
+
 struct mq_conn {
 	MYSQL *db;
 	struct mq__async_state async;
@@ -117,6 +121,9 @@ struct mq_conn {
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
+	char released[MQ_RELEASED_MAX][MQ_QUEUE_MAX + 1];
+	uint64_t released_n[MQ_RELEASED_MAX];
+	size_t nreleased;		/* deps.c: woken after the commit */
 	int has_limits;			/* a queue of the table had limits
 					 * and waiters when it was opened
 					 * (mq_use_table): acks wake them */
@@ -331,7 +338,7 @@ enum mq_status mq__select_flagged_in(struct mq_conn *c, const char *head,
  * that does not exist (MQ_ENOTFOUND), recurs (MQ_EINVAL), or is dead
  * under cancel (MQ_EDEAD) fails it: the transaction rolls back. */
 enum mq_status mq__deps_add(struct mq_conn *c, uint64_t child,
-    const uint64_t *after, size_t nafter, int policy);
+    const uint64_t *after, size_t nafter, int policy, int *due);
 /* What every write that finishes jobs (done or dead: ack, fail,
  * cancel, requeue-stale's burials) does in its transaction after its
  * writes to the jobs (deps.c): counts them (mq__count_finished), then
@@ -350,6 +357,11 @@ enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
  * finished in turn; and their own edges and shards, as dependents, go. */
 enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
     size_t n);
+/* After the commit of a finish: wakes the waiters of the queues whose
+ * dependents it made due (mq__finished, mq__acked, mq__deps_purged
+ * noted them), and forgets them. Errors are not the caller's: the
+ * waiters find the jobs within a second anyway. */
+void mq__wake_released(struct mq_conn *c);
 /* The edges and shards of ids[0..n) as dependents, which leave the
  * table (archive): as parents, theirs stay while their dependents do. */
 enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,

@@ -177,6 +177,8 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 		rc = mq__in_tx_caught_up(c, fail_tx, &f, rc);
 	if (rc == MQ_OK)	/* its slot ended */
 		mq__wake_freed(c, &r->id, 1);
+	if (rc == MQ_OK)	/* its dependents that run anyway */
+		mq__wake_released(c);
 	return rc;
 }
 

@@ -620,6 +620,8 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	 * the claim after them changes nothing) */
 	if (acks_in)
 		mq__wake_acked(c, r, nr, lost);
+	if (acks_in)
+		mq__wake_released(c);
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;

@@ -79,6 +79,8 @@ mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
 			rc = mq__in_tx(c, purge_tx, p);
 			if (rc == MQ_OK)
 				*deleted += p->deleted;
+			if (rc == MQ_OK)
+				mq__wake_released(c);
 		} while (rc == MQ_OK && p->got == p->want);
 	}
 	free(p);

@@ -285,6 +285,7 @@ struct one {
 	int *existed;
 	int in_tx;		/* the wakeup is in the transaction */
 	int tries;
+	int due;		/* a dependent: due at once (deps.c) */
 };
 
 /* The INSERT of one job; a duplicate key: the live job's id, unless it
@@ -342,7 +343,7 @@ push_one_tx(struct mq_conn *c, void *ctx)
 	 * cannot be one rolls the job back) */
 	if (rc == MQ_OK && !*p->existed && p->o->nafter > 0)
 		rc = mq__deps_add(c, *p->id, p->o->after, p->o->nafter,
-		    p->o->if_parent_dies);
+		    p->o->if_parent_dies, &p->due);
 
 	return wake_in_first_try(c, rc, p->o->queue, *p->existed ? 0 : 1,
 	    &p->in_tx, &p->tries);
@@ -407,12 +408,14 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	one.id = id;
 	one.existed = existed;
 	one.tries = 0;
+	one.due = 0;
 	if ((one.in_tx = wakes_in_tx(c, &v.o)) || o->nafter > 0)
 		rc = mq__in_tx(c, push_one_tx, &one);
 	else
 		rc = insert_one(c, &one);
 	mq__release(c, st);
-	if (rc == MQ_OK && !*existed && !scheduled(&v.o))
+	if (rc == MQ_OK && !*existed && (!scheduled(&v.o) ||
+	    (o->nafter > 0 && one.due)))
 		wake_after_push(c, o->queue, 1, one.in_tx);
 	return rc;
 }

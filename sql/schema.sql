@@ -54,15 +54,16 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- what a per-key limit counts by (mq push --key; mq-limit(1)): any
   -- bytes but control bytes, 1 to 255 of them; NULL: no key
   job_key       VARBINARY(255) NULL,
-  -- dependents pushed after this job (mq push --after): each one's push
-  -- adds 1, a write that orders it against this job's finish (locks on
-  -- one server, certification on Galera); a finish with none reads no
-  -- dependencies
-  children      INT UNSIGNED NOT NULL DEFAULT 0,
-  -- a dependent: the shards of its parents (<table>_waits) not all done
-  -- yet; while above 0 and ready it is due at the end of time
-  -- ('9999-12-31 23:59:59.999999'), which no claim reaches
-  parent_shards INT UNSIGNED NOT NULL DEFAULT 0,
+  -- dependents pushed after this job (mq push --after; NULL: none): each
+  -- one's push adds 1, a write that orders it against this job's finish
+  -- (locks on one server, certification on Galera); a finish with none
+  -- reads no dependencies
+  children      INT UNSIGNED NULL,
+  -- a dependent (NULL: not one): the shards of its parents
+  -- (<table>_waits) not all done yet; while above 0 and ready it is due
+  -- at the end of time ('9999-12-31 23:59:59.999999'), which no claim
+  -- reaches
+  parent_shards INT UNSIGNED NULL,
   -- a dependent: what a parent that dies (dead, cancelled) does to it
   if_parent_dies ENUM('cancel', 'run', 'wait') NULL,
   PRIMARY KEY (id),

@@ -1,7 +1,7 @@
 -- mq schema upgrade 10 -> 11: dependencies (mq push --after). Three
 -- columns at the end of the job table (an instant change on MariaDB
--- 10.3+ and MySQL 8.0: no copy of the rows; every job there is has no
--- dependents and no parents), and two new tables. Stop the consumers of
+-- 10.3+ and MySQL 8.0: no copy of the rows; NULL in every job there
+-- is: no dependents, no parents), and two new tables. Stop the consumers of
 -- the old mq first: they refuse a version 11 table, and their finishes
 -- would not make dependents due.
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_deps` (
@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_waits` (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq waits 1';
 
 ALTER TABLE `{{TABLE}}`
-  ADD COLUMN children INT UNSIGNED NOT NULL DEFAULT 0,
-  ADD COLUMN parent_shards INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN children INT UNSIGNED NULL,
+  ADD COLUMN parent_shards INT UNSIGNED NULL,
   ADD COLUMN if_parent_dies ENUM('cancel', 'run', 'wait') NULL,
   COMMENT='mq schema 11';

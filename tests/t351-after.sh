@@ -58,15 +58,15 @@ die_one dead >/dev/null
 expect_status 66 "a dead parent, --if-parent-dies cancel (the default)" "$MQ" push --queue bad --after "$dp" job
 is "$ERR" "mq push: parent $dp is dead (--if-parent-dies cancel)" "  one line naming it"
 is "$(njobs)" "$((n0 + 2))" "nothing pushed (the recurring and the dead parent only)"
-is "$(sql "SELECT children FROM mq_jobs WHERE id = $p")" 0 "the parent's count of dependents untouched (rolled back)"
+is "$(sql "SELECT IFNULL(children, 'none') FROM mq_jobs WHERE id = $p")" none "the parent's count of dependents untouched (rolled back)"
 
 # ---- the simple case: after two parents, due once both are done
 a=$("$MQ" push --queue fan A)
 b=$("$MQ" push --queue fan B)
 c=$("$MQ" push --queue kid --after "$a,$b" C)
 is "$(st "$c")" "ready:waiting" "a dependent waits"
-is "$(sql "SELECT CONCAT(children, '/', parent_shards, '/', IFNULL(if_parent_dies, '-')) FROM mq_jobs WHERE id IN ($a, $c) ORDER BY id")" \
-  "$(printf '1/0/-\n0/2/cancel')" "the parent counts it, it counts two shards, cancel by default"
+is "$(sql "SELECT CONCAT(IFNULL(children, '-'), '/', IFNULL(parent_shards, '-'), '/', IFNULL(if_parent_dies, '-')) FROM mq_jobs WHERE id IN ($a, $c) ORDER BY id")" \
+  "$(printf '1/-/-\n-/2/cancel')" "the parent counts it, it counts two shards, cancel by default"
 expect_status 1 "not claimable while it waits" "$MQ" pop --queue kid
 done_one fan >/dev/null
 is "$(st "$c")" "ready:waiting" "one parent done: still waiting"
@@ -190,5 +190,18 @@ for i in $(seq 2 40); do prev=$("$MQ" push --queue chain --after "$prev" "$i"); 
 "$MQ" work --queue chain --concurrency 4 --exit-when-empty -- \
   sh -c 'read -r p; echo "$p" >>"$0"' "$T_TMP/chain" >/dev/null 2>&1
 is "$(tr '\n' ' ' <"$T_TMP/chain")" "$(seq 1 40 | tr '\n' ' ')" "40 links ran in order, once each"
+
+# ---- README's example, as written: the index job runs last, once
+mkdir -p "$T_TMP/bin" "$T_TMP/ex"
+ln -s "$MQ" "$T_TMP/bin/mq"
+(
+  cd "$T_TMP/ex" || exit 1
+  PATH=$T_TMP/bin:$PATH
+  run_example after
+  echo "$RC" >"$T_TMP/ex.rc"
+  printf '%s\n' "$OUT" >"$T_TMP/ex.out"
+)
+is "$(cat "$T_TMP/ex.rc"):$(cat "$T_TMP/ex.out")" "0:index" "the README's example runs: the index job last"
+is "$(grep -c . "$T_TMP/ex/ran")" 21 "  after the 20 images, each once"
 
 done_testing

@@ -206,7 +206,7 @@ op_post(struct worker *w)
 	/* a job that finishes (done, or dead) may make others due (its
 	 * dependents: mq push --after): an idle worker claims again, with
 	 * the acks in their transaction, which sees them due */
-	if ((nacks || nfails) && w->next_claim == INT64_MAX)
+	if ((nacks || nfails) && w->idle_since && w->next_claim > now)
 		w->next_claim = now;
 	room = claim_room(w, nacks);
 	if (room == 0 && nacks && !(w->stopping ||
