@@ -158,7 +158,7 @@ UPDATE `mq_jobs` SET
    '9999-12-31 23:59:59')), every_us, NULL),
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
-   AND children = 0
+   AND children IS NULL
 SQL;
 const SQL_MEET_SHARDS = <<<'SQL'
 UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
@@ -191,7 +191,7 @@ UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
 SQL;
 const SQL_HAS_DEPENDENTS = <<<'SQL'
 SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
- WHERE children > 0 AND id IN (?)
+ WHERE children IS NOT NULL AND id IN (?)
 SQL;
 const SQL_DOOMED = <<<'SQL'
 SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j

@@ -164,7 +164,7 @@ UPDATE `mq_jobs` SET
    '9999-12-31 23:59:59')), every_us, NULL),
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
-   AND children = 0
+   AND children IS NULL
 """
 SQL_MEET_SHARDS = """
 UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
@@ -197,7 +197,7 @@ UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
 """
 SQL_HAS_DEPENDENTS = """
 SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
- WHERE children > 0 AND id IN (?)
+ WHERE children IS NOT NULL AND id IN (?)
 """
 SQL_DOOMED = """
 SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j

@@ -354,6 +354,16 @@ for l in $LANGS; do
   is "$RC:$OUT" "0:role $l" "$l as mq_jobs_consumer: claim (skip-locked), extend and ack"
   run env MQ_USER=t330_producer $(lang_cmd $l consumer) --queue roles
   like "$RC:$ERR" "70:*denied*" "$l as mq_jobs_producer: no claim"
+  # its ack and burial of parents (mq_jobs_deps, mq_jobs_waits)
+  rp=$("$MQ" push --queue roles-par RP)
+  rd=$("$MQ" push --queue roles-par --priority 1 --max-attempts 1 RD)
+  rk=$("$MQ" push --queue roles-kid --after "$rp" RK)
+  rx=$("$MQ" push --queue roles-kid --after "$rd" RX)
+  run env MQ_USER=t330_consumer $(lang_cmd $l consumer) --queue roles-par --output /dev/null
+  r1=$RC
+  run env MQ_USER=t330_consumer $(lang_cmd $l consumer) --queue roles-par --fail x
+  is "$r1:$RC:$(waiting "$rk"):$(col "state, last_error" "$rx")" "0:0:ready due 0:dead	cancelled: parent $rd is dead" \
+    "$l as mq_jobs_consumer: its ack of a parent makes the dependent due, its burial cancels one"
 done
 is "$(counters roles | cut -d' ' -f1-5)" "$(tallied roles)" "roles: the counters are what the table and history hold"
 for role in producer consumer; do
