@@ -250,7 +250,7 @@ is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" { print $2, $3, $5, $14, $15 }')" "
   "top --once: sk's 4 ready, 1 scheduled, 2 leased, 1 worker, 3 held"
 
 run "$MQ" check --queue sk --warn-held 3
-like "$RC:$OUT" "0:MQ OK - queue sk: 4 ready, 0 stale, 0 dead, 3 held back, oldest ready * | 'sk.ready'=4;;;0 'sk.scheduled'=1;;;0 'sk.leased'=2;;;0 'sk.stale'=0;;;0 'sk.dead'=0;;;0 'sk.oldest_ready'=*s;;;0 'sk.held_back'=3;3;;0" \
+like "$RC:$OUT" "0:MQ OK - queue sk: 4 ready, 0 stale, 0 dead, 3 held back, oldest ready * | 'sk.ready'=4;;;0 'sk.scheduled'=1;;;0 'sk.waiting'=0;;;0 'sk.leased'=2;;;0 'sk.stale'=0;;;0 'sk.dead'=0;;;0 'sk.oldest_ready'=*s;;;0 'sk.held_back'=3;3;;0" \
   "check --warn-held 3: 3 held back is OK, said, and in the perfdata"
 run "$MQ" check --queue sk --warn-held 2
 like "$RC:$OUT" "1:MQ WARNING - sk: 3 held back > 2 (warning) | * 'sk.held_back'=3;2;;0" \

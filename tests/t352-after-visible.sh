@@ -7,7 +7,7 @@
 # error (14). mq show lists its parents and its dependents with their
 # states (10 at most of each, then "and N more"), --json too. mq ls
 # selects them (--state waiting); mq stats (table, --json, --prometheus
-# and promtool) and mq top count them in a column of their own, and no
+# and promtool), mq top and mq check's perfdata count them apart, and no
 # more as scheduled.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
@@ -135,6 +135,9 @@ like "$(line 1)" "mq top 20*Z table mq_jobs: 1 queue, 0 ready, 1 scheduled, 2 wa
   "  the header counts the waiting jobs apart"
 is "$(line 2 | tr -s ' ' | cut -d' ' -f1-5)" "QUEUE READY SCHED WAIT LEASED" "  a WAIT column"
 is "$(line 3 | tr -s ' ' | cut -d' ' -f1-5)" "kid 0 1 2 0" "  kid: 1 scheduled, 2 waiting"
+run "$MQ" check --queue kid
+like "$RC:$OUT" "0:MQ OK - * 'kid.scheduled'=1;;;0 'kid.waiting'=2;;;0 'kid.leased'=0;;;0 *" \
+  "check: the waiting jobs in the perfdata, apart from the scheduled one"
 
 # ---- what parents that die or leave do, as why shows it ----
 # wait: the dependent keeps waiting for the dead parent, named
