@@ -176,6 +176,12 @@ put_waiting(const struct mq_job_deps *d)
 {
 	size_t i;
 
+	/* a row another program wrote due at the end of time */
+	if (d->parents == 0) {
+		printf("the end of time, without parents: nothing will make it "
+		    "due (mq cancel it, or give it a due time)");
+		return;
+	}
 	printf("%llu of %llu parent%s", (unsigned long long)d->not_done,
 	    (unsigned long long)d->parents, PLURAL(d->parents));
 	for (i = 0; i < d->nwaiting; i++)

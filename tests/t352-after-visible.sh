@@ -71,6 +71,14 @@ like "$OUT" "*if a parent dies: wait*" "  its policy"
 why_is 18 "why of a waiting dependent in a paused queue: still 18" "$c"
 "$MQ" resume kid >/dev/null
 
+# a row another program wrote due at the end of time, without parents
+sql "INSERT INTO mq_jobs (queue, payload, available_at) VALUES ('odd', 'x', '9999-12-31 23:59:59.999999')"
+odd=$(sql "SELECT MAX(id) FROM mq_jobs WHERE queue = 'odd'")
+why_is 18 "why of a job due at the end of time without parents: waiting (18)" "$odd"
+is "$(line 1)" "job $odd is waiting for the end of time, without parents: nothing will make it due (mq cancel it, or give it a due time)" \
+  "  says it has no parents, and what to do"
+"$MQ" cancel "$odd" >/dev/null
+
 # ---- mq show: parents and children, bounded ----
 expect_status 0 "show of the dependent" "$MQ" show "$c"
 is "$(printf '%s\n' "$OUT" | grep -E '^(state|due):')" "state: waiting
@@ -116,7 +124,7 @@ expect_status 0 "stats" "$MQ" stats --queue kid
 is "$(line 1 | tr -s ' ' | cut -d' ' -f1-6)" "QUEUE READY SCHEDULED WAITING LEASED STALE" "  a WAITING column"
 is "$(line 2 | tr -s ' ' | cut -d' ' -f1-6)" "kid 0 1 2 0 0" "  kid: 1 scheduled, 2 waiting"
 expect_status 0 "stats --json" "$MQ" stats --json
-is "$(json '[(q["queue"], q["scheduled"], q["waiting"]) for q in d["queues"]]')" \
+is "$(json '[(q["queue"], q["scheduled"], q["waiting"]) for q in d["queues"] if q["queue"] != "odd"]')" \
   "[('fan', 0, 11), ('kid', 1, 2), ('par', 0, 0)]" "  --json: waiting apart from scheduled"
 expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
 is "$(printf '%s\n' "$OUT" | grep -E '^mq_jobs\{.*queue="kid",state="(scheduled|waiting)"')" \
