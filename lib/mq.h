@@ -607,6 +607,7 @@ struct mq_queue_stats {
 	size_t queue_len;	/* a name another program wrote may hold NUL */
 	uint64_t ready;		/* due now */
 	uint64_t scheduled;	/* due later */
+	uint64_t waiting;	/* waiting for parents (mq push --after) */
 	uint64_t leased;	/* claimed, stale ones included */
 	uint64_t stale;		/* claimed, lease expired */
 	uint64_t done, dead;
@@ -778,15 +779,21 @@ enum mq_status mq_purge(struct mq_conn *c, const char *queue, int leased,
 /* ---- inspect: one job, lists of jobs (inspect.c) ---- */
 
 /** A job's state as an operator reads it: the stored state, with ready
- * split by its due time and leased by its deadline (sql_terms.h). */
+ * split by its due time (due now, later, or waiting for its parents: mq
+ * push --after) and leased by its deadline (sql_terms.h). */
 enum mq_state {
-	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_LEASED, MQ_ST_STALE, MQ_ST_DONE,
-	MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
+	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_WAITING, MQ_ST_LEASED,
+	MQ_ST_STALE, MQ_ST_DONE, MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
 };
 
 /** The state's name ("ready", ...), or NULL; and back (-1 if none). */
 const char *mq_state_name(enum mq_state s);
 int mq_state_parse(const char *s, size_t len);
+
+/** The due time of a dependent that waits for its parents (mq push
+ * --after), in microseconds since 1970: 9999-12-31 23:59:59.999999 UTC,
+ * which no claim reaches (struct mq_job_info's available_epoch_us). */
+#define MQ_WAITING_EPOCH_US 253402300799999999LL
 
 /** Length of an ISO time text, "2026-01-02T03:04:05Z", and its NUL. */
 #define MQ_ISO_SIZE 21
@@ -830,6 +837,11 @@ struct mq_job_info {
 	unsigned char key[MQ_KEY_MAX + 1];	/* job_key (not terminated) */
 	size_t key_len;
 	int has_key;
+	char if_parent_dies[8];	/* a dependent (mq push --after): cancel,
+				 * run or wait; "" if not one */
+	int may_have_deps;	/* a dependent, or a parent (dependents were
+				 * pushed after it), or archived: see
+				 * mq_job_deps; 0: neither */
 };
 
 /** Frees what a struct mq_job_info holds (not the struct). */
@@ -900,6 +912,37 @@ struct mq_job_hold {
  */
 enum mq_status mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
     struct mq_job_hold *h);
+
+/** The related jobs mq_job_deps lists, of each kind, at most. */
+#define MQ_DEPS_LISTED 10
+
+/** A parent or a dependent of a job. */
+struct mq_dep {
+	uint64_t id;
+	int met;		/* its edge is met (the parent is done, or dead
+				 * and the dependent runs anyway) */
+	char state[16];		/* mq_state_name's, or "deleted" (purged) */
+};
+
+/** A job's dependencies (mq push --after). */
+struct mq_job_deps {
+	uint64_t parents;	/* its parents (0: not a dependent) */
+	uint64_t not_done;	/* of them, not met yet */
+	uint64_t children;	/* its dependents */
+	size_t nparent, nwaiting, nchild;	/* listed */
+	struct mq_dep parent[MQ_DEPS_LISTED];	/* the first parents, by id */
+	uint64_t waiting[MQ_DEPS_LISTED];	/* the first not met, by id */
+	struct mq_dep child[MQ_DEPS_LISTED];	/* the first dependents */
+};
+
+/**
+ * The dependencies of job id (in the job table or the archive): how many
+ * parents it has, how many of them are not met yet, how many dependents,
+ * and the first MQ_DEPS_LISTED of each by id, with their states: one
+ * statement, each list bounded. A job without any gives all 0.
+ */
+enum mq_status mq_job_deps(struct mq_conn *c, uint64_t id,
+    struct mq_job_deps *d);
 
 /** One event of a job's history (<table>_history). */
 struct mq_history_entry {
