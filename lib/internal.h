@@ -11,7 +11,7 @@
  * layer 6: pop.c held.c
  * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
  * layer 5: retry.c
- * layer 4: queues.c deps.c
+ * layer 4: queues.c deps.c deps_read.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c

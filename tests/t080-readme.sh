@@ -116,7 +116,7 @@ is "$(printf '%s\n' "$OUT" | sed -n 1p)" "$(printf '%s\n' "$OUT" | sed -n 2p)" \
   "the deploy script declared the job twice: the same id"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_key), MIN(every_anchor = available_at)) FROM mq_jobs WHERE queue = 'maintenance'")" \
   "1,ready,3600000000,cleanup-tmp,1" "one recurring job, hourly, anchored at its first due time"
-like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
+like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $9, $10 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
 # from other languages: the examples of the source tree, which read the
