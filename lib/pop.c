@@ -464,6 +464,9 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			    limit - (uint32_t)k, cl->n, 0, 0, -1 };
 			size_t again;
 
+			/* jobs in hand (the head's): tried once, not retried
+			 * for minutes while their lease runs */
+			c->one_try = cl->n > 0;
 			if ((rc = own_token(c, cl)) == MQ_OK)
 				rc = mq__in_tx(c, limited_tx, &lc);
 			cl->limited[q] = lc.limited;
@@ -479,6 +482,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 			if (rc == MQ_OK && limited_first && !lc.limited) {
 				k = 0;
 				again = cl->n;
+				c->one_try = cl->n > 0;
 				if ((rc = own_token(c, cl)) == MQ_OK)
 					rc = update_head(c, cl, cl->queues[q],
 					    limit, &k);
