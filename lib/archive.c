@@ -23,13 +23,13 @@
  * AUTO_INCREMENT went back: a TRUNCATE, a restore) is left where it is:
  * copying it would fail the batch on every run, and replacing the
  * archived one would lose it. mq-archive(1) says how to mend it. */
-/* A dead job whose dependents wait for it to be retried and done
- * (--if-parent-dies wait) stays: in the archive it could not be
- * retried, and they would wait for ever (deps.c). */
+/* A dead job that dependents wait for (--if-parent-dies wait, or one
+ * it cancelled and mq retry made wait again) stays: in the archive it
+ * could not be retried, and they would wait for ever (deps.c). */
 #define AWAITED(j) \
     "NOT (" j ".children IS NOT NULL AND " j ".state = 'dead' AND EXISTS" \
     " (SELECT 1 FROM `{{TABLE}}_deps` d JOIN `{{TABLE}}` w ON w.id = d.child" \
-    " WHERE d.parent = " j ".id AND d.met = 0 AND d.on_death = 'wait'" \
+    " WHERE d.parent = " j ".id AND d.met = 0" \
     " AND w.state = 'ready' AND w.parent_shards > 0))"
 const char mq__sql_archive_pick[] =
     "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"

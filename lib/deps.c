@@ -29,8 +29,9 @@ static const char sql_parents[] =
     "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
     " IF(state = 'dead', 2, 0))) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE id IN (";
+/* an archived parent: done (1), or dead (5: it cannot be retried) */
 static const char sql_parents_archived[] =
-    "SELECT id, IF(state = 'done', 1, 2) FROM `{{TABLE}}_archive`"
+    "SELECT id, IF(state = 'done', 1, 5) FROM `{{TABLE}}_archive`"
     " FORCE INDEX (PRIMARY) WHERE id IN (";
 static const char sql_edge_head[] =
     "INSERT INTO `{{TABLE}}_deps` (parent, child, met, on_death) VALUES ";
@@ -94,21 +95,25 @@ static const char sql_mark_met[] =
 
 /* A parent dead (? 0): its dependents that are cancelled with it;
  * purged (? 1): those that do not run anyway, which nothing can release
- * any more. A round of them still waiting, then cancelled: dead, the
- * parent named. */
-#define DOOMED "d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'" \
+ * any more, but those the purge deletes itself (its queue and state).
+ * A round of them still waiting, by the parent's edges in child order
+ * (after the round before), locked; then cancelled: dead, the parent
+ * named. */
+#define DOOMED(d) "d.met = 0 AND (d.on_death = 'cancel'" \
     " OR (? AND d.on_death = 'wait')) AND j.state = 'ready'" \
     " AND j.parent_shards > 0"
 static const char sql_doomed[] =
-    "SELECT j.id FROM `{{TABLE}}_deps` d JOIN `{{TABLE}}` j"
-    " ON j.id = d.child WHERE " DOOMED " ORDER BY j.id LIMIT 1000"
-    " FOR UPDATE";
+    "SELECT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
+    " WHERE d.parent = ? AND d.child > ? AND " DOOMED(d)
+    " AND NOT (j.queue <=> ? AND j.state <=> ?)"
+    " ORDER BY d.child LIMIT 1000 FOR UPDATE";
 static const char sql_cancel[] =
     "UPDATE `{{TABLE}}` j JOIN `{{TABLE}}_deps` d ON d.child = j.id"
     " SET j.state = 'dead', j.finished_at = " MQ_SQL_NOW ","
     " j.last_error = CONCAT('cancelled: parent ', d.parent,"
     " IF(?, ' was purged', ' is dead'))"
-    " WHERE " DOOMED " AND j.id IN (";
+    " WHERE d.parent = ? AND " DOOMED(d) " AND j.id IN (";
 
 /* mq retry's report: the dependents cancelled with the jobs it made
  * ready, which stay dead; and those of them that wait again */
@@ -119,6 +124,15 @@ static const char sql_stay_dead[] =
 static const char sql_wait_again[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
     " AND parent_shards > 0 AND id IN (";
+
+/* Dependents among the ids that mq retry cannot make wait again: a
+ * parent not met is not in the job table (purged, or dead in the
+ * archive), so it can never finish */
+static const char sql_unretriable[] =
+    "SELECT DISTINCT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
+    " LEFT JOIN `{{TABLE}}` p ON p.id = d.parent"
+    " WHERE d.met = 0 AND p.id IS NULL AND d.child IN (";
+static const char sql_unretriable_tail[] = ") ORDER BY d.child";
 
 /* Dependents that leave (archive, purge): their edges and shards. */
 static const char sql_forget_edges[] =
@@ -134,7 +148,8 @@ struct parents {
 	const uint64_t *ids;	/* sorted, no repeats */
 	size_t n;
 	unsigned char *state;	/* per id: 0 live, 1 done, 2 dead, 3
-				 * recurring, 4 not found */
+				 * recurring, 4 not found, 5 dead and
+				 * archived */
 };
 
 static size_t
@@ -207,7 +222,7 @@ insert_edges(struct mq_conn *c, const struct parents *p, size_t from,
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = p->state[from + i];
 
-		met[i] = s == 1 || (s == 2 && policy == 1);
+		met[i] = s == 1 || ((s == 2 || s == 5) && policy == 1);
 		mq__bind_u64(&b[4 * i], (uint64_t *)&p->ids[from + i]);
 		mq__bind_u64(&b[4 * i + 1], &child);
 		mq__bind_i32(&b[4 * i + 2], &met[i]);
@@ -247,39 +262,57 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum mq_status
-mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
-    size_t nafter, int policy, int *due)
-{
+/* The parents of a push (mq__deps_check, then mq__deps_link). */
+struct mq__deps {
 	struct parents p;
-	uint64_t *ids = malloc(nafter * sizeof *ids), affected, cid = child;
-	size_t found;
-	unsigned long plen;
-	MYSQL_BIND in[3];
-	enum mq_status rc = MQ_OK;
-	size_t i, n = 0, k;
+	uint64_t *ids;
+	int policy;
+};
 
-	p.state = malloc(nafter);
-	if (ids == NULL || p.state == NULL) {
-		free(ids);
-		free(p.state);
+void
+mq__deps_free(struct mq__deps *d)
+{
+	if (d == NULL)
+		return;
+	free(d->p.state);
+	free(d->ids);
+	free(d);
+}
+
+enum mq_status
+mq__deps_check(struct mq_conn *c, const uint64_t *after, size_t nafter,
+    int policy, struct mq__deps **out)
+{
+	struct mq__deps *d = calloc(1, sizeof *d);
+	uint64_t affected;
+	size_t found, i, n = 0, k;
+	enum mq_status rc = MQ_OK;
+
+	*out = NULL;
+	if (d == NULL || (d->ids = malloc(nafter * sizeof *d->ids)) == NULL ||
+	    (d->p.state = malloc(nafter)) == NULL) {
+		mq__deps_free(d);
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	}
-	memcpy(ids, after, nafter * sizeof *ids);
-	qsort(ids, nafter, sizeof *ids, cmp_u64);
+	d->policy = policy;
+	memcpy(d->ids, after, nafter * sizeof *d->ids);
+	qsort(d->ids, nafter, sizeof *d->ids, cmp_u64);
 	for (i = 0; i < nafter; i++)
-		if (n == 0 || ids[n - 1] != ids[i])
-			ids[n++] = ids[i];
-	p.ids = ids;
-	p.n = n;
-	memset(p.state, 4, n);
+		if (n == 0 || d->ids[n - 1] != d->ids[i])
+			d->ids[n++] = d->ids[i];
+	d->p.ids = d->ids;
+	d->p.n = n;
+	memset(d->p.state, 4, n);
 	/* in id order: two pushes after the same parents lock them in the
-	 * same order */
+	 * same order; before the dependent is inserted, so that a parent
+	 * is a job that existed when it was asked for (never the
+	 * dependent, nor a job pushed after it: no cycle can be made) */
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
-		rc = mq__exec_ids(c, sql_touch, NULL, 0, ids + i, k, &affected);
+		rc = mq__exec_ids(c, sql_touch, NULL, 0, d->ids + i, k,
+		    &affected);
 		if (rc == MQ_OK)
-			rc = read_states(c, sql_parents, &p, i, k, 0, &found);
+			rc = read_states(c, sql_parents, &d->p, i, k, 0, &found);
 		/* a parent the write did not find, and the read did (a Galera
 		 * node applied its push in between), was not written: its
 		 * finish would not see this dependent. Run again. */
@@ -287,41 +320,64 @@ mq__deps_add(struct mq_conn *c, uint64_t child, const uint64_t *after,
 			rc = mq__fail(c, MQ_ERETRY, "the parents changed while "
 			    "the push read them");
 		if (rc == MQ_OK && affected < k)
-			rc = read_states(c, sql_parents_archived, &p, i, k, 1,
-			    &found);
+			rc = read_states(c, sql_parents_archived, &d->p, i, k,
+			    1, &found);
 	}
 	for (i = 0; rc == MQ_OK && i < n; i++) {
-		if (p.state[i] == 4)
+		unsigned s = d->p.state[i];
+
+		if (s == 4)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu does not "
-			    "exist", (unsigned long long)ids[i]);
-		else if (p.state[i] == 3)
+			    "exist", (unsigned long long)d->ids[i]);
+		else if (s == 3)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is recurring: "
-			    "it never finishes", (unsigned long long)ids[i]);
-		else if (p.state[i] == 2 && policy == 0)
+			    "it never finishes", (unsigned long long)d->ids[i]);
+		else if ((s == 2 || s == 5) && policy == 0)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead "
 			    "(--if-parent-dies cancel)",
-			    (unsigned long long)ids[i]);
+			    (unsigned long long)d->ids[i]);
+		else if (s == 5 && policy == 2)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and "
+			    "archived: it cannot be retried (--if-parent-dies "
+			    "wait)", (unsigned long long)d->ids[i]);
 	}
+	if (rc != MQ_OK) {
+		mq__deps_free(d);
+		return rc;
+	}
+	*out = d;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t child,
+    int *due)
+{
+	uint64_t cid = child;
+	unsigned long plen;
+	MYSQL_BIND in[3];
+	enum mq_status rc = MQ_OK;
+	size_t i, k, n = d->p.n;
+
 	*due = 1;
 	for (i = 0; i < n; i++)
-		if (p.state[i] == 0 || (p.state[i] == 2 && policy == 2))
+		if (d->p.state[i] == 0 || (d->p.state[i] == 2 &&
+		    d->policy == 2))
 			*due = 0;
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
-		rc = insert_edges(c, &p, i, k, child, policy);
+		rc = insert_edges(c, &d->p, i, k, child, d->policy);
 	}
 	if (rc == MQ_OK) {
 		mq__bind_u64(&in[0], &cid);
 		rc = exec_once(c, sql_shards, in);
 	}
 	if (rc == MQ_OK) {
-		mq__bind_str(&in[0], policies[policy], &plen);
+		mq__bind_str(&in[0], policies[d->policy], &plen);
 		mq__bind_u64(&in[1], &cid);
 		mq__bind_u64(&in[2], &cid);
 		rc = exec_once(c, sql_child, in);
 	}
-	free(p.state);
-	free(ids);
 	return rc;
 }
 
@@ -434,36 +490,52 @@ add_ids(struct ids *l, const uint64_t *ids, size_t n)
 	return 0;
 }
 
-/* The dependents the dead (or purged: gone) parent cancels, counted
- * as finished, added to more (finished in turn: they may have
- * dependents of their own). */
+/* How a parent was lost: dead (on 0), or purged (on 1) from queue and
+ * state, whose jobs the purge deletes itself. */
+struct lost {
+	int32_t on;
+	const char *queue, *state;
+};
+
+/* The dependents the dead (or purged) parent cancels, counted as
+ * finished, added to more (finished in turn: they may have dependents
+ * of their own). */
 static enum mq_status
-cancel_with(struct mq_conn *c, uint64_t parent, int32_t gone,
+cancel_with(struct mq_conn *c, uint64_t parent, const struct lost *l,
     struct ids *more)
 {
-	uint64_t doomed[CHUNK], affected, pid = parent;
-	MYSQL_BIND pre[3];
+	uint64_t doomed[CHUNK], affected, pid = parent, after = 0;
+	int32_t gone = l->on;
+	unsigned long qlen, slen;
+	MYSQL_BIND pre[5];
 	MYSQL_STMT *st;
 	size_t got;
 	enum mq_status rc;
 
-	mq__bind_u64(&pre[0], &pid);
-	mq__bind_i32(&pre[1], &gone);
 	do {
+		mq__bind_u64(&pre[0], &pid);
+		mq__bind_u64(&pre[1], &after);
+		mq__bind_i32(&pre[2], &gone);
+		if (l->queue) {
+			mq__bind_str(&pre[3], l->queue, &qlen);
+			mq__bind_str(&pre[4], l->state, &slen);
+		} else {
+			mq__bind_null(&pre[3]);
+			mq__bind_null(&pre[4]);
+		}
 		if ((st = mq__prepare(c, sql_doomed)) == NULL)
 			return c->err.status;
 		rc = mq__select_ids(c, st, pre, doomed, NULL, CHUNK, &got);
 		mq__release(c, st);
 		if (rc != MQ_OK || got == 0)
 			return rc;
+		after = doomed[got - 1];
 		/* the SET's flag, then the WHERE's */
 		mq__bind_i32(&pre[0], &gone);
 		mq__bind_u64(&pre[1], &pid);
 		mq__bind_i32(&pre[2], &gone);
 		rc = mq__exec_ids(c, sql_cancel, pre, 3, doomed, got,
 		    &affected);
-		mq__bind_u64(&pre[0], &pid);
-		mq__bind_i32(&pre[1], &gone);
 		if (rc == MQ_OK && affected != got)
 			rc = mq__fail(c, MQ_EDB, "cannot cancel the dependents "
 			    "of job %llu: %llu of %zu changed",
@@ -477,18 +549,18 @@ cancel_with(struct mq_conn *c, uint64_t parent, int32_t gone,
 	return rc;
 }
 
-/* Parents dead or gone: the edges of dependents that run anyway met,
+/* Parents dead or purged: the edges of dependents that run anyway met,
  * the others' dependents cancelled. */
 static enum mq_status
 lost_parents(struct mq_conn *c, const uint64_t *parents, size_t n,
-    int32_t gone, struct ids *more)
+    const struct lost *l, struct ids *more)
 {
 	int32_t no = 0;
 	enum mq_status rc = meet(c, parents, n, &no);
 	size_t i;
 
 	for (i = 0; rc == MQ_OK && i < n; i++)
-		rc = cancel_with(c, parents[i], gone, more);
+		rc = cancel_with(c, parents[i], l, more);
 	return rc;
 }
 
@@ -501,6 +573,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 	uint64_t parents[CHUNK], dead[CHUNK];
 	unsigned char flags[CHUNK];
 	size_t got = 0, nd = 0, nx = 0, i;
+	static const struct lost died = { 0, NULL, NULL };
 	int32_t yes = 1;
 	enum mq_status rc;
 
@@ -514,7 +587,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 	if (rc == MQ_OK && nd > 0)
 		rc = meet(c, parents, nd, &yes);
 	if (rc == MQ_OK && nx > 0)
-		rc = lost_parents(c, dead, nx, 0, more);
+		rc = lost_parents(c, dead, nx, &died, more);
 	return rc;
 }
 
@@ -567,6 +640,14 @@ mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
+mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t *got)
+{
+	return mq__select_ids_in(c, sql_unretriable, sql_unretriable_tail,
+	    NULL, 0, ids, n, out, n, got);
+}
+
+enum mq_status
 mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n)
 {
 	uint64_t forgot;
@@ -580,8 +661,10 @@ mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n)
 }
 
 enum mq_status
-mq__deps_purged(struct mq_conn *c, const uint64_t *ids, size_t n)
+mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
+    const uint64_t *ids, size_t n)
 {
+	const struct lost purged = { 1, queue, state };
 	struct ids more = { NULL, 0, 0 };
 	uint64_t parents[CHUNK];
 	unsigned char flags[CHUNK];
@@ -593,7 +676,7 @@ mq__deps_purged(struct mq_conn *c, const uint64_t *ids, size_t n)
 		rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0,
 		    ids + i, k, parents, flags, CHUNK, &got);
 		if (rc == MQ_OK && got > 0)
-			rc = lost_parents(c, parents, got, 1, &more);
+			rc = lost_parents(c, parents, got, &purged, &more);
 		if (rc == MQ_OK)
 			rc = mq__deps_forget(c, ids + i, k);
 	}

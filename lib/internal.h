@@ -332,14 +332,20 @@ enum mq_status mq__select_flagged_in(struct mq_conn *c, const char *head,
     const uint64_t *ids, size_t n, uint64_t *out, unsigned char *flags,
     size_t max, size_t *got);
 
-/* mq push --after (deps.c), in the push's transaction after the INSERT
- * of child: the parents after[0..nafter) (any order, repeats allowed)
- * written, their edges and shards, and child due now if all are met
- * already. policy: 0 cancel, 1 run, 2 wait (if_parent_dies). A parent
- * that does not exist (MQ_ENOTFOUND), recurs (MQ_EINVAL), or is dead
- * under cancel (MQ_EDEAD) fails it: the transaction rolls back. */
-enum mq_status mq__deps_add(struct mq_conn *c, uint64_t child,
-    const uint64_t *after, size_t nafter, int policy, int *due);
+/* mq push --after (deps.c), in the push's transaction: first, before
+ * the INSERT of the dependent, its parents after[0..nafter) (any order,
+ * repeats allowed) written and their states read (*d: what the link
+ * needs; mq__deps_free it). A parent that does not exist, recurs, or is
+ * dead under cancel (dead and archived under wait) fails it
+ * (MQ_EPARENT): the transaction rolls back. policy: MQ_AFTER_*. Then,
+ * after the INSERT, the edges and shards of child, made due at once
+ * (*due) if all are met already. */
+struct mq__deps;
+enum mq_status mq__deps_check(struct mq_conn *c, const uint64_t *after,
+    size_t nafter, int policy, struct mq__deps **d);
+enum mq_status mq__deps_link(struct mq_conn *c, const struct mq__deps *d,
+    uint64_t child, int *due);
+void mq__deps_free(struct mq__deps *d);
 /* What every write that finishes jobs (done or dead: ack, fail,
  * cancel, requeue-stale's burials) does in its transaction after its
  * writes to the jobs (deps.c): counts them (mq__count_finished), then
@@ -352,12 +358,14 @@ enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
  * have dependents (parents[0..np)): no read more for an ack. */
 enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
     const uint64_t *parents, size_t np);
-/* mq purge, in its transaction before it deletes ids[0..n) (live jobs,
- * locked): their dependents cannot wait for them any more: those that
- * run anyway are met, the others cancelled ("parent N was purged"), and
- * finished in turn; and their own edges and shards, as dependents, go. */
-enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
-    size_t n);
+/* mq purge, in its transaction before it deletes ids[0..n) (live jobs
+ * of queue in state, locked): their dependents cannot wait for them any
+ * more: those that run anyway are met, the others cancelled ("parent N
+ * was purged") and finished in turn, but those the purge deletes itself
+ * (of queue, in state); and their own edges and shards, as dependents,
+ * go. */
+enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
+    const char *state, const uint64_t *ids, size_t n);
 /* After the commit of a finish: wakes the waiters of the queues whose
  * dependents it made due (mq__finished, mq__acked, mq__deps_purged
  * noted them), and forgets them. Errors are not the caller's: the
@@ -369,6 +377,11 @@ void mq__wake_released(struct mq_conn *c);
  * again for parents not done. */
 enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
     size_t n, uint64_t *stay_dead, uint64_t *wait_again);
+/* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
+ * again (a parent not done is gone, or dead in the archive), in out[0..
+ * *got), ascending. */
+enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *out, size_t *got);
 /* The edges and shards of ids[0..n) as dependents, which leave the
  * table (archive): as parents, theirs stay while their dependents do. */
 enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,

@@ -673,7 +673,10 @@ enum mq_status mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 /** Why mq_retry left a job as it was. */
 enum mq_retry_skip {
 	MQ_RETRY_NOT_DEAD,	/* a given id: not a dead job, or no job */
-	MQ_RETRY_DEDUP		/* its dedup key is live again */
+	MQ_RETRY_DEDUP,		/* its dedup key is live again */
+	MQ_RETRY_PARENTS	/* a dependent with a parent not done that
+				 * can never finish: gone (purged), or dead
+				 * in the archive (mq push --after) */
 };
 
 /** Which dead jobs to put back, and how. */
@@ -708,6 +711,7 @@ struct mq_retry_report {
 	uint64_t retried;	/* back to ready (dry run: would be) */
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
+	uint64_t parents;	/* left dead: a parent can never finish */
 	uint64_t stay_dead;	/* dependents cancelled when the retried
 				 * jobs died: they stay dead */
 	uint64_t wait_again;	/* retried dependents that wait again for

@@ -49,7 +49,8 @@ purge_tx(struct mq_conn *c, void *ctx)
 	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
 	    p->got)) != MQ_OK ||
 	    (rc = mq__history_delete(c, p->ids, p->got)) != MQ_OK ||
-	    (rc = mq__deps_purged(c, p->ids, p->got)) != MQ_OK)
+	    (rc = mq__deps_purged(c, p->queue, p->state, p->ids,
+	    p->got)) != MQ_OK)
 		return rc;
 	/* the state again: a job claimed meanwhile is no longer waiting */
 	mq__bind_str(&in[0], p->state, &slen);

@@ -337,13 +337,19 @@ static enum mq_status
 push_one_tx(struct mq_conn *c, void *ctx)
 {
 	struct one *p = ctx;
-	enum mq_status rc = insert_one(c, p);
+	struct mq__deps *d = NULL;
+	enum mq_status rc = MQ_OK;
 
-	/* a dependent: its parents in the same transaction (a parent that
-	 * cannot be one rolls the job back) */
-	if (rc == MQ_OK && !*p->existed && p->o->nafter > 0)
-		rc = mq__deps_add(c, *p->id, p->o->after, p->o->nafter,
-		    p->o->if_parent_dies, &p->due);
+	/* a dependent: its parents in the same transaction, read before
+	 * it is inserted (a parent that cannot be one rolls it back) */
+	if (p->o->nafter > 0)
+		rc = mq__deps_check(c, p->o->after, p->o->nafter,
+		    p->o->if_parent_dies, &d);
+	if (rc == MQ_OK)
+		rc = insert_one(c, p);
+	if (rc == MQ_OK && !*p->existed && d)
+		rc = mq__deps_link(c, d, *p->id, &p->due);
+	mq__deps_free(d);
 
 	return wake_in_first_try(c, rc, p->o->queue, *p->existed ? 0 : 1,
 	    &p->in_tx, &p->tries);

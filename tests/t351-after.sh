@@ -175,6 +175,54 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $c5"):$(sql "SELECT C
 done_one gone2 >/dev/null
 is "$(st "$c4")" "done" "and its parent finishes as usual"
 
+# ---- a review's cases (each failed before its fix)
+# mq purge of a queue that holds a parent and its waiting dependent:
+# both deleted, counted once each as purged (the dependent was cancelled,
+# counted dead and purged, and its edges gone: retried, it waited for
+# ever)
+sql "DELETE FROM mq_jobs_counts WHERE queue = 'pq'"
+p=$("$MQ" push --queue pq P)
+c=$("$MQ" push --queue pq --after "$p" C)
+expect_status 0 "purge of a queue holding a parent and its dependent" "$MQ" purge --queue pq --yes
+is "$OUT" "purged 2 jobs from queue 'pq'" "  both deleted"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'pq'"):$(sql "SELECT COALESCE(SUM(total), 0) FROM mq_jobs_counts WHERE queue = 'pq' AND state = 'purged'"):$(sql "SELECT COALESCE(SUM(n), 0) FROM mq_jobs_counts WHERE queue = 'pq' AND state = 'dead'")" \
+  "0:2:0" "  counted purged once each, none dead"
+# a dependent cancelled, then retried, waits for the dead parent again:
+# archive leaves the parent (it could not be retried from the archive)
+p=$("$MQ" push --queue q2 --max-attempts 1 P)
+c=$("$MQ" push --queue q2kid --after "$p" C)
+die_one q2 >/dev/null
+"$MQ" retry "$c" >/dev/null 2>&1
+"$MQ" archive --dead --older-than 0s >/dev/null
+is "$(st "$p"):$(st "$c")" "dead:ready:waiting" "archive keeps the dead parent a retried dependent waits for"
+"$MQ" retry "$p" >/dev/null 2>&1
+done_one q2 >/dev/null
+is "$(st "$c")" "ready" "  retried and done, it makes the dependent due"
+sql "DELETE FROM mq_jobs WHERE queue = 'q2kid'"
+# retry of a dependent whose parent was purged: it would wait for ever
+p=$("$MQ" push --queue q5 P)
+c=$("$MQ" push --queue q5kid --after "$p" C)
+"$MQ" purge --queue q5 --yes >/dev/null
+is "$(st "$c")" "dead" "a dependent of a purged parent is cancelled"
+expect_status 1 "its retry" "$MQ" retry "$c"
+is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, or dead in the archive): $c" "  leaves it dead, and says why"
+is "$(st "$c")" "dead" "  dead still"
+# a job cannot wait for itself, nor for a job pushed after the check
+n=$(sql "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'mq_jobs'")
+expect_status 66 "push --after the id it would get" "$MQ" push --queue self --after "$n" selfdep
+is "$ERR" "mq push: parent $n does not exist" "  refused: it does not exist yet"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'self'")" 0 "  nothing pushed"
+# a dead parent in the archive cannot be retried: --if-parent-dies wait
+# after it is refused (it would wait for ever), run runs
+p=$("$MQ" push --queue q6 --max-attempts 1 P)
+die_one q6 >/dev/null
+"$MQ" archive --dead --older-than 0s >/dev/null
+expect_status 66 "push --after a dead archived parent, --if-parent-dies wait" "$MQ" push --queue q6kid --after "$p" --if-parent-dies wait W
+is "$ERR" "mq push: parent $p is dead and archived: it cannot be retried (--if-parent-dies wait)" "  refused"
+expect_status 0 "  with run: pushed" "$MQ" push --queue q6kid --after "$p" --if-parent-dies run R
+is "$(st "$OUT")" "ready" "  and due at once"
+sql "DELETE FROM mq_jobs WHERE queue = 'q6kid'"
+
 # ---- fan-in under 8 consumers of both claims: the dependent once, after all
 sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"
 seq 1 300 | "$MQ" push --queue many --lines --quiet >"$T_TMP/ids"
