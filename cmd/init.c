@@ -76,9 +76,10 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 	mq_close(c);
 	if (rep.created)
 		printf("created tables %s, %s_archive, %s_queues, "
-		    "%s_counts, %s_history, %s_waiters, %s_gates and %s_ticks "
-		    "(schema %d)\n", g->table, g->table, g->table, g->table,
-		    g->table, g->table, g->table, g->table, MQ_SCHEMA_VERSION);
+		    "%s_counts, %s_history, %s_waiters, %s_gates, %s_ticks, "
+		    "%s_deps and %s_waits (schema %d)\n", g->table, g->table,
+		    g->table, g->table, g->table, g->table, g->table, g->table,
+		    g->table, g->table, MQ_SCHEMA_VERSION);
 	else if (rep.from_version < MQ_SCHEMA_VERSION)
 		printf("upgraded table %s from schema %d to %d\n", g->table,
 		    rep.from_version, MQ_SCHEMA_VERSION);

@@ -57,7 +57,7 @@ struct retry_args {
 	struct mq_retry_opts o;
 	int queue_given, filter, all, quiet;
 	struct progress p;
-	struct id_note not_dead, dedup;
+	struct id_note not_dead, dedup, parents;
 	sigset_t held;
 };
 
@@ -158,7 +158,8 @@ skipped(uint64_t id, enum mq_retry_skip why, void *ctx)
 {
 	struct retry_args *a = ctx;
 
-	note(why == MQ_RETRY_DEDUP ? &a->dedup : &a->not_dead, id);
+	note(why == MQ_RETRY_DEDUP ? &a->dedup : why == MQ_RETRY_PARENTS ?
+	    &a->parents : &a->not_dead, id);
 }
 
 static void
@@ -271,6 +272,21 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	put_note(&a.not_dead, "not dead (or no such job)");
 	put_note(&a.dedup, "left dead: their dedup key is live again in "
 	    "the queue");
+	put_note(&a.parents, "left dead: a parent of theirs can never "
+	    "finish (purged, or dead in the archive)");
+	/* dependents (mq push --after): what the retry did to them */
+	if (!o->dry_run && rep.wait_again)
+		say(&retry_command, "%llu of the jobs retried wait again for "
+		    "their parents (mq push --after): they run once those are "
+		    "done", (unsigned long long)rep.wait_again);
+	if (!o->dry_run && rep.stay_dead)
+		say(&retry_command, "%llu dependent%s cancelled when the jobs "
+		    "retried died %s dead: mq retry %s too, and %s again for "
+		    "%s parents", (unsigned long long)rep.stay_dead,
+		    PLURAL(rep.stay_dead), rep.stay_dead == 1 ? "stays" :
+		    "stay", rep.stay_dead == 1 ? "it" : "them",
+		    rep.stay_dead == 1 ? "it waits" : "they wait",
+		    rep.stay_dead == 1 ? "its" : "their");
 	if (st != MQ_OK)
 		die(&retry_command, &e);
 	if (rep.stopped) {
@@ -278,5 +294,5 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 		    "batch in flight", (int)stop_signal);
 		return 128 + stop_signal;
 	}
-	return rep.not_dead || rep.dedup ? 1 : 0;
+	return rep.not_dead || rep.dedup || rep.parents ? 1 : 0;
 }

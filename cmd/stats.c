@@ -78,7 +78,7 @@ static void
 print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 {
 	static const char *const head[] = { "QUEUE", "READY", "SCHEDULED",
-	    "LEASED", "STALE", "DONE", "DEAD", "RECURRING", "PAUSED",
+	    "WAITING", "LEASED", "STALE", "DONE", "DEAD", "RECURRING", "PAUSED",
 	    "OLDEST_READY", "CONCURRENCY", "PER_KEY", "RATE", "KEY_RATE",
 	    "HELD" };
 	struct table_row *r = calloc(n ? n : 1, sizeof *r);
@@ -88,25 +88,26 @@ print_table(const struct mq_queue_stats *q, size_t n, uint64_t archived)
 		exit(no_memory(&stats_command));
 	}
 	for (i = 0; i < n; i++) {
-		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,
-		    q[i].stale, q[i].done, q[i].dead, q[i].recurring };
+		const uint64_t v[] = { q[i].ready, q[i].scheduled,
+		    q[i].waiting, q[i].leased, q[i].stale, q[i].done,
+		    q[i].dead, q[i].recurring };
 		r[i].name = (const unsigned char *)q[i].queue;
 		r[i].name_len = q[i].queue_len;
-		for (k = 0; k < 7; k++)
+		for (k = 0; k < 8; k++)
 			snprintf(r[i].cell[k + 1], TABLE_CELL, "%llu",
 			    (unsigned long long)v[k]);
-		snprintf(r[i].cell[8], TABLE_CELL, "%s",
+		snprintf(r[i].cell[9], TABLE_CELL, "%s",
 		    q[i].paused ? "yes" : "no");
-		fmt_duration(r[i].cell[9], TABLE_CELL, q[i].ready ?
+		fmt_duration(r[i].cell[10], TABLE_CELL, q[i].ready ?
 		    (int64_t)(q[i].oldest_ready_s * 1e6) : -1);
-		limit_cell(r[i].cell[10], q[i].concurrency);
-		limit_cell(r[i].cell[11], q[i].per_key);
-		rate_cell(r[i].cell[12], q[i].rate, q[i].rate_us);
-		rate_cell(r[i].cell[13], q[i].key_rate, q[i].key_rate_us);
-		snprintf(r[i].cell[14], TABLE_CELL, "%llu",
+		limit_cell(r[i].cell[11], q[i].concurrency);
+		limit_cell(r[i].cell[12], q[i].per_key);
+		rate_cell(r[i].cell[13], q[i].rate, q[i].rate_us);
+		rate_cell(r[i].cell[14], q[i].key_rate, q[i].key_rate_us);
+		snprintf(r[i].cell[15], TABLE_CELL, "%llu",
 		    (unsigned long long)q[i].held_back);
 	}
-	table_print(head, 15, r, n);
+	table_print(head, 16, r, n);
 	free(r);
 	printf("archive: %llu job%s\n", (unsigned long long)archived,
 	    PLURAL(archived));
@@ -177,12 +178,13 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 	for (i = 0; i < n; i++) {
 		printf("%s{\"queue\":", i ? "," : "");
 		put_json_string(QNAME(q[i]));
-		printf(",\"ready\":%llu,\"scheduled\":%llu,"
+		printf(",\"ready\":%llu,\"scheduled\":%llu,\"waiting\":%llu,"
 		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
 		    "\"dead\":%llu,\"recurring\":%llu,\"paused\":%s,"
 		    "\"oldest_ready_seconds\":%.3f",
 		    (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
+		    (unsigned long long)q[i].waiting,
 		    (unsigned long long)q[i].leased,
 		    (unsigned long long)q[i].stale,
 		    (unsigned long long)q[i].done,
@@ -261,16 +263,17 @@ static void
 print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
     uint64_t archived)
 {
-	static const char *const states[] = { "ready", "scheduled", "leased",
-	    "done", "dead" };
+	static const char *const states[] = { "ready", "scheduled",
+	    "waiting", "leased", "done", "dead" };
 	size_t i, k;
 
 	printf("# HELP mq_jobs Jobs in the table by queue and state (ready: "
-	    "due now; scheduled: due later).\n# TYPE mq_jobs gauge\n");
+	    "due now; scheduled: due later; waiting: for parents not done "
+	    "yet).\n# TYPE mq_jobs gauge\n");
 	for (i = 0; i < n; i++) {
-		const uint64_t v[] = { q[i].ready, q[i].scheduled, q[i].leased,
-		    q[i].done, q[i].dead };
-		for (k = 0; k < 5; k++) {
+		const uint64_t v[] = { q[i].ready, q[i].scheduled,
+		    q[i].waiting, q[i].leased, q[i].done, q[i].dead };
+		for (k = 0; k < 6; k++) {
 			labels("mq_jobs", table, &q[i]);
 			printf(",state=\"%s\"} %llu\n", states[k],
 			    (unsigned long long)v[k]);

@@ -26,7 +26,8 @@ const struct command why_command = {
 /* The answers, and their exit statuses (mq-why(1)). */
 enum answer {
 	WHY_READY = 0, WHY_MISSING = 1, WHY_PAUSED = 10, WHY_SCHEDULED,
-	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED, WHY_HELD
+	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED, WHY_HELD,
+	WHY_WAITING
 };
 
 /* Most jobs counted ahead of a ready one: the count reads that many
@@ -49,6 +50,7 @@ answer(const struct mq_job_info *j)
 	case MQ_ST_DEAD:	return WHY_DEAD;
 	case MQ_ST_STALE:	return WHY_STALE;
 	case MQ_ST_LEASED:	return WHY_LEASED;
+	case MQ_ST_WAITING:	return WHY_WAITING;
 	default:		break;
 	}
 	if (j->paused)
@@ -167,10 +169,33 @@ put_rate_line(const char *label, const struct mq_rate_window *w)
 	    (int64_t)w->window_us));
 }
 
+/* "3 of 100 parents: 17, 18, 25": the parents not done, the first of
+ * them by id, then "and N more" */
+static void
+put_waiting(const struct mq_job_deps *d)
+{
+	size_t i;
+
+	/* a row another program wrote due at the end of time */
+	if (d->parents == 0) {
+		printf("the end of time, without parents: nothing will make it "
+		    "due (mq cancel it, or give it a due time)");
+		return;
+	}
+	printf("%llu of %llu parent%s", (unsigned long long)d->not_done,
+	    (unsigned long long)d->parents, PLURAL(d->parents));
+	for (i = 0; i < d->nwaiting; i++)
+		printf("%s%llu", i ? ", " : ": ",
+		    (unsigned long long)d->waiting[i]);
+	if (d->not_done > d->nwaiting)
+		printf(" and %llu more",
+		    (unsigned long long)(d->not_done - d->nwaiting));
+}
+
 /* The first line: the answer as a sentence. */
 static void
 sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
-    const struct mq_job_hold *h)
+    const struct mq_job_hold *h, const struct mq_job_deps *d)
 {
 	int used_up = j->attempts >= j->max_attempts;
 
@@ -187,6 +212,10 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 	case WHY_HELD:
 		printf("is ready but held back: ");
 		put_held(j, h);
+		break;
+	case WHY_WAITING:
+		printf("is waiting for ");
+		put_waiting(d);
 		break;
 	case WHY_PAUSED:
 		printf("waits: its queue '");
@@ -250,9 +279,10 @@ put_slots_line(const char *label, const struct mq_slots *s)
 
 /* The facts, "key: value" lines. */
 static void
-facts(const struct mq_job_info *j, const struct mq_job_hold *h)
+facts(const struct mq_job_info *j, const struct mq_job_hold *h,
+    const struct mq_job_deps *d)
 {
-	char d[DURATION_MAX];
+	char t[DURATION_MAX];
 
 	printf("queue: ");
 	TEXT(j->queue, j->queue_len);
@@ -260,9 +290,18 @@ facts(const struct mq_job_info *j, const struct mq_job_hold *h)
 	    mq_state_name(j->state), j->paused ? "yes" : "no", j->priority,
 	    j->attempts, j->max_attempts);
 	put_when_line("created", j->created_at, -j->age_us);
-	put_when_line("due", j->available_at, j->due_in_us);
+	if (j->available_epoch_us == MQ_WAITING_EPOCH_US)
+		printf("due: when its parents are done\n");
+	else
+		put_when_line("due", j->available_at, j->due_in_us);
 	if (j->every_us > 0)
-		printf("every: %s\n", fmt_duration(d, sizeof d, j->every_us));
+		printf("every: %s\n", fmt_duration(t, sizeof t, j->every_us));
+	if (d->parents > 0)
+		printf("parents: %llu of %llu not done\n",
+		    (unsigned long long)d->not_done,
+		    (unsigned long long)d->parents);
+	if (j->if_parent_dies[0])
+		printf("if a parent dies: %s\n", j->if_parent_dies);
 	if (j->has_key)
 		put_text_line("key", j->key, j->key_len);
 	put_slots_line("concurrency", &h->queue);
@@ -332,13 +371,36 @@ json_slots(const char *name, const struct mq_slots *s, int full)
 	printf("]}");
 }
 
+/* ,"parents":{"total":N,"not_done":N,"waiting_for":[ids],
+ * "if_parent_dies":"P"}, or null for a job that has none */
+static void
+json_parents(const struct mq_job_info *j, const struct mq_job_deps *d)
+{
+	size_t i;
+
+	printf(",\"parents\":");
+	if (d->parents == 0) {
+		printf("null");
+		return;
+	}
+	printf("{\"total\":%llu,\"not_done\":%llu,\"waiting_for\":[",
+	    (unsigned long long)d->parents, (unsigned long long)d->not_done);
+	for (i = 0; i < d->nwaiting; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)d->waiting[i]);
+	printf("],\"if_parent_dies\":");
+	if (j->if_parent_dies[0])
+		printf("\"%s\"}", j->if_parent_dies);
+	else
+		printf("null}");
+}
+
 static void
 print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
-    const struct mq_job_hold *h, int counted)
+    const struct mq_job_hold *h, int counted, const struct mq_job_deps *d)
 {
 	static const char *const names[] = { "ready", "missing", "paused",
 	    "scheduled", "leased", "stale", "dead", "done", "archived",
-	    "held" };
+	    "held", "waiting" };
 
 	printf("{\"answer\":\"%s\",\"status\":%d,",
 	    names[a == WHY_READY ? 0 : a == WHY_MISSING ? 1 : a - 8], a);
@@ -367,6 +429,7 @@ print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 	} else {
 		printf("null");
 	}
+	json_parents(j, d);
 	printf("}\n");
 }
 
@@ -375,6 +438,7 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 {
 	struct mq_job_info j;
 	struct mq_job_hold h;
+	struct mq_job_deps d;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
@@ -391,8 +455,12 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		    "as push prints it", shown(argv[1]));
 
 	memset(&h, 0, sizeof h);
+	memset(&d, 0, sizeof d);
 	c = open_queue_table(&why_command, g);
 	st = mq_job_get(c, id, &j);
+	/* a dependent, or a job that still waits for its parents */
+	if (st == MQ_OK && j.may_have_deps)
+		st = mq_job_deps(c, id, &d);
 	/* a ready job: held back by a limit of its queue, or its place */
 	if (st == MQ_OK && (a = answer(&j)) == WHY_READY) {
 		st = mq_job_held(c, &j, &h);
@@ -419,10 +487,10 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		die(&why_command, &e);
 	}
 	if (json)
-		print_json(&j, a, ahead, &h, counted);
+		print_json(&j, a, ahead, &h, counted, &d);
 	else {
-		sentence(&j, a, ahead, &h);
-		facts(&j, &h);
+		sentence(&j, a, ahead, &h, &d);
+		facts(&j, &h, &d);
 	}
 	mq_job_info_free(&j);
 	return (int)a;

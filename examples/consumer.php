@@ -118,6 +118,97 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 SQL;
+/* A job with dependents (schema 11, mq-sql(7) DEPENDENCIES): the ack
+ * tries the UPDATE for a job without any first; the finish of one that
+ * has some meets its edges (four statements), and a dead one's cancels
+ * the dependents that die with it, and theirs in turn. */
+const SQL_ACK_CHILDLESS = <<<'SQL'
+UPDATE `mq_jobs` SET
+ state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor))
+   AND every_us <=
+   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
+   'ready', 'done'),
+ finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
+ available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')),
+   every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
+   UTC_TIMESTAMP(6)) < 0, 0,
+   TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))
+   DIV every_us + 1) * every_us
+   MICROSECOND, available_at),
+ attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), 0, attempts),
+ leased_until = NULL,
+ every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), every_us, NULL),
+ every_anchor = IF(every_us IS NULL, NULL, every_anchor)
+ WHERE id = ? AND lease_token = ? AND state = 'leased'
+   AND children IS NULL
+SQL;
+const SQL_MEET_SHARDS = <<<'SQL'
+UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
+  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+  GROUP BY d.child, d.parent % 1024) e
+  ON w.child = e.child AND w.shard = e.shard
+  SET w.parents = w.parents - e.n
+SQL;
+const SQL_MEET_PARENTS = <<<'SQL'
+UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
+  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  ON w.child = e.child AND w.shard = e.shard
+  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  SET j.parent_shards = j.parent_shards - z.n
+SQL;
+const SQL_MEET_RELEASE = <<<'SQL'
+UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e ON j.id = e.child
+  SET j.available_at = UTC_TIMESTAMP(6)
+  WHERE j.parent_shards = 0 AND j.state = 'ready'
+  AND j.available_at = '9999-12-31 23:59:59.999999'
+SQL;
+const SQL_MEET_MARK = <<<'SQL'
+UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+SQL;
+const SQL_HAS_DEPENDENTS = <<<'SQL'
+SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE children IS NOT NULL AND id IN (?)
+SQL;
+const SQL_DOOMED = <<<'SQL'
+SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
+  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+  AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
+  AND j.state = 'ready' AND j.parent_shards > 0
+  ORDER BY j.id LIMIT 1000 FOR UPDATE
+SQL;
+const SQL_CANCEL = <<<'SQL'
+UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+  SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
+  j.last_error = CONCAT('cancelled: parent ', d.parent,
+  IF(?, ' was purged', ' is dead'))
+  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
+  AND j.parent_shards > 0 AND j.id IN (?)
+SQL;
 // The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 // counts exact; mq adds 16 times its Galera node's index (0 on one
 // server) so that two nodes never write one count row (mq(1) GALERA).
@@ -173,8 +264,9 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 SQL;
 
 /* the first schema these statements are right for */
-const SCHEMA_MIN = 10;
+const SCHEMA_MIN = 11;
 const ERROR_MAX = 4096;	/* bytes of error text kept, as mq keeps */
+const DOOMED_MAX = 1000;	/* dependents SQL_DOOMED locks at a time */
 
 function options(): array
 {
@@ -248,15 +340,76 @@ function lost(int $id): Fail
 	    'claimed again, or finished): nothing changed', 2);
 }
 
+/* sql for n ids: one ? per id in its IN (?) (mq-sql(7), CONVENTIONS) */
+function listed(string $sql, int $n): string
+{
+	return str_replace('IN (?)', 'IN (' .
+	    implode(', ', array_fill(0, $n, '?')) . ')', $sql);
+}
+
+/* The edges of job id met: all of them (done 1), or those of the
+ * dependents that run anyway (done 0: it is dead); a dependent whose
+ * last shard this empties is due now (mq-sql(7), DEPENDENCIES). */
+function meet(PDO $db, string $t, int $id, int $done): void
+{
+	run($db, SQL_MEET_SHARDS, $t, [$done, $id]);
+	if (run($db, SQL_MEET_PARENTS, $t, [$done, $id])->rowCount() > 0)
+		run($db, SQL_MEET_RELEASE, $t, [$done, $id]);
+	run($db, SQL_MEET_MARK, $t, [$done, $id]);
+}
+
+/* After the burial and its count, in its transaction: the death of job
+ * id applied to its dependents, and the deaths that cancels to theirs
+ * (a list, not a recursion). */
+function dead_with_dependents(PDO $db, string $t, int $id): void
+{
+	for ($todo = [$id], $i = 0; $i < count($todo); $i++) {
+		$j = $todo[$i];
+		$row = run($db, SQL_HAS_DEPENDENTS, $t, [$j])
+		    ->fetch(PDO::FETCH_NUM);
+		if ($row === false)
+			continue;
+		$dead = (int)$row[1];
+		meet($db, $t, $j, $dead ? 0 : 1);
+		if (!$dead)
+			continue;
+		do {
+			$doomed = array_map('intval', run($db, SQL_DOOMED, $t,
+			    [$j, 0])->fetchAll(PDO::FETCH_COLUMN, 0));
+			$n = count($doomed);
+			if ($n == 0)
+				break;
+			$got = run($db, listed(SQL_CANCEL, $n), $t,
+			    array_merge([0, $j, 0], $doomed))->rowCount();
+			if ($got != $n)
+				throw new Fail("cannot cancel the dependents of " .
+				    "job $j: $got of $n changed");
+			run($db, listed(SQL_COUNT_FINISHED, $n), $t,
+			    array_merge([null, SLOT_BASE, 1, 1], $doomed));
+			array_push($todo, ...$doomed);
+		} while ($n == DOOMED_MAX);
+	}
+}
+
 function ack(PDO $db, array $o, int $id, string $token): void
 {
 	$t = $o['table'];
 	transaction($db, function () use ($db, $t, $id, $token) {
+		/* a job without dependents (nearly all): one UPDATE */
+		if (run($db, SQL_ACK_CHILDLESS, $t, [$id, $token])
+		    ->rowCount() == 1) {
+			run($db, SQL_COUNT_FINISHED, $t,
+			    [null, SLOT_BASE, 1, 1, $id]);
+			return;
+		}
 		if (run($db, SQL_ACK, $t, [$id, $token])->rowCount() != 1)
 			throw lost($id);
 		/* the job and its count commit together: mq stats stays
 		 * exact */
 		run($db, SQL_COUNT_FINISHED, $t, [null, SLOT_BASE, 1, 1, $id]);
+		/* it has dependents: those it was the last parent of are
+		 * due */
+		meet($db, $t, $id, 1);
 	});
 }
 
@@ -283,6 +436,7 @@ function fail(PDO $db, array $o, int $id, string $token, string $error):
 			run($db, SQL_BURY, $t, [$error, $id]);
 			run($db, SQL_HISTORY, $t, ['failed', $error, $id]);
 			run($db, SQL_COUNT_FINISHED, $t, [null, SLOT_BASE, 1, 1, $id]);
+			dead_with_dependents($db, $t, $id);
 			return "dead after attempt $attempts";
 		}
 		$delay = $o['retry-in'] !== null ?

@@ -120,6 +120,97 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 SQL
+# A job with dependents (schema 11, mq-sql(7) DEPENDENCIES): the ack
+# tries the UPDATE for a job without any first; the finish of one that
+# has some meets its edges (four statements), and a dead one's cancels
+# the dependents that die with it, and theirs in turn.
+use constant SQL_ACK_CHILDLESS => <<'SQL';
+UPDATE `mq_jobs` SET
+ state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor))
+   AND every_us <=
+   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
+   'ready', 'done'),
+ finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
+ available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')),
+   every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
+   UTC_TIMESTAMP(6)) < 0, 0,
+   TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))
+   DIV every_us + 1) * every_us
+   MICROSECOND, available_at),
+ attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), 0, attempts),
+ leased_until = NULL,
+ every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), every_us, NULL),
+ every_anchor = IF(every_us IS NULL, NULL, every_anchor)
+ WHERE id = ? AND lease_token = ? AND state = 'leased'
+   AND children IS NULL
+SQL
+use constant SQL_MEET_SHARDS => <<'SQL';
+UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
+  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+  GROUP BY d.child, d.parent % 1024) e
+  ON w.child = e.child AND w.shard = e.shard
+  SET w.parents = w.parents - e.n
+SQL
+use constant SQL_MEET_PARENTS => <<'SQL';
+UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
+  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  ON w.child = e.child AND w.shard = e.shard
+  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  SET j.parent_shards = j.parent_shards - z.n
+SQL
+use constant SQL_MEET_RELEASE => <<'SQL';
+UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e ON j.id = e.child
+  SET j.available_at = UTC_TIMESTAMP(6)
+  WHERE j.parent_shards = 0 AND j.state = 'ready'
+  AND j.available_at = '9999-12-31 23:59:59.999999'
+SQL
+use constant SQL_MEET_MARK => <<'SQL';
+UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+SQL
+use constant SQL_HAS_DEPENDENTS => <<'SQL';
+SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE children IS NOT NULL AND id IN (?)
+SQL
+use constant SQL_DOOMED => <<'SQL';
+SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
+  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+  AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
+  AND j.state = 'ready' AND j.parent_shards > 0
+  ORDER BY j.id LIMIT 1000 FOR UPDATE
+SQL
+use constant SQL_CANCEL => <<'SQL';
+UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+  SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
+  j.last_error = CONCAT('cancelled: parent ', d.parent,
+  IF(?, ' was purged', ' is dead'))
+  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
+  AND j.parent_shards > 0 AND j.id IN (?)
+SQL
 # The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 # counts exact; mq adds 16 times its Galera node's index (0 on one server)
 # so that two nodes never write one count row (mq(1) GALERA).
@@ -175,9 +266,10 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
 SQL
 
 use constant ERROR_MAX => 4096;	# bytes of error text kept, as mq keeps
+use constant DOOMED_MAX => 1000;	# dependents SQL_DOOMED locks at a time
 
 # the first schema these statements are right for
-use constant SCHEMA_MIN => 10;
+use constant SCHEMA_MIN => 11;
 
 # 128 random bits from the kernel, as 32 lowercase hex digits
 sub token {
@@ -235,14 +327,73 @@ sub lost {
 	    'again, or finished): nothing changed', 2);
 }
 
+# sql for n ids: one ? per id in its IN (?) (mq-sql(7), CONVENTIONS)
+sub listed {
+	my ($sql, $n) = @_;
+	my $list = join ', ', ('?') x $n;
+	$sql =~ s/IN \(\?\)/IN ($list)/;
+	return $sql;
+}
+
+# The edges of job id met: all of them (done 1), or those of the
+# dependents that run anyway (done 0: it is dead); a dependent whose last
+# shard this empties is due now (mq-sql(7), DEPENDENCIES).
+sub meet {
+	my ($db, $t, $id, $done) = @_;
+	run($db, SQL_MEET_SHARDS, $t, I($done), I($id));
+	run($db, SQL_MEET_RELEASE, $t, I($done), I($id))
+	    if run($db, SQL_MEET_PARENTS, $t, I($done), I($id))->rows > 0;
+	run($db, SQL_MEET_MARK, $t, I($done), I($id));
+}
+
+# After the burial and its count, in its transaction: the death of job
+# id applied to its dependents, and the deaths that cancels to theirs (a
+# list, not a recursion).
+sub dead_with_dependents {
+	my ($db, $t, $id) = @_;
+	my @todo = ($id);
+	for (my $i = 0; $i < @todo; $i++) {
+		my $j = $todo[$i];
+		my ($has, $dead) = run($db, SQL_HAS_DEPENDENTS, $t, I($j))
+		    ->fetchrow_array;
+		next unless defined $has;
+		meet($db, $t, $j, $dead ? 0 : 1);
+		next unless $dead;
+		my $n;
+		do {
+			my @doomed = map { $_->[0] } @{run($db, SQL_DOOMED, $t,
+			    I($j), I(0))->fetchall_arrayref};
+			$n = @doomed;
+			if ($n > 0) {
+				my $got = run($db, listed(SQL_CANCEL, $n), $t,
+				    I(0), I($j), I(0), map { I($_) } @doomed)->rows;
+				fail_with("cannot cancel the dependents of job " .
+				    "$j: $got of $n changed") if $got != $n;
+				run($db, listed(SQL_COUNT_FINISHED, $n), $t, undef,
+				    I(SLOT_BASE), I(1), I(1), map { I($_) } @doomed);
+				push @todo, @doomed;
+			}
+		} while ($n == DOOMED_MAX);
+	}
+}
+
 sub ack {
 	my ($db, $o, $id, $token) = @_;
+	my $t = $o->{table};
 	transaction($db, sub {
-		my $n = run($db, SQL_ACK, $o->{table}, I($id), $token)->rows;
+		# a job without dependents (nearly all): one UPDATE
+		if (run($db, SQL_ACK_CHILDLESS, $t, I($id), $token)->rows == 1) {
+			run($db, SQL_COUNT_FINISHED, $t, undef,
+			    I(SLOT_BASE), I(1), I(1), I($id));
+			return;
+		}
+		my $n = run($db, SQL_ACK, $t, I($id), $token)->rows;
 		lost($id) if $n != 1;
 		# the job and its count commit together: mq stats stays exact
-		run($db, SQL_COUNT_FINISHED, $o->{table}, undef,
+		run($db, SQL_COUNT_FINISHED, $t, undef,
 		    I(SLOT_BASE), I(1), I(1), I($id));
+		# it has dependents: those it was the last parent of are due
+		meet($db, $t, $id, 1);
 	});
 }
 
@@ -266,6 +417,7 @@ sub fail_job {
 			run($db, SQL_HISTORY, $t, 'failed', $error, I($id));
 			run($db, SQL_COUNT_FINISHED, $t, undef,
 			    I(SLOT_BASE), I(1), I(1), I($id));
+			dead_with_dependents($db, $t, $id);
 			return "dead after attempt $attempts";
 		}
 		my $delay = defined $o->{'retry-in'} ?

@@ -124,6 +124,97 @@ UPDATE `mq_jobs` SET
  every_anchor = IF(every_us IS NULL, NULL, every_anchor)
  WHERE id = ? AND lease_token = ? AND state = 'leased'
 """
+# A job with dependents (schema 11, mq-sql(7) DEPENDENCIES): the ack
+# tries the UPDATE for a job without any first; the finish of one that
+# has some meets its edges (four statements), and a dead one's cancels
+# the dependents that die with it, and theirs in turn.
+SQL_ACK_CHILDLESS = """
+UPDATE `mq_jobs` SET
+ state = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor))
+   AND every_us <=
+   TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), '9999-12-31 23:59:59')),
+   'ready', 'done'),
+ finished_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), NULL, UTC_TIMESTAMP(6)),
+ available_at = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')),
+   every_anchor + INTERVAL IF(TIMESTAMPDIFF(MICROSECOND, every_anchor,
+   UTC_TIMESTAMP(6)) < 0, 0,
+   TIMESTAMPDIFF(MICROSECOND, every_anchor, UTC_TIMESTAMP(6))
+   DIV every_us + 1) * every_us
+   MICROSECOND, available_at),
+ attempts = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), 0, attempts),
+ leased_until = NULL,
+ every_us = IF((every_us > 0 AND every_anchor >= '1000-01-01' AND
+   MONTH(every_anchor) > 0 AND DAYOFMONTH(every_anchor) > 0 AND
+   DAYOFMONTH(every_anchor) <= DAYOFMONTH(LAST_DAY(every_anchor)) AND
+   every_us <= TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6),
+   '9999-12-31 23:59:59')), every_us, NULL),
+ every_anchor = IF(every_us IS NULL, NULL, every_anchor)
+ WHERE id = ? AND lease_token = ? AND state = 'leased'
+   AND children IS NULL
+"""
+SQL_MEET_SHARDS = """
+UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
+  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+  GROUP BY d.child, d.parent % 1024) e
+  ON w.child = e.child AND w.shard = e.shard
+  SET w.parents = w.parents - e.n
+"""
+SQL_MEET_PARENTS = """
+UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
+  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  ON w.child = e.child AND w.shard = e.shard
+  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  SET j.parent_shards = j.parent_shards - z.n
+"""
+SQL_MEET_RELEASE = """
+UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e ON j.id = e.child
+  SET j.available_at = UTC_TIMESTAMP(6)
+  WHERE j.parent_shards = 0 AND j.state = 'ready'
+  AND j.available_at = '9999-12-31 23:59:59.999999'
+"""
+SQL_MEET_MARK = """
+UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+  AND (? OR d.on_death = 'run') AND d.parent IN (?)
+"""
+SQL_HAS_DEPENDENTS = """
+SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE children IS NOT NULL AND id IN (?)
+"""
+SQL_DOOMED = """
+SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
+  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+  AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
+  AND j.state = 'ready' AND j.parent_shards > 0
+  ORDER BY j.id LIMIT 1000 FOR UPDATE
+"""
+SQL_CANCEL = """
+UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+  SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
+  j.last_error = CONCAT('cancelled: parent ', d.parent,
+  IF(?, ' was purged', ' is dead'))
+  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
+  AND j.parent_shards > 0 AND j.id IN (?)
+"""
 # The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 # counts exact; mq adds 16 times its Galera node's index (0 on one server)
 # so that two nodes never write one count row (mq(1) GALERA).
@@ -178,8 +269,9 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
            OR (key_rate >= 1 AND key_rate_us >= 1))))
 """
 
-SCHEMA_MIN = 10         # the first schema these statements are right for
+SCHEMA_MIN = 11         # the first schema these statements are right for
 ERROR_MAX = 4096        # bytes of error text kept, as mq keeps
+DOOMED_MAX = 1000       # dependents SQL_DOOMED locks at a time (its LIMIT)
 
 
 def leased_by():
@@ -232,12 +324,64 @@ def lost(job):
                 "again, or finished): nothing changed" % job, 2)
 
 
+def listed(sql, n):
+    """sql for n ids: one ? per id in its IN (?) (mq-sql(7), CONVENTIONS)."""
+    return sql.replace("IN (?)", "IN (%s)" % ", ".join(["?"] * n))
+
+
+def meet(db, o, job, done):
+    """The edges of job met: all of them (done 1), or those of the
+    dependents that run anyway (done 0: it is dead); a dependent whose
+    last shard this empties is due now (mq-sql(7), DEPENDENCIES)."""
+    execute(db, SQL_MEET_SHARDS, (done, job), o.table)
+    if execute(db, SQL_MEET_PARENTS, (done, job), o.table).rowcount > 0:
+        execute(db, SQL_MEET_RELEASE, (done, job), o.table)
+    execute(db, SQL_MEET_MARK, (done, job), o.table)
+
+
+def dead_with_dependents(db, o, job):
+    """After the burial and its count, in its transaction: the death of
+    job applied to its dependents, and the deaths that cancels to
+    theirs (a list, not a recursion)."""
+    todo, i = [job], 0
+    while i < len(todo):
+        j = todo[i]
+        i += 1
+        row = execute(db, SQL_HAS_DEPENDENTS, (j,), o.table).fetchone()
+        if row is None:
+            continue
+        meet(db, o, j, 0 if row[1] else 1)
+        if not row[1]:
+            continue
+        while True:
+            doomed = [r[0] for r in
+                      execute(db, SQL_DOOMED, (j, 0), o.table).fetchall()]
+            if doomed:
+                n = execute(db, listed(SQL_CANCEL, len(doomed)),
+                            (0, j, 0) + tuple(doomed), o.table).rowcount
+                if n != len(doomed):
+                    raise Fail("cannot cancel the dependents of job %d: "
+                               "%d of %d changed" % (j, n, len(doomed)))
+                execute(db, listed(SQL_COUNT_FINISHED, len(doomed)),
+                        (None, SLOT_BASE, 1, 1) + tuple(doomed), o.table)
+                todo.extend(doomed)
+            if len(doomed) < DOOMED_MAX:
+                break
+
+
 def ack(db, o, job, token):
     def tx():
+        # a job without dependents (nearly all): one UPDATE
+        if execute(db, SQL_ACK_CHILDLESS, (job, token), o.table).rowcount:
+            execute(db, SQL_COUNT_FINISHED, (None, SLOT_BASE, 1, 1, job),
+                    o.table)
+            return
         if execute(db, SQL_ACK, (job, token), o.table).rowcount != 1:
             raise lost(job)
         # the job and its count commit together: mq stats stays exact
         execute(db, SQL_COUNT_FINISHED, (None, SLOT_BASE, 1, 1, job), o.table)
+        # it has dependents: those it was the last parent of are due
+        meet(db, o, job, 1)
     transaction(db, tx)
 
 
@@ -260,6 +404,7 @@ def fail(db, o, job, token, error):
             execute(db, SQL_HISTORY, ("failed", error, job), o.table)
             execute(db, SQL_COUNT_FINISHED, (None, SLOT_BASE, 1, 1, job),
                     o.table)
+            dead_with_dependents(db, o, job)
             return "dead after attempt %d" % attempts
         delay = (int(o.retry_in * 1e6) if o.retry_in is not None
                  else backoff_us(attempts))

@@ -62,6 +62,11 @@
     " every_anchor = IF(every_us IS NULL, NULL, every_anchor)"
 
 static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
+/* The one receipt's ack first tried for a job without dependents (the
+ * ack then knows without a read that it makes none due); again as
+ * above when it changed nothing: lost, or a parent (deps.c). */
+static const char sql_ack_childless[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
+    " AND children IS NULL";
 
 /* Several receipts: one locking read by primary key says which of them
  * still hold their lease (MQ_SQL_HELD for a list: leased, and the id
@@ -73,8 +78,8 @@ static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
  * once, as the fenced UPDATE would. Lists are padded as mq__exec_ids
  * pads its own. */
 const char mq__sql_ack_lock[] =
-    "SELECT id, lease_token FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
-    " WHERE state = 'leased' AND id IN (";
+    "SELECT id, lease_token, children IS NOT NULL FROM `{{TABLE}}`"
+    " FORCE INDEX (PRIMARY) WHERE state = 'leased' AND id IN (";
 const char mq__sql_ack_lock_pairs[] = ") AND (id, lease_token) IN (";
 const char mq__sql_ack_lock_tail[] = ") FOR UPDATE";
 #define ACK_BATCH 64
@@ -126,10 +131,14 @@ lock_statement(struct mq_conn *c, size_t n)
  * acked are appended to done[*ndone]. */
 static enum mq_status
 ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
-    unsigned char *lost, uint64_t *done, size_t *ndone)
+    unsigned char *lost, uint64_t *done, size_t *ndone, uint64_t *kids,
+    size_t *nkids)
 {
-	MYSQL_BIND in[3 * ACK_BATCH], out[2];
+	MYSQL_BIND in[3 * ACK_BATCH], out[3];
 	uint64_t ids[ACK_BATCH], held[ACK_BATCH], id, affected;
+	uint64_t parents[ACK_BATCH];
+	int32_t parent = 0;
+	size_t nparents = 0;
 	char tok[MQ_TOKEN_LEN + 2];
 	unsigned long tlen, toklen[ACK_BATCH];
 	mq__bool tnull = 0;
@@ -155,6 +164,7 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	out[1].buffer_length = sizeof tok;
 	out[1].length = &tlen;
 	out[1].is_null = &tnull;
+	mq__bind_i32(&out[2], &parent);
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot ack");
 	memset(lost, 1, n);
@@ -168,6 +178,8 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 			    memcmp(r[k].token, tok, MQ_TOKEN_LEN) == 0) {
 				lost[k] = 0;
 				held[nh++] = id;
+				if (parent)
+					parents[nparents++] = id;
 				break;
 			}
 	}
@@ -184,6 +196,8 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	if (rc == MQ_OK) {
 		memcpy(done + *ndone, held, nh * sizeof *held);
 		*ndone += nh;
+		memcpy(kids + *nkids, parents, nparents * sizeof *parents);
+		*nkids += nparents;
 	}
 	return rc;
 }
@@ -191,23 +205,32 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 /* Acks the one receipt r, as ack_batch does several. */
 static enum mq_status
 ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
-    uint64_t *done, size_t *ndone)
+    uint64_t *done, size_t *ndone, uint64_t *kids, size_t *nkids)
 {
 	MYSQL_BIND in[2];
 	unsigned long tlen;
 	uint64_t id = r->id;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int tries;
 
-	if ((st = mq__prepare(c, sql_ack)) == NULL)
-		return c->err.status;
 	mq__bind_u64(&in[0], &id);
 	mq__bind_str(&in[1], r->token, &tlen);
-	rc = mq__execute(c, st, in, "cannot ack");
-	*lost = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
-	mq__release(c, st);
-	if (rc == MQ_OK && !*lost)
+	for (tries = 0; tries < 2; tries++) {
+		if ((st = mq__prepare(c, tries ? sql_ack :
+		    sql_ack_childless)) == NULL)
+			return c->err.status;
+		rc = mq__execute(c, st, in, "cannot ack");
+		*lost = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
+		mq__release(c, st);
+		if (rc != MQ_OK || !*lost)
+			break;
+	}
+	if (rc == MQ_OK && !*lost) {
 		done[(*ndone)++] = id;
+		if (tries == 1)
+			kids[(*nkids)++] = id;
+	}
 	return rc;
 }
 
@@ -219,22 +242,27 @@ enum mq_status
 mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	uint64_t one, *done = n > 1 ? malloc(n * sizeof *done) : &one;
+	uint64_t one[2], *done = n > 1 ? malloc(2 * n * sizeof *done) : one;
+	uint64_t *kids = done + n;
 	enum mq_status rc = MQ_OK;
-	size_t i, k, ndone = 0;
+	size_t i, k, ndone = 0, nkids = 0;
 
 	if (done == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; i < n && rc == MQ_OK; i += k) {
 		k = n - i < ACK_BATCH ? n - i : ACK_BATCH;
-		rc = k > 1 ? ack_batch(c, r + i, k, lost + i, done, &ndone) :
-		    ack_one(c, r + i, lost + i, done, &ndone);
+		rc = k > 1 ? ack_batch(c, r + i, k, lost + i, done, &ndone,
+		    kids, &nkids) :
+		    ack_one(c, r + i, lost + i, done, &ndone, kids, &nkids);
 	}
+	/* the dependents of the jobs done: with the counts of the last
+	 * statement's (deps.c) */
 	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
 		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
-		rc = mq__count_finished(c, done + i, k);
+		rc = mq__acked(c, done + i, k, kids, i + k >= ndone ? nkids :
+		    0);
 	}
-	if (done != &one)
+	if (done != one)
 		free(done);
 	return rc;
 }
@@ -301,6 +329,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 			break;
 		}
 	mq__wake_acked(c, r, n, lost);
+	mq__wake_released(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

@@ -23,18 +23,27 @@
  * AUTO_INCREMENT went back: a TRUNCATE, a restore) is left where it is:
  * copying it would fail the batch on every run, and replacing the
  * archived one would lose it. mq-archive(1) says how to mend it. */
+/* A dead job that dependents wait for (--if-parent-dies wait, or one
+ * it cancelled and mq retry made wait again) stays: in the archive it
+ * could not be retried, and they would wait for ever (deps.c). */
+#define AWAITED(j) \
+    "NOT (" j ".children IS NOT NULL AND " j ".state = 'dead' AND EXISTS" \
+    " (SELECT 1 FROM `{{TABLE}}_deps` d JOIN `{{TABLE}}` w ON w.id = d.child" \
+    " WHERE d.parent = " j ".id AND d.met = 0" \
+    " AND w.state = 'ready' AND w.parent_shards > 0))"
 const char mq__sql_archive_pick[] =
     "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"
     " LEFT JOIN `{{TABLE}}_archive` a ON a.id = j.id"
     " WHERE j.state = ? AND " FINISHED_BEFORE("j.finished_at")
-    " AND a.id IS NULL"
+    " AND a.id IS NULL AND " AWAITED("j")
     " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
 /* --purge copies nothing: every finished job goes */
 static const char sql_purge_pick[] =
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (finished)"
-    " WHERE state = ? AND " FINISHED_BEFORE("finished_at")
-    " ORDER BY finished_at, id LIMIT ? {{LOCK}}";
+    "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"
+    " WHERE j.state = ? AND " FINISHED_BEFORE("j.finished_at")
+    " AND " AWAITED("j")
+    " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
 static const char sql_copy[] =
     "INSERT INTO `{{TABLE}}_archive` (id, queue, state, priority, payload,"
@@ -95,6 +104,8 @@ batch_tx(struct mq_conn *c, void *ctx)
 	/* an archived job keeps its history; a deleted one does not */
 	if (rc == MQ_OK && b->o->purge)
 		rc = mq__history_delete(c, b->ids, b->got);
+	if (rc == MQ_OK)
+		rc = mq__deps_forget(c, b->ids, b->got);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
 		    &b->moved);

@@ -65,7 +65,7 @@ cancel_tx(struct mq_conn *c, void *ctx)
 	rc = mq__execute(c, st, in, "cannot cancel the job");
 	mq__release(c, st);
 	if (rc == MQ_OK)
-		rc = mq__count_finished(c, &x->id, 1);
+		rc = mq__finished(c, &x->id, 1);
 	return rc;
 }
 
@@ -79,5 +79,8 @@ mq_cancel(struct mq_conn *c, uint64_t id, int force,
 	if ((rc = mq__read_committed(c)) != MQ_OK ||
 	    (rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
-	return mq__in_tx(c, cancel_tx, &x);
+	rc = mq__in_tx(c, cancel_tx, &x);
+	if (rc == MQ_OK)	/* its dependents that run anyway */
+		mq__wake_released(c);
+	return rc;
 }

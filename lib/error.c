@@ -31,6 +31,7 @@ mq_strerror(enum mq_status st)
 	case MQ_PAUSED:		return "queue paused";
 	case MQ_EUNKNOWN:	return "outcome unknown: the connection was lost "
 				    "while the server may have committed";
+	case MQ_EPARENT:	return "no such parent";
 	}
 	return "unknown error";
 }

@@ -39,8 +39,9 @@ mq__fetch_ids(struct mq_conn *c, MYSQL_STMT *st, uint64_t *ids,
 		if (*n == max)
 			continue;	/* drain; the LIMIT makes this rare */
 		ids[*n] = id;
-		if (flags)
-			flags[*n] = flag != 0;
+		if (flags)	/* a small number: 0 or 1, or a kind */
+			flags[*n] = flag < 0 || flag > 255 ? 1 :
+			    (unsigned char)flag;
 		(*n)++;
 	}
 	if (r == 1)
@@ -169,6 +170,7 @@ mq__exec_ids_tail(struct mq_conn *c, const char *head, const char *tail,
 
 struct id_list {
 	uint64_t *out;
+	unsigned char *flags;
 	size_t max, *got;
 };
 
@@ -177,7 +179,7 @@ read_id_list(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 {
 	struct id_list *l = ctx;
 
-	return mq__fetch_ids(c, st, l->out, NULL, l->max, l->got);
+	return mq__fetch_ids(c, st, l->out, l->flags, l->max, l->got);
 }
 
 enum mq_status
@@ -185,7 +187,19 @@ mq__select_ids_in(struct mq_conn *c, const char *head, const char *tail,
     const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
     uint64_t *out, size_t max, size_t *got)
 {
-	struct id_list l = { out, max, got };
+	struct id_list l = { out, NULL, max, got };
+
+	*got = 0;
+	return mq__query_ids(c, "cannot select jobs", head, tail, pre, npre,
+	    ids, n, read_id_list, &l);
+}
+
+enum mq_status
+mq__select_flagged_in(struct mq_conn *c, const char *head, const char *tail,
+    const MYSQL_BIND *pre, size_t npre, const uint64_t *ids, size_t n,
+    uint64_t *out, unsigned char *flags, size_t max, size_t *got)
+{
+	struct id_list l = { out, flags, max, got };
 
 	*got = 0;
 	return mq__query_ids(c, "cannot select jobs", head, tail, pre, npre,

@@ -20,12 +20,13 @@ add(char *b, size_t cap, const char *s)
 }
 
 /* Whether the states (bits of enum mq_state) are all kept as one value
- * of the state column: ready and scheduled are 'ready', leased and stale
- * 'leased'. */
+ * of the state column: ready, scheduled and waiting are 'ready', leased
+ * and stale 'leased'. */
 static int
 one_stored_state(unsigned live)
 {
-	const unsigned ready = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED,
+	const unsigned ready = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED |
+	    1u << MQ_ST_WAITING,
 	    leased = 1u << MQ_ST_LEASED | 1u << MQ_ST_STALE;
 
 	return (live & ~ready) == 0 || (live & ~leased) == 0 ||

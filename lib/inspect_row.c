@@ -8,11 +8,11 @@
 #include "inspect.h"
 
 static const char *const state_names[MQ_ST_COUNT] = { "ready", "scheduled",
-    "leased", "stale", "done", "dead", "archived" };
+    "waiting", "leased", "stale", "done", "dead", "archived" };
 
 /* the condition of each state but archived, in the job table */
 const char *const mq__state_sql[MQ_ST_ARCHIVED] = { MQ_SQL_READY_NOW,
-    MQ_SQL_SCHEDULED, MQ_SQL_LEASE_LIVE, MQ_SQL_STALE, "state = 'done'",
+    MQ_SQL_SCHEDULED, MQ_SQL_WAITING_ROW, MQ_SQL_LEASE_LIVE, MQ_SQL_STALE, "state = 'done'",
     "state = 'dead'" };
 
 const char *
@@ -91,6 +91,9 @@ mq__inspect_bind_row(struct row *r)
 	    &r->null[25]);
 	mq__bind_text_out(&o[26], r->j.key, sizeof r->j.key, &r->len[26],
 	    &r->null[26]);
+	mq__bind_text_out(&o[27], r->policy, sizeof r->policy - 1,
+	    &r->len[27], &r->null[27]);
+	mq__bind_i32(&o[28], &r->related);
 }
 
 /* Column col, of len bytes, into a new buffer *p (NULL if null). */
@@ -173,6 +176,10 @@ mq__inspect_finish_row(struct mq_conn *c, MYSQL_STMT *st, struct row *r)
 	    0;
 	j->has_key = !r->null[26];
 	j->key_len = j->has_key ? cut(r->len[26], sizeof j->key) : 0;
+	k = r->null[27] ? 0 : (int)cut(r->len[27], sizeof j->if_parent_dies - 1);
+	memcpy(j->if_parent_dies, r->policy, (size_t)k);
+	j->if_parent_dies[k] = '\0';
+	j->may_have_deps = r->related != 0;
 	rc = fetch_bytes(c, st, 17, r->len[17], r->null[17], &j->error,
 	    &j->error_len);
 	if (rc == MQ_OK)

@@ -7,11 +7,13 @@
  * never of its own layer or above, so calls form no cycle and a change
  * low down is seen by what is above it only (tests/t240 checks this
  * list against the calls):
- * layer 6: pop_wait.c stats.c
- * layer 5: pop.c held.c
- * layer 4: ack.c archive.c cancel.c lease.c push.c queues.c requeue.c
+ * layer 7: pop_wait.c stats.c
+ * layer 6: pop.c held.c
+ * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
+ * layer 5: retry.c
+ * layer 4: queues.c deps.c deps_read.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
- * layer 4: workers.c retry.c limits.c
+ * layer 4: workers.c limits.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
  * layer 3: finished.c
@@ -84,6 +86,9 @@ struct mq__async_state {
 
 /* jobs of limited claims remembered with their keys (wakeup.c) */
 #define MQ_LEASED_KEYS 64
+/* Queues whose dependents a finish made due (deps.c): their waiters are
+ * woken once it committed. */
+#define MQ_RELEASED_MAX 8
 
 struct mq_conn {
 	MYSQL *db;
@@ -121,6 +126,9 @@ struct mq_conn {
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
+	char released[MQ_RELEASED_MAX][MQ_QUEUE_MAX + 1];
+	uint64_t released_n[MQ_RELEASED_MAX];
+	size_t nreleased;		/* deps.c: woken after the commit */
 	int has_limits;			/* a queue of the table had limits
 					 * and waiters when it was opened
 					 * (mq_use_table): acks wake them */
@@ -340,14 +348,74 @@ enum mq_status mq__select_ids_in(struct mq_conn *c, const char *head,
     const char *tail, const MYSQL_BIND *pre, size_t npre,
     const uint64_t *ids, size_t n, uint64_t *out, size_t max, size_t *got);
 
-/* The one thing every write that finishes jobs (done or dead: ack,
- * fail, cancel, requeue-stale's burials) does in its transaction, after
- * its writes to the jobs: adds the jobs among ids[0..n) that are now
- * done or dead to the counts of their queues (a recurring job an ack
- * made due again is not counted). After the writes, so that count rows
- * are locked after job rows (in key order within a statement; only mq
- * work's claim, carrying acks first, takes job rows after them, with
- * SKIP LOCKED, which never waits). */
+/* As mq__select_ids_in, with each row's second column (a small number)
+ * in flags. */
+enum mq_status mq__select_flagged_in(struct mq_conn *c, const char *head,
+    const char *tail, const MYSQL_BIND *pre, size_t npre,
+    const uint64_t *ids, size_t n, uint64_t *out, unsigned char *flags,
+    size_t max, size_t *got);
+
+/* mq push --after (deps.c), in the push's transaction: first, before
+ * the INSERT of the dependent, its parents after[0..nafter) (any order,
+ * repeats allowed) written and their states read (*d: what the link
+ * needs; mq__deps_free it). A parent that does not exist, recurs, or is
+ * dead under cancel (dead and archived under wait) fails it
+ * (MQ_EPARENT): the transaction rolls back. policy: MQ_AFTER_*. Then,
+ * after the INSERT, the edges and shards of child, made due at once
+ * (*due) if all are met already. */
+struct mq__deps;
+enum mq_status mq__deps_check(struct mq_conn *c, const uint64_t *after,
+    size_t nafter, int policy, struct mq__deps **d);
+enum mq_status mq__deps_link(struct mq_conn *c, const struct mq__deps *d,
+    uint64_t child, int *due);
+void mq__deps_free(struct mq__deps *d);
+/* What every write that finishes jobs (done or dead: ack, fail,
+ * cancel, requeue-stale's burials) does in its transaction after its
+ * writes to the jobs (deps.c): counts them (mq__count_finished), then
+ * meets the edges of those with dependents, makes due the dependents
+ * whose last parent that was, and cancels those a dead parent cancels
+ * (counted and finished in turn, and so on). */
+enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+/* The same for jobs done (acked), where the caller read which of them
+ * have dependents (parents[0..np)): no read more for an ack. */
+enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np);
+/* mq purge, in its transaction before it deletes ids[0..n) (live jobs
+ * of queue in state, locked): their dependents cannot wait for them any
+ * more: those that run anyway are met, the others cancelled ("parent N
+ * was purged") and finished in turn, but those the purge deletes itself
+ * (of queue, in state); and their own edges and shards, as dependents,
+ * go. */
+enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
+    const char *state, const uint64_t *ids, size_t n);
+/* After the commit of a finish: wakes the waiters of the queues whose
+ * dependents it made due (mq__finished, mq__acked, mq__deps_purged
+ * noted them), and forgets them. Errors are not the caller's: the
+ * waiters find the jobs within a second anyway. */
+void mq__wake_released(struct mq_conn *c);
+/* mq retry, in its transaction after it made ids[0..n) ready: adds to
+ * *stay_dead their dependents that died with them (cancelled: they stay
+ * dead), and to *wait_again those of them that are dependents waiting
+ * again for parents not done. */
+enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *stay_dead, uint64_t *wait_again);
+/* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
+ * again (a parent not done is gone, or dead in the archive), in out[0..
+ * *got), ascending. */
+enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *out, size_t *got);
+/* The edges and shards of ids[0..n) as dependents, which leave the
+ * table (archive): as parents, theirs stay while their dependents do. */
+enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
+
+/* The counting half of mq__finished (deps.c): adds the jobs among
+ * ids[0..n) that are now done or dead to the counts of their queues (a
+ * recurring job an ack made due again is not counted). After the
+ * writes, so that count rows are locked after job rows (in key order
+ * within a statement; only mq work's claim, carrying acks first, takes
+ * job rows after them, with SKIP LOCKED, which never waits). */
 enum mq_status mq__count_finished(struct mq_conn *c, const uint64_t *ids,
     size_t n);
 
@@ -460,7 +528,7 @@ extern const char mq__sql_held_by_keys_or_rate[];
  * limits and ready count (mq_stats, in its snapshot). */
 enum mq_status mq__held_back(struct mq_conn *c, struct mq_queue_stats *q);
 /* mq show's read of a job's history (history_read.c). */
-extern const char mq__sql_history_get[];
+extern const char mq__sql_history_get[], mq__sql_job_deps[];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

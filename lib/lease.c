@@ -159,7 +159,7 @@ fail_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "failed", f->o->error, elen, &id, 1);
 	if (rc == MQ_OK)
-		rc = f->res->dead ? mq__count_finished(c, &id, 1) :
+		rc = f->res->dead ? mq__finished(c, &id, 1) :
 		    mq__count_event(c, "failed", NULL, &id, 1);
 	return rc;
 }
@@ -177,6 +177,8 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 		rc = mq__in_tx_caught_up(c, fail_tx, &f, rc);
 	if (rc == MQ_OK)	/* its slot ended */
 		mq__wake_freed(c, &r->id, 1);
+	if (rc == MQ_OK)	/* its dependents that run anyway */
+		mq__wake_released(c);
 	return rc;
 }
 

@@ -26,9 +26,11 @@ enum mq_status {
 	MQ_ENOMEM,
 	MQ_EIO,		/* reading input failed */
 	MQ_PAUSED,	/* nothing claimed: the queue is paused */
-	MQ_EUNKNOWN	/* the connection was lost while a write or its
+	MQ_EUNKNOWN,	/* the connection was lost while a write or its
 			 * COMMIT was in flight: it may or may not have
 			 * taken effect */
+	MQ_EPARENT	/* mq push --after: a parent that does not exist,
+			 * recurs, or is dead where that cancels */
 };
 
 /** A failure, as the caller reports it. */
@@ -171,7 +173,7 @@ enum mq_claim {
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 10
+#define MQ_SCHEMA_VERSION 11
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -225,7 +227,18 @@ struct mq_push_opts {
 	const char *key;	/* optional job key (mq_valid_key): what a
 				 * per-key limit counts by; every job of a
 				 * batch gets it */
+	const uint64_t *after;	/* single push only: its parents (nafter,
+				 * any order): due once every one is done,
+				 * not before (no delay_us, at or
+				 * every_us with them) */
+	size_t nafter;
+	int if_parent_dies;	/* a parent dead: MQ_AFTER_CANCEL (the
+				 * job dies too), _RUN (counted as done),
+				 * _WAIT (until it is retried and done) */
 };
+#define MQ_AFTER_CANCEL 0
+#define MQ_AFTER_RUN 1
+#define MQ_AFTER_WAIT 2
 
 /** Defaults for struct mq_push_opts. */
 #define MQ_DEFAULT_MAX_ATTEMPTS 10
@@ -598,6 +611,7 @@ struct mq_queue_stats {
 	size_t queue_len;	/* a name another program wrote may hold NUL */
 	uint64_t ready;		/* due now */
 	uint64_t scheduled;	/* due later */
+	uint64_t waiting;	/* waiting for parents (mq push --after) */
 	uint64_t leased;	/* claimed, stale ones included */
 	uint64_t stale;		/* claimed, lease expired */
 	uint64_t done, dead;
@@ -663,7 +677,10 @@ enum mq_status mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 /** Why mq_retry left a job as it was. */
 enum mq_retry_skip {
 	MQ_RETRY_NOT_DEAD,	/* a given id: not a dead job, or no job */
-	MQ_RETRY_DEDUP		/* its dedup key is live again */
+	MQ_RETRY_DEDUP,		/* its dedup key is live again */
+	MQ_RETRY_PARENTS	/* a dependent with a parent not done that
+				 * can never finish: gone (purged), or dead
+				 * in the archive (mq push --after) */
 };
 
 /** Which dead jobs to put back, and how. */
@@ -698,6 +715,11 @@ struct mq_retry_report {
 	uint64_t retried;	/* back to ready (dry run: would be) */
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
+	uint64_t parents;	/* left dead: a parent can never finish */
+	uint64_t stay_dead;	/* dependents cancelled when the retried
+				 * jobs died: they stay dead */
+	uint64_t wait_again;	/* retried dependents that wait again for
+				 * parents not done (mq push --after) */
 	int stopped;		/* between() asked to stop */
 };
 
@@ -765,15 +787,21 @@ enum mq_status mq_purge(struct mq_conn *c, const char *queue, int leased,
 /* ---- inspect: one job, lists of jobs (inspect.c) ---- */
 
 /** A job's state as an operator reads it: the stored state, with ready
- * split by its due time and leased by its deadline (sql_terms.h). */
+ * split by its due time (due now, later, or waiting for its parents: mq
+ * push --after) and leased by its deadline (sql_terms.h). */
 enum mq_state {
-	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_LEASED, MQ_ST_STALE, MQ_ST_DONE,
-	MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
+	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_WAITING, MQ_ST_LEASED,
+	MQ_ST_STALE, MQ_ST_DONE, MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
 };
 
 /** The state's name ("ready", ...), or NULL; and back (-1 if none). */
 const char *mq_state_name(enum mq_state s);
 int mq_state_parse(const char *s, size_t len);
+
+/** The due time of a dependent that waits for its parents (mq push
+ * --after), in microseconds since 1970: 9999-12-31 23:59:59.999999 UTC,
+ * which no claim reaches (struct mq_job_info's available_epoch_us). */
+#define MQ_WAITING_EPOCH_US 253402300799999999LL
 
 /** Length of an ISO time text, "2026-01-02T03:04:05Z", and its NUL. */
 #define MQ_ISO_SIZE 21
@@ -817,6 +845,11 @@ struct mq_job_info {
 	unsigned char key[MQ_KEY_MAX + 1];	/* job_key (not terminated) */
 	size_t key_len;
 	int has_key;
+	char if_parent_dies[8];	/* a dependent (mq push --after): cancel,
+				 * run or wait; "" if not one */
+	int may_have_deps;	/* a dependent, or a parent (dependents were
+				 * pushed after it), or archived: see
+				 * mq_job_deps; 0: neither */
 };
 
 /** Frees what a struct mq_job_info holds (not the struct). */
@@ -887,6 +920,37 @@ struct mq_job_hold {
  */
 enum mq_status mq_job_held(struct mq_conn *c, const struct mq_job_info *j,
     struct mq_job_hold *h);
+
+/** The related jobs mq_job_deps lists, of each kind, at most. */
+#define MQ_DEPS_LISTED 10
+
+/** A parent or a dependent of a job. */
+struct mq_dep {
+	uint64_t id;
+	int met;		/* its edge is met (the parent is done, or dead
+				 * and the dependent runs anyway) */
+	char state[16];		/* mq_state_name's, or "deleted" (purged) */
+};
+
+/** A job's dependencies (mq push --after). */
+struct mq_job_deps {
+	uint64_t parents;	/* its parents (0: not a dependent) */
+	uint64_t not_done;	/* of them, not met yet */
+	uint64_t children;	/* its dependents */
+	size_t nparent, nwaiting, nchild;	/* listed */
+	struct mq_dep parent[MQ_DEPS_LISTED];	/* the first parents, by id */
+	uint64_t waiting[MQ_DEPS_LISTED];	/* the first not met, by id */
+	struct mq_dep child[MQ_DEPS_LISTED];	/* the first dependents */
+};
+
+/**
+ * The dependencies of job id (in the job table or the archive): how many
+ * parents it has, how many of them are not met yet, how many dependents,
+ * and the first MQ_DEPS_LISTED of each by id, with their states: one
+ * statement, each list bounded. A job without any gives all 0.
+ */
+enum mq_status mq_job_deps(struct mq_conn *c, uint64_t id,
+    struct mq_job_deps *d);
 
 /** One event of a job's history (<table>_history). */
 struct mq_history_entry {

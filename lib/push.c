@@ -285,6 +285,7 @@ struct one {
 	int *existed;
 	int in_tx;		/* the wakeup is in the transaction */
 	int tries;
+	int due;		/* a dependent: due at once (deps.c) */
 };
 
 /* The INSERT of one job; a duplicate key: the live job's id, unless it
@@ -336,7 +337,19 @@ static enum mq_status
 push_one_tx(struct mq_conn *c, void *ctx)
 {
 	struct one *p = ctx;
-	enum mq_status rc = insert_one(c, p);
+	struct mq__deps *d = NULL;
+	enum mq_status rc = MQ_OK;
+
+	/* a dependent: its parents in the same transaction, read before
+	 * it is inserted (a parent that cannot be one rolls it back) */
+	if (p->o->nafter > 0)
+		rc = mq__deps_check(c, p->o->after, p->o->nafter,
+		    p->o->if_parent_dies, &d);
+	if (rc == MQ_OK)
+		rc = insert_one(c, p);
+	if (rc == MQ_OK && !*p->existed && d)
+		rc = mq__deps_link(c, d, *p->id, &p->due);
+	mq__deps_free(d);
 
 	return wake_in_first_try(c, rc, p->o->queue, *p->existed ? 0 : 1,
 	    &p->in_tx, &p->tries);
@@ -347,6 +360,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
     size_t len, uint64_t *id, int *existed)
 {
 	struct shared v;
+	struct mq_push_opts own;
 	MYSQL_BIND bind[ROW_PARAMS + 4];
 	unsigned long plen = (unsigned long)len, klen = 0;
 	int64_t every = o->every_us;
@@ -361,8 +375,21 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		return mq__fail(c, MQ_EINVAL, "invalid job key");
 	if (len > mq_max_payload(c))
 		return too_big(c, len);
+	if (o->nafter > 0 && (o->every_us > 0 || o->delay_us > 0 ||
+	    o->at != NULL || o->if_parent_dies < MQ_AFTER_CANCEL ||
+	    o->if_parent_dies > MQ_AFTER_WAIT))
+		return mq__fail(c, MQ_EINVAL, "a job pushed after others "
+		    "has no due time nor recurrence of its own");
+	/* Galera: parents pushed or finished on other nodes are seen */
+	if (o->nafter > 0 && (rc = mq__see_cluster(c)) != MQ_OK)
+		return rc;
 	memset(&v, 0, sizeof v);
-	init_shared(&v, o);
+	/* a dependent waits at the end of time until its parents are met
+	 * (deps.c) */
+	own = *o;
+	if (o->nafter > 0)
+		own.at = "9999-12-31 23:59:59.999999";
+	init_shared(&v, &own);
 	/* the key and recurrence columns go together: a NULL key when
 	 * recurring without one */
 	st = prepare_insert(c, &v.o, 1, o->dedup != NULL || every > 0);
@@ -390,12 +417,14 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	one.id = id;
 	one.existed = existed;
 	one.tries = 0;
-	if ((one.in_tx = wakes_in_tx(c, o)))
+	one.due = 0;
+	if ((one.in_tx = wakes_in_tx(c, &v.o)) || o->nafter > 0)
 		rc = mq__in_tx(c, push_one_tx, &one);
 	else
 		rc = insert_one(c, &one);
 	mq__release(c, st);
-	if (rc == MQ_OK && !*existed && !scheduled(o))
+	if (rc == MQ_OK && !*existed && (!scheduled(&v.o) ||
+	    (o->nafter > 0 && one.due)))
 		wake_after_push(c, o->queue, 1, one.in_tx);
 	return rc;
 }

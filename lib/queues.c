@@ -1,7 +1,6 @@
 /*
  * queues.c: per-queue operations: pause and resume, and the limits (a
- * row in <table>_queues that the claim checks), and purge (delete a
- * queue's waiting jobs, by primary key, in batches).
+ * row in <table>_queues that the claim checks).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +40,6 @@ static const char sql_limits_get[] =
 
 /* The limits' columns, in the statements' order. */
 #define NLIMITS 6
-
-static const char sql_pick[] =
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = ? LIMIT ? {{LOCK}}";
-
-static const char sql_delete[] =
-    "DELETE FROM `{{TABLE}}` WHERE state = ? AND id IN (";
-
-#define PURGE_BATCH 500
 
 enum mq_status
 mq_set_paused(struct mq_conn *c, const char *queue, int paused, int *changed)
@@ -204,71 +194,4 @@ mq_limits_get(struct mq_conn *c, const char *queue, struct mq_limits *l)
 	l->key_rate = (uint32_t)v[4];
 	l->key_rate_us = v[5];
 	return MQ_OK;
-}
-
-struct purge {
-	const char *queue, *state;
-	uint32_t want;
-	uint64_t ids[PURGE_BATCH];
-	size_t got;
-	uint64_t deleted;
-};
-
-static enum mq_status
-purge_tx(struct mq_conn *c, void *ctx)
-{
-	struct purge *p = ctx;
-	MYSQL_BIND in[3];
-	unsigned long qlen, slen;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-
-	p->deleted = 0;
-	if ((st = mq__prepare(c, sql_pick)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], p->queue, &qlen);
-	mq__bind_str(&in[1], p->state, &slen);
-	mq__bind_u32(&in[2], &p->want);
-	rc = mq__select_ids(c, st, in, p->ids, NULL, p->want, &p->got);
-	mq__release(c, st);
-	if (rc != MQ_OK || p->got == 0)
-		return rc;
-	/* counted while they are there to be grouped: the rows picked are
-	 * locked (and so still in their state) */
-	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
-	    p->got)) != MQ_OK ||
-	    (rc = mq__history_delete(c, p->ids, p->got)) != MQ_OK)
-		return rc;
-	/* the state again: a job claimed meanwhile is no longer waiting */
-	mq__bind_str(&in[0], p->state, &slen);
-	return mq__exec_ids(c, sql_delete, in, 1, p->ids, p->got, &p->deleted);
-}
-
-enum mq_status
-mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
-{
-	static const char *const states[] = { "ready", "leased" };
-	struct purge *p;
-	enum mq_status rc = MQ_OK;
-	size_t i;
-
-	*deleted = 0;
-	if (!mq_valid_queue(queue))
-		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	if ((rc = mq__read_committed(c)) != MQ_OK)
-		return rc;
-	if ((p = calloc(1, sizeof *p)) == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	p->queue = queue;
-	p->want = PURGE_BATCH;
-	for (i = 0; i < (leased ? 2u : 1u) && rc == MQ_OK; i++) {
-		p->state = states[i];
-		do {
-			rc = mq__in_tx(c, purge_tx, p);
-			if (rc == MQ_OK)
-				*deleted += p->deleted;
-		} while (rc == MQ_OK && p->got == p->want);
-	}
-	free(p);
-	return rc;
 }

@@ -103,7 +103,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 		rc = mq__exec_ids(c, sql_bury_invalid, NULL, 0, r->ids, r->got,
 		    &r->buried);
 		if (rc == MQ_OK && r->buried)
-			rc = mq__count_finished(c, r->ids, r->got);
+			rc = mq__finished(c, r->ids, r->got);
 		return rc;
 	}
 	/* ready ones first in split, dead ones from the end */
@@ -125,7 +125,7 @@ reap_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && r->requeued)
 		rc = mq__count_event(c, "requeued", NULL, r->split, nr);
 	if (rc == MQ_OK && r->buried)
-		rc = mq__count_finished(c, r->split + nr, nd);
+		rc = mq__finished(c, r->split + nr, nd);
 	return rc;
 }
 
@@ -201,6 +201,7 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 				goto out;
 			rep->requeued += r.requeued;
 			rep->dead += r.buried;
+			mq__wake_released(c);
 			if (o->progress && r.requeued + r.buried)
 				o->progress(r.requeued + r.buried,
 				    o->ctx);

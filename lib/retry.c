@@ -75,9 +75,13 @@ static const char sql_conflicts_tail[] =
  * history has every one). The state again: a job is moved once. IGNORE:
  * a dedup key made live since the check (a push) leaves the job as it
  * was instead of failing the statement; the batch then runs again. */
+/* A dependent whose parents are not all met (one died and cancelled
+ * it) waits for them again, as at its push (deps.c): a single-table
+ * UPDATE assigns left to right, so this available_at is the last. */
 static const char sql_retry[] =
     "UPDATE IGNORE `{{TABLE}}` SET " MQ_SQL_SET_READY(MQ_SQL_NOW) ","
-    " attempts = 0, finished_at = NULL, queue = COALESCE(?, queue)"
+    " attempts = 0, finished_at = NULL, queue = COALESCE(?, queue),"
+    " available_at = IF(parent_shards > 0, " MQ_SQL_WAITING ", available_at)"
     " WHERE state = 'dead' AND id IN (";
 
 /* The queue of a retried job, to wake its waiters. */
@@ -91,9 +95,10 @@ struct batch {
 	int64_t prio, at_us;	/* the filter's cursor */
 	uint64_t after;
 	int64_t started_us;	/* the run's start (mq_now_us) */
-	uint64_t *ids, *conflicts, *list;
-	size_t got, nconflicts, n;
+	uint64_t *ids, *conflicts, *list, *orphans;
+	size_t got, nconflicts, n, norphans;
 	uint64_t retried;
+	uint64_t stay_dead, wait_again;	/* deps.c: mq__deps_retried */
 };
 
 static void
@@ -208,7 +213,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	b->at_us = t->at_us;
 	b->after = t->after;
 	b->retried = 0;
-	b->n = b->nconflicts = 0;
+	b->n = b->nconflicts = b->norphans = 0;
 	if (o->ids)
 		rc = mq__select_ids_in(c, sql_pick_ids, sql_pick_ids_tail,
 		    NULL, 0, b->given, b->ngiven, b->ids, b->want, &b->got);
@@ -232,6 +237,23 @@ batch_tx(struct mq_conn *c, void *ctx)
 		if (k == b->nconflicts)
 			b->list[b->n++] = b->ids[i];
 	}
+	/* dependents a parent of which can never finish stay dead: made
+	 * to wait again, they would wait for ever (deps.c) */
+	if (b->n > 0)
+		rc = mq__deps_unretriable(c, b->list, b->n, b->orphans,
+		    &b->norphans);
+	if (rc != MQ_OK)
+		return rc;
+	for (i = k = 0; i < b->n; i++) {
+		size_t j;
+
+		for (j = 0; j < b->norphans; j++)
+			if (b->orphans[j] == b->list[i])
+				break;
+		if (j == b->norphans)
+			b->list[k++] = b->list[i];
+	}
+	b->n = k;
 	if (b->n == 0)
 		return MQ_OK;
 	/* off the dead count while they are still dead; and counted as
@@ -253,6 +275,10 @@ batch_tx(struct mq_conn *c, void *ctx)
 		    (unsigned long long)changed, b->n);
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "retried", NULL, 0, b->list, b->n);
+	b->stay_dead = b->wait_again = 0;
+	if (rc == MQ_OK)
+		rc = mq__deps_retried(c, b->list, b->n, &b->stay_dead,
+		    &b->wait_again);
 	if (rc == MQ_OK)
 		b->retried = changed;
 	return rc;
@@ -391,11 +417,13 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	b.ids = calloc(batch, sizeof *b.ids);
 	b.conflicts = calloc(batch, sizeof *b.conflicts);
 	b.list = calloc(batch, sizeof *b.list);
+	b.orphans = calloc(batch, sizeof *b.orphans);
 	if (o->ids)
 		given = given_ids(o, &ngiven);
 	if (o->error)
 		t.pat = mq__like_substring(o->error, o->error_len, &t.plen);
 	if (b.ids == NULL || b.conflicts == NULL || b.list == NULL ||
+	    b.orphans == NULL ||
 	    (o->ids && given == NULL) || (o->error && t.pat == NULL)) {
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
@@ -444,8 +472,14 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		} else {
 			rep->retried += b.retried;
 			rep->dedup += b.nconflicts;
+			rep->stay_dead += b.stay_dead;
+			rep->wait_again += b.wait_again;
 			for (i = 0; o->skipped && i < b.nconflicts; i++)
 				o->skipped(b.conflicts[i], MQ_RETRY_DEDUP,
+				    o->ctx);
+			rep->parents += b.norphans;
+			for (i = 0; o->skipped && i < b.norphans; i++)
+				o->skipped(b.orphans[i], MQ_RETRY_PARENTS,
 				    o->ctx);
 			if (b.retried)
 				wake(c, &b);
@@ -476,5 +510,6 @@ out:
 	free(b.ids);
 	free(b.conflicts);
 	free(b.list);
+	free(b.orphans);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * schema.c: creating, upgrading and recognising the job table and its
  * companions (<table>_archive, <table>_queues, <table>_counts,
- * <table>_history, <table>_waiters, <table>_gates, <table>_ticks). The SQL
+ * <table>_history, <table>_waiters, <table>_gates, <table>_ticks,
+ * <table>_deps, <table>_waits). The SQL
  * is in sql/, embedded at build time; the version lives in the job
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
@@ -24,12 +25,13 @@ extern const char mq_sql_upgrade_7[];
 extern const char mq_sql_upgrade_8[];
 extern const char mq_sql_upgrade_9[];
 extern const char mq_sql_upgrade_10[];
+extern const char mq_sql_upgrade_11[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
 	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7, mq_sql_upgrade_8,
-	mq_sql_upgrade_9, mq_sql_upgrade_10,
+	mq_sql_upgrade_9, mq_sql_upgrade_10, mq_sql_upgrade_11,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -44,7 +46,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 #define SQL_PROBE(WSREP) \
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
     " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`," \
-    " `{{TABLE}}_waiters`, `{{TABLE}}_gates`, `{{TABLE}}_ticks`;" \
+    " `{{TABLE}}_waiters`, `{{TABLE}}_gates`, `{{TABLE}}_ticks`," \
+    " `{{TABLE}}_deps`, `{{TABLE}}_waits`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin," \
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
@@ -59,7 +62,9 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     ";SELECT job_id FROM `{{TABLE}}_history` LIMIT 0" \
     ";SELECT conn FROM `{{TABLE}}_waiters` LIMIT 0" \
     ";SELECT claims FROM `{{TABLE}}_gates` LIMIT 0" \
-    ";SELECT at FROM `{{TABLE}}_ticks` LIMIT 0"
+    ";SELECT at FROM `{{TABLE}}_ticks` LIMIT 0" \
+    ";SELECT child FROM `{{TABLE}}_deps` LIMIT 0" \
+    ";SELECT child FROM `{{TABLE}}_waits` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and "<the node's index> <the cluster's size>",
  * read only when it is on (IF evaluates one branch). Where Galera sets
@@ -94,7 +99,7 @@ static const char sql_counts_filled[] =
 /* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = {
 	"_queues", "_archive", "_counts", "_history", "_waiters", "_gates",
-	"_ticks"
+	"_ticks", "_deps", "_waits"
 };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
@@ -606,6 +611,8 @@ static const char *const companion_ddl[][2] = {
 	{ "SHOW CREATE TABLE `{{TABLE}}_waiters`", "mq waiters " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_gates`", "mq gates " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_ticks`", "mq ticks " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_deps`", "mq deps " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_waits`", "mq waits " },
 };
 
 /* mq init: a companion that is there is one of mq's, of its kind. The

@@ -17,6 +17,9 @@
  * from a client's (clients disagree; the server is one). UTC, so that
  * the session's time zone changes nothing. */
 #define MQ_SQL_NOW "UTC_TIMESTAMP(6)"
+/* The due time of a dependent waiting for its parents (deps.c): the end
+ * of DATETIME, which no claim's "due" reaches. */
+#define MQ_SQL_WAITING "'9999-12-31 23:59:59.999999'"
 
 /* The time that many microseconds (the parameter) from now. */
 #define MQ_SQL_NOW_PLUS_US MQ_SQL_NOW " + INTERVAL ? MICROSECOND"
@@ -115,10 +118,15 @@
 /* The time that many microseconds (the parameter) ago. */
 #define MQ_SQL_NOW_MINUS_US MQ_SQL_NOW " - INTERVAL ? MICROSECOND"
 
-/* The states an operator reads (mq ls, mq why): ready is due now,
- * scheduled due later; a leased job's lease is live or stale. */
+/* The states an operator reads (mq ls, mq why, mq stats): ready is due
+ * now, scheduled due later, waiting due at the end of time (a dependent
+ * whose parents are not all done: deps.c); a leased job's lease is live
+ * or stale. Each of the three ready ones is one range of the due index
+ * (queue, state, available_at). */
 #define MQ_SQL_READY_NOW "state = 'ready' AND " MQ_SQL_IS_DUE
-#define MQ_SQL_SCHEDULED "state = 'ready' AND available_at > " MQ_SQL_NOW
+#define MQ_SQL_SCHEDULED "state = 'ready' AND available_at > " MQ_SQL_NOW \
+    " AND available_at < " MQ_SQL_WAITING
+#define MQ_SQL_WAITING_ROW "state = 'ready' AND available_at = " MQ_SQL_WAITING
 #define MQ_SQL_LEASE_LIVE \
     "state = 'leased' AND leased_until >= " MQ_SQL_NOW
 
@@ -149,6 +157,7 @@
 #define MQ_SQL_SHOWN_STATE \
     "CASE WHEN " MQ_SQL_STALE " THEN 'stale'" \
     " WHEN " MQ_SQL_READY_NOW " THEN 'ready'" \
+    " WHEN " MQ_SQL_WAITING_ROW " THEN 'waiting'" \
     " WHEN state = 'ready' THEN 'scheduled'" \
     " ELSE CAST(state AS CHAR) END"
 

@@ -3,7 +3,8 @@
  * claim index (queue, state, priority, available_at, id) gives the queues
  * (one entry each, skipping from queue to queue) and, per queue, the
  * range of its leased jobs; the due index (queue, state, available_at)
- * the ranges of its due and scheduled jobs, and the oldest due job.
+ * the ranges of its due, scheduled and waiting jobs, and the oldest due
+ * job.
  * Done, dead and archived jobs are not read at all: <table>_counts holds
  * their counts (counts.c). The lease index
  * finds the stale leases, the recurring index the recurring jobs, the
@@ -24,11 +25,14 @@ const char mq__sql_stats_queues[] =
 
 /* A queue's ready jobs, due and scheduled, and its leased jobs: ranges
  * of the due index on either side of now (one statement, so one now),
- * and of the claim index. Only a range's ends are compared with the
+ * and of the claim index; its waiting jobs (dependents whose parents
+ * are not all done: due at the end of time, MQ_SQL_WAITING), one more
+ * range of the due index, an equality, which the scheduled range stops
+ * short of. Only a range's ends are compared with the
  * clock: a test of each entry, as in SUM(available_at <= now), costs
  * more than reading it (29 ms against 20 for 100,000 scheduled jobs).
  * An aggregate without GROUP BY gives its row even for no jobs, with no
- * queue: the rows are the bound queue's (binds it three times). */
+ * queue: the rows are the bound queue's (binds it four times). */
 const char mq__sql_stats_live[] =
     "SELECT '', 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
     "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
@@ -37,7 +41,10 @@ const char mq__sql_stats_live[] =
     " FROM `{{TABLE}}` FORCE INDEX (due) WHERE " MQ_SQL_DUE_ROW("?")
     " UNION ALL SELECT '', 'leased', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
-    " WHERE queue = ? AND state = 'leased'";
+    " WHERE queue = ? AND state = 'leased'"
+    " UNION ALL SELECT '', 'waiting', COUNT(*), 0, 0"
+    " FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE queue = ? AND " MQ_SQL_WAITING_ROW;
 
 /* a lease without a deadline (a row written by another program) is
  * stale: requeue-stale takes it back */
@@ -145,7 +152,7 @@ static void
 derive_pushed(struct mq_queue_stats *e)
 {
 	const struct mq_counters *t = &e->total;
-	uint64_t live = e->ready + e->scheduled + e->leased;
+	uint64_t live = e->ready + e->scheduled + e->waiting + e->leased;
 	uint64_t in = live + t->done + t->dead + t->purged;
 
 	e->total.pushed = in > t->retried && in - t->retried > live ?
@@ -161,7 +168,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
     const struct mq_queue_stats *queue, unsigned nq, const char *want,
     struct acc *a, uint64_t *archived)
 {
-	MYSQL_BIND in[3], out[5];
+	MYSQL_BIND in[4], out[5];
 	unsigned long qlen, len[2];
 	char q[MQ_QUEUE_MAX + 1], state[16];
 	uint64_t n, due;
@@ -230,6 +237,8 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->oldest_ready_s = (double)age / 1e6;
 		} else if (strcmp(state, "leased") == 0) {
 			e->leased = n;
+		} else if (strcmp(state, "waiting") == 0) {
+			e->waiting = n;
 		} else if (part == COUNTS) {
 			count_into(e, state, n, due);
 		}
@@ -376,7 +385,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
 		cur = a.qs[i];	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 3, NULL, &a,
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 4, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)

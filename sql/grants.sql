@@ -25,6 +25,16 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 -- nodes by updating their rows in the waiters table (mq-queue(7),
 -- WAITERS); without this grant they find the push within a second.
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_producer;
+-- push --after (mq-push(1), DEPENDENCIES): the parents' count of
+-- dependents written, their states read (in the archive too), the
+-- dependent's edges and shards written, and the dependent itself made
+-- to wait (or due, its parents all done)
+GRANT SELECT (id, state, every_us, children, parent_shards, available_at),
+  UPDATE (children, parent_shards, if_parent_dies, available_at)
+  ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
+GRANT SELECT (id, state) ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_producer;
+GRANT SELECT, INSERT ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_producer;
+GRANT SELECT, INSERT ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_producer;
 
 -- consumer: mq pop, ack, fail, extend, work (an ack of a recurring job
 -- reschedules it: the same UPDATE)
@@ -45,6 +55,10 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{
 -- counts
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TABLE}}_consumer;
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_consumer;
+-- a finish of a job with dependents meets their edges and lowers their
+-- shards (mq-queue(7), DEPENDENCIES)
+GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_consumer;
+GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
 -- cancel, stats --recount, ls, show, why, check, top, retry (and all the
@@ -60,3 +74,5 @@ GRANT SELECT, INSERT, DELETE ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_operator;

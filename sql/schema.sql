@@ -1,6 +1,7 @@
--- mq schema, version 10: the job table, its archive, the queues' settings
+-- mq schema, version 11: the job table, its archive, the queues' settings
 -- (pause, limits), the counts and counters, the history of failed
--- attempts, the waiters, and the gates and ticks of limited queues. Upgrades from older versions are sql/upgrade-N.sql.
+-- attempts, the waiters, the gates and ticks of limited queues, and the
+-- dependencies of jobs pushed after others (mq push --after). Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -53,6 +54,18 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
   -- what a per-key limit counts by (mq push --key; mq-limit(1)): any
   -- bytes but control bytes, 1 to 255 of them; NULL: no key
   job_key       VARBINARY(255) NULL,
+  -- dependents pushed after this job (mq push --after; NULL: none): each
+  -- one's push adds 1, a write that orders it against this job's finish
+  -- (locks on one server, certification on Galera); a finish with none
+  -- reads no dependencies
+  children      INT UNSIGNED NULL,
+  -- a dependent (NULL: not one): the shards of its parents
+  -- (<table>_waits) not all done yet; while above 0 and ready it is due
+  -- at the end of time ('9999-12-31 23:59:59.999999'), which no claim
+  -- reaches
+  parent_shards INT UNSIGNED NULL,
+  -- a dependent: what a parent that dies (dead, cancelled) does to it
+  if_parent_dies ENUM('cancel', 'run', 'wait') NULL,
   PRIMARY KEY (id),
   -- the claim: equalities first, then exactly the claim's ORDER BY
   KEY claim (queue, state, priority, available_at, id),
@@ -99,7 +112,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
     OR (every_us > 0 AND every_anchor IS NOT NULL)),
   -- a key mq accepts (--key): not empty (the queue's own gate is '')
   CONSTRAINT `{{TABLE}}_key` CHECK (job_key IS NULL OR job_key <> '')
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 10';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 11';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -256,3 +269,31 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_ticks` (
   -- the gate's oldest tick, which a claim takes over
   KEY oldest (queue, gate_key, at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq ticks 1';
+
+-- Dependencies (mq push --after): one row per parent of a dependent.
+--   met: the parent is done (or dead, for a dependent that runs anyway):
+--   counted once, by the transaction that finished it.
+--   on_death: the dependent's if_parent_dies, here so that a finish
+--   reads no dependent's row to know what to count.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_deps` (
+  parent        BIGINT UNSIGNED NOT NULL,
+  child         BIGINT UNSIGNED NOT NULL,
+  met           TINYINT NOT NULL DEFAULT 0,
+  on_death      ENUM('cancel', 'run', 'wait') NOT NULL,
+  PRIMARY KEY (parent, child),
+  KEY child (child, parent)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq deps 1';
+
+-- A dependent's parents not yet met, counted per shard (parent % 1024):
+-- siblings finished at once write different rows (no hot row, no
+-- certification conflict between them); a finish that empties a shard
+-- lowers the dependent's parent_shards, a write of the dependent's row,
+-- so that the last two shards emptied at once wait for (one server) or
+-- conflict with (Galera) each other, and exactly one sees 0 and makes
+-- it due.
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_waits` (
+  child         BIGINT UNSIGNED NOT NULL,
+  shard         SMALLINT UNSIGNED NOT NULL,
+  parents       INT UNSIGNED NOT NULL,
+  PRIMARY KEY (child, shard)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq waits 1';

@@ -42,11 +42,11 @@ is "$(stat -c %a "$HOME/.my.cnf")" 600 "~/.my.cnf is readable by its owner alone
 
 run_example init
 is "$RC:$ERR" "0:" "init example runs, as app through ~/.my.cnf"
-like "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates and mq_jobs_ticks (schema *)" \
-  "mq init says it created 8 tables"
+like "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps and mq_jobs_waits (schema *)" \
+  "mq init says it created 10 tables"
 is "$(sql_root "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'jobs'")" \
-  "mq_jobs,mq_jobs_archive,mq_jobs_counts,mq_jobs_gates,mq_jobs_history,mq_jobs_queues,mq_jobs_ticks,mq_jobs_waiters" \
-  "and the database holds those 8 tables"
+  "mq_jobs,mq_jobs_archive,mq_jobs_counts,mq_jobs_deps,mq_jobs_gates,mq_jobs_history,mq_jobs_queues,mq_jobs_ticks,mq_jobs_waiters,mq_jobs_waits" \
+  "and the database holds those 10 tables"
 check "the README quotes what mq init printed" \
   sh -c 'tr "\n" " " <"$0" | grep -qF "It prints \`$1\`"' "$README" "$OUT"
 # from here on, the test's own look into the tables is at jobs
@@ -116,7 +116,7 @@ is "$(printf '%s\n' "$OUT" | sed -n 1p)" "$(printf '%s\n' "$OUT" | sed -n 2p)" \
   "the deploy script declared the job twice: the same id"
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_key), MIN(every_anchor = available_at)) FROM mq_jobs WHERE queue = 'maintenance'")" \
   "1,ready,3600000000,cleanup-tmp,1" "one recurring job, hourly, anchored at its first due time"
-like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $8, $9 }')" "1 0 1 no" \
+like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $9, $10 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
 # from other languages: the examples of the source tree, which read the

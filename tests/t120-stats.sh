@@ -35,15 +35,15 @@ is "$(sql "SELECT state, slot, n FROM mq_jobs_counts WHERE state = 'archived'" |
 is "$(counted_jobs)" "$(finished_jobs)" "and nothing else"
 
 expect_status 0 "stats" "$MQ" stats
-is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $1 != "archive:" { print $1, $2, $3, $4, $5, $6, $7, $8, $9 }')" \
-  "a 3 2 2 1 4 1 0 no
-b 1 0 0 0 0 0 0 yes
-c 0 0 0 0 0 0 0 yes
-r 2 1 0 0 0 1 2 no" "counts per queue: ready scheduled leased stale done dead recurring paused"
-like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $10 }')" "1m[45][0-9]s" "oldest ready job of a is ~100 s old, in minutes and seconds"
+is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $1 != "archive:" { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }')" \
+  "a 3 2 0 2 1 4 1 0 no
+b 1 0 0 0 0 0 0 0 yes
+c 0 0 0 0 0 0 0 0 yes
+r 2 1 0 0 0 0 1 2 no" "counts per queue: ready scheduled waiting leased stale done dead recurring paused"
+like "$(printf '%s\n' "$OUT" | awk '$1 == "a" { print $11 }')" "1m[45][0-9]s" "oldest ready job of a is ~100 s old, in minutes and seconds"
 like "$OUT" "*archive: 2 jobs" "archive row count"
 is "$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
-  "QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" "header"
+  "QUEUE READY SCHEDULED WAITING LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" "header"
 
 expect_status 0 "stats --json" "$MQ" stats --json
 is "$(printf '%s' "$OUT" | python3 -c '
@@ -60,7 +60,7 @@ expect_status 0 "stats --queue b" "$MQ" stats --queue b --json
 like "$OUT" '{"table":"mq_jobs","queues":\[{"queue":"b","ready":1,*"paused":true,*}\],"archive":2}' \
   "--queue b shows b only"
 expect_status 0 "stats of an unknown queue" "$MQ" stats --queue nobody --json
-like "$OUT" '*"queue":"nobody","ready":0,"scheduled":0,"leased":0,"stale":0,"done":0,"dead":0,"recurring":0,"paused":false*' \
+like "$OUT" '*"queue":"nobody","ready":0,"scheduled":0,"waiting":0,"leased":0,"stale":0,"done":0,"dead":0,"recurring":0,"paused":false*' \
   "an unknown queue shows zeros"
 
 expect_status 0 "stats --prometheus" "$MQ" stats --prometheus

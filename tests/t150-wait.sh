@@ -177,4 +177,24 @@ wait $locker 2>/dev/null
 
 expect_status 64 "bad --wait" "$MQ" pop --wait soon
 expect_status 64 "negative --wait" "$MQ" pop --wait -1s
+# a finish that makes a dependent due (mq push --after) wakes its
+# queue's waiter, as a push does: the ack, the fail of a parent whose
+# dependent runs anyway, mq work's ack with its next claim
+for how in ack fail work; do
+  par=$("$MQ" push --queue dpar --max-attempts 1 "p $how")
+  "$MQ" push --queue dkid --after "$par" --if-parent-dies run "kid $how" >/dev/null
+  "$MQ" pop --queue dkid --wait 30s >"$T_TMP/dk" 2>/dev/null &
+  pid=$!
+  fresh_waiters dkid
+  k0=$(kills)
+  case $how in
+  ack) r=$("$MQ" pop --queue dpar -o /dev/null); "$MQ" ack "$r" ;;
+  fail) r=$("$MQ" pop --queue dpar -o /dev/null); "$MQ" fail --no-retry "$r" >/dev/null ;;
+  work) "$MQ" work --queue dpar --exit-when-empty -- true >/dev/null 2>&1 ;;
+  esac
+  wait $pid
+  is "$?:$(cat "$T_TMP/dk")" "0:kid $how" "$how of the parent: the waiter gets the dependent"
+  is "$(($(kills) - k0))" 1 "  woken with one KILL QUERY (not at its next look)"
+done
+
 done_testing

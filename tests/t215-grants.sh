@@ -29,6 +29,10 @@ expect_status 0 "producer: push" as producer push --queue g hello
 expect_status 0 "producer: push --lines" sh -c 'printf "a\nb\n" | MQ_USER=mq_producer "$0" push --lines --queue g' "$MQ"
 id=$(as producer push --queue g --dedup k1 first)
 is "$(as producer push --queue g --dedup k1 second)" "$id" "producer: push --dedup finds the live job"
+# push --after: the producer writes the parents and the dependent
+pa=$(as producer push --queue dp pa)
+kid=$(as producer push --queue dk --after "$pa" kid)
+is "$?:$(sql "SELECT parent_shards FROM mq_jobs WHERE id = $kid")" "0:1" "producer: push --after"
 rid=$(as producer push --queue r --every 1h --dedup nightly cron)
 is "$?" 0 "producer: push --every --dedup"
 is "$(as producer push --queue r --every 1h --dedup nightly cron)" "$rid" "declared again: the same job"
@@ -57,6 +61,10 @@ expect_status 0 "consumer: ack" as consumer ack "$r"
 r=$(as consumer pop --queue g -o /dev/null)
 expect_status 0 "consumer: fail" as consumer fail --error nope "$r"
 expect_status 0 "consumer: work" as consumer work --queue g --max-jobs 1 -- true
+r=$(as consumer pop --queue dp -o /dev/null)
+expect_status 0 "consumer: ack of a parent" as consumer ack "$r"
+is "$(sql "SELECT CONCAT(state, IF(available_at <= UTC_TIMESTAMP(6), ' due', ' waiting')) FROM mq_jobs WHERE id = $kid")" "ready due" \
+  "consumer: makes its dependent due"
 s=$(sum)
 expect_status 77 "consumer: push is denied" as consumer push --queue g x
 expect_status 77 "consumer: purge is denied" as consumer purge --queue g --yes

@@ -164,6 +164,22 @@ for l in sys.stdin:
   is "$(hsql "SELECT COUNT(*) FROM h.$3 WHERE queue = 'lim' AND state = 'leased'")" 2 "$w the two leases committed"
   expect_status 1 "$w the update claim: nothing while they hold" "$MQ" pop --queue lim --claim update
   is "$(hsql "SELECT COUNT(*) FROM h.${3}_ticks WHERE queue = 'lim'")" 2 "$w the rate's two ticks committed"
+  # dependencies (mq push --after): the edges, shards and the parents'
+  # counts written, the finish that meets them, the cancel of the dead
+  # parent's dependent, all committed under the same globals
+  pa=$("$MQ" push --queue dpa pa)
+  pb=$("$MQ" push --queue dpa --max-attempts 1 pb)
+  kid=$("$MQ" push --queue dkid --after "$pa" kid)
+  kid2=$("$MQ" push --queue dkid --after "$pb" kid2)
+  expect_status 0 "$w push --after" "$MQ" push --queue dkid --after "$pa,$pb" --if-parent-dies run kid3
+  kid3=$OUT
+  is "$(hsql "SELECT CONCAT_WS(' ', parent_shards, if_parent_dies) FROM h.$3 WHERE id = $kid3")" "2 run" \
+    "$w the dependent's shards committed"
+  expect_status 0 "$w ack of a parent" "$MQ" ack "$("$MQ" pop --queue dpa -o /dev/null)"
+  expect_status 0 "$w fail of the other for good" "$MQ" fail --no-retry "$("$MQ" pop --queue dpa -o /dev/null)"
+  is "$(hsql "SELECT GROUP_CONCAT(CONCAT(payload, ':', state, IF(state = 'ready' AND available_at > '9999-01-01', '/waiting', '')) ORDER BY id) FROM h.$3 WHERE queue = 'dkid'")" \
+    "kid:ready,kid2:dead,kid3:ready" "$w due, cancelled, due (runs anyway): committed"
+  is "$(hsql "SELECT COUNT(*) FROM h.${3}_deps WHERE met = 0 AND child IN ($kid, $kid3)")" 0 "$w the edges met"
 }
 round root ORACLE t_oracle
 round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi

@@ -24,7 +24,7 @@ pipe_to() {
     "$(cat "$T_TMP/pout")"
 }
 is "$(pipe_to "head -1" "$MQ" stats | tr -s ' ')" \
-  "141::QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
+  "141::QUEUE READY SCHEDULED WAITING LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
   "stats | head -1: the header, nothing on stderr, SIGPIPE's status"
 like "$(pipe_to "head -1" "$MQ" stats --prometheus)" "141::# HELP mq_jobs *" \
   "stats --prometheus | head -1: quiet, SIGPIPE"
@@ -86,7 +86,7 @@ age u3 192000000
 age u2 42000000
 age u1 300000
 run "$MQ" stats
-oldest() { printf '%s\n' "$OUT" | awk -v q="$1" '$1 == q { print $10 }'; }
+oldest() { printf '%s\n' "$OUT" | awk -v q="$1" '$1 == q { print $11 }'; }
 like "$(oldest u1)" "[3-9][0-9][0-9]ms" "under a second: milliseconds"
 like "$(oldest u2)" "4[2-4]s" "under a minute: seconds"
 like "$(oldest u3)" "3m1[2-4]s" "minutes and seconds, seconds two digits"

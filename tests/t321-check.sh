@@ -46,10 +46,10 @@ check_is() {
 }
 perf() { printf '%s\n' "$OUT" | sed 's/^[^|]*|//'; }
 text() { printf '%s\n' "$OUT" | sed 's/ |.*//'; }
-# perf_ok QUEUE: the seven items of QUEUE, each in the guidelines' form
+# perf_ok QUEUE: the eight items of QUEUE, each in the guidelines' form
 # 'label'=value[UOM];[warn];[crit];[min];[max]
 perf_ok() {
-  for item in ready scheduled leased stale dead held_back; do
+  for item in ready scheduled waiting leased stale dead held_back; do
     printf '%s\n' "$OUT" | grep -Eq " '$1\\.$item'=[0-9]+;[0-9]*;[0-9]*;0( |\$)" ||
       { echo "no $item item of $1"; return 1; }
   done
@@ -75,8 +75,8 @@ seq 1 3 | "$MQ" push --lines --queue a >/dev/null 2>&1
 check_is 0 "no threshold: OK"
 like "$(text)" "MQ OK - 2 queues: 4 ready, 0 stale, 0 dead, oldest ready *" \
   "the totals"
-r=$(perf_ok a 2>&1 && perf_ok b 2>&1 && perf_all 14 2>&1)
-is "$r" "" "perfdata: seven items per queue, each well-formed"
+r=$(perf_ok a 2>&1 && perf_ok b 2>&1 && perf_all 16 2>&1)
+is "$r" "" "perfdata: eight items per queue, each well-formed"
 
 # ---- ready (depth) ----
 check_is 1 "--warn-ready 2: WARNING" --warn-ready 2
@@ -93,7 +93,7 @@ is "$(text)" "MQ CRITICAL - a: 3 ready > 2 (critical); b: 1 ready > 0 (warning)"
 check_is 0 "--max-ready 3: at the threshold is OK (above it trips)" --max-ready 3
 check_is 0 "--queue b --max-ready 2: only b counts" --queue b --max-ready 2
 like "$(text)" "MQ OK - queue b: 1 ready, 0 stale, 0 dead, oldest ready *" "one queue's totals"
-r=$(perf_ok b 2>&1 && perf_all 7 2>&1)
+r=$(perf_ok b 2>&1 && perf_all 8 2>&1)
 is "$r" "" "perfdata of b only"
 check_is 1 "--queue b --warn-ready 0: WARNING" --queue b --warn-ready 0
 check_is 2 "--queue a --max-ready 2: CRITICAL" --queue a --max-ready 2
@@ -140,7 +140,7 @@ check_is 2 "several thresholds, several queues: the worst wins" \
   --max-dead 1 --warn-stale 0 --warn-age 5m --max-ready 100
 is "$(text)" "MQ CRITICAL - d: 2 dead > 1 (critical); a: oldest ready $(text | sed 's/.*a: oldest ready \([^ ]*\) .*/\1/') > 5m00s (warning); c: 1 stale > 0 (warning)" \
   "every crossing, critical first"
-r=$(perf_all 28 2>&1)
+r=$(perf_all 32 2>&1)
 is "$r" "" "perfdata of all four queues well-formed"
 
 # ---- a paused queue ----
@@ -325,6 +325,6 @@ check_is 1 "its threshold trips" --warn-ready 0
 like "$(text)" "*; h\\\\x1b[31m'\\\\x7cx=1;\\\\x0aMQ OK - y: 1 ready > 0 (warning)*" \
   "named escaped: \\x1b, \\x7c for '|', \\x0a"
 is "$(printf '%s\n' "$OUT" | tr -cd '|' | wc -c | tr -d ' ')" 1 "still one '|'"
-r=$(perf_all 28 2>&1)
+r=$(perf_all 32 2>&1)
 is "$r" "" "its perfdata is left out; the others' well-formed"
 done_testing

@@ -38,16 +38,16 @@ is "$RC" 0 "--once exits 0"
 is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 4 \
   "--once: a header, the column names, one line per queue"
 like "$(printf '%s\n' "$OUT" | sed -n 1p)" \
-  "mq top 20*Z table mq_jobs: 2 queues, 3 ready, 1 scheduled, 4 leased, 1 stale, 1 dead; in */s, out */s over 200ms" \
+  "mq top 20*Z table mq_jobs: 2 queues, 3 ready, 1 scheduled, 0 waiting, 4 leased, 1 stale, 1 dead; in */s, out */s over 200ms" \
   "the header: time, table, totals, rates"
 is "$(printf '%s\n' "$OUT" | sed -n 2p | tr -s ' ')" \
-  "QUEUE READY SCHED LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
+  "QUEUE READY SCHED WAIT LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
   "the column names"
-is "$(fields a 2,3,4,5,6,13)" "2 1 4 1 1 2" \
+is "$(fields a 2,3,5,6,7,14)" "2 1 4 1 1 2" \
   "queue a: 2 ready, 1 scheduled, 4 leased, 1 stale, 1 dead, 2 workers"
-is "$(fields b 2,3,4,5,6,13)" "1 0 0 0 0 0" "queue b: 1 ready, no worker"
-like "$(fields a 12)" "[0-9]*s" "queue a: the oldest ready job's age"
-is "$(fields b 11)" "-" "no rate of draining: no ETA"
+is "$(fields b 2,3,5,6,7,14)" "1 0 0 0 0 0" "queue b: 1 ready, no worker"
+like "$(fields a 13)" "[0-9]*s" "queue a: the oldest ready job's age"
+is "$(fields b 12)" "-" "no rate of draining: no ETA"
 check "--once on a pipe: no escape sequence" no_esc "$OUT"
 is "$ERR" "" "nothing on stderr"
 run "$MQ" top --once --interval 100ms --queue b
@@ -65,13 +65,13 @@ receipts=$("$MQ" pop --queue r --count 40 --json | sed 's/.*"receipt":"\([^"]*\)
 wait $pid
 is "$?" 0 "--once with pushes and acks between its samples exits 0"
 OUT=$(cat "$T_TMP/rates")
-r=$(fields r 7,8 | awk '$1 + 0 > 0 && $2 + 0 > 0 { print "both" }')
-is "$r" "both" "IN/S and OUT/S above 0 ($(fields r 7,8))"
-r=$(fields r 9,10 | awk '$1 + 0 > 0 && $2 + 0 > 0 { print "both" }')
-is "$r" "both" "the minute's rates too ($(fields r 9,10))"
+r=$(fields r 8,9 | awk '$1 + 0 > 0 && $2 + 0 > 0 { print "both" }')
+is "$r" "both" "IN/S and OUT/S above 0 ($(fields r 8,9))"
+r=$(fields r 10,11 | awk '$1 + 0 > 0 && $2 + 0 > 0 { print "both" }')
+is "$r" "both" "the minute's rates too ($(fields r 10,11))"
 like "$(printf '%s\n' "$OUT" | sed -n 1p)" "*; in [0-9]*/s, out [0-9]*/s over 3s" \
   "the header's rates are figures"
-is "$(fields r 2,4,6)" "0 0 0" "queue r drained: 0 ready, 0 leased, 0 dead"
+is "$(fields r 2,5,7)" "0 0 0" "queue r drained: 0 ready, 0 leased, 0 dead"
 
 # ---- names and holders from the table, escaped ----
 "$MQ" push --queue h x >/dev/null
@@ -84,7 +84,7 @@ is "$(printf '%s' "$OUT" | tr -d -c '\007' | wc -c | tr -d ' '):${OUT%% *}" \
   "0:mq" "hostile names: no BEL byte"
 is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 6 \
   "a newline in a name ends no line (4 queues, 6 lines)"
-is "$(fields 'h\x1b[2J\x0ax\x07' 4,13)" "1 1" \
+is "$(fields 'h\x1b[2J\x0ax\x07' 5,14)" "1 1" \
   "the name shown escaped, its leased job and its 1 worker"
 
 # ---- plain snapshots until a signal ----

@@ -34,8 +34,9 @@ statements() {
   grep -v '^[[:space:]]*--' | tr '\n\t' '  ' | tr -s ' ' |
     sed 's/; */;\n/g' | sed 's/^ //; s/ *;$//' | grep .
 }
-# the SQL of the page's literal blocks
-awk '/^```/ { on = !on; next } on' "$PAGE" | statements >"$T_TMP/page.sql"
+# the SQL of the page's literal blocks (each block ends its last
+# statement: the backoff rule's formula is not the start of the next)
+awk '/^```/ { if (on) print ";"; on = !on; next } on' "$PAGE" | statements >"$T_TMP/page.sql"
 like "$(wc -l <"$T_TMP/page.sql")" "*[1-9][0-9]" "the page shows statements"
 # the SQL texts of an example and of the module of its language it loads
 # (the session's statements): Python """ strings, PHP nowdocs, Perl
@@ -57,12 +58,12 @@ for f in producer.py consumer.py producer.php consumer.php producer.pl \
   missing=$(while IFS= read -r s; do
     grep -qxF -- "$s" "$T_TMP/page.sql" || printf '%s\n' "$s"
   done <"$T_TMP/ex.sql")
-  case $f in producer.*) want=14 ;; *) want=21 ;; esac
+  case $f in producer.*) want=14 ;; *) want=29 ;; esac
   is "$n:$missing" "$want:" "$f: its $want statements (with its module's) are mq-sql(7)'s, word for word"
 done
 # The page's statements on mq's tables are mq's: each is a string of the
 # binary ({{TABLE}} for the table), or for one with an id list, its head
-# up to "id IN (" and its tail after the list, or for one mq sends first
+# up to "id IN (" (or "parent IN (") and its tail after the list, or for one mq sends first
 # of several (the session's DROP TEMPORARY TABLE, the probe's head), the
 # head of a string up to its ';'. Not there: the pushes, the waiter's
 # statement and its rows' INSERT and DELETE, and a push's UPDATE of the
@@ -75,9 +76,9 @@ if command -v strings >/dev/null 2>&1; then
     sed "s/\`mq_jobs/\`{{TABLE}}/g; s/'mq_jobs'/'{{TABLE}}'/g" |
     while IFS= read -r s; do
       case $s in
-      *"id IN (?)"*)
-        head="${s%%id IN (\?)*}id IN ("
-        tail=${s#*id IN (\?}
+      *" IN (?)"*)
+        head="${s%% IN (\?)*} IN ("
+        tail=${s#* IN (\?}
         grep -qxF -- "$head" "$T_TMP/binary.txt" &&
           { [ "$tail" = ")" ] || grep -qxF -- "$tail" "$T_TMP/binary.txt"; } ||
           echo "$s" | cut -d' ' -f1-4 ;;
@@ -116,6 +117,12 @@ claimed() {
     sleep 0.02; i=$((i + 1))
     old=$(sed -n 's/.*receipt \([0-9]*\.[0-9a-f]\{32\}\)$/\1/p' "$T_TMP/stale.err")
   done
+}
+# waiting ID: "state due|waiting parent_shards" of a job (a dependent
+# waits at the end of time)
+waiting() {
+  sql "SELECT CONCAT(state, ' ', IF(available_at = '9999-12-31 23:59:59.999999', 'waiting',
+    IF(available_at <= UTC_TIMESTAMP(6), 'due', 'later')), ' ', parent_shards) FROM mq_jobs WHERE id = $1"
 }
 # the exact counts: mq stats --recount adds nothing to them
 recount_adds_nothing() {
@@ -249,6 +256,49 @@ dead 0" "$q: the lease of $l's claim expired, the job is requeued"
   r=$("$MQ" pop --queue "$l-mixed2" -o /dev/null)
   expect_status 0 "$l: mq fails the job of $l's push" "$MQ" fail --error mq --no-retry "$r"
   like "$(col state "$j")$(history_of "$j")" "deadfailed dead 1 *:* mq," "$l: dead, with its history row"
+
+  # -- dependencies (schema 11, mq-sql(7) DEPENDENCIES): the language's
+  # ack of a parent makes a dependent of mq push --after due, once, with
+  # its last parent; its burial of one cancels the dependents that die
+  # with it (and theirs), makes due those that run anyway, and leaves
+  # those that wait. On the examples before schema 11's statements, the
+  # dependents waited for ever. --
+  p1=$("$MQ" push --queue "$l-par" P1)
+  p2=$("$MQ" push --queue "$l-par" --priority 1 P2)
+  kid=$("$MQ" push --queue "$l-kid" --after "$p1,$p2" KID)
+  run consume $l --queue "$l-par" --claim update --output /dev/null
+  like "$RC:$ERR" "0:*claimed job $p1,*job $p1: acked*" "$l: acks a parent"
+  is "$(waiting "$kid")" "ready waiting 1" "$l: its dependent waits for the other parent's shard"
+  expect_status 1 "$l: and is not claimed" "$MQ" pop --queue "$l-kid"
+  run consume $l --queue "$l-par" --output /dev/null
+  like "$RC:$ERR" "0:*claimed job $p2,*job $p2: acked*" "$l: acks the last parent"
+  is "$(waiting "$kid"):$(sql "SELECT SUM(parents) FROM mq_jobs_waits WHERE child = $kid")" "ready due 0:0" \
+    "$l: the dependent is due, its parents all met"
+  is "$(sql "SELECT GROUP_CONCAT(parent, ':', met ORDER BY parent) FROM mq_jobs_deps WHERE child = $kid")" \
+    "$p1:1,$p2:1" "$l: its edges marked met"
+  r=$("$MQ" pop --queue "$l-kid" -o "$T_TMP/kid")
+  is "${r%%.*}:$(cat "$T_TMP/kid"):$("$MQ" pop --queue "$l-kid" -o /dev/null; echo $?)" \
+    "$kid:KID:1" "$l: claimed once, and once only"
+  # a parent buried by the language: cancel (and its own dependent),
+  # run, wait; and an unrelated job's dependent is untouched
+  pd=$("$MQ" push --queue "$l-die" --max-attempts 1 PD)
+  po=$("$MQ" push --queue "$l-other" PO)
+  kc=$("$MQ" push --queue "$l-kid" --after "$pd" KC)
+  kg=$("$MQ" push --queue "$l-kid" --after "$kc" KG)
+  kr=$("$MQ" push --queue "$l-kid" --after "$pd" --if-parent-dies run KR)
+  kw=$("$MQ" push --queue "$l-kid" --after "$pd" --if-parent-dies wait KW)
+  ko=$("$MQ" push --queue "$l-kid" --after "$pd,$po" --if-parent-dies run KO)
+  run consume $l --queue "$l-die" --claim update --fail "gone $l"
+  like "$RC:$ERR" "0:*job $pd: dead after attempt 1*" "$l: buries a parent"
+  is "$(sql "SELECT CONCAT(id, ' ', state, ' ', IFNULL(last_error, '-')) FROM mq_jobs WHERE id IN ($kc, $kg) ORDER BY id" | tr '\n' ,)" \
+    "$kc dead cancelled: parent $pd is dead,$kg dead cancelled: parent $kc is dead," \
+    "$l: its 'cancel' dependent cancelled, and that one's in turn"
+  is "$(waiting "$kr"):$(waiting "$kw"):$(waiting "$ko")" "ready due 0:ready waiting 1:ready waiting 1" \
+    "$l: its 'run' dependent due, its 'wait' one waits, one with a live parent too"
+  run consume $l --queue "$l-other" --output /dev/null
+  is "$RC:$(waiting "$ko")" "0:ready due 0" "$l: which is due once that one is acked"
+  is "$(counted_jobs)" "$(finished_jobs)" "$l: the cancelled jobs are counted"
+  recount_adds_nothing "$l dependencies"
 done
 
 # ---- a lock wait timeout (1205) is rolled back and retried ----
@@ -304,6 +354,16 @@ for l in $LANGS; do
   is "$RC:$OUT" "0:role $l" "$l as mq_jobs_consumer: claim (skip-locked), extend and ack"
   run env MQ_USER=t330_producer $(lang_cmd $l consumer) --queue roles
   like "$RC:$ERR" "70:*denied*" "$l as mq_jobs_producer: no claim"
+  # its ack and burial of parents (mq_jobs_deps, mq_jobs_waits)
+  rp=$("$MQ" push --queue roles-par RP)
+  rd=$("$MQ" push --queue roles-par --priority 1 --max-attempts 1 RD)
+  rk=$("$MQ" push --queue roles-kid --after "$rp" RK)
+  rx=$("$MQ" push --queue roles-kid --after "$rd" RX)
+  run env MQ_USER=t330_consumer $(lang_cmd $l consumer) --queue roles-par --output /dev/null
+  r1=$RC
+  run env MQ_USER=t330_consumer $(lang_cmd $l consumer) --queue roles-par --fail x
+  is "$r1:$RC:$(waiting "$rk"):$(col "state, last_error" "$rx")" "0:0:ready due 0:dead	cancelled: parent $rd is dead" \
+    "$l as mq_jobs_consumer: its ack of a parent makes the dependent due, its burial cancels one"
 done
 is "$(counters roles | cut -d' ' -f1-5)" "$(tallied roles)" "roles: the counters are what the table and history hold"
 for role in producer consumer; do

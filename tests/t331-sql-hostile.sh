@@ -43,6 +43,35 @@ counted() {
     WHERE state IN ('done', 'dead') GROUP BY queue, state HAVING SUM(n) <> 0
     ORDER BY 1, 2" | tr '\t\n' ' ,'
 }
+# waiting ID: "state due|waiting parent_shards" of job ID (a dependent
+# waits at the end of time)
+waiting() {
+  hsql "SELECT CONCAT(state, ' ', IF(available_at = '9999-12-31 23:59:59.999999', 'waiting',
+    IF(available_at <= UTC_TIMESTAMP(6), 'due', 'later')), ' ', parent_shards)
+    FROM $MQ_DATABASE.$MQ_TABLE WHERE id = $1"
+}
+# dependents LANG QUEUE WHAT: mq pushes two parents into QUEUE and
+# dependents of them (mq push --after); LANG's consumer acks the first,
+# whose dependent is then due, and buries the second, whose 'cancel'
+# dependent is cancelled (and that one's own, in turn) and whose 'run'
+# one is due; the due ones are claimed once: "$w consumer: ..."
+dependents() {
+  _pa=$("$MQ" push --queue "$2" DA)
+  _pb=$("$MQ" push --queue "$2" --priority 1 --max-attempts 1 DB)
+  _ka=$("$MQ" push --queue "$2-kid" --after "$_pa" KA)
+  _kc=$("$MQ" push --queue "$2-kid" --after "$_pb" KC)
+  _kg=$("$MQ" push --queue "$2-kid" --after "$_kc" KG)
+  _kr=$("$MQ" push --queue "$2-kid" --after "$_pb" --if-parent-dies run KR)
+  run consume "$1" --queue "$2" --output /dev/null
+  is "$RC:$(waiting "${_ka:-0}"):$(waiting "${_kr:-0}")" "0:ready due 0:ready waiting 1" \
+    "$w consumer: acks a parent, its dependent is due ($3)"
+  run consume "$1" --queue "$2" --claim update --fail "gone $1"
+  is "$RC:$(col "state, CAST(last_error AS CHAR)" "${_kc:-0}"):$(col "state, CAST(last_error AS CHAR)" "${_kg:-0}"):$(waiting "${_kr:-0}")" \
+    "0:dead cancelled: parent $_pb is dead:dead cancelled: parent $_kc is dead:ready due 0" \
+    "$w consumer: buries a parent: its 'cancel' dependent cancelled, in cascade, its 'run' one due ($3)"
+  _got=$(for _i in 1 2 3; do "$MQ" pop --queue "$2-kid" -o /dev/null; done 2>/dev/null | sed 's/[.].*//' | sort -n | tr '\n' ' ')
+  is "$_got" "$_ka $_kr " "$w the due dependents are claimed, once each ($3)"
+}
 history() { # history ID: "event state attempt error," of its rows
   hsql "SELECT event, state, attempt, COALESCE(error, '-') FROM $MQ_DATABASE.${MQ_TABLE}_history
     WHERE job_id = $1 ORDER BY seq" | tr '\t\n' ' ,'
@@ -132,6 +161,11 @@ for l in py php pl; do
   is "$(hsql "SELECT CONCAT(CAST(state AS CHAR), ' ', SUM(n)) FROM a.mq_jobs_counts
       WHERE queue = '$q' GROUP BY state ORDER BY CAST(state AS CHAR)" | tr '\n' ,)" "dead 1,failed 1," \
     "$w consumer: and the counts, in mq's counts"
+done
+hide mq_jobs_deps mq_jobs_waits
+for l in py php pl; do
+  w="[temporary mq_jobs_deps and mq_jobs_waits, $l]"
+  dependents $l "tmpd-$l" "in mq's tables"
 done
 MQ_USER=root "$MQ" pause tmpq >/dev/null || not_ok "mq pause tmpq"
 hide mq_jobs_queues
@@ -319,6 +353,8 @@ round() { # round USER SQL_MODE TABLE
       expect_status 1 "$w consumer: nothing left to claim" consume $l --queue "$q" --claim $claim
     done
     w="[$1, $2, $l]"
+    # -- dependencies: the consumer's ack and burial meet and cancel --
+    dependents $l "$l-deps" "committed"
     # -- the recurring job the producer pushed: acked, due at the next slot --
     run consume $l --queue "$l-every" --output /dev/null
     like "$RC:$ERR" "0:*claimed job $e, attempt 1,*job $e: acked*" "$w consumer: acks the recurring job"

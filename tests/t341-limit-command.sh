@@ -121,10 +121,10 @@ run "$MQ" ls --key nobody
 is "$RC" 1 "mq ls --key with no job: status 1"
 run "$MQ" ls --key "$odd" --json
 like "$RC:$OUT" "0:{\"id\":$o,*" "mq ls --key with odd bytes finds the job"
-has "$OUT" ',"key":"clé \"q\" a\\b \ufffd"}' "  its JSON key escaped"
+has "$OUT" ',"key":"clé \"q\" a\\b \ufffd","if_parent_dies":null}' "  its JSON key escaped"
 is "$(printf '%s\n' "$OUT" | wc -l)" 1 "  that job alone"
 run "$MQ" ls --queue k --limit 1 --json
-like "$OUT" '*,"key":"customer:42"}' "mq ls --json has the key"
+like "$OUT" '*,"key":"customer:42","if_parent_dies":null}' "mq ls --json has the key"
 run "$MQ" ls --key "$k255" --ids
 is "$RC:$(printf '%s\n' "$OUT" | wc -l)" "0:1" "mq ls --key of 255 bytes"
 expect_status 64 "mq ls --key '' is refused" "$MQ" ls --key ''

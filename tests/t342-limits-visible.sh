@@ -189,9 +189,9 @@ claim sc 2
 "$MQ" push --queue sn plain >/dev/null
 run "$MQ" stats
 is "$RC:$(printf '%s\n' "$OUT" | head -1 | tr -s ' ')" \
-  "0:QUEUE READY SCHEDULED LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
+  "0:QUEUE READY SCHEDULED WAITING LEASED STALE DONE DEAD RECURRING PAUSED OLDEST_READY CONCURRENCY PER_KEY RATE KEY_RATE HELD" \
   "stats: the limits and the held back jobs, last columns"
-is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" || $1 == "sc" || $1 == "sn" { print $1, $2, $3, $4, $11, $12, $13, $14, $15 }')" \
+is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" || $1 == "sc" || $1 == "sn" { print $1, $2, $3, $5, $12, $13, $14, $15, $16 }')" \
   "sc 3 1 2 2 - - - 3
 sk 4 1 2 - 1 - - 3
 sn 1 0 0 - - - - 0" "stats: per queue, ready, scheduled, leased, concurrency, per key, rates, held"
@@ -244,13 +244,13 @@ sql "DELETE FROM mq_jobs_queues WHERE queue LIKE 'h\"%'"
 
 run "$MQ" top --once --interval 100ms --queue sk
 is "$RC:$(printf '%s\n' "$OUT" | sed -n 2p | tr -s ' ')" \
-  "0:QUEUE READY SCHED LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
+  "0:QUEUE READY SCHED WAIT LEASED STALE DEAD IN/S OUT/S IN/S(1M) OUT/S(1M) ETA OLDEST WORKERS HELD HISTORY" \
   "top --once: a HELD column"
-is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" { print $2, $3, $4, $13, $14 }')" "4 1 2 1 3" \
+is "$(printf '%s\n' "$OUT" | awk '$1 == "sk" { print $2, $3, $5, $14, $15 }')" "4 1 2 1 3" \
   "top --once: sk's 4 ready, 1 scheduled, 2 leased, 1 worker, 3 held"
 
 run "$MQ" check --queue sk --warn-held 3
-like "$RC:$OUT" "0:MQ OK - queue sk: 4 ready, 0 stale, 0 dead, 3 held back, oldest ready * | 'sk.ready'=4;;;0 'sk.scheduled'=1;;;0 'sk.leased'=2;;;0 'sk.stale'=0;;;0 'sk.dead'=0;;;0 'sk.oldest_ready'=*s;;;0 'sk.held_back'=3;3;;0" \
+like "$RC:$OUT" "0:MQ OK - queue sk: 4 ready, 0 stale, 0 dead, 3 held back, oldest ready * | 'sk.ready'=4;;;0 'sk.scheduled'=1;;;0 'sk.waiting'=0;;;0 'sk.leased'=2;;;0 'sk.stale'=0;;;0 'sk.dead'=0;;;0 'sk.oldest_ready'=*s;;;0 'sk.held_back'=3;3;;0" \
   "check --warn-held 3: 3 held back is OK, said, and in the perfdata"
 run "$MQ" check --queue sk --warn-held 2
 like "$RC:$OUT" "1:MQ WARNING - sk: 3 held back > 2 (warning) | * 'sk.held_back'=3;2;;0" \
@@ -334,7 +334,7 @@ is "$(held kb)" 4 "stats: keys full by per key, by key rate, or both: 4 held bac
 "$MQ" limit rm --rate 3/1500ms --key-rate 10/s >/dev/null
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, rate, key_rate, key_rate_us) VALUES ('rh', 0, 5, 0, 7000)"
 run "$MQ" stats
-is "$RC:$(printf '%s\n' "$OUT" | awk '$1 ~ /^(rr|kr|kb|rm|rh|sn)$/ { print $1, $2, $11, $12, $13, $14, $15 }')" \
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 ~ /^(rr|kr|kb|rm|rh|sn)$/ { print $1, $2, $12, $13, $14, $15, $16 }')" \
   "0:kb 7 - 1 - 1/1h00m 4
 kr 5 - - - 1/1h00m 3
 rh 0 - - - - 0
@@ -385,7 +385,7 @@ sql "DELETE FROM mq_jobs_queues WHERE queue LIKE 'h\"%'"
 # a window that is no whole number of milliseconds (another program's)
 sql "INSERT INTO mq_jobs_queues (queue, paused, rate, rate_us) VALUES ('ru', 0, 1, 1500500)"
 run "$MQ" stats --queue ru
-is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "ru" { print $13 }')" "0:1/1500500us" \
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "ru" { print $14 }')" "0:1/1500500us" \
   "stats: a window in microseconds when milliseconds cannot say it"
 run "$MQ" stats --prometheus --queue ru
 is "$(printf '%s\n' "$OUT" | grep '^mq_queue_limit_window_seconds')" \
@@ -393,7 +393,7 @@ is "$(printf '%s\n' "$OUT" | grep '^mq_queue_limit_window_seconds')" \
   "stats --prometheus: the window's seconds exact"
 sql "DELETE FROM mq_jobs_queues WHERE queue = 'ru'"
 run "$MQ" top --once --interval 100ms --queue kb
-is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "kb" { print $2, $14 }')" "0:7 4" \
+is "$RC:$(printf '%s\n' "$OUT" | awk '$1 == "kb" { print $2, $15 }')" "0:7 4" \
   "top --once: HELD counts the jobs held back by rates"
 run "$MQ" check --queue rr --max-held 2
 like "$RC:$OUT" "2:MQ CRITICAL - rr: 3 held back > 2 (critical) | * 'rr.held_back'=3;;2;0" \

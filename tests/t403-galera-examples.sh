@@ -112,6 +112,35 @@ consumer.$l: job $id: dead after attempt 1" "$l: it said so, and nothing else"
     "dead1:1:failed dead 1 broken $l," \
     "$l: the job is dead, one attempt, counted once, one history row"
   unproxy
+
+  # -- schema 11 (mq-sql(7) DEPENDENCIES): an ack of a parent whose
+  # UPDATEs and count ran, rolled back before the first statement that
+  # meets its edges is prepared; a burial of a parent, rolled back before
+  # the cancellation of its dependent is prepared. Run again: the parent
+  # finished and counted once, its dependent due (or cancelled) once --
+  id=$(gmq 1 push --queue "d-$l" "payload $l")
+  kid=$(gmq 1 push --queue "d-$l-kid" --after "$id" kid)
+  proxy '\x16UPDATE `mq_jobs_waits`'
+  # shellcheck disable=SC2046
+  run env MQ_SOCKET="$T_TMP/proxy.sock" $(lang_cmd $l consumer) \
+    --queue "d-$l"
+  fired $l
+  is "$RC:$OUT" "0:payload $l" "$l: the consumer acked a parent through the relay: status 0, the payload"
+  is "$(jobs_of "d-$l"):$(counted "d-$l" "done"):$(gsql 1 "SELECT CONCAT(state, ' ',
+      available_at <= UTC_TIMESTAMP(6), ' ', parent_shards) FROM mq_jobs WHERE id = $kid")" \
+    "done1:1:ready 1 0" "$l: the parent is done, counted once, its dependent due"
+  unproxy
+  id=$(gmq 1 push --queue "e-$l" "payload $l")
+  kid=$(gmq 1 push --queue "e-$l-kid" --after "$id" kid)
+  proxy '\x16UPDATE `mq_jobs` j JOIN `mq_jobs_deps`'
+  # shellcheck disable=SC2046
+  run env MQ_SOCKET="$T_TMP/proxy.sock" $(lang_cmd $l consumer) \
+    --queue "e-$l" --fail "broken $l" --no-retry
+  fired $l
+  is "$RC" 0 "$l: the consumer buried a parent through the relay: status 0"
+  is "$(jobs_of "e-$l"):$(counted "e-$l" dead):$(jobs_of "e-$l-kid"):$(counted "e-$l-kid" dead)" \
+    "dead1:1:dead0:1" "$l: the parent dead, its dependent cancelled, each counted once"
+  unproxy
 done
 
 # and the cluster agrees: no job left leased

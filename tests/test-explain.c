@@ -528,6 +528,22 @@ main(void)
 	    "available_at) SELECT 's', 'x', UTC_TIMESTAMP(6) + INTERVAL seq MINUTE "
 	    "FROM seq_1_to_2000") == 0, "schedule jobs for later",
 	    mysql_error(c->db));
+	/* dependents waiting for their parents (deps.c): due at the end
+	 * of time, with their edges; and the parents' other dependents */
+	ok(mysql_query(c->db, "INSERT INTO explain_jobs (queue, payload, "
+	    "available_at, parent_shards, if_parent_dies) SELECT 'a', 'x', "
+	    "'9999-12-31 23:59:59.999999', 1, 'cancel' "
+	    "FROM seq_1_to_500") == 0 &&
+	    mysql_query(c->db, "INSERT INTO explain_jobs_deps (parent, child, "
+	    "on_death) SELECT 1 + seq % 40, id, 'cancel' FROM explain_jobs "
+	    "JOIN seq_0_to_3 WHERE parent_shards IS NOT NULL") == 0 &&
+	    mysql_query(c->db, "INSERT INTO explain_jobs_waits (child, shard, "
+	    "parents) SELECT id, 1, 4 FROM explain_jobs "
+	    "WHERE parent_shards IS NOT NULL") == 0 &&
+	    mysql_query(c->db, "ANALYZE TABLE explain_jobs, explain_jobs_deps, "
+	    "explain_jobs_waits") == 0, "waiting jobs and their parents",
+	    mysql_error(c->db));
+	mysql_free_result(mysql_store_result(c->db));
 	/* the history of many jobs, several rows each */
 	ok(mysql_query(c->db, "INSERT INTO explain_jobs_history (job_id, "
 	    "event, state, attempt, worker, error) SELECT 1 + seq % 5000, "
@@ -596,21 +612,24 @@ main(void)
 	check(c->db, "stats: the queues", mq__sql_stats_queues, "",
 	    "claim", "Using index for group-by");
 	check(c->db, "stats: a queue's live jobs", mq__sql_stats_live,
-	    "@q, @q, @q", "due", "|explain_jobs|range|due|due|");
+	    "@q, @q, @q, @q", "due", "|explain_jobs|range|due|due|");
 	{
-		/* each of its three reads a range: due, scheduled, leased */
+		/* each of its four reads a range: due, scheduled, leased,
+		 * waiting (an equality on the due index's last column: a
+		 * ref of all three, or a range) */
 		char plan[4096], *p;
-		int ranges = 0;
-		explain(c->db, mq__sql_stats_live, "@q, @q, @q", plan,
+		int ranges = 0, waiting;
+		explain(c->db, mq__sql_stats_live, "@q, @q, @q, @q", plan,
 		    sizeof plan);
 		for (p = plan; (p = strstr(p, "|explain_jobs|range|due|due|"));
 		    p++)
 			ranges++;
-		ok(ranges == 2 && strstr(plan,
+		waiting = strstr(plan, "|explain_jobs|ref|due|due|") != NULL;
+		ok(ranges + waiting == 3 && strstr(plan,
 		    "|explain_jobs|ref|claim|claim|") &&
 		    !strstr(plan, "|index|") && !strstr(plan, "|ALL|"),
-		    "stats: two ranges of the due index, one of the claim "
-		    "index, no scan", plan);
+		    "stats: three ranges of the due index (due, scheduled, "
+		    "waiting), one of the claim index, no scan", plan);
 	}
 	{
 		/* mq top's refresh (stats, then the workers) and mq stats'
@@ -670,6 +689,22 @@ main(void)
 	 * history's primary key (job_id, seq), in order */
 	check(c->db, "show: the history", mq__sql_history_get, "@id1",
 	    "PRIMARY", "|ref|");
+	{
+		/* mq why, mq show: a job's dependencies, the counts and the
+		 * first few of each list, in the deps' indexes: no sort, no
+		 * scan (the parents' states by primary key) */
+		char plan[8192];
+		explained(c->db, "why: the dependencies", mq__sql_job_deps,
+		    "@id1, @id1, @id1, @id1, @id1, @id1", plan, sizeof plan);
+		ok(strstr(plan, "filesort") == NULL && strstr(plan, "|ALL|")
+		    == NULL && strstr(plan, "|index|") == NULL &&
+		    strstr(plan, "|explain_jobs_deps|ref|child|child|") &&
+		    strstr(plan, "|explain_jobs_deps|ref|PRIMARY|PRIMARY|"),
+		    "why: the dependencies read ranges of the deps' indexes, "
+		    "no sort, no scan", plan);
+		check_again(conn, "why: the dependencies", mq__sql_job_deps,
+		    "@id1, @id1, @id1, @id1, @id1, @id1");
+	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
 	/* mq top's workers: the 'leased' range of the lease index, the
@@ -700,6 +735,11 @@ main(void)
 		f.states = 1u << MQ_ST_READY | 1u << MQ_ST_SCHEDULED;
 		sql = mq__list_sql(&f);
 		check(c->db, "ls of a queue's waiting jobs", sql,
+		    "@zero, @q, @n", "list", "|range|");
+		free(sql);
+		f.states = 1u << MQ_ST_WAITING;
+		sql = mq__list_sql(&f);
+		check(c->db, "ls of a queue's jobs waiting for parents", sql,
 		    "@zero, @q, @n", "list", "|range|");
 		free(sql);
 		f.states = 1u << MQ_ST_READY | 1u << MQ_ST_DEAD;

@@ -224,6 +224,7 @@ put_perfdata(const struct check_args *a, const struct mq_queue_stats *q,
 			fputs(" |", stdout);
 		put_perf(a, &q[i], "ready", M_READY, q[i].ready);
 		put_perf(a, &q[i], "scheduled", -1, q[i].scheduled);
+		put_perf(a, &q[i], "waiting", -1, q[i].waiting);
 		put_perf(a, &q[i], "leased", -1, q[i].leased);
 		put_perf(a, &q[i], "stale", M_STALE, q[i].stale);
 		put_perf(a, &q[i], "dead", M_DEAD, q[i].dead);

@@ -93,6 +93,7 @@ exit_status(enum mq_status st)
 	case MQ_ERETRY:		return EX_TEMPFAIL;
 	case MQ_EIO:		return EX_IOERR;
 	case MQ_ENOMEM:		return EX_OSERR;
+	case MQ_EPARENT:	return EX_NOINPUT;
 	case MQ_EDB:		break;
 	}
 	return EX_SOFTWARE;

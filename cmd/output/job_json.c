@@ -59,4 +59,8 @@ put_job_json(const struct mq_job_info *j)
 		JSON_STR(j->key, j->key_len);
 	else
 		printf("null");
+	if (j->if_parent_dies[0])
+		printf(",\"if_parent_dies\":\"%s\"", j->if_parent_dies);
+	else
+		printf(",\"if_parent_dies\":null");
 }

@@ -76,7 +76,7 @@ void put_job_json(const struct mq_job_info *j);
  * (shown as put_text() shows it, left-aligned), the others short cells
  * mq wrote (numbers, units), right-aligned; each column as wide as its
  * widest cell or header. */
-#define TABLE_COLS_MAX 15
+#define TABLE_COLS_MAX 16
 #define TABLE_CELL 24
 struct table_row {
 	const unsigned char *name;

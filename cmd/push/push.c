@@ -11,7 +11,8 @@
 #include "push.h"
 
 enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
-    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET, OPT_WAIT, OPT_TIMEOUT };
+    OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET, OPT_WAIT, OPT_TIMEOUT,
+    OPT_AFTER, OPT_AFTER_FILE, OPT_IF_PARENT_DIES };
 
 static const struct opt opts[] = {
 	{ OPT_LINES, "lines", 0, NULL, "one job per line of standard input",
@@ -39,6 +40,15 @@ static const struct opt opts[] = {
 	{ OPT_KEY, "key", 0, "KEY", "the job's key, what a per-key limit "
 	    "counts by\n(mq-limit(1)); every job of a stream",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_AFTER, "after", 0, "ID[,ID...]", "due once each of these jobs "
+	    "is done, not before\n(repeatable)", COMPLETE_NONE, NULL, NULL,
+	    FORM(0), 0 },
+	{ OPT_AFTER_FILE, "after-file", 0, "FILE", "and after each job id "
+	    "of FILE, one a line\n(- : standard input)", COMPLETE_FILE, NULL,
+	    NULL, FORM(0), 0 },
+	{ OPT_IF_PARENT_DIES, "if-parent-dies", 0, "cancel|run|wait",
+	    "what a parent that dies does to it\n(default cancel: it dies too)",
+	    COMPLETE_NONE, NULL, NULL, FORM(0), 0 },
 	{ OPT_WAIT, "wait", 0, NULL, "then wait until the job finishes, as mq "
 	    "wait:\nits outcome is the exit status", COMPLETE_NONE, NULL,
 	    "[--wait [--timeout D]]", FORM(0), 0 },
@@ -59,7 +69,95 @@ struct push_args {
 	struct mq_push_opts o;
 	int delim, has_delay, quiet, wait;
 	int64_t timeout_us;
+	uint64_t *after;	/* --after, --after-file: the parents */
+	size_t nafter, cap;
+	int has_policy, after_stdin;
 };
+
+static void
+add_parent(struct push_args *a, uint64_t id)
+{
+	uint64_t *more;
+
+	if (a->nafter == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 64;
+		if ((more = realloc(a->after, a->cap * sizeof *more)) == NULL)
+			exit(no_memory(&push_command));
+		a->after = more;
+	}
+	a->after[a->nafter++] = id;
+}
+
+/* --after ID[,ID...] */
+static void
+after_list(struct push_args *a, const char *arg)
+{
+	char id[24];
+	const char *p = arg, *end;
+	uint64_t v;
+	size_t l;
+
+	for (;;) {
+		end = strchr(p, ',');
+		l = end ? (size_t)(end - p) : strlen(p);
+		if (l == 0 || l >= sizeof id)
+			usage_error(&push_command, "invalid --after '%s': job "
+			    "ids as push prints them, separated by commas",
+			    shown(arg));
+		memcpy(id, p, l);
+		id[l] = '\0';
+		if (parse_id(id, &v) != 0)
+			usage_error(&push_command, "invalid --after '%s': job "
+			    "ids as push prints them, separated by commas",
+			    shown(arg));
+		add_parent(a, v);
+		if (end == NULL)
+			break;
+		p = end + 1;
+	}
+}
+
+/* --after-file FILE: one job id a line (blank lines passed over) */
+static void
+after_file(struct push_args *a, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	unsigned long long line = 0;
+	char *buf = NULL;
+	size_t cap = 0, l;
+	ssize_t got;
+	uint64_t v;
+
+	if (f == NULL) {
+		say(&push_command, "cannot open --after-file '%s': %s",
+		    shown(path), strerror(errno));
+		exit(EX_NOINPUT);
+	}
+	a->after_stdin |= f == stdin;
+	while ((got = getline(&buf, &cap, f)) != -1) {
+		line++;
+		l = (size_t)got;
+		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
+		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
+			l--;
+		buf[l] = '\0';
+		if (l == 0)
+			continue;
+		if (strlen(buf) != l || parse_id(buf, &v) != 0)
+			usage_error(&push_command, "invalid job id '%s' on line "
+			    "%llu of --after-file '%s'", shown(buf), line,
+			    shown(path));
+		add_parent(a, v);
+	}
+	if (ferror(f)) {
+		say(&push_command, "cannot read --after-file '%s' after line "
+		    "%llu", shown(path), line);
+		exit(EX_IOERR);
+	}
+	free(buf);
+	if (f != stdin)
+		fclose(f);
+}
 
 static void
 option(void *ctx, int id, const char *arg)
@@ -110,6 +208,24 @@ option(void *ctx, int id, const char *arg)
 			    MQ_KEY_MAX);
 		o->key = arg;
 		break;
+	case OPT_AFTER:
+		after_list(a, arg);
+		break;
+	case OPT_AFTER_FILE:
+		after_file(a, arg);
+		break;
+	case OPT_IF_PARENT_DIES:
+		if (strcmp(arg, "cancel") == 0)
+			o->if_parent_dies = MQ_AFTER_CANCEL;
+		else if (strcmp(arg, "run") == 0)
+			o->if_parent_dies = MQ_AFTER_RUN;
+		else if (strcmp(arg, "wait") == 0)
+			o->if_parent_dies = MQ_AFTER_WAIT;
+		else
+			usage_error(&push_command, "invalid --if-parent-dies "
+			    "'%s': cancel, run or wait", shown(arg));
+		a->has_policy = 1;
+		break;
 	case OPT_EVERY:
 		o->every_us = duration_arg(&push_command, "--every", arg);
 		if (o->every_us < 1000000)
@@ -122,7 +238,7 @@ int
 cmd_push(int argc, char **argv, struct mq_global *g)
 {
 	struct push_args a = { { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS },
-	    -1, 0, 0, 0, -1 };
+	    -1, 0, 0, 0, -1, NULL, 0, 0, 0, 0 };
 	struct mq_push_opts *o = &a.o;
 	int existed, rc, n;
 	unsigned char *payload;
@@ -156,7 +272,21 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (n > 1)
 		usage_error(&push_command, "one PAYLOAD at most (quote it, or use "
 		    "--lines)");
+	if (a.has_policy && a.nafter == 0)
+		usage_error(&push_command, "--if-parent-dies goes with --after or "
+		    "--after-file");
+	if (a.nafter > 0 && a.delim != -1)
+		usage_error(&push_command, "--after takes a single job, not "
+		    "--lines or -0");
+	if (a.nafter > 0 && (o->every_us || a.has_delay || o->at))
+		usage_error(&push_command, "--after excludes --every, --delay and "
+		    "--at: the job is due when its parents are done");
+	if (a.after_stdin && n == 0)
+		usage_error(&push_command, "--after-file - reads standard input: "
+		    "give the PAYLOAD as an argument");
 	o->queue = g->queue;
+	o->after = a.after;
+	o->nafter = a.nafter;
 
 	need_stdio(&push_command, STDOUT_CLOSED |
 	    (a.delim != -1 || n == 0 ? STDIN_CLOSED : 0));
@@ -181,6 +311,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		mq_close(c);
 		die(&push_command, &e);
 	}
+	free(a.after);
 	if (!a.wait)
 		mq_close(c);
 	printf("%llu\n", (unsigned long long)id);

@@ -42,10 +42,47 @@ text_lease(const struct mq_job_info *j)
 	printf("lease token: %s\n", j->has_token ? "set" : "none");
 }
 
-void
-show_text(const struct mq_job_info *j, const char *path, int first)
+/* "  17 done, 18 leased, 25 dead and 90 more": the jobs listed, then
+ * how many more there are of total */
+static void
+text_deps(const struct mq_dep *e, size_t n, uint64_t total)
 {
-	char d[DURATION_MAX];
+	size_t i;
+
+	printf(" ");
+	for (i = 0; i < n; i++)
+		printf("%s %llu %s", i ? "," : "", (unsigned long long)e[i].id,
+		    e[i].state);
+	if (total > n)
+		printf(" and %llu more", (unsigned long long)(total - n));
+	putchar('\n');
+}
+
+/* "parents: 3 of 100 not done, if one dies: cancel" and "children: 2",
+ * each with its first jobs and their states on the next line */
+static void
+text_family(const struct mq_job_info *j, const struct mq_job_deps *d)
+{
+	if (d->parents > 0) {
+		printf("parents: %llu of %llu not done",
+		    (unsigned long long)d->not_done,
+		    (unsigned long long)d->parents);
+		if (j->if_parent_dies[0])
+			printf(", if one dies: %s", j->if_parent_dies);
+		putchar('\n');
+		text_deps(d->parent, d->nparent, d->parents);
+	}
+	if (d->children > 0) {
+		printf("children: %llu\n", (unsigned long long)d->children);
+		text_deps(d->child, d->nchild, d->children);
+	}
+}
+
+void
+show_text(const struct mq_job_info *j, const struct mq_job_deps *d,
+    const char *path, int first)
+{
+	char t[DURATION_MAX];
 
 	if (!first)
 		putchar('\n');
@@ -58,10 +95,13 @@ show_text(const struct mq_job_info *j, const char *path, int first)
 	    j->paused ? "yes" : "no", j->priority, j->attempts,
 	    j->max_attempts);
 	put_when_line("created", j->created_at, -j->age_us);
-	put_when_line("due", j->available_at, j->due_in_us);
+	if (j->available_epoch_us == MQ_WAITING_EPOCH_US)
+		printf("due: when its parents are done\n");
+	else
+		put_when_line("due", j->available_at, j->due_in_us);
 	if (j->every_us > 0)
 		printf("every: %s (from %s)\n",
-		    fmt_duration(d, sizeof d, j->every_us), j->every_anchor);
+		    fmt_duration(t, sizeof t, j->every_us), j->every_anchor);
 	text_lease(j);
 	if (j->has_finished)
 		put_when_line("finished", j->finished_at, -j->finished_ago_us);
@@ -71,6 +111,7 @@ show_text(const struct mq_job_info *j, const char *path, int first)
 		put_text_line("key", j->key, j->key_len);
 	if (j->has_dedup)
 		put_text_line("dedup key", j->dedup_key, j->dedup_len);
+	text_family(j, d);
 	if (j->archived)
 		printf("archived: %s\n", j->archived_at);
 	printf("payload: %zu byte%s", j->payload_len, PLURAL(j->payload_len));
@@ -102,13 +143,52 @@ show_text_event(const struct mq_history_entry *h, void *ctx)
 	return 0;
 }
 
+/* "first":[{"id":N,"state":"S","met":B},...] */
+static void
+json_deps(const struct mq_dep *e, size_t n)
+{
+	size_t i;
+
+	printf("\"first\":[");
+	for (i = 0; i < n; i++)
+		printf("%s{\"id\":%llu,\"state\":\"%s\",\"met\":%s}",
+		    i ? "," : "", (unsigned long long)e[i].id, e[i].state,
+		    e[i].met ? "true" : "false");
+	putchar(']');
+}
+
+/* ,"parents":{...},"children":{...}, each null if none */
+static void
+json_family(const struct mq_job_deps *d)
+{
+	printf(",\"parents\":");
+	if (d->parents > 0) {
+		printf("{\"total\":%llu,\"not_done\":%llu,",
+		    (unsigned long long)d->parents,
+		    (unsigned long long)d->not_done);
+		json_deps(d->parent, d->nparent);
+		putchar('}');
+	} else {
+		printf("null");
+	}
+	printf(",\"children\":");
+	if (d->children > 0) {
+		printf("{\"total\":%llu,", (unsigned long long)d->children);
+		json_deps(d->child, d->nchild);
+		putchar('}');
+	} else {
+		printf("null");
+	}
+}
+
 void
-show_json_start(const struct mq_job_info *j)
+show_json_start(const struct mq_job_info *j, const struct mq_job_deps *d)
 {
 	int utf8 = utf8_valid(j->payload, j->payload_len);
 
 	putchar('{');
 	put_job_json(j);
+	json_family(d);
 	printf(",\"stored_state\":\"%s\",\"has_lease_token\":%s",
 	    j->stored_state, j->has_token ? "true" : "false");
 	if (j->every_anchor[0])

@@ -70,6 +70,7 @@ static int
 show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 {
 	struct mq_job_info j;
+	struct mq_job_deps d;
 	enum mq_status st;
 	int rc = 0, events = 0;
 
@@ -90,10 +91,15 @@ show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 		mq_job_info_free(&j);
 		return 0;
 	}
+	memset(&d, 0, sizeof d);
+	if (j.may_have_deps && (st = mq_job_deps(c, id, &d)) != MQ_OK) {
+		mq_job_info_free(&j);
+		die(&show_command, mq_conn_error(c));
+	}
 	if (a->json)
-		show_json_start(&j);
+		show_json_start(&j, &d);
 	else
-		show_text(&j, a->path, first);
+		show_text(&j, &d, a->path, first);
 	st = mq_job_history(c, id, a->json ? show_json_event :
 	    show_text_event, &events);
 	if (st != MQ_OK)

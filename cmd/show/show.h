@@ -12,15 +12,18 @@
 /* The payload preview on a terminal: its first bytes, escaped. */
 #define SHOW_PREVIEW 1024
 
-/* A job's fields and payload preview as "key: value" lines, after a
- * blank line unless it is the first job; path: where -o wrote the
- * payload, or NULL. Then a "history:" line, which the events follow. */
-void show_text(const struct mq_job_info *j, const char *path, int first);
+/* A job's fields, its parents and dependents (d) and payload preview
+ * as "key: value" lines, after a blank line unless it is the first job;
+ * path: where -o wrote the payload, or NULL. Then a "history:" line,
+ * which the events follow. */
+void show_text(const struct mq_job_info *j, const struct mq_job_deps *d,
+    const char *path, int first);
 int show_text_event(const struct mq_history_entry *h, void *ctx);
 
 /* The JSON object of a job, open at its "history" array, which the
  * events fill; the caller closes both with "]}". */
-void show_json_start(const struct mq_job_info *j);
+void show_json_start(const struct mq_job_info *j,
+    const struct mq_job_deps *d);
 int show_json_event(const struct mq_history_entry *h, void *ctx);
 
 #endif

@@ -55,33 +55,33 @@ fmt_spark(char *buf, size_t size, const struct top_queue *q, int utf8,
 		snprintf(buf, size, "-");
 }
 
-enum { NCOL = 15, CELL = 4 * TOP_SPARK + 4 };
+enum { NCOL = 16, CELL = 4 * TOP_SPARK + 4 };
 
 static const char *const head[NCOL] = { "QUEUE", "READY", "SCHED",
-    "LEASED", "STALE", "DEAD", "IN/S", "OUT/S", "IN/S(1M)", "OUT/S(1M)",
-    "ETA", "OLDEST", "WORKERS", "HELD", "HISTORY" };
+    "WAIT", "LEASED", "STALE", "DEAD", "IN/S", "OUT/S", "IN/S(1M)",
+    "OUT/S(1M)", "ETA", "OLDEST", "WORKERS", "HELD", "HISTORY" };
 
 /* The cells of q but its name (written apart) and its sparkline (made
  * to the width left). */
 static void
 cells(char c[NCOL][CELL], const struct top_queue *q)
 {
-	const uint64_t v[] = { q->s.ready, q->s.scheduled, q->s.leased,
-	    q->s.stale, q->s.dead };
+	const uint64_t v[] = { q->s.ready, q->s.scheduled, q->s.waiting,
+	    q->s.leased, q->s.stale, q->s.dead };
 	double eta = top_eta(q->s.ready, q->in, q->out);
 	unsigned k;
 
-	for (k = 0; k < 5; k++)
+	for (k = 0; k < 6; k++)
 		snprintf(c[k + 1], CELL, "%llu", (unsigned long long)v[k]);
-	fmt_rate(c[6], CELL, q->in);
-	fmt_rate(c[7], CELL, q->out);
-	fmt_rate(c[8], CELL, q->in_1m);
-	fmt_rate(c[9], CELL, q->out_1m);
-	fmt_duration(c[10], CELL, eta < 0 ? -1 : (int64_t)(eta * 1e6));
-	fmt_duration(c[11], CELL, q->s.ready ?
+	fmt_rate(c[7], CELL, q->in);
+	fmt_rate(c[8], CELL, q->out);
+	fmt_rate(c[9], CELL, q->in_1m);
+	fmt_rate(c[10], CELL, q->out_1m);
+	fmt_duration(c[11], CELL, eta < 0 ? -1 : (int64_t)(eta * 1e6));
+	fmt_duration(c[12], CELL, q->s.ready ?
 	    (int64_t)(q->s.oldest_ready_s * 1e6) : -1);
-	snprintf(c[12], CELL, "%llu", (unsigned long long)q->workers);
-	snprintf(c[13], CELL, "%llu", (unsigned long long)q->s.held_back);
+	snprintf(c[13], CELL, "%llu", (unsigned long long)q->workers);
+	snprintf(c[14], CELL, "%llu", (unsigned long long)q->s.held_back);
 }
 
 /* Which columns fit in fr->width (on[k]) and the space between them
@@ -103,7 +103,7 @@ layout(const struct top_frame *fr, const size_t w[NCOL], int on[NCOL],
 		return TOP_SPARK;
 	for (try = 0; try < 4; try++) {
 		*sep = try ? 1 : 2;
-		on[8] = on[9] = try < 2;
+		on[9] = on[10] = try < 2;
 		for (used = w[0], k = 1; k < NCOL - 1; k++)
 			used += on[k] ? w[k] + (size_t)*sep : 0;
 		if (used + (size_t)*sep + need <= fr->width)
@@ -149,7 +149,7 @@ static void
 header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
     size_t n)
 {
-	uint64_t t[5] = { 0, 0, 0, 0, 0 };
+	uint64_t t[6] = { 0, 0, 0, 0, 0, 0 };
 	double in = 0, out = 0;
 	char when[32], rin[16], rout[16], over[DURATION_MAX];
 	time_t now = time(NULL);
@@ -162,6 +162,7 @@ header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
 		t[2] += q[i].s.leased;
 		t[3] += q[i].s.stale;
 		t[4] += q[i].s.dead;
+		t[5] += q[i].s.waiting;
 		in = in < 0 || q[i].in < 0 ? -1 : in + q[i].in;
 		out = out < 0 || q[i].out < 0 ? -1 : out + q[i].out;
 	}
@@ -170,10 +171,10 @@ header(FILE *f, const struct top_frame *fr, const struct top_queue *q,
 	fmt_rate(rout, sizeof rout, n ? out : -1);
 	fmt_duration(over, sizeof over, fr->interval_us);
 	fprintf(f, "mq top %s table %s: %zu queue%s, %llu ready, "
-	    "%llu scheduled, %llu leased, %llu stale, %llu dead; "
+	    "%llu scheduled, %llu waiting, %llu leased, %llu stale, %llu dead; "
 	    "in %s/s, out %s/s over %s", when, fr->table, n, PLURAL(n),
 	    (unsigned long long)t[0], (unsigned long long)t[1],
-	    (unsigned long long)t[2], (unsigned long long)t[3],
+	    (unsigned long long)t[5], (unsigned long long)t[2], (unsigned long long)t[3],
 	    (unsigned long long)t[4], rin, rout, over);
 }
 

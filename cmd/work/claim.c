@@ -166,7 +166,7 @@ op_post(struct worker *w)
 {
 	struct op_task *t = &w->ot;
 	int64_t now = mq_now_us(), oldest = INT64_MAX;
-	long long nacks = 0, room;
+	long long nacks = 0, nfails = 0, room;
 	size_t i, k;
 	int j;
 
@@ -196,6 +196,7 @@ op_post(struct worker *w)
 		} else {
 			it->kind = OP_FAIL;
 			it->text_len = error_text(s, w->timeout_us, it->text);
+			nfails++;
 		}
 		it->slot = j;
 		it->r = s->job.receipt;
@@ -203,6 +204,11 @@ op_post(struct worker *w)
 		it->lost = 0;
 		t->n++;
 	}
+	/* a job that finishes (done, or dead) may make others due (its
+	 * dependents: mq push --after): an idle worker claims again, with
+	 * the acks in their transaction, which sees them due */
+	if ((nacks || nfails) && w->idle_since && w->next_claim > now)
+		w->next_claim = now;
 	room = claim_room(w, nacks);
 	if (room == 0 && nacks && !(w->stopping ||
 	    w->next_claim == INT64_MAX || count_slots(w, QUEUED) == 0 ||

@@ -5,6 +5,7 @@
 # asserts nothing (CI runs it at a small size to see that it runs).
 #
 # usage: sh tests/bench/bench.sh [full|small]     (default: full, ~10 minutes)
+# MQ_BENCH_ONLY=deps: only the dependencies' rows.
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -245,6 +246,75 @@ limits_rows() {
     "${r}x its time (median of 5)" "<= 1.05x" "$(meets "$r" 1.05 '<=')" \
     "$WORKJOBS jobs a turn, 5 turns: ratios $(dv "$t" 2), ms now/b471dc2 by ratio $(dv "$t" 3); statements a job: now $(per "$wkq_new" $((5 * WORKJOBS))), b471dc2 $(per "$wkq_old" $((5 * WORKJOBS)))"
 }
+
+# ---- dependencies (mq push --after): a fan-in drained by 4 mq work vs
+# the same jobs without a dependent; a chain of jobs each after the one
+# before, drained by mq work --concurrency 4, vs one mq work running the
+# same jobs in order without dependencies, and the time from a link's
+# end to its next one's start; mq wait's statements while jobs finish
+deps_rows() {
+  if [ "$SIZE" = small ]; then DFAN=2000 DCHAIN=100 DWAIT=1000
+  else DFAN=100000 DCHAIN=1000 DWAIT=10000; fi
+  # dwork N QUEUE: N mq work (--wait 1s each) on QUEUE; the ms from
+  # their start to the last job's end (the server's clock)
+  dwork() {
+    d0=$(mysqlc -e "SELECT UTC_TIMESTAMP(6)")
+    i=0; while [ $i -lt "$1" ]; do
+      "$MQ" work --queue "$2" --wait 1s ${3:-} -- sh -c "$4" &
+      i=$((i + 1))
+    done
+    wait
+    mysqlc -e "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$d0', MAX(finished_at)) / 1000) FROM mq_jobs WHERE queue = '$2'"
+  }
+  seq 1 "$DFAN" | "$MQ" push --queue fu --lines --quiet >/dev/null
+  "$MQ" push --queue fu last >/dev/null
+  seq 1 "$DFAN" | "$MQ" push --queue fd --lines --quiet >"$T_TMP/fan.ids"
+  "$MQ" push --queue fd --after-file "$T_TMP/fan.ids" last >/dev/null
+  u=$(dwork 4 fu "" true); d=$(dwork 4 fd "" true)
+  left=$(mysqlc -e "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'fd' AND state <> 'done'")
+  r=$(awk -v a="$d" -v b="$u" 'BEGIN { printf "%.2f", b / a }')
+  row "after: a fan-in of $DFAN parents, 4 mq work vs no dependent" "${r}x the drain rate" \
+    ">= 0.8x" "$(meets "$r" 0.8 '>=')" \
+    "with the dependent $d ms, without $u ms, to the last job's end; $left jobs left undone"
+  # the chain, and the same jobs in order in one queue without it
+  prev=$("$MQ" push --queue ch 1)
+  i=2; while [ $i -le "$DCHAIN" ]; do
+    prev=$("$MQ" push --queue ch --after "$prev" "$i"); i=$((i + 1)); done
+  seq 1 "$DCHAIN" | "$MQ" push --queue cu --lines --quiet >/dev/null
+  : >"$T_TMP/chain.log"
+  u=$(dwork 1 cu "" true)
+  d=$(dwork 1 ch "--concurrency 4" "echo \"s \$(date +%s%N)\" >>$T_TMP/chain.log; echo \"e \$(date +%s%N)\" >>$T_TMP/chain.log")
+  gap=$(awk '$1 == "e" { e = $2 } $1 == "s" && e { print ($2 - e) / 1e6 }' "$T_TMP/chain.log" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", v[int((NR + 1) / 2)]; else print "-" }')
+  r=$(awk -v a="$d" -v b="$u" 'BEGIN { printf "%.2f", b / a }')
+  row "after: a chain of $DCHAIN, mq work --concurrency 4 vs 1 consumer without it" "${r}x its rate" \
+    ">= 0.8x" "$(meets "$r" 0.8 '>=')" \
+    "chain $d ms, the same jobs in order without dependencies $u ms"
+  row "after: a chain's link claimed after its parent's end (median)" "$gap ms" \
+    "<= 10 ms" "$(meets "$gap" 10 '<=')" "$DCHAIN links, by the jobs' own clock (end of one, start of the next)"
+  # mq wait for DWAIT jobs while 4 mq work run them: its statements
+  seq 1 "$DWAIT" | "$MQ" push --queue wt --lines --quiet >"$T_TMP/wait.ids"
+  "$MQ" wait --timeout 10m <"$T_TMP/wait.ids" >/dev/null &
+  wpid=$!
+  sleep 0.5
+  wconn=$(mysqlc -e "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'root' AND COMMAND <> 'Daemon' ORDER BY TIME DESC" | head -50 | tr '\n' ,)
+  q0=$(mysqlc -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'")
+  t0=$(now_ms)
+  dwork 4 wt "" true >/dev/null
+  wait $wpid
+  ms=$(($(now_ms) - t0))
+  q1=$(mysqlc -e "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_STMT_EXECUTE'")
+  : "$wconn"
+  row "mq wait: $DWAIT jobs finishing, statements of all the workers and of mq wait" \
+    "$(( (q1 - q0) / (ms / 1000 + 1) )) a second" "(mq wait's own: t350)" "-" \
+    "$((q1 - q0)) executions in $ms ms while 4 mq work ran them; mq wait's share is measured by t350 (at most 2 a second)"
+}
+
+if [ "${MQ_BENCH_ONLY:-}" = deps ]; then
+  deps_rows
+  table
+  exit 0
+fi
 
 if [ "${MQ_BENCH_ONLY:-}" = limits ]; then
   limits_rows
@@ -564,6 +634,8 @@ row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle st
 
 # ---- limits: see limits_rows above
 limits_rows
+# ---- dependencies: see deps_rows above
+deps_rows
 
 # ---- fleets of waiters (tests/bench/fleet.sh: each on a server of its
 # own, max_connections raised): how soon a push wakes hundreds of parked

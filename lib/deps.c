@@ -1,0 +1,719 @@
+/*
+ * deps.c: jobs that run after other jobs (mq push --after). A dependent
+ * is pushed ready but due at the end of time, which no claim reaches;
+ * each parent has a row in <table>_deps, and the parents not yet met are
+ * counted per shard in <table>_waits. The transaction that finishes a
+ * parent (ack, fail, cancel, requeue-stale's burials: the callers of
+ * mq__count_finished) meets its edges: it lowers their shards, and a
+ * shard it empties lowers the dependent's parent_shards, whose last one
+ * makes it due, there and then: exactly once, whoever finishes the
+ * parents and however many at once (schema.sql says why).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sql_terms.h"
+
+/* Parents per statement at push, and dependents cancelled per round. */
+#define CHUNK 1000
+
+/* A parent at push: written first (children + 1), so that its finish,
+ * which writes it too, comes wholly before or after this push; then its
+ * state, as that write left it. */
+static const char sql_touch[] =
+    "UPDATE `{{TABLE}}` SET children = IFNULL(children, 0) + 1"
+    " WHERE id IN (";
+/* flags: 0 live, 1 done, 2 dead, 3 recurring */
+static const char sql_parents[] =
+    "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
+    " IF(state = 'dead', 2, 0))) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
+    " WHERE id IN (";
+/* an archived parent: done (1), or dead (5: it cannot be retried) */
+static const char sql_parents_archived[] =
+    "SELECT id, IF(state = 'done', 1, 5) FROM `{{TABLE}}_archive`"
+    " FORCE INDEX (PRIMARY) WHERE id IN (";
+static const char sql_edge_head[] =
+    "INSERT INTO `{{TABLE}}_deps` (parent, child, met, on_death) VALUES ";
+/* the dependent's shards, then its row: due now if none is left */
+static const char sql_shards[] =
+    "INSERT INTO `{{TABLE}}_waits` (child, shard, parents)"
+    " SELECT child, parent % 1024, COUNT(*) FROM `{{TABLE}}_deps`"
+    " FORCE INDEX (child) WHERE child = ? AND met = 0"
+    " GROUP BY parent % 1024";
+static const char sql_child[] =
+    "UPDATE `{{TABLE}}` SET if_parent_dies = ?, parent_shards ="
+    " (SELECT COUNT(*) FROM `{{TABLE}}_waits` WHERE child = ?),"
+    " available_at = IF(parent_shards = 0, " MQ_SQL_NOW ", available_at)"
+    " WHERE id = ?";
+
+/* At a finish: which of the jobs have dependents, and died. */
+static const char sql_parents_of[] =
+    "SELECT id, state = 'dead' FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
+    " WHERE children IS NOT NULL AND id IN (";
+/* The edges a finish meets: every one of a parent done (? 1), those of
+ * dependents that run anyway of a parent dead (? 0). Their shards
+ * lowered, then the dependents whose shards this emptied, then the
+ * edges marked (the two before find them unmarked). */
+#define MEETS "d.met = 0 AND (? OR d.on_death = 'run')"
+static const char sql_lower_shards[] =
+    "UPDATE `{{TABLE}}_waits` w JOIN (SELECT d.child, d.parent % 1024"
+    " AS shard, COUNT(*) AS n FROM `{{TABLE}}_deps` d WHERE " MEETS
+    " AND d.parent IN (";
+static const char sql_lower_shards_tail[] =
+    ") GROUP BY d.child, d.parent % 1024) e"
+    " ON w.child = e.child AND w.shard = e.shard"
+    " SET w.parents = w.parents - e.n";
+static const char sql_lower_parents[] =
+    "UPDATE `{{TABLE}}` j JOIN (SELECT w.child, COUNT(*) AS n"
+    " FROM `{{TABLE}}_waits` w JOIN (SELECT DISTINCT d.child,"
+    " d.parent % 1024 AS shard FROM `{{TABLE}}_deps` d WHERE " MEETS
+    " AND d.parent IN (";
+static const char sql_lower_parents_tail[] =
+    ")) e ON w.child = e.child AND w.shard = e.shard"
+    " WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child"
+    " SET j.parent_shards = j.parent_shards - z.n";
+/* a statement of its own: a multiple-table UPDATE's assignments have no
+ * order, and this one must read the count lowered */
+static const char sql_release[] =
+    "UPDATE `{{TABLE}}` j JOIN (SELECT DISTINCT d.child"
+    " FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+static const char sql_release_tail[] =
+    ")) e ON j.id = e.child SET j.available_at = " MQ_SQL_NOW
+    " WHERE j.parent_shards = 0 AND j.state = 'ready'"
+    " AND j.available_at = " MQ_SQL_WAITING;
+/* The queues of the dependents due now, to wake their waiters */
+static const char sql_released[] =
+    "SELECT j.queue, COUNT(*) FROM `{{TABLE}}` j JOIN (SELECT DISTINCT"
+    " d.child FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+static const char sql_released_tail[] =
+    ")) e ON j.id = e.child WHERE j.state = 'ready' AND j.parent_shards = 0"
+    " AND j.available_at <= " MQ_SQL_NOW " GROUP BY j.queue";
+static const char sql_mark_met[] =
+    "UPDATE `{{TABLE}}_deps` d SET d.met = 1 WHERE " MEETS
+    " AND d.parent IN (";
+
+/* A parent dead (? 0): its dependents that are cancelled with it;
+ * purged (? 1): those that do not run anyway, which nothing can release
+ * any more, but those the purge deletes itself (its queue and state).
+ * A round of them still waiting, by the parent's edges in child order
+ * (after the round before), locked; then cancelled: dead, the parent
+ * named. */
+#define DOOMED(d) "d.met = 0 AND (d.on_death = 'cancel'" \
+    " OR (? AND d.on_death = 'wait')) AND j.state = 'ready'" \
+    " AND j.parent_shards > 0"
+static const char sql_doomed[] =
+    "SELECT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
+    " WHERE d.parent = ? AND d.child > ? AND " DOOMED(d)
+    " AND NOT (j.queue <=> ? AND j.state <=> ?)"
+    " ORDER BY d.child LIMIT 1000 FOR UPDATE";
+static const char sql_cancel[] =
+    "UPDATE `{{TABLE}}` j JOIN `{{TABLE}}_deps` d ON d.child = j.id"
+    " SET j.state = 'dead', j.finished_at = " MQ_SQL_NOW ","
+    " j.last_error = CONCAT('cancelled: parent ', d.parent,"
+    " IF(?, ' was purged', ' is dead'))"
+    " WHERE d.parent = ? AND " DOOMED(d) " AND j.id IN (";
+
+/* mq retry's report: the dependents cancelled with the jobs it made
+ * ready, which stay dead; and those of them that wait again */
+static const char sql_stay_dead[] =
+    "SELECT COUNT(DISTINCT d.child) FROM `{{TABLE}}_deps` d"
+    " JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
+    " AND d.on_death = 'cancel' AND j.state = 'dead' AND d.parent IN (";
+static const char sql_wait_again[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
+    " AND parent_shards > 0 AND id IN (";
+
+/* Dependents among the ids that mq retry cannot make wait again: a
+ * parent not met is not in the job table (purged, or dead in the
+ * archive), so it can never finish */
+static const char sql_unretriable[] =
+    "SELECT DISTINCT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
+    " LEFT JOIN `{{TABLE}}` p ON p.id = d.parent"
+    " WHERE d.met = 0 AND p.id IS NULL AND d.child IN (";
+static const char sql_unretriable_tail[] = ") ORDER BY d.child";
+
+/* Dependents that leave (archive, purge): their edges and shards. */
+static const char sql_forget_edges[] =
+    "DELETE FROM `{{TABLE}}_deps` WHERE child IN (";
+static const char sql_forget_shards[] =
+    "DELETE FROM `{{TABLE}}_waits` WHERE child IN (";
+
+static const char *const policies[] = { "cancel", "run", "wait" };
+
+/* ---------------------------------------------------------------- push */
+
+struct parents {
+	const uint64_t *ids;	/* sorted, no repeats */
+	size_t n;
+	unsigned char *state;	/* per id: 0 live, 1 done, 2 dead, 3
+				 * recurring, 4 not found, 5 dead and
+				 * archived */
+};
+
+static size_t
+find(const struct parents *p, uint64_t id)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The states of the parents of one chunk, by its select (head); *found
+ * how many it found. */
+static enum mq_status
+read_states(struct mq_conn *c, const char *head, struct parents *p,
+    size_t from, size_t n, int missing_only, size_t *found)
+{
+	uint64_t *got = malloc(n * sizeof *got), *want = NULL;
+	unsigned char *flags = malloc(n);
+	size_t ngot = 0, nwant = 0, i, k;
+	enum mq_status rc = MQ_OK;
+	const uint64_t *ids = p->ids + from;
+
+	if (got == NULL || flags == NULL)
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	if (rc == MQ_OK && missing_only) {
+		if ((want = malloc(n * sizeof *want)) == NULL)
+			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		for (i = 0; rc == MQ_OK && i < n; i++)
+			if (p->state[from + i] == 4)
+				want[nwant++] = ids[i];
+		ids = want;
+		n = nwant;
+	}
+	if (rc == MQ_OK && n > 0)
+		rc = mq__select_flagged_in(c, head, ")", NULL, 0, ids, n, got,
+		    flags, n, &ngot);
+	for (i = 0; rc == MQ_OK && i < ngot; i++)
+		if ((k = find(p, got[i])) < p->n && p->ids[k] == got[i])
+			p->state[k] = flags[i];
+	*found = ngot;
+	free(want);
+	free(flags);
+	free(got);
+	return rc;
+}
+
+/* One INSERT of the edges of ids[from..from+n) to child. */
+static enum mq_status
+insert_edges(struct mq_conn *c, const struct parents *p, size_t from,
+    size_t n, uint64_t child, int policy)
+{
+	MYSQL_BIND *b = calloc(4 * n, sizeof *b);
+	int32_t *met = malloc(n * sizeof *met);
+	unsigned long plen = (unsigned long)strlen(policies[policy]);
+	char *sql = mq__sql_list(sql_edge_head, "(?, ?, ?, ?)", n, "");
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc = MQ_OK;
+	size_t i;
+
+	if (b == NULL || met == NULL || sql == NULL)
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	for (i = 0; rc == MQ_OK && i < n; i++) {
+		unsigned s = p->state[from + i];
+
+		met[i] = s == 1 || ((s == 2 || s == 5) && policy == 1);
+		mq__bind_u64(&b[4 * i], (uint64_t *)&p->ids[from + i]);
+		mq__bind_u64(&b[4 * i + 1], &child);
+		mq__bind_i32(&b[4 * i + 2], &met[i]);
+		mq__bind_str(&b[4 * i + 3], policies[policy], &plen);
+	}
+	if (rc == MQ_OK && (st = mq__prepare_once(c, sql)) == NULL)
+		rc = c->err.status;
+	if (rc == MQ_OK)
+		rc = mq__execute(c, st, b, "cannot push");
+	if (st)
+		mq__release(c, st);
+	free(sql);
+	free(met);
+	free(b);
+	return rc;
+}
+
+/* One execution of a statement of one id (or a few values). */
+static enum mq_status
+exec_once(struct mq_conn *c, const char *tmpl, MYSQL_BIND *in)
+{
+	MYSQL_STMT *st = mq__prepare(c, tmpl);
+	enum mq_status rc;
+
+	if (st == NULL)
+		return c->err.status;
+	rc = mq__execute(c, st, in, "cannot push");
+	mq__release(c, st);
+	return rc;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The parents of a push (mq__deps_check, then mq__deps_link). */
+struct mq__deps {
+	struct parents p;
+	uint64_t *ids;
+	int policy;
+};
+
+void
+mq__deps_free(struct mq__deps *d)
+{
+	if (d == NULL)
+		return;
+	free(d->p.state);
+	free(d->ids);
+	free(d);
+}
+
+enum mq_status
+mq__deps_check(struct mq_conn *c, const uint64_t *after, size_t nafter,
+    int policy, struct mq__deps **out)
+{
+	struct mq__deps *d = calloc(1, sizeof *d);
+	uint64_t affected;
+	size_t found, i, n = 0, k;
+	enum mq_status rc = MQ_OK;
+
+	*out = NULL;
+	if (d == NULL || (d->ids = malloc(nafter * sizeof *d->ids)) == NULL ||
+	    (d->p.state = malloc(nafter)) == NULL) {
+		mq__deps_free(d);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	d->policy = policy;
+	memcpy(d->ids, after, nafter * sizeof *d->ids);
+	qsort(d->ids, nafter, sizeof *d->ids, cmp_u64);
+	for (i = 0; i < nafter; i++)
+		if (n == 0 || d->ids[n - 1] != d->ids[i])
+			d->ids[n++] = d->ids[i];
+	d->p.ids = d->ids;
+	d->p.n = n;
+	memset(d->p.state, 4, n);
+	/* in id order: two pushes after the same parents lock them in the
+	 * same order; before the dependent is inserted, so that a parent
+	 * is a job that existed when it was asked for (never the
+	 * dependent, nor a job pushed after it: no cycle can be made) */
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__exec_ids(c, sql_touch, NULL, 0, d->ids + i, k,
+		    &affected);
+		if (rc == MQ_OK)
+			rc = read_states(c, sql_parents, &d->p, i, k, 0, &found);
+		/* a parent the write did not find, and the read did (a Galera
+		 * node applied its push in between), was not written: its
+		 * finish would not see this dependent. Run again. */
+		if (rc == MQ_OK && found != affected)
+			rc = mq__fail(c, MQ_ERETRY, "the parents changed while "
+			    "the push read them");
+		if (rc == MQ_OK && affected < k)
+			rc = read_states(c, sql_parents_archived, &d->p, i, k,
+			    1, &found);
+	}
+	for (i = 0; rc == MQ_OK && i < n; i++) {
+		unsigned s = d->p.state[i];
+
+		if (s == 4)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu does not "
+			    "exist", (unsigned long long)d->ids[i]);
+		else if (s == 3)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is recurring: "
+			    "it never finishes", (unsigned long long)d->ids[i]);
+		else if ((s == 2 || s == 5) && policy == 0)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead "
+			    "(--if-parent-dies cancel)",
+			    (unsigned long long)d->ids[i]);
+		else if (s == 5 && policy == 2)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and "
+			    "archived: it cannot be retried (--if-parent-dies "
+			    "wait)", (unsigned long long)d->ids[i]);
+	}
+	if (rc != MQ_OK) {
+		mq__deps_free(d);
+		return rc;
+	}
+	*out = d;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t child,
+    int *due)
+{
+	uint64_t cid = child;
+	unsigned long plen;
+	MYSQL_BIND in[3];
+	enum mq_status rc = MQ_OK;
+	size_t i, k, n = d->p.n;
+
+	*due = 1;
+	for (i = 0; i < n; i++)
+		if (d->p.state[i] == 0 || (d->p.state[i] == 2 &&
+		    d->policy == 2))
+			*due = 0;
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = insert_edges(c, &d->p, i, k, child, d->policy);
+	}
+	if (rc == MQ_OK) {
+		mq__bind_u64(&in[0], &cid);
+		rc = exec_once(c, sql_shards, in);
+	}
+	if (rc == MQ_OK) {
+		mq__bind_str(&in[0], policies[d->policy], &plen);
+		mq__bind_u64(&in[1], &cid);
+		mq__bind_u64(&in[2], &cid);
+		rc = exec_once(c, sql_child, in);
+	}
+	return rc;
+}
+
+/* -------------------------------------------------------------- finish */
+
+/* The queues of the dependents made due (sql_released's rows). */
+static enum mq_status
+note_released(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	char queue[MQ_QUEUE_MAX + 2];
+	unsigned long qlen = 0;
+	uint64_t n = 0;
+	MYSQL_BIND out[2];
+	size_t i;
+	int f;
+
+	(void)ctx;
+	memset(out, 0, sizeof out);
+	out[0].buffer_type = MYSQL_TYPE_STRING;
+	out[0].buffer = queue;
+	out[0].buffer_length = sizeof queue;
+	out[0].length = &qlen;
+	mq__bind_u64(&out[1], &n);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		if (qlen > MQ_QUEUE_MAX)
+			continue;
+		queue[qlen] = '\0';
+		for (i = 0; i < c->nreleased; i++)
+			if (strcmp(c->released[i], queue) == 0)
+				break;
+		if (i == MQ_RELEASED_MAX)
+			continue;	/* found within a second anyway */
+		if (i == c->nreleased) {
+			memcpy(c->released[i], queue, qlen + 1);
+			c->released_n[i] = 0;
+			c->nreleased++;
+		}
+		if (n > c->released_n[i])
+			c->released_n[i] = n;
+	}
+	return f == 1 ? mq__dberr(c, st, "cannot read jobs") : MQ_OK;
+}
+
+void
+mq__wake_released(struct mq_conn *c)
+{
+	struct mq_error saved = c->err;
+	uint64_t woken;
+	size_t i;
+
+	for (i = 0; i < c->nreleased; i++)
+		if (c->released_n[i] > 0 && mq_valid_queue(c->released[i]))
+			(void)mq__wake(c, c->released[i], c->released_n[i],
+			    &woken);
+	c->nreleased = 0;
+	c->err = saved;
+}
+
+/* The edges of parents[0..n) met: done (all of them), or dead (those of
+ * dependents that run anyway). */
+static enum mq_status
+meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done)
+{
+	MYSQL_BIND pre[1];
+	uint64_t affected;
+	enum mq_status rc;
+
+	mq__bind_i32(&pre[0], done);
+	rc = mq__exec_ids_tail(c, sql_lower_shards, sql_lower_shards_tail,
+	    pre, 1, parents, n, &affected);
+	if (rc == MQ_OK)
+		rc = mq__exec_ids_tail(c, sql_lower_parents,
+		    sql_lower_parents_tail, pre, 1, parents, n, &affected);
+	if (rc == MQ_OK && affected > 0)
+		rc = mq__exec_ids_tail(c, sql_release, sql_release_tail, pre,
+		    1, parents, n, &affected);
+	if (rc == MQ_OK && affected > 0)
+		rc = mq__query_ids(c, "cannot read jobs", sql_released,
+		    sql_released_tail, pre, 1, parents, n, note_released, NULL);
+	if (rc == MQ_OK)
+		rc = mq__exec_ids(c, sql_mark_met, pre, 1, parents, n,
+		    &affected);
+	return rc;
+}
+
+/* A list of ids that grows. */
+struct ids {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int
+add_ids(struct ids *l, const uint64_t *ids, size_t n)
+{
+	if (l->n + n > l->cap) {
+		size_t cap = l->cap ? l->cap : 256;
+		uint64_t *v;
+
+		while (cap < l->n + n)
+			cap *= 2;
+		if ((v = realloc(l->v, cap * sizeof *v)) == NULL)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	memcpy(l->v + l->n, ids, n * sizeof *ids);
+	l->n += n;
+	return 0;
+}
+
+/* How a parent was lost: dead (on 0), or purged (on 1) from queue and
+ * state, whose jobs the purge deletes itself. */
+struct lost {
+	int32_t on;
+	const char *queue, *state;
+};
+
+/* The dependents the dead (or purged) parent cancels, counted as
+ * finished, added to more (finished in turn: they may have dependents
+ * of their own). */
+static enum mq_status
+cancel_with(struct mq_conn *c, uint64_t parent, const struct lost *l,
+    struct ids *more)
+{
+	uint64_t doomed[CHUNK], affected, pid = parent, after = 0;
+	int32_t gone = l->on;
+	unsigned long qlen, slen;
+	MYSQL_BIND pre[5];
+	MYSQL_STMT *st;
+	size_t got;
+	enum mq_status rc;
+
+	do {
+		mq__bind_u64(&pre[0], &pid);
+		mq__bind_u64(&pre[1], &after);
+		mq__bind_i32(&pre[2], &gone);
+		if (l->queue) {
+			mq__bind_str(&pre[3], l->queue, &qlen);
+			mq__bind_str(&pre[4], l->state, &slen);
+		} else {
+			mq__bind_null(&pre[3]);
+			mq__bind_null(&pre[4]);
+		}
+		if ((st = mq__prepare(c, sql_doomed)) == NULL)
+			return c->err.status;
+		rc = mq__select_ids(c, st, pre, doomed, NULL, CHUNK, &got);
+		mq__release(c, st);
+		if (rc != MQ_OK || got == 0)
+			return rc;
+		after = doomed[got - 1];
+		/* the SET's flag, then the WHERE's */
+		mq__bind_i32(&pre[0], &gone);
+		mq__bind_u64(&pre[1], &pid);
+		mq__bind_i32(&pre[2], &gone);
+		rc = mq__exec_ids(c, sql_cancel, pre, 3, doomed, got,
+		    &affected);
+		if (rc == MQ_OK && affected != got)
+			rc = mq__fail(c, MQ_EDB, "cannot cancel the dependents "
+			    "of job %llu: %llu of %zu changed",
+			    (unsigned long long)parent,
+			    (unsigned long long)affected, got);
+		if (rc == MQ_OK)
+			rc = mq__count_finished(c, doomed, got);
+		if (rc == MQ_OK && add_ids(more, doomed, got) != 0)
+			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	} while (rc == MQ_OK && got == CHUNK);
+	return rc;
+}
+
+/* Parents dead or purged: the edges of dependents that run anyway met,
+ * the others' dependents cancelled. */
+static enum mq_status
+lost_parents(struct mq_conn *c, const uint64_t *parents, size_t n,
+    const struct lost *l, struct ids *more)
+{
+	int32_t no = 0;
+	enum mq_status rc = meet(c, parents, n, &no);
+	size_t i;
+
+	for (i = 0; rc == MQ_OK && i < n; i++)
+		rc = cancel_with(c, parents[i], l, more);
+	return rc;
+}
+
+/* The jobs among ids[0..n) that have dependents: done ones met, dead
+ * ones lost (their cancelled dependents added to more). */
+static enum mq_status
+finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
+    struct ids *more)
+{
+	uint64_t parents[CHUNK], dead[CHUNK];
+	unsigned char flags[CHUNK];
+	size_t got = 0, nd = 0, nx = 0, i;
+	static const struct lost died = { 0, NULL, NULL };
+	int32_t yes = 1;
+	enum mq_status rc;
+
+	rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0, ids, n,
+	    parents, flags, CHUNK, &got);
+	for (i = 0; rc == MQ_OK && i < got; i++)
+		if (flags[i])
+			dead[nx++] = parents[i];
+		else
+			parents[nd++] = parents[i];
+	if (rc == MQ_OK && nd > 0)
+		rc = meet(c, parents, nd, &yes);
+	if (rc == MQ_OK && nx > 0)
+		rc = lost_parents(c, dead, nx, &died, more);
+	return rc;
+}
+
+/* The dependents cancelled so far (more), finished in turn, and theirs:
+ * a list, not a recursion (a chain of 100,000 cancelled at once). */
+static enum mq_status
+cascade(struct mq_conn *c, struct ids *more)
+{
+	enum mq_status rc = MQ_OK;
+	size_t k, done = 0;
+
+	while (rc == MQ_OK && done < more->n) {
+		k = more->n - done < CHUNK ? more->n - done : CHUNK;
+		rc = finish_some(c, more->v + done, k, more);
+		done += k;
+	}
+	free(more->v);
+	more->v = NULL;
+	return rc;
+}
+
+/* The one number an executed COUNT(*) returns, added to ctx. */
+static enum mq_status
+add_count(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	MYSQL_BIND out[1];
+	uint64_t n = 0;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &n);
+	if (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	*(uint64_t *)ctx += n;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *stay_dead, uint64_t *wait_again)
+{
+	enum mq_status rc;
+
+	rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")", NULL,
+	    0, ids, n, add_count, stay_dead);
+	if (rc == MQ_OK)
+		rc = mq__query_ids(c, "cannot read jobs", sql_wait_again, ")",
+		    NULL, 0, ids, n, add_count, wait_again);
+	return rc;
+}
+
+enum mq_status
+mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t *got)
+{
+	return mq__select_ids_in(c, sql_unretriable, sql_unretriable_tail,
+	    NULL, 0, ids, n, out, n, got);
+}
+
+enum mq_status
+mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	uint64_t forgot;
+	enum mq_status rc;
+
+	rc = mq__exec_ids(c, sql_forget_edges, NULL, 0, ids, n, &forgot);
+	if (rc == MQ_OK)
+		rc = mq__exec_ids(c, sql_forget_shards, NULL, 0, ids, n,
+		    &forgot);
+	return rc;
+}
+
+enum mq_status
+mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
+    const uint64_t *ids, size_t n)
+{
+	const struct lost purged = { 1, queue, state };
+	struct ids more = { NULL, 0, 0 };
+	uint64_t parents[CHUNK];
+	unsigned char flags[CHUNK];
+	enum mq_status rc = MQ_OK;
+	size_t i, k, got;
+
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0,
+		    ids + i, k, parents, flags, CHUNK, &got);
+		if (rc == MQ_OK && got > 0)
+			rc = lost_parents(c, parents, got, &purged, &more);
+		if (rc == MQ_OK)
+			rc = mq__deps_forget(c, ids + i, k);
+	}
+	if (rc == MQ_OK)
+		return cascade(c, &more);
+	free(more.v);
+	return rc;
+}
+
+enum mq_status
+mq__finished(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	struct ids more = { NULL, 0, 0 };
+	enum mq_status rc = mq__count_finished(c, ids, n);
+	size_t i, k;
+
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = finish_some(c, ids + i, k, &more);
+	}
+	if (rc == MQ_OK)
+		return cascade(c, &more);
+	free(more.v);
+	return rc;
+}
+
+enum mq_status
+mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np)
+{
+	int32_t yes = 1;
+	enum mq_status rc = mq__count_finished(c, ids, n);
+	size_t i, k;
+
+	for (i = 0; rc == MQ_OK && i < np; i += k) {
+		k = np - i < CHUNK ? np - i : CHUNK;
+		rc = meet(c, parents + i, k, &yes);
+	}
+	return rc;
+}
