@@ -194,11 +194,13 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 SQL;
 const SQL_DOOMED = <<<'SQL'
-SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
-  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
+  WHERE d.parent = ? AND d.child > ? AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  ORDER BY j.id LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?)
+  ORDER BY d.child LIMIT 1000 FOR UPDATE
 SQL;
 const SQL_CANCEL = <<<'SQL'
 UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
@@ -373,9 +375,11 @@ function dead_with_dependents(PDO $db, string $t, int $id): void
 		meet($db, $t, $j, $dead ? 0 : 1);
 		if (!$dead)
 			continue;
+		$last = 0;
 		do {
 			$doomed = array_map('intval', run($db, SQL_DOOMED, $t,
-			    [$j, 0])->fetchAll(PDO::FETCH_COLUMN, 0));
+			    [$j, $last, 0, null, null])->fetchAll(PDO::FETCH_COLUMN,
+			    0));
 			$n = count($doomed);
 			if ($n == 0)
 				break;
@@ -387,6 +391,7 @@ function dead_with_dependents(PDO $db, string $t, int $id): void
 			run($db, listed(SQL_COUNT_FINISHED, $n), $t,
 			    array_merge([null, SLOT_BASE, 1, 1], $doomed));
 			array_push($todo, ...$doomed);
+			$last = $doomed[$n - 1];
 		} while ($n == DOOMED_MAX);
 	}
 }

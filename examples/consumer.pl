@@ -196,11 +196,13 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 SQL
 use constant SQL_DOOMED => <<'SQL';
-SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
-  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
+  WHERE d.parent = ? AND d.child > ? AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  ORDER BY j.id LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?)
+  ORDER BY d.child LIMIT 1000 FOR UPDATE
 SQL
 use constant SQL_CANCEL => <<'SQL';
 UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
@@ -359,10 +361,10 @@ sub dead_with_dependents {
 		next unless defined $has;
 		meet($db, $t, $j, $dead ? 0 : 1);
 		next unless $dead;
-		my $n;
+		my ($n, $last) = (0, 0);
 		do {
 			my @doomed = map { $_->[0] } @{run($db, SQL_DOOMED, $t,
-			    I($j), I(0))->fetchall_arrayref};
+			    I($j), I($last), I(0), undef, undef)->fetchall_arrayref};
 			$n = @doomed;
 			if ($n > 0) {
 				my $got = run($db, listed(SQL_CANCEL, $n), $t,
@@ -372,6 +374,7 @@ sub dead_with_dependents {
 				run($db, listed(SQL_COUNT_FINISHED, $n), $t, undef,
 				    I(SLOT_BASE), I(1), I(1), map { I($_) } @doomed);
 				push @todo, @doomed;
+				$last = $doomed[-1];
 			}
 		} while ($n == DOOMED_MAX);
 	}

@@ -200,11 +200,13 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 """
 SQL_DOOMED = """
-SELECT j.id FROM `mq_jobs_deps` d JOIN `mq_jobs` j
-  ON j.id = d.child WHERE d.parent = ? AND d.met = 0
+SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
+  WHERE d.parent = ? AND d.child > ? AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  ORDER BY j.id LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?)
+  ORDER BY d.child LIMIT 1000 FOR UPDATE
 """
 SQL_CANCEL = """
 UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
@@ -353,9 +355,11 @@ def dead_with_dependents(db, o, job):
         meet(db, o, j, 0 if row[1] else 1)
         if not row[1]:
             continue
+        last = 0
         while True:
             doomed = [r[0] for r in
-                      execute(db, SQL_DOOMED, (j, 0), o.table).fetchall()]
+                      execute(db, SQL_DOOMED, (j, last, 0, None, None),
+                              o.table).fetchall()]
             if doomed:
                 n = execute(db, listed(SQL_CANCEL, len(doomed)),
                             (0, j, 0) + tuple(doomed), o.table).rowcount
@@ -365,6 +369,7 @@ def dead_with_dependents(db, o, job):
                 execute(db, listed(SQL_COUNT_FINISHED, len(doomed)),
                         (None, SLOT_BASE, 1, 1) + tuple(doomed), o.table)
                 todo.extend(doomed)
+                last = doomed[-1]
             if len(doomed) < DOOMED_MAX:
                 break
 
