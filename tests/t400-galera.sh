@@ -22,7 +22,7 @@ like "$ERR" "*1 table of this database without a primary key*other_nopk" \
   "and warns of a table without a primary key"
 gsql 3 "SELECT 1" >/dev/null   # node 3 has applied the DDL
 expect_status 0 "init on node 3: up to date" gmq 3 init
-like "$OUT" "table mq_jobs is up to date (schema 10)*" "the tables replicated"
+like "$OUT" "table mq_jobs is up to date (schema 11)*" "the tables replicated"
 
 # a node whose innodb_autoinc_lock_mode is not 2 (a one-node cluster of
 # its own, on a port next to the cluster's): mq init refuses it

@@ -125,7 +125,7 @@ gsql 1 "INSERT INTO mq_jobs (queue, state, payload, attempts, finished_at)
 wait
 is "$(cat "$T_TMP/rc2") $(cat "$T_TMP/rc3")" "0 0" "both recounts succeed"
 gsql 1 "SELECT 1" >/dev/null	# node 1 caught up
-is "$(gmq 1 stats --queue rc | awk '$1 == "rc" { print $6 }')" 50 \
+is "$(gmq 1 stats --queue rc | awk '$1 == "rc" { print $7 }')" 50 \
   "node 1 counts 50 done, not 100"
 
 # an ordinary account, whose init_connect sets autocommit off, the clock
