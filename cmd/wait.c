@@ -237,55 +237,6 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 	return w.dead ? EXIT_WAIT_DEAD : w.gone ? EXIT_EMPTY : 0;
 }
 
-/* The ids of standard input, one a line (blank lines skipped); exits 64
- * at a line that is not one, 74 if it cannot be read. */
-static uint64_t *
-read_ids(size_t *n)
-{
-	uint64_t *ids = NULL, *more;
-	size_t cap = 0, len = 0;
-	unsigned long long line = 0;
-	char *buf = NULL;
-	ssize_t got;
-
-	*n = 0;
-	errno = 0;
-	while ((got = getline(&buf, &len, stdin)) != -1) {
-		size_t l = (size_t)got;
-
-		line++;
-		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
-		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
-			l--;
-		buf[l] = '\0';
-		if (l == 0)
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			if ((more = realloc(ids, cap * sizeof *ids)) == NULL) {
-				free(buf);
-				free(ids);
-				exit(no_memory(&wait_command));
-			}
-			ids = more;
-		}
-		if (strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
-			free(ids);
-			usage_error(&wait_command, "invalid job id '%s' on "
-			    "line %llu of standard input: a positive number, "
-			    "as push prints it", shown(buf), line);
-		}
-		(*n)++;
-	}
-	if (ferror(stdin)) {
-		say(&wait_command, "cannot read standard input after line "
-		    "%llu", line);
-		exit(EX_IOERR);
-	}
-	free(buf);
-	return ids;
-}
-
 static void
 option(void *ctx, int id, const char *arg)
 {
@@ -320,7 +271,7 @@ cmd_wait(int argc, char **argv, struct mq_global *g)
 			}
 		n = (size_t)m;
 	} else {
-		ids = read_ids(&n);
+		ids = read_id_lines(&wait_command, stdin, "standard input", &n);
 		if (n == 0) {
 			free(ids);
 			return 0;	/* nothing to wait for */

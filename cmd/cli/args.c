@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "output/output.h"
@@ -63,4 +64,51 @@ parse_id(const char *s, uint64_t *id)
 	errno = 0;
 	*id = strtoull(s, &end, 10);
 	return *end || errno || *id == 0 ? -1 : 0;
+}
+
+uint64_t *
+read_id_lines(const struct command *cmd, FILE *f, const char *what,
+    size_t *n)
+{
+	uint64_t *ids = NULL, *more;
+	size_t cap = 0, len = 0;
+	unsigned long long line = 0;
+	char *buf = NULL;
+	ssize_t got;
+
+	*n = 0;
+	errno = 0;
+	while ((got = getline(&buf, &len, f)) != -1) {
+		size_t l = (size_t)got;
+
+		line++;
+		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
+		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
+			l--;
+		buf[l] = '\0';
+		if (l == 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			if ((more = realloc(ids, cap * sizeof *ids)) == NULL) {
+				free(buf);
+				free(ids);
+				exit(no_memory(cmd));
+			}
+			ids = more;
+		}
+		if (strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
+			free(ids);
+			usage_error(cmd, "invalid job id '%s' on line %llu of %s: "
+			    "a positive number, as push prints it", shown(buf),
+			    line, what);
+		}
+		(*n)++;
+	}
+	if (ferror(f)) {
+		say(cmd, "cannot read %s after line %llu", what, line);
+		exit(EX_IOERR);
+	}
+	free(buf);
+	return ids;
 }

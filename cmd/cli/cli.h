@@ -157,6 +157,12 @@ struct mq_conn *open_queue_table(const struct command *cmd, const struct mq_glob
 /* A job id: decimal digits only, 1 to 2^64 - 1: 0, or -1 if s is not
  * one. */
 int parse_id(const char *s, uint64_t *id);
+/* The job ids of f, one a line (blank lines, and blanks at a line's end,
+ * passed over), malloc'ed, *n of them (NULL for none); exits 64 naming
+ * the line of what ("standard input") that is not one, 74 if f cannot be
+ * read, 71 out of memory. */
+uint64_t *read_id_lines(const struct command *cmd, FILE *f, const char *what,
+    size_t *n);
 
 /* Parses a duration option; exits 64 naming the option if invalid. */
 long long duration_arg(const struct command *cmd, const char *opt, const char *arg);

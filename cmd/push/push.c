@@ -122,11 +122,9 @@ static void
 after_file(struct push_args *a, const char *path)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	unsigned long long line = 0;
-	char *buf = NULL;
-	size_t cap = 0, l;
-	ssize_t got;
-	uint64_t v;
+	char what[1100];
+	uint64_t *ids;
+	size_t n, i;
 
 	if (f == NULL) {
 		say(&push_command, "cannot open --after-file '%s': %s",
@@ -134,27 +132,11 @@ after_file(struct push_args *a, const char *path)
 		exit(EX_NOINPUT);
 	}
 	a->after_stdin |= f == stdin;
-	while ((got = getline(&buf, &cap, f)) != -1) {
-		line++;
-		l = (size_t)got;
-		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
-		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
-			l--;
-		buf[l] = '\0';
-		if (l == 0)
-			continue;
-		if (strlen(buf) != l || parse_id(buf, &v) != 0)
-			usage_error(&push_command, "invalid job id '%s' on line "
-			    "%llu of --after-file '%s'", shown(buf), line,
-			    shown(path));
-		add_parent(a, v);
-	}
-	if (ferror(f)) {
-		say(&push_command, "cannot read --after-file '%s' after line "
-		    "%llu", shown(path), line);
-		exit(EX_IOERR);
-	}
-	free(buf);
+	snprintf(what, sizeof what, "--after-file '%s'", shown(path));
+	ids = read_id_lines(&push_command, f, what, &n);
+	for (i = 0; i < n; i++)
+		add_parent(a, ids[i]);
+	free(ids);
 	if (f != stdin)
 		fclose(f);
 }
