@@ -44,6 +44,8 @@ like "$ERR" "mq push: cannot open --after-file *" "  said so"
 printf '%s\n\nzz\n' "$p" >"$T_TMP/badfile"
 expect_status 64 "--after-file with a bad line" "$MQ" push --queue bad --after-file "$T_TMP/badfile" job
 like "$ERR" "*'zz' on line 3 of --after-file*" "  naming its line"
+expect_status 74 "--after-file - with standard input closed" sh -c '"$0" push --queue bad --after-file - job <&-' "$MQ"
+is "$ERR" "mq push: standard input is closed: nothing done" "  said so (it read no parent: a job due at once)"
 expect_status 64 "--after-file - without a PAYLOAD argument" sh -c 'echo 1 | "$0" push --queue bad --after-file -' "$MQ"
 is "$(njobs)" "$n0" "nothing pushed by any of them"
 

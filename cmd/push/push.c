@@ -121,11 +121,16 @@ after_list(struct push_args *a, const char *arg)
 static void
 after_file(struct push_args *a, const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	FILE *f;
 	char what[1100];
 	uint64_t *ids;
 	size_t n, i;
 
+	/* standard input closed (opened on /dev/null): no parents read
+	 * from it, a job due at once */
+	if (strcmp(path, "-") == 0)
+		need_stdio(&push_command, STDIN_CLOSED);
+	f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
 	if (f == NULL) {
 		say(&push_command, "cannot open --after-file '%s': %s",
 		    shown(path), strerror(errno));
