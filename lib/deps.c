@@ -99,13 +99,13 @@ static const char sql_mark_met[] =
  * A round of them still waiting, by the parent's edges in child order
  * (after the round before), locked; then cancelled: dead, the parent
  * named. */
-#define DOOMED(d) "d.met = 0 AND (d.on_death = 'cancel'" \
+#define DOOMED "d.met = 0 AND (d.on_death = 'cancel'" \
     " OR (? AND d.on_death = 'wait')) AND j.state = 'ready'" \
     " AND j.parent_shards > 0"
 static const char sql_doomed[] =
     "SELECT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
     " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
-    " WHERE d.parent = ? AND d.child > ? AND " DOOMED(d)
+    " WHERE d.parent = ? AND d.child > ? AND " DOOMED
     " AND NOT (j.queue <=> ? AND j.state <=> ?)"
     " ORDER BY d.child LIMIT 1000 FOR UPDATE";
 static const char sql_cancel[] =
@@ -113,7 +113,7 @@ static const char sql_cancel[] =
     " SET j.state = 'dead', j.finished_at = " MQ_SQL_NOW ","
     " j.last_error = CONCAT('cancelled: parent ', d.parent,"
     " IF(?, ' was purged', ' is dead'))"
-    " WHERE d.parent = ? AND " DOOMED(d) " AND j.id IN (";
+    " WHERE d.parent = ? AND " DOOMED " AND j.id IN (";
 
 /* mq retry's report: the dependents cancelled with the jobs it made
  * ready, which stay dead; and those of them that wait again */
