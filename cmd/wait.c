@@ -3,7 +3,7 @@
  * (done, dead with its error, gone), the outcome as the exit status. The
  * ids come as operands or one per line on standard input. It looks at
  * the table, for all the jobs still waited for at once (lib/finished.c),
- * about once a second while nothing finishes; mq push --wait waits so
+ * when a finish wakes it (mq_finish_park), and mq push --wait waits so
  * too (wait_for_jobs).
  */
 #include <errno.h>
@@ -31,11 +31,19 @@ const struct command wait_command = {
 	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_wait, NULL
 };
 
-/* The looks: the first at once, then 100 ms, doubling up to a second
- * while nothing finishes; 700 ms after a look that found jobs finished,
- * so that jobs finishing all the time cost under two looks a second,
- * the quick first ones included (10,000 jobs worked in 8 s: 1.6 a
- * second; 2.2 with 500 ms). */
+/* Where the waiters table can be used (mq_finish_arm), a look when a
+ * finish wakes the park, one after the first arming (a finisher that
+ * saw no waiter looks again a second later), and one every LOOK_PARKS
+ * parks of PARK_US (jobs finished by other programs' statements,
+ * mq-sql(7)): about one statement a second while nothing finishes.
+ * While its jobs finish, a look every LOOK_AFTER_FINISH_US and no
+ * arming; while other jobs of the range of ids finish, an arming, a
+ * look and a park every ARM_GAP_US: two statements a second at most. Where it cannot
+ * be used, the looks: the first at once, then 100 ms, doubling up to a
+ * second while nothing finishes. */
+#define PARK_US 1000000
+#define ARM_GAP_US 1500000
+#define LOOK_PARKS 3
 #define LOOK_FIRST_US 100000
 #define LOOK_MAX_US 1000000
 #define LOOK_AFTER_FINISH_US 700000
@@ -164,15 +172,77 @@ sleep_us(int64_t us)
 		;
 }
 
+static void
+fail(struct waiting *w, struct mq_conn *c)
+{
+	struct mq_error e = *mq_conn_error(c);
+
+	free(w->out);
+	mq_close(c);
+	die(w->cmd, &e);
+}
+
+/* A look, or the command's end on its failure. */
+static void
+look(struct waiting *w, struct mq_conn *c)
+{
+	size_t i, m;
+
+	w->found = 0;
+	if (mq_look_finished(c, w->ids, w->n, finished, w) != MQ_OK)
+		fail(w, c);
+	w->first = 0;
+	for (i = m = 0; i < w->n; i++)	/* those still waited for */
+		if (!w->out[i])
+			w->ids[m++] = w->ids[i];
+	w->n = m;
+	memset(w->out, 0, w->n);
+}
+
+/* Parks until a finish wakes it (1), or the timeout, the look for
+ * finishes mq did not make, or the look after the first arming is due
+ * (0). */
+static int
+park(struct waiting *w, struct mq_conn *c, int64_t deadline,
+    int64_t *stale_at)
+{
+	int64_t now, us;
+	unsigned idle;
+	enum mq_status rc;
+
+	for (idle = 1;; idle++) {
+		now = mq_now_us();
+		us = PARK_US;
+		if (deadline && us > deadline - now)
+			us = deadline - now;
+		if (*stale_at && us > *stale_at - now)
+			us = *stale_at - now;
+		if (us > 0 && (rc = mq_finish_park(c, us)) != MQ_EMPTY) {
+			if (rc != MQ_OK)
+				fail(w, c);
+			return 1;
+		}
+		now = mq_now_us();
+		if (*stale_at && now >= *stale_at) {
+			*stale_at = 0;
+			return 0;
+		}
+		if ((deadline && now >= deadline) || idle % LOOK_PARKS == 0)
+			return 0;
+	}
+}
+
 int
 wait_for_jobs(const struct command *cmd, struct mq_conn *c,
     const char *table, uint64_t *ids, size_t n, int64_t timeout_us)
 {
 	struct waiting w;
 	struct sigaction sa;
-	int64_t deadline = 0, now, pause = LOOK_FIRST_US, left;
-	size_t i, m;
-	int k;
+	int64_t deadline = 0, now, pause = LOOK_FIRST_US, left, stale_at = 0;
+	int64_t last_arm = 0;
+	uint64_t lo, hi;
+	int k, wakeups = 1, armed = 0;
+	size_t i;
 
 	memset(&w, 0, sizeof w);
 	w.cmd = cmd;
@@ -190,29 +260,45 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 	sigprocmask(SIG_UNBLOCK, &w.stops, NULL);
 	w.n = unique(ids, n);
 	w.ids = ids;
+	lo = w.n ? w.ids[0] : 0;
+	hi = w.n ? w.ids[w.n - 1] : 0;
 	if ((w.out = calloc(w.n ? w.n : 1, 1)) == NULL)
 		return no_memory(cmd);
 	if (timeout_us >= 0)
 		deadline = mq_now_us() + timeout_us;
 	for (;;) {
-		w.found = 0;
-		if (mq_look_finished(c, w.ids, w.n, finished, &w) != MQ_OK) {
-			struct mq_error e = *mq_conn_error(c);
+		/* armed before the look that comes before a park; not while
+		 * jobs finish (a look every LOOK_AFTER_FINISH_US then) */
+		if (wakeups && !armed && !w.found) {
+			enum mq_status rc;
 
-			free(w.out);
-			mq_close(c);
-			die(cmd, &e);
+			/* finishes of other jobs of the range woke it: one
+			 * arming every ARM_GAP_US at most */
+			now = mq_now_us();
+			left = last_arm + ARM_GAP_US - now;
+			if (last_arm && deadline && left > deadline - now)
+				left = deadline - now;
+			if (last_arm)
+				sleep_us(left);
+			last_arm = mq_now_us();
+			rc = mq_finish_arm(c, lo, hi);
+
+			if (rc == MQ_EMPTY) {
+				wakeups = 0;
+			} else if (rc != MQ_OK) {
+				fail(&w, c);
+			} else {
+				armed = 1;
+				if (w.first)
+					stale_at = mq_now_us() +
+					    MQ_FINISH_STALE_US;
+			}
 		}
-		w.first = 0;
-		for (i = m = 0; i < w.n; i++)	/* those still waited for */
-			if (!w.out[i])
-				w.ids[m++] = w.ids[i];
-		w.n = m;
-		memset(w.out, 0, w.n);
+		look(&w, c);
 		if (w.n == 0)
 			break;
 		now = mq_now_us();
-		if (timeout_us >= 0 && now >= deadline) {
+		if (deadline && now >= deadline) {
 			sigprocmask(SIG_BLOCK, &w.stops, NULL);
 			for (i = 0; i < w.n; i++)
 				printf("%llu waiting\n",
@@ -221,12 +307,20 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 			say(cmd, "%zu job%s not finished within the "
 			    "timeout", w.n, PLURAL(w.n));
 			free(w.out);
+			(void)mq_finish_leave(c);
 			return EXIT_WAIT_TIMEOUT;
 		}
+		if (wakeups && !w.found && armed) {
+			if (park(&w, c, deadline, &stale_at))
+				armed = 0;	/* its row: disarmed */
+			continue;
+		}
+		if (wakeups && !w.found)
+			continue;	/* arm, then look, then park */
 		if (w.found)
 			pause = LOOK_AFTER_FINISH_US;
 		left = pause;
-		if (timeout_us >= 0 && left > deadline - now)
+		if (deadline && left > deadline - now)
 			left = deadline - now;
 		sleep_us(left);
 		if (!w.found && pause < LOOK_MAX_US)
@@ -234,6 +328,7 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 			    LOOK_MAX_US;
 	}
 	free(w.out);
+	(void)mq_finish_leave(c);
 	return w.dead ? EXIT_WAIT_DEAD : w.gone ? EXIT_EMPTY : 0;
 }
 

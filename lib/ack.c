@@ -329,7 +329,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 			break;
 		}
 	mq__wake_acked(c, r, n, lost);
-	mq__wake_released(c);
+	mq__wake_after_commit(c);
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

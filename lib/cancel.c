@@ -81,6 +81,6 @@ mq_cancel(struct mq_conn *c, uint64_t id, int force,
 		return rc;
 	rc = mq__in_tx(c, cancel_tx, &x);
 	if (rc == MQ_OK)	/* its dependents that run anyway */
-		mq__wake_released(c);
+		mq__wake_after_commit(c);
 	return rc;
 }

@@ -74,6 +74,7 @@ count(struct mq_conn *c, int archived, int64_t sign, const uint64_t *ids,
 enum mq_status
 mq__count_finished(struct mq_conn *c, const uint64_t *ids, size_t n)
 {
+	mq__note_finished(c, ids, n);	/* mq wait: woken after the commit */
 	return count(c, 0, 1, ids, n, NULL);
 }
 

@@ -423,20 +423,6 @@ note_released(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 	return f == 1 ? mq__dberr(c, st, "cannot read jobs") : MQ_OK;
 }
 
-void
-mq__wake_released(struct mq_conn *c)
-{
-	struct mq_error saved = c->err;
-	uint64_t woken;
-	size_t i;
-
-	for (i = 0; i < c->nreleased; i++)
-		if (c->released_n[i] > 0 && mq_valid_queue(c->released[i]))
-			(void)mq__wake(c, c->released[i], c->released_n[i],
-			    &woken);
-	c->nreleased = 0;
-	c->err = saved;
-}
 
 /* The edges of parents[0..n) met: done (all of them), or dead (those of
  * dependents that run anyway). */

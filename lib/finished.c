@@ -10,6 +10,7 @@
  * then the runs' rows in the archive; the rest are gone. Reads only, by
  * primary key ranges; nothing is locked or written.
  */
+#include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,7 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 	struct look l;
 	enum mq_status rc = MQ_OK;
 	size_t i = 0;
+	int tries;
 
 	if (n == 0)
 		return MQ_OK;
@@ -299,7 +301,12 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 		}
 		l.ids = ids + start;
 		l.n = i - start;
-		rc = look_batch(c, &l);
+		/* a finisher's KILL of an armed waiter (waiters.c) that
+		 * came while it looked: once an arming, look again */
+		for (tries = 0; (rc = look_batch(c, &l)) == MQ_ERETRY &&
+		    c->err.db_errno == ER_QUERY_INTERRUPTED && tries < 3;
+		    tries++)
+			;
 	}
 	if (rc == MQ_OK && l.stopped)
 		rc = mq__fail(c, MQ_EIO, "stopped by the caller");

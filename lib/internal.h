@@ -110,6 +110,12 @@ struct mq_conn {
 	int wait_joined;		/* rows in <table>_waiters */
 	int waiters_off;		/* no <table>_waiters to use */
 	int kill_own;			/* may KILL its account's sessions only */
+	/* waiters.c: this transaction finished jobs, whose waiters (mq
+	 * wait) are woken after its commit; the last read found some
+	 * (or the probe did), at this time */
+	int finished_unwoken, finish_waiters;
+	int64_t finish_checked_us;
+	uint64_t finished_lo, finished_hi;	/* the ids it finished */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */
 	/* Galera: a statement was prepared in this transaction since the
@@ -389,11 +395,12 @@ enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
  * go. */
 enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
     const char *state, const uint64_t *ids, size_t n);
-/* After the commit of a finish: wakes the waiters of the queues whose
- * dependents it made due (mq__finished, mq__acked, mq__deps_purged
- * noted them), and forgets them. Errors are not the caller's: the
- * waiters find the jobs within a second anyway. */
-void mq__wake_released(struct mq_conn *c);
+/* After the commit of a finish (wakeup.c): wakes the waiters of the
+ * queues whose dependents it made due (mq__finished, mq__acked,
+ * mq__deps_purged noted them in c->released) and forgets them, then
+ * those waiting for jobs to finish (mq__wake_finish_waiters). Errors
+ * are not the caller's: the waiters look again within seconds. */
+void mq__wake_after_commit(struct mq_conn *c);
 /* mq retry, in its transaction after it made ids[0..n) ready: adds to
  * *stay_dead their dependents that died with them (cancelled: they stay
  * dead), and to *wait_again those of them that are dependents waiting
@@ -480,6 +487,13 @@ enum mq_status mq__wake_nodes_in_tx(struct mq_conn *c, const char *queue,
     uint64_t n);
 enum mq_status mq__wake_local(struct mq_conn *c, const char *queue,
     uint64_t n, uint64_t *woken);
+/* waiters.c: after a commit that finished jobs (c->finished_unwoken,
+ * their ids between c->finished_lo and _hi: mq__note_finished), the
+ * mq wait sessions waiting for them are woken; errors are forgotten
+ * (they look again within seconds). */
+void mq__wake_finish_waiters(struct mq_conn *c);
+void mq__note_finished(struct mq_conn *c, const uint64_t *ids, size_t n);
+
 /* waiters.c: the statement that deletes this waiter's rows (malloc'd;
  * NULL: c->err), and the same run in a claim's transaction (*left: it
  * did, and the commit ends the wait: c->wait_joined is then the
@@ -545,11 +559,13 @@ extern const char mq__sql_ack_lock[], mq__sql_ack_lock_pairs[],
 void mq__wake_acked(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost);
 
-/* The same, less the slots that jobs[0..njobs), leased in the acks'
- * transaction, took again: an acked job and a job taken of the same
- * queue and key (both taken by this connection's limited claims,
- * mq__leased_key) (wakeup.c). */
-void mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r,
+/* After a claim that carried acks committed (wakeup.c): the waiters of
+ * the slots the acks ended and of the dependents they made due, less
+ * what jobs[0..njobs), leased in the acks' transaction, took again (a
+ * job of the same queue and key as an acked one, both taken by this
+ * connection's limited claims, mq__leased_key; a dependent: a chain's
+ * next link), then as mq__wake_after_commit. */
+void mq__wake_after_claim(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, const unsigned char *lost, const struct mq_job *jobs,
     size_t njobs);
 

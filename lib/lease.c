@@ -178,7 +178,7 @@ mq_fail(struct mq_conn *c, const struct mq_receipt *r,
 	if (rc == MQ_OK)	/* its slot ended */
 		mq__wake_freed(c, &r->id, 1);
 	if (rc == MQ_OK)	/* its dependents that run anyway */
-		mq__wake_released(c);
+		mq__wake_after_commit(c);
 	return rc;
 }
 

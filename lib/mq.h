@@ -356,6 +356,24 @@ enum mq_status mq_wait(struct mq_conn *c, const char *queue, int64_t max_us);
 void mq_wait_rearm(struct mq_conn *c);
 
 /**
+ * Waiting for jobs to finish (mq wait). mq_finish_arm writes or re-arms
+ * the connection's row among the waiters, for the jobs lo to hi (the
+ * same on each call): a finish of one of them committed after it (by
+ * mq, on any node) wakes the next park. Arm, look at the jobs
+ * (mq_look_finished), then park: mq_finish_park returns MQ_OK when a
+ * finish came since the arm (arm and look again), MQ_EMPTY when max_us
+ * passed without one. mq_finish_arm returns MQ_EMPTY where the waiters
+ * table cannot be used (no grant): look about once a second instead. A
+ * finisher that saw no waiter reads again only a second later: look
+ * once more MQ_FINISH_STALE_US after the first arm. mq_finish_leave
+ * deletes the row.
+ */
+#define MQ_FINISH_STALE_US 1500000
+enum mq_status mq_finish_arm(struct mq_conn *c, uint64_t lo, uint64_t hi);
+enum mq_status mq_finish_park(struct mq_conn *c, int64_t max_us);
+enum mq_status mq_finish_leave(struct mq_conn *c);
+
+/**
  * pending(), if not NULL, says whether the caller would rather stop (a
  * stop signal it holds is pending): a statement that met a deadlock or
  * a lock wait timeout is then not run again, and its error is returned.

@@ -620,27 +620,11 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	} else {
 		rc = claim_update(c, &cl);
 	}
-	/* the slots the acks ended: their waiters (committed: a failure of
-	 * the claim after them changes nothing), less those the claim's
-	 * jobs (committed with them, or after) took again: a job of the
-	 * same queue and key as an acked one (a hot key's next job); the
-	 * waiter would find the key full again */
+	/* the waiters of what the acks ended (committed: a failure of the
+	 * claim after them changes nothing), less what its jobs took */
 	if (acks_in)
-		mq__wake_acked_but(c, r, nr, lost, rc == MQ_OK ? cl.jobs :
+		mq__wake_after_claim(c, r, nr, lost, rc == MQ_OK ? cl.jobs :
 		    NULL, rc == MQ_OK ? cl.n : 0);
-	/* the dependents its acks made due, less those this claim took
-	 * itself (in their transaction: a chain's next link): waking a
-	 * waiter for them would find nothing */
-	if (acks_in) {
-		size_t i, k;
-
-		for (i = 0; rc == MQ_OK && i < cl.n; i++)
-			for (k = 0; k < c->nreleased; k++)
-				if (strcmp(c->released[k], cl.jobs[i].queue) == 0 &&
-				    c->released_n[k] > 0)
-					c->released_n[k]--;
-		mq__wake_released(c);
-	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;

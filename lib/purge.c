@@ -44,6 +44,7 @@ purge_tx(struct mq_conn *c, void *ctx)
 	mq__release(c, st);
 	if (rc != MQ_OK || p->got == 0)
 		return rc;
+	mq__note_finished(c, p->ids, p->got);	/* mq wait sees them gone */
 	/* counted while they are there to be grouped: the rows picked are
 	 * locked (and so still in their state) */
 	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
@@ -81,7 +82,7 @@ mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
 			if (rc == MQ_OK)
 				*deleted += p->deleted;
 			if (rc == MQ_OK)
-				mq__wake_released(c);
+				mq__wake_after_commit(c);
 		} while (rc == MQ_OK && p->got == p->want);
 	}
 	free(p);

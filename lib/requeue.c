@@ -201,7 +201,7 @@ mq_requeue_stale(struct mq_conn *c, const struct mq_requeue_opts *o,
 				goto out;
 			rep->requeued += r.requeued;
 			rep->dead += r.buried;
-			mq__wake_released(c);
+			mq__wake_after_commit(c);
 			if (o->progress && r.requeued + r.buried)
 				o->progress(r.requeued + r.buried,
 				    o->ctx);

@@ -53,9 +53,10 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
     " CONCAT(@@hostname, ':', @@port);" \
     "SHOW CREATE TABLE `{{TABLE}}`;" \
-    "SELECT queue FROM `{{TABLE}}_queues` AS l WHERE " MQ_SQL_LIMITED \
-    " AND EXISTS (SELECT 1 FROM `{{TABLE}}_waiters` AS w" \
-    " WHERE w.queue = l.queue) LIMIT 1"
+    "SELECT (SELECT queue FROM `{{TABLE}}_queues` AS l WHERE " \
+    MQ_SQL_LIMITED " AND EXISTS (SELECT 1 FROM `{{TABLE}}_waiters` AS w" \
+    " WHERE w.queue = l.queue) LIMIT 1), EXISTS (SELECT 1 FROM" \
+    " `{{TABLE}}_waiters` WHERE " MQ_SQL_FINISH_ROWS ")"
 #define SQL_PROBE_INIT \
     ";SELECT id FROM `{{TABLE}}_archive` LIMIT 0" \
     ";SHOW CREATE TABLE `{{TABLE}}_counts`" \
@@ -115,6 +116,7 @@ struct probe {
 	char counts_comment[64];	/* the counts table's (mq init) */
 	int exists;
 	int has_limits;		/* a queue with limits has waiters */
+	int finish_waiters;	/* mq wait waits (waiters.c) */
 };
 
 static void
@@ -219,8 +221,11 @@ take_result(struct probe *p, unsigned k, MYSQL_RES *res)
 	default:
 		if (k - P_COMPANIONS < NCOMP)
 			p->companion[k - P_COMPANIONS] = 1;
-		if (k - P_COMPANIONS == 0)
-			p->has_limits = row != NULL;
+		if (k - P_COMPANIONS == 0 && row &&
+		    mysql_num_fields(res) >= 2) {
+			p->has_limits = row[0] != NULL;
+			p->finish_waiters = row[1] && strcmp(row[1], "1") == 0;
+		}
 		if (k - P_COMPANIONS == 2 && row && mysql_num_fields(res) >= 2) {
 			table_comment(row[1], p->counts_comment,
 			    sizeof p->counts_comment);
@@ -446,6 +451,8 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->autoinc_step = p.autoinc_step ? p.autoinc_step : 1;
 	c->galera = p.wsrep;
 	c->has_limits = p.has_limits;
+	c->finish_waiters = p.finish_waiters;
+	c->finish_checked_us = mq_now_us();
 	memset(c->limited_seen, 0, sizeof c->limited_seen);
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;

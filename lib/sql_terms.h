@@ -194,6 +194,12 @@
 #define MQ_SQL_WALL(t) \
     "CONCAT('mq-wall-', MD5(CONCAT(DATABASE(), '.', '" t "')))"
 
+/* mq wait's rows in the waiters table (wakeup.c, waiters.c): their
+ * queue is "*LO-HI", the least and the greatest id waited for, a name
+ * no queue can have (mq_valid_queue); those names sort between '*' and
+ * '+' (ascii_bin), one range of the index wake (queue, node). */
+#define MQ_SQL_FINISH_ROWS "queue > '*' AND queue < '+'"
+
 /* The waiters table's rows of this session (the waiting connection). */
 #define MQ_SQL_OWN_WAITER "node = " MQ_SQL_NODE " AND conn = CONNECTION_ID()"
 

@@ -363,3 +363,194 @@ mq__leave_in_tx(struct mq_conn *c, int *left)
 	free(sql);
 	return rc;
 }
+
+/* ---- the waiters for jobs to finish (mq wait; wakeup.c) ----
+ *
+ * A finish (an ack, a fail with no attempt left, a cancel, a burial, a
+ * purge) wakes them after its commit: their rows (MQ_SQL_FINISH_ROWS,
+ * queue "*LO-HI") whose ids range holds a job it finished and that are
+ * armed (wakes = 0) are disarmed (wakes + 1) and, on this server or
+ * node, their park is KILLed. Disarm first, then KILL: a park that
+ * began before the disarm is running when the KILL comes; one that
+ * began after reads wakes > 0 and ends at once. Only the finisher whose
+ * UPDATE disarmed a row KILLs its session: one KILL an arming, however
+ * many jobs finish. On a Galera node a parked waiter holds its row
+ * share-locked, so this node's rows are KILLed first and disarmed
+ * after (the disarm would wait for the park); a park that began
+ * between the two sleeps out its second (mq wait looks again within
+ * three). The other nodes' rows are disarmed by a write that aborts
+ * their park, as a push's does. A finisher that found no row reads
+ * again only a second later: a waiter looks once more
+ * MQ_FINISH_STALE_US after it first arms. The names and numbers in
+ * these text queries are validated table names, the server's own node
+ * name and numbers. */
+static const char sql_finish_rows[] =
+    "SELECT conn, node = " MQ_SQL_NODE ", wakes, since >= " MQ_SQL_NOW
+    " - INTERVAL (SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS"
+    " WHERE VARIABLE_NAME = 'UPTIME') SECOND - INTERVAL 1 SECOND,"
+    " CAST(node AS CHAR), since < " MQ_SQL_NOW " - INTERVAL 30 SECOND,"
+    " CAST(queue AS CHAR) FROM `%s_waiters` FORCE INDEX (wake)"
+    " WHERE " MQ_SQL_FINISH_ROWS " AND conn <> CONNECTION_ID() LIMIT %d";
+static const char sql_finish_disarm[] =
+    "UPDATE `%s_waiters` SET wakes = wakes + 1 WHERE node = %s%s%s"
+    " AND conn = %llu AND queue = '%s' AND wakes = 0";
+static const char sql_finish_gone[] =
+    "DELETE FROM `%s_waiters` WHERE node = " MQ_SQL_NODE
+    " AND conn = %llu AND " MQ_SQL_FINISH_ROWS;
+/* The rows of this node's waiters whose session ended (killed -9): those
+ * of sessions this one can see (its account's; all with PROCESS), left
+ * unarmed for a while (an armed one is found gone by its KILL). */
+static const char sql_finish_clean[] =
+    "DELETE FROM `%s_waiters` WHERE " MQ_SQL_FINISH_ROWS
+    " AND node = " MQ_SQL_NODE " AND wakes > 0"
+    " AND since < " MQ_SQL_NOW " - INTERVAL 30 SECOND"
+    " AND conn NOT IN (SELECT ID FROM information_schema.PROCESSLIST)"
+    " AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
+    " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN "))";
+
+#define FINISH_WAKE_MAX 64
+#define FINISH_RECHECK_US 1000000
+
+struct finish_waiter {
+	uint64_t conn;
+	int local, armed, live;
+	char node[256], queue[48];
+};
+
+/* 1: the UPDATE disarmed the row. A node name that could break the
+ * quotes is passed over (it is the server's @@hostname:@@port). */
+static int
+disarm(struct mq_conn *c, const struct finish_waiter *w)
+{
+	char sql[sizeof sql_finish_disarm + MQ_TABLE_MAX + 320];
+	const char *p;
+
+	for (p = w->node; !w->local && *p; p++)
+		if (*p == '\'' || *p == '\\')
+			return 0;
+	snprintf(sql, sizeof sql, sql_finish_disarm, c->table,
+	    w->local ? "" : "'", w->local ? MQ_SQL_NODE : w->node,
+	    w->local ? "" : "'", (unsigned long long)w->conn, w->queue);
+	/* 1213 on Galera: another finisher's disarm, or the waiter's
+	 * arming, certified first: woken, or looking */
+	return mysql_real_query(c->db, sql, strlen(sql)) == 0 &&
+	    mysql_affected_rows(c->db) == 1;
+}
+
+static void
+kill_finish_waiter(struct mq_conn *c, uint64_t conn)
+{
+	char sql[sizeof sql_finish_gone + MQ_TABLE_MAX + 24];
+	unsigned char fate = MQ_KILLED;
+	uint64_t woken = 0;
+
+	if (mq__kill_queries(c, &conn, 1, &woken, &fate) == MQ_OK &&
+	    fate == MQ_KILL_GONE) {
+		snprintf(sql, sizeof sql, sql_finish_gone, c->table,
+		    (unsigned long long)conn);
+		(void)mysql_real_query(c->db, sql, strlen(sql));
+	}
+}
+
+/* A row of the read, if it is one; *stale: of this node, unarmed for
+ * long (a waiter that may have died). */
+static int
+finish_waiter(struct mq_conn *c, MYSQL_ROW row, struct finish_waiter *w,
+    int *stale)
+{
+	unsigned long long lo, hi;
+	char end;
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		if (!row[i])
+			return 0;
+	if (strlen(row[4]) >= sizeof w->node ||
+	    strlen(row[6]) >= sizeof w->queue ||
+	    sscanf(row[6], "*%llu-%llu%c", &lo, &hi, &end) != 2 ||
+	    strspn(row[6] + 1, "0123456789-") != strlen(row[6] + 1))
+		return 0;
+	w->conn = strtoull(row[0], NULL, 10);
+	w->local = strcmp(row[1], "1") == 0;
+	w->armed = strcmp(row[2], "0") == 0;
+	w->live = strcmp(row[3], "1") == 0;
+	snprintf(w->node, sizeof w->node, "%s", row[4]);
+	snprintf(w->queue, sizeof w->queue, "%s", row[6]);
+	if (w->local && !w->armed && strcmp(row[5], "1") == 0)
+		*stale = 1;
+	/* a finished job among those it waits for (by their range) */
+	return lo <= c->finished_hi && c->finished_lo <= hi;
+}
+
+void
+mq__note_finished(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	size_t i;
+
+	if (!c->finished_unwoken) {
+		c->finished_lo = UINT64_MAX;
+		c->finished_hi = 0;
+	}
+	for (i = 0; i < n; i++) {
+		c->finished_unwoken = 1;
+		if (ids[i] < c->finished_lo)
+			c->finished_lo = ids[i];
+		if (ids[i] > c->finished_hi)
+			c->finished_hi = ids[i];
+	}
+}
+
+void
+mq__wake_finish_waiters(struct mq_conn *c)
+{
+	char sql[sizeof sql_finish_rows + sizeof sql_finish_clean +
+	    MQ_TABLE_MAX + 16];
+	struct mq_error saved = c->err;
+	struct finish_waiter w[FINISH_WAKE_MAX];
+	int64_t now = mq_now_us();
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	size_t n = 0, i;
+	int stale = 0, found = 0;
+
+	if (!c->finished_unwoken)
+		return;
+	c->finished_unwoken = 0;
+	if (!mq__uses_waiters(c) || (!c->finish_waiters &&
+	    now - c->finish_checked_us < FINISH_RECHECK_US))
+		goto out;
+	snprintf(sql, sizeof sql, sql_finish_rows, c->table, FINISH_WAKE_MAX);
+	c->finish_checked_us = now;
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL)
+		goto out;	/* they look again within seconds */
+	while ((row = mysql_fetch_row(res)) != NULL) {
+		found = 1;
+		if (n < FINISH_WAKE_MAX && finish_waiter(c, row, &w[n],
+		    &stale) && w[n].armed)
+			n++;
+	}
+	mysql_free_result(res);
+	c->finish_waiters = found;
+	if (stale) {
+		snprintf(sql, sizeof sql, sql_finish_clean, c->table);
+		(void)mysql_real_query(c->db, sql, strlen(sql));
+	}
+	for (i = 0; i < n; i++) {
+		if (!w[i].local)
+			(void)disarm(c, &w[i]);
+		else if (!w[i].live)
+			continue;	/* a session before a restart */
+		else if (!c->galera) {
+			if (disarm(c, &w[i]))
+				kill_finish_waiter(c, w[i].conn);
+		} else {
+			kill_finish_waiter(c, w[i].conn);
+			(void)disarm(c, &w[i]);
+		}
+	}
+out:
+	c->finished_lo = UINT64_MAX;
+	c->finished_hi = 0;
+	c->err = saved;
+}

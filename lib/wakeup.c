@@ -288,7 +288,8 @@ mq__wait_leave(struct mq_conn *c)
 	/* 1213: a pusher's wakeup of these rows certified first */
 	for (attempt = 0; mysql_real_query(c->db, sql, strlen(sql)) != 0;
 	    attempt++) {
-		if (mysql_errno(c->db) != ER_LOCK_DEADLOCK ||
+		if ((mysql_errno(c->db) != ER_LOCK_DEADLOCK &&
+		    mysql_errno(c->db) != ER_QUERY_INTERRUPTED) ||
 		    attempt + 1 >= MQ_RETRIES) {
 			rc = mq__dberr(c, NULL, "cannot stop waiting");
 			break;
@@ -297,6 +298,117 @@ mq__wait_leave(struct mq_conn *c)
 	}
 	free(sql);
 	return rc;
+}
+
+/* ---- waiting for jobs to finish (mq wait) ----
+ *
+ * The waiter's row in the waiters table, on the channel
+ * MQ_SQL_FINISH_CHANNEL, armed (wakes = 0): a finish wakes it after its
+ * commit (waiters.c, mq__wake_finish_waiters). The waiter arms, then
+ * looks at its jobs, then parks: the park ends at once if its row was
+ * disarmed since (a finish came between the look and the park), or
+ * when a finisher's KILL QUERY (this server or node) or write (another
+ * Galera node, as a push's) ends it. Parks on one server wait on a
+ * wall of their own, as those for jobs do. */
+static const char sql_finish_arm[] =
+    "INSERT INTO `%s_waiters` (node, conn, queue, login) VALUES ("
+    MQ_SQL_NODE ", CONNECTION_ID(), '*%llu-%llu', " MQ_SQL_LOGIN ")"
+    " ON DUPLICATE KEY UPDATE since = " MQ_SQL_NOW ", wakes = 0";
+static const char sql_finish_park[] =
+    "SELECT /* mq-wait-finish `%s` */ IF(IFNULL((SELECT MAX(wakes) FROM"
+    " `%s_waiters` WHERE " MQ_SQL_OWN_WAITER " AND " MQ_SQL_FINISH_ROWS
+    "), 1) <> 0, 2, ";
+static const char sql_finish_park_galera[] =
+    "SELECT /* mq-wait-finish `%s` */ IF(COUNT(*) >= 0 AND"
+    " IFNULL(MAX(wakes), 1) <> 0, 2, SLEEP(%.3f)) FROM `%s_waiters`"
+    " WHERE " MQ_SQL_OWN_WAITER " AND " MQ_SQL_FINISH_ROWS
+    " LOCK IN SHARE MODE";
+
+/* No grant on the waiters table, or no such table: mq wait looks
+ * about once a second instead. */
+static int
+no_table(unsigned err)
+{
+	return err == ER_TABLEACCESS_DENIED_ERROR ||
+	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE;
+}
+
+enum mq_status
+mq_finish_arm(struct mq_conn *c, uint64_t lo, uint64_t hi)
+{
+	char sql[sizeof sql_finish_arm + MQ_TABLE_MAX + 48];
+	unsigned attempt, err;
+
+	if (!mq__uses_waiters(c))
+		return MQ_EMPTY;
+	snprintf(sql, sizeof sql, sql_finish_arm, c->table,
+	    (unsigned long long)lo, (unsigned long long)hi);
+	for (attempt = 0; mysql_real_query(c->db, sql, strlen(sql)) != 0;
+	    attempt++) {
+		err = mysql_errno(c->db);
+		if (no_table(err)) {
+			c->waiters_off = 1;
+			return MQ_EMPTY;
+		}
+		/* 1213: a finisher's disarm certified first; 1317: a
+		 * finisher's KILL that came after the park it was meant for
+		 * ended (it saw the row disarmed) */
+		if ((err != ER_LOCK_DEADLOCK && err != ER_QUERY_INTERRUPTED) ||
+		    attempt + 1 >= MQ_RETRIES)
+			return mq__dberr(c, NULL, "cannot wait for jobs");
+		mq__backoff(attempt);
+	}
+	c->wait_joined = 1;
+	return MQ_OK;
+}
+
+enum mq_status
+mq_finish_park(struct mq_conn *c, int64_t max_us)
+{
+	char wall[MQ_TABLE_MAX + 16];
+	char sql[sizeof sql_finish_park + sizeof sql_park_wall +
+	    sizeof sql_finish_park_galera + 8 * MQ_TABLE_MAX + 64];
+	double secs = (double)(max_us < 0 ? 0 : max_us) / 1e6;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum mq_status rc = MQ_OK;
+	size_t k;
+	unsigned err;
+
+	if (c->galera) {
+		snprintf(sql, sizeof sql, sql_finish_park_galera, c->table,
+		    secs, c->table);
+	} else {
+		snprintf(wall, sizeof wall, "%s*finished", c->table);
+		k = (size_t)snprintf(sql, sizeof sql, sql_finish_park,
+		    c->table, c->table);
+		snprintf(sql + k, sizeof sql - k, sql_park_wall, wall, wall,
+		    secs, wall, secs);
+	}
+	/* a finisher's KILL, or its write on another node, ends the
+	 * statement, or its result once the columns are sent */
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
+	    (res = mysql_store_result(c->db)) == NULL) {
+		err = mysql_errno(c->db);
+		if (err == ER_QUERY_INTERRUPTED || err == ER_LOCK_DEADLOCK)
+			return MQ_OK;
+		return mq__dberr(c, NULL, "cannot wait for jobs");
+	}
+	/* 0: slept; 10: waited for the wall; 11: took the wall (parks
+	 * again); 2, 1 (a SLEEP killed) or NULL (a wait for the wall
+	 * killed): woken */
+	if ((row = mysql_fetch_row(res)) != NULL && row[0] &&
+	    (strcmp(row[0], "0") == 0 || strcmp(row[0], "10") == 0 ||
+	    strcmp(row[0], "11") == 0))
+		rc = MQ_EMPTY;
+	mysql_free_result(res);
+	return rc;
+}
+
+enum mq_status
+mq_finish_leave(struct mq_conn *c)
+{
+	return mq__wait_leave(c);
 }
 
 /* LIKE pattern for the marker of queue: '!' escapes the wildcards. */
@@ -684,8 +796,11 @@ leased_key(const struct mq_conn *c, uint64_t id)
 	return NULL;
 }
 
-void
-mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+/* The acked jobs' slots, less those a job taken again of the same
+ * queue and key takes (each taken job stands for one acked job): their
+ * waiters would find the key full again. */
+static void
+wake_freed_but(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     const unsigned char *lost, const struct mq_job *jobs, size_t njobs)
 {
 	const struct mq_leased_key *a, *b;
@@ -705,8 +820,6 @@ mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	for (i = 0; i < n; i++) {
 		if (lost[i])
 			continue;
-		/* the acked job's queue and key, and a job taken again of
-		 * both (each taken job stands for one acked job) */
 		a = leased_key(c, r[i].id);
 		for (j = 0; a && j < njobs; j++)
 			if (!again[j] && (b = leased_key(c, jobs[j].id)) &&
@@ -723,4 +836,40 @@ mq__wake_acked_but(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	mq__wake_freed(c, ids, k);
 	free(ids);
 	free(again);
+}
+
+void
+mq__wake_after_commit(struct mq_conn *c)
+{
+	struct mq_error saved = c->err;
+	uint64_t woken;
+	size_t i;
+
+	for (i = 0; i < c->nreleased; i++)
+		if (c->released_n[i] > 0 && mq_valid_queue(c->released[i]))
+			(void)mq__wake(c, c->released[i], c->released_n[i],
+			    &woken);
+	c->nreleased = 0;
+	c->err = saved;
+	mq__wake_finish_waiters(c);
+}
+
+void
+mq__wake_after_claim(struct mq_conn *c, const struct mq_receipt *r,
+    size_t n, const unsigned char *lost, const struct mq_job *jobs,
+    size_t njobs)
+{
+	size_t i, k;
+
+	wake_freed_but(c, r, n, lost, jobs, njobs);
+	/* the dependents the acks made due, less those the claim took
+	 * itself, in their transaction (a chain's next link) */
+	for (i = 0; i < njobs; i++)
+		for (k = 0; k < c->nreleased; k++)
+			if (strcmp(c->released[k], jobs[i].queue) == 0 &&
+			    c->released_n[k] > 0) {
+				c->released_n[k]--;
+				break;
+			}
+	mq__wake_after_commit(c);
 }

@@ -24,7 +24,10 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 -- On a Galera cluster a push wakes the consumers waiting on the other
 -- nodes by updating their rows in the waiters table (mq-queue(7),
 -- WAITERS); without this grant they find the push within a second.
-GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_producer;
+-- mq wait and mq push --wait write a row there, woken by the finishes
+-- of their jobs (mq-wait(1), WAKEUPS), and delete it when they end;
+-- without INSERT and DELETE they look about once a second instead.
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_producer;
 -- push --after (mq-push(1), DEPENDENCIES): the parents' count of
 -- dependents written, their states read (in the archive too), the
 -- dependent's edges and shards written, and the dependent itself made
@@ -35,6 +38,10 @@ GRANT SELECT (id, state, every_us, children, parent_shards, available_at),
 GRANT SELECT (id, state) ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_producer;
 GRANT SELECT, INSERT ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_producer;
 GRANT SELECT, INSERT ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_producer;
+-- push --wait and mq wait read their jobs' outcome: state (above), the
+-- error of a dead one and when it finished, in the archive too
+GRANT SELECT (last_error, finished_at) ON `{{DATABASE}}`.`{{TABLE}}` TO {{TABLE}}_producer;
+GRANT SELECT (last_error, finished_at) ON `{{DATABASE}}`.`{{TABLE}}_archive` TO {{TABLE}}_producer;
 
 -- consumer: mq pop, ack, fail, extend, work (an ack of a recurring job
 -- reschedules it: the same UPDATE)

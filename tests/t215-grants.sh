@@ -41,6 +41,21 @@ is "$(as producer push --queue r --every 1h --dedup nightly cron)" "$rid" "decla
 sql_root "REVOKE SELECT (dedup_unique) ON \`$T_DB\`.mq_jobs FROM mq_jobs_producer"
 is "$(as producer push --queue g --dedup k1 third)" "$id" "producer of schema 7's grants: push --dedup finds the live job"
 sql_root "GRANT SELECT (dedup_unique) ON \`$T_DB\`.mq_jobs TO mq_jobs_producer"
+# mq push --wait: the producer's row among the waiters, woken by the
+# consumer's ack (one KILL QUERY: the consumer may kill the producer's
+# park, or the producer looks within seconds: either way its line)
+( MQ_USER=mq_producer "$MQ" push --queue pw --wait --timeout 30s job >"$T_TMP/pw.out" 2>&1; echo $? >"$T_TMP/pw.rc" ) &
+pw=$!
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters WHERE queue LIKE '*%' AND login = 'mq_producer'")" != 1 ] && [ $i -lt 200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters WHERE queue LIKE '*%' AND login = 'mq_producer'")" 1 \
+  "producer: push --wait writes its row among the waiters"
+MQ_USER=mq_consumer "$MQ" work --queue pw --max-jobs 1 -- true
+wait "$pw"
+like "$(cat "$T_TMP/pw.rc"):$(cat "$T_TMP/pw.out")" "0:* done" "  its job done: 0"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters WHERE queue LIKE '*%'")" 0 "  its row deleted as it ends"
 s=$(sum)
 
 expect_status 77 "producer: pop is denied" as producer pop --queue g

@@ -148,7 +148,7 @@ is "$(sql "SELECT GROUP_CONCAT(job_key ORDER BY job_key) FROM mq_jobs WHERE queu
 
 # an ack whose claim takes a job of the same key in its transaction
 # frees no slot: it wakes none of the consumers waiting for one
-# (lib/ack.c, mq__wake_acked_but). One mq work waits on a queue at per
+# (lib/wakeup.c, mq__wake_after_claim). One mq work waits on a queue at per
 # key 1 (early in a one-second park); 30 jobs of one key come, and a
 # second mq work, which knows of the waiter, takes the first and the
 # rest one after another: at most its last ack (no job left to take)
