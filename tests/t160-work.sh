@@ -308,6 +308,18 @@ is "$?" 0 "the worker exits when empty after the server came back"
 is "$(row "$id" "state, attempts")" "done,1" "the job that ended meanwhile was acked"
 
 expect_status 64 "no command" "$MQ" work --queue a
+# --wait with free process slots idle and a job running: the wait's end
+# is not due while a job is held, so the loop sleeps until the job ends
+# (it spun before: poll() with a timeout of 0 until then)
+"$MQ" push --queue spin x >/dev/null
+cpu=$(python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(int((r.ru_utime + r.ru_stime) * 1000))' "$MQ" work --queue spin --concurrency 4 --wait 300ms -- sleep 2)
+check "--concurrency 4 --wait 300ms, a job of 2 s: mq work sleeps while it runs ($cpu ms of CPU; 300 at most)" [ "$cpu" -le 300 ]
+is "$(sql "SELECT state FROM mq_jobs WHERE queue = 'spin'")" done "  and acks it"
+
 expect_status 64 "bad --concurrency" "$MQ" work --concurrency 0 -- true
 expect_status 64 "bad --lease" "$MQ" work --lease 1s -- true
 expect_status 64 "bad --timeout" "$MQ" work --timeout 0s -- true

@@ -55,7 +55,10 @@ timeout_ms(struct worker *w)
 		SOONER(w->next_claim);
 	if (!w->op.busy && w->reconnect_at > now)
 		SOONER(w->reconnect_at);
-	if (w->idle_since && w->wait_us >= 0)
+	/* (idle with jobs held, as free process slots are, it does not
+	 * end: done() waits for them, their ends wake the loop) */
+	if (w->idle_since && w->wait_us >= 0 &&
+	    count_slots(w, FREE) == w->nslots)
 		SOONER(w->idle_since + w->wait_us);
 	if (w->waiting && w->wait.deadline_us > 0)
 		SOONER(w->wait.deadline_us);

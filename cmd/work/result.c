@@ -196,6 +196,17 @@ op_apply(struct worker *w)
 		w->slot[k].lease_end = t->posted_at + w->lease_us;
 		w->claimed++;
 	}
+	/* fewer jobs than free process slots, none held back by limits:
+	 * no more were due. The slots left free wait as after an empty
+	 * claim (park: a push wakes them, the park's first look sees a
+	 * job due meanwhile; an ack claims with it), not for another
+	 * claim at once, which found nothing and held the acks of jobs
+	 * that ended meanwhile behind its transaction (a chain of
+	 * dependents under --concurrency: one more transaction a link) */
+	if (t->njobs < t->need && !t->held) {
+		w->next_claim = INT64_MAX;
+		w->idle_since = now;
+	}
 	mq_jobs_free(t->jobs, t->njobs);
 	t->jobs = NULL;
 }
