@@ -207,6 +207,19 @@ midpush 7 k7 cancel wait
 is "$RC:$(children "$P"):$(states k7):$(runs 7)" "0:3000:ready:waiting 3000:0 0" "cancelled mid-push, wait: 3000 pushed, waiting"
 is "$(edges "$P")" "3000 0 3000 3000" "  3000 edges, 3000 shards not met"
 
+# ---- README's example, as written: the build first, then its 20 tests
+mkdir -p "$T_TMP/bin" "$T_TMP/ex"
+ln -s "$MQ" "$T_TMP/bin/mq"
+(
+  cd "$T_TMP/ex" || exit 1
+  PATH=$T_TMP/bin:$PATH
+  run_example fan-out
+  echo "$RC" >"$T_TMP/ex.rc"
+  printf '%s\n' "$OUT" >"$T_TMP/ex.out"
+)
+is "$(cat "$T_TMP/ex.rc"):$(cat "$T_TMP/ex.out")" "0:make" "the README's example runs: the build first"
+is "$(grep -c '^test-' "$T_TMP/ex/ran"):$(sort -u "$T_TMP/ex/ran" | wc -l | tr -d ' ')" "20:21" "  then its 20 tests, each once"
+
 # ---- bounded memory: 100,000 lines take no more than 10,000 (the
 # parents read once, the lines streamed, the edges a batch at a time)
 rss() { # rss N: the push's peak RSS in KiB; its status in $T_TMP/rss.rc
