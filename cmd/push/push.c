@@ -282,6 +282,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		progress_start(&p, &push_command, "pushed", a.quiet);
 		rc = push_stream(c, o, a.delim, &p);
 		mq_close(c);
+		free(a.after);
 		return rc;
 	}
 	if (n > 0) {
