@@ -18,11 +18,12 @@
 /* Parents per statement at push, and dependents cancelled per round. */
 #define CHUNK 1000
 
-/* A parent at push: written first (children + 1), so that its finish,
- * which writes it too, comes wholly before or after this push; then its
- * state, as that write left it. */
+/* A parent at push: written first (children + the dependents of the
+ * push: 1, or a batch of a stream), so that its finish, which writes it
+ * too, comes wholly before or after this push; then its state, as that
+ * write left it. */
 static const char sql_touch[] =
-    "UPDATE `{{TABLE}}` SET children = IFNULL(children, 0) + 1"
+    "UPDATE `{{TABLE}}` SET children = IFNULL(children, 0) + ?"
     " WHERE id IN (";
 /* flags: 0 live, 1 done, 2 dead, 3 recurring */
 static const char sql_parents[] =
@@ -35,17 +36,17 @@ static const char sql_parents_archived[] =
     " FORCE INDEX (PRIMARY) WHERE id IN (";
 static const char sql_edge_head[] =
     "INSERT INTO `{{TABLE}}_deps` (parent, child, met, on_death) VALUES ";
-/* the dependent's shards, then its row: due now if none is left */
+/* the dependents' shards, then their rows: due now if none is left */
 static const char sql_shards[] =
     "INSERT INTO `{{TABLE}}_waits` (child, shard, parents)"
     " SELECT child, parent % 1024, COUNT(*) FROM `{{TABLE}}_deps`"
-    " FORCE INDEX (child) WHERE child = ? AND met = 0"
-    " GROUP BY parent % 1024";
+    " FORCE INDEX (child) WHERE met = 0 AND child IN (";
+static const char sql_shards_tail[] = ") GROUP BY child, parent % 1024";
 static const char sql_child[] =
-    "UPDATE `{{TABLE}}` SET if_parent_dies = ?, parent_shards ="
-    " (SELECT COUNT(*) FROM `{{TABLE}}_waits` WHERE child = ?),"
-    " available_at = IF(parent_shards = 0, " MQ_SQL_NOW ", available_at)"
-    " WHERE id = ?";
+    "UPDATE `{{TABLE}}` j SET j.if_parent_dies = ?, j.parent_shards ="
+    " (SELECT COUNT(*) FROM `{{TABLE}}_waits` w WHERE w.child = j.id),"
+    " j.available_at = IF(j.parent_shards = 0, " MQ_SQL_NOW ","
+    " j.available_at) WHERE j.parent_shards IS NULL AND j.id IN (";
 
 /* At a finish: which of the jobs have dependents, and died. */
 static const char sql_parents_of[] =
@@ -204,53 +205,48 @@ read_states(struct mq_conn *c, const char *head, struct parents *p,
 	return rc;
 }
 
-/* One INSERT of the edges of ids[from..from+n) to child. */
+/* The edges of a push's dependents, CHUNK rows an INSERT: each
+ * dependent's parents in order, dependent after dependent. */
+struct edges {
+	MYSQL_BIND b[4 * CHUNK];
+	uint64_t parent[CHUNK], child[CHUNK];
+	int32_t met[CHUNK];
+	unsigned long plen;
+	size_t n;
+	MYSQL_STMT *full;	/* prepared for CHUNK rows */
+};
+
 static enum mq_status
-insert_edges(struct mq_conn *c, const struct parents *p, size_t from,
-    size_t n, uint64_t child, int policy)
+flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
 {
-	MYSQL_BIND *b = calloc(4 * n, sizeof *b);
-	int32_t *met = malloc(n * sizeof *met);
-	unsigned long plen = (unsigned long)strlen(policies[policy]);
-	char *sql = mq__sql_list(sql_edge_head, "(?, ?, ?, ?)", n, "");
-	MYSQL_STMT *st = NULL;
-	enum mq_status rc = MQ_OK;
-	size_t i;
-
-	if (b == NULL || met == NULL || sql == NULL)
-		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-	for (i = 0; rc == MQ_OK && i < n; i++) {
-		unsigned s = p->state[from + i];
-
-		met[i] = s == 1 || ((s == 2 || s == 5) && policy == 1);
-		mq__bind_u64(&b[4 * i], (uint64_t *)&p->ids[from + i]);
-		mq__bind_u64(&b[4 * i + 1], &child);
-		mq__bind_i32(&b[4 * i + 2], &met[i]);
-		mq__bind_str(&b[4 * i + 3], policies[policy], &plen);
-	}
-	if (rc == MQ_OK && (st = mq__prepare_once(c, sql)) == NULL)
-		rc = c->err.status;
-	if (rc == MQ_OK)
-		rc = mq__execute(c, st, b, "cannot push");
-	if (st)
-		mq__release(c, st);
-	free(sql);
-	free(met);
-	free(b);
-	return rc;
-}
-
-/* One execution of a statement of one id (or a few values). */
-static enum mq_status
-exec_once(struct mq_conn *c, const char *tmpl, MYSQL_BIND *in)
-{
-	MYSQL_STMT *st = mq__prepare(c, tmpl);
+	MYSQL_STMT *st = e->full;
 	enum mq_status rc;
+	size_t i;
+	char *sql;
 
-	if (st == NULL)
-		return c->err.status;
-	rc = mq__execute(c, st, in, "cannot push");
-	mq__release(c, st);
+	if (e->n == 0)
+		return MQ_OK;
+	if (e->n < CHUNK || st == NULL) {
+		if ((sql = mq__sql_list(sql_edge_head, "(?, ?, ?, ?)", e->n,
+		    "")) == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		st = mq__prepare_once(c, sql);
+		free(sql);
+		if (st == NULL)
+			return c->err.status;
+		if (e->n == CHUNK)
+			e->full = st;
+	}
+	for (i = 0; i < e->n; i++) {
+		mq__bind_u64(&e->b[4 * i], &e->parent[i]);
+		mq__bind_u64(&e->b[4 * i + 1], &e->child[i]);
+		mq__bind_i32(&e->b[4 * i + 2], &e->met[i]);
+		mq__bind_str(&e->b[4 * i + 3], policy, &e->plen);
+	}
+	rc = mq__execute(c, st, e->b, "cannot push");
+	if (st != e->full)
+		mq__release(c, st);
+	e->n = 0;
 	return rc;
 }
 
@@ -262,7 +258,8 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The parents of a push (mq__deps_check, then mq__deps_link). */
+/* The parents of a push (mq__deps_new; then mq__deps_check and
+ * mq__deps_link in each of its transactions). */
 struct mq__deps {
 	struct parents p;
 	uint64_t *ids;
@@ -280,13 +277,11 @@ mq__deps_free(struct mq__deps *d)
 }
 
 enum mq_status
-mq__deps_check(struct mq_conn *c, const uint64_t *after, size_t nafter,
+mq__deps_new(struct mq_conn *c, const uint64_t *after, size_t nafter,
     int policy, struct mq__deps **out)
 {
 	struct mq__deps *d = calloc(1, sizeof *d);
-	uint64_t affected;
-	size_t found, i, n = 0, k;
-	enum mq_status rc = MQ_OK;
+	size_t i, n = 0;
 
 	*out = NULL;
 	if (d == NULL || (d->ids = malloc(nafter * sizeof *d->ids)) == NULL ||
@@ -302,24 +297,40 @@ mq__deps_check(struct mq_conn *c, const uint64_t *after, size_t nafter,
 			d->ids[n++] = d->ids[i];
 	d->p.ids = d->ids;
 	d->p.n = n;
+	*out = d;
+	return MQ_OK;
+}
+
+enum mq_status
+mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
+{
+	uint64_t affected = 0, add = children;
+	size_t found, i, k, n = d->p.n;
+	MYSQL_BIND pre[1];
+	enum mq_status rc = MQ_OK;
+	int policy = d->policy;
+
+	/* as nothing read yet: a transaction run again reads them again */
 	memset(d->p.state, 4, n);
+	mq__bind_u64(&pre[0], &add);
 	/* in id order: two pushes after the same parents lock them in the
-	 * same order; before the dependent is inserted, so that a parent
-	 * is a job that existed when it was asked for (never the
-	 * dependent, nor a job pushed after it: no cycle can be made) */
+	 * same order; before the dependents are inserted, so that a parent
+	 * is a job that existed when it was asked for (never a dependent,
+	 * nor a job pushed after it: no cycle can be made) */
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
-		rc = mq__exec_ids(c, sql_touch, NULL, 0, d->ids + i, k,
-		    &affected);
+		if (children > 0)
+			rc = mq__exec_ids(c, sql_touch, pre, 1, d->ids + i, k,
+			    &affected);
 		if (rc == MQ_OK)
 			rc = read_states(c, sql_parents, &d->p, i, k, 0, &found);
 		/* a parent the write did not find, and the read did (a Galera
 		 * node applied its push in between), was not written: its
-		 * finish would not see this dependent. Run again. */
-		if (rc == MQ_OK && found != affected)
+		 * finish would not see these dependents. Run again. */
+		if (rc == MQ_OK && children > 0 && found != affected)
 			rc = mq__fail(c, MQ_ERETRY, "the parents changed while "
 			    "the push read them");
-		if (rc == MQ_OK && affected < k)
+		if (rc == MQ_OK && found < k)
 			rc = read_states(c, sql_parents_archived, &d->p, i, k,
 			    1, &found);
 	}
@@ -341,43 +352,71 @@ mq__deps_check(struct mq_conn *c, const uint64_t *after, size_t nafter,
 			    "archived: it cannot be retried (--if-parent-dies "
 			    "wait)", (unsigned long long)d->ids[i]);
 	}
-	if (rc != MQ_OK) {
-		mq__deps_free(d);
-		return rc;
-	}
-	*out = d;
-	return MQ_OK;
+	return rc;
 }
 
 enum mq_status
-mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t child,
-    int *due)
+mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
+    uint64_t step, size_t nchild, int *due)
 {
-	uint64_t cid = child;
-	unsigned long plen;
-	MYSQL_BIND in[3];
+	struct edges *e = calloc(1, sizeof *e);
+	uint64_t *child = malloc((nchild ? nchild : 1) * sizeof *child);
+	int32_t *met = malloc((d->p.n ? d->p.n : 1) * sizeof *met);
+	const char *policy = policies[d->policy];
+	unsigned long plen = (unsigned long)strlen(policy);
+	uint64_t affected = 0;
+	MYSQL_BIND pre[1];
 	enum mq_status rc = MQ_OK;
-	size_t i, k, n = d->p.n;
+	size_t i, j, n = d->p.n;
 
 	*due = 1;
-	for (i = 0; i < n; i++)
-		if (d->p.state[i] == 0 || (d->p.state[i] == 2 &&
-		    d->policy == 2))
+	if (e == NULL || child == NULL || met == NULL)
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	else
+		e->plen = plen;
+	for (i = 0; rc == MQ_OK && i < n; i++) {
+		unsigned s = d->p.state[i];
+
+		met[i] = s == 1 || ((s == 2 || s == 5) && d->policy == 1);
+		/* a parent neither met nor refused: live, or dead under
+		 * wait */
+		if (!met[i])
 			*due = 0;
-	for (i = 0; rc == MQ_OK && i < n; i += k) {
-		k = n - i < CHUNK ? n - i : CHUNK;
-		rc = insert_edges(c, &d->p, i, k, child, d->policy);
 	}
-	if (rc == MQ_OK) {
-		mq__bind_u64(&in[0], &cid);
-		rc = exec_once(c, sql_shards, in);
+	for (j = 0; rc == MQ_OK && j < nchild; j++) {
+		child[j] = first + j * step;
+		for (i = 0; rc == MQ_OK && i < n; i++) {
+			if (e->n == CHUNK)
+				rc = flush_edges(c, e, policy);
+			e->parent[e->n] = d->ids[i];
+			e->child[e->n] = child[j];
+			e->met[e->n] = met[i];
+			e->n++;
+		}
 	}
-	if (rc == MQ_OK) {
-		mq__bind_str(&in[0], policies[d->policy], &plen);
-		mq__bind_u64(&in[1], &cid);
-		mq__bind_u64(&in[2], &cid);
-		rc = exec_once(c, sql_child, in);
+	if (rc == MQ_OK)
+		rc = flush_edges(c, e, policy);
+	/* the shards of the parents not met: none if all are */
+	if (rc == MQ_OK && !*due && nchild > 0)
+		rc = mq__exec_ids_tail(c, sql_shards, sql_shards_tail, NULL, 0,
+		    child, nchild, &affected);
+	if (rc == MQ_OK && nchild > 0) {
+		mq__bind_str(&pre[0], policy, &plen);
+		rc = mq__exec_ids(c, sql_child, pre, 1, child, nchild,
+		    &affected);
 	}
+	/* every dependent the INSERT numbered so, found (the ids of a
+	 * multi-row INSERT are consecutive by the step: the ids printed
+	 * rely on it too) */
+	if (rc == MQ_OK && affected != nchild)
+		rc = mq__fail(c, MQ_EDB, "cannot push: %llu of the %zu jobs "
+		    "inserted found by their ids", (unsigned long long)affected,
+		    nchild);
+	if (e && e->full)
+		mq__release(c, e->full);
+	free(met);
+	free(child);
+	free(e);
 	return rc;
 }
 

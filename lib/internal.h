@@ -361,19 +361,25 @@ enum mq_status mq__select_flagged_in(struct mq_conn *c, const char *head,
     const uint64_t *ids, size_t n, uint64_t *out, unsigned char *flags,
     size_t max, size_t *got);
 
-/* mq push --after (deps.c), in the push's transaction: first, before
- * the INSERT of the dependent, its parents after[0..nafter) (any order,
- * repeats allowed) written and their states read (*d: what the link
- * needs; mq__deps_free it). A parent that does not exist, recurs, or is
- * dead under cancel (dead and archived under wait) fails it
- * (MQ_EPARENT): the transaction rolls back. policy: MQ_AFTER_*. Then,
- * after the INSERT, the edges and shards of child, made due at once
- * (*due) if all are met already. */
+/* mq push --after (deps.c). The parents after[0..nafter) (any order,
+ * repeats allowed), sorted once (*d; mq__deps_free it): a single push
+ * and a stream of them (--lines) keep them for all their batches. Then,
+ * in the push's transaction, before the INSERT of its n dependents: the
+ * parents written (children + n, once per parent whatever n) and their
+ * states read; n 0: read only, no write (a first refusal before a stream
+ * is read, outside any transaction: each batch checks again). A parent
+ * that does not exist, recurs, or is dead under cancel (dead and
+ * archived under wait) fails it (MQ_EPARENT): the transaction rolls
+ * back. policy: MQ_AFTER_*. Then, after the INSERT, the edges and shards
+ * of the n dependents first, first + step, ... (as the INSERT numbered
+ * them), made due at once (*due) if all are met already. */
 struct mq__deps;
-enum mq_status mq__deps_check(struct mq_conn *c, const uint64_t *after,
+enum mq_status mq__deps_new(struct mq_conn *c, const uint64_t *after,
     size_t nafter, int policy, struct mq__deps **d);
+enum mq_status mq__deps_check(struct mq_conn *c, struct mq__deps *d,
+    uint64_t n);
 enum mq_status mq__deps_link(struct mq_conn *c, const struct mq__deps *d,
-    uint64_t child, int *due);
+    uint64_t first, uint64_t step, size_t n, int *due);
 void mq__deps_free(struct mq__deps *d);
 /* What every write that finishes jobs (done or dead: ack, fail,
  * cancel, requeue-stale's burials) does in its transaction after its

@@ -227,10 +227,10 @@ struct mq_push_opts {
 	const char *key;	/* optional job key (mq_valid_key): what a
 				 * per-key limit counts by; every job of a
 				 * batch gets it */
-	const uint64_t *after;	/* single push only: its parents (nafter,
-				 * any order): due once every one is done,
-				 * not before (no delay_us, at or
-				 * every_us with them) */
+	const uint64_t *after;	/* its parents (nafter, any order), of
+				 * every job of a batch: due once every
+				 * one is done, not before (no delay_us,
+				 * at or every_us with them) */
 	size_t nafter;
 	int if_parent_dies;	/* a parent dead: MQ_AFTER_CANCEL (the
 				 * job dies too), _RUN (counted as done),

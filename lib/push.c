@@ -62,6 +62,8 @@ struct mq_batch {
 	MYSQL_STMT *full;	/* prepared for BATCH_ROWS rows */
 	MYSQL_STMT *st;		/* the INSERT being flushed */
 	int wake_in_tx, tries;	/* as struct one's */
+	struct mq__deps *deps;	/* --after: the parents of every job */
+	int due;		/* and the batch due at once */
 	/* pending rows: payloads back to back in buf */
 	size_t rows, used, cap;
 	unsigned char *buf;
@@ -277,6 +279,23 @@ live_key(struct mq_conn *c, const struct mq_push_opts *o, uint64_t *id)
 	return rc;
 }
 
+/* A push after other jobs (o->nafter > 0): no due time of its own (it
+ * is due when its parents are done), a known policy; on Galera, the
+ * session then sees what other nodes committed (parents pushed or
+ * finished there). */
+static enum mq_status
+after_ok(struct mq_conn *c, const struct mq_push_opts *o)
+{
+	if (o->nafter == 0)
+		return MQ_OK;
+	if (o->delay_us > 0 || o->at != NULL ||
+	    o->if_parent_dies < MQ_AFTER_CANCEL ||
+	    o->if_parent_dies > MQ_AFTER_WAIT)
+		return mq__fail(c, MQ_EINVAL, "a job pushed after others "
+		    "has no due time of its own");
+	return mq__see_cluster(c);
+}
+
 struct one {
 	MYSQL_STMT *st;
 	MYSQL_BIND *bind;
@@ -285,7 +304,8 @@ struct one {
 	int *existed;
 	int in_tx;		/* the wakeup is in the transaction */
 	int tries;
-	int due;		/* a dependent: due at once (deps.c) */
+	struct mq__deps *deps;	/* a dependent: its parents (deps.c) */
+	int due;		/* and due at once */
 };
 
 /* The INSERT of one job; a duplicate key: the live job's id, unless it
@@ -337,19 +357,16 @@ static enum mq_status
 push_one_tx(struct mq_conn *c, void *ctx)
 {
 	struct one *p = ctx;
-	struct mq__deps *d = NULL;
 	enum mq_status rc = MQ_OK;
 
 	/* a dependent: its parents in the same transaction, read before
 	 * it is inserted (a parent that cannot be one rolls it back) */
-	if (p->o->nafter > 0)
-		rc = mq__deps_check(c, p->o->after, p->o->nafter,
-		    p->o->if_parent_dies, &d);
+	if (p->deps)
+		rc = mq__deps_check(c, p->deps, 1);
 	if (rc == MQ_OK)
 		rc = insert_one(c, p);
-	if (rc == MQ_OK && !*p->existed && d)
-		rc = mq__deps_link(c, d, *p->id, &p->due);
-	mq__deps_free(d);
+	if (rc == MQ_OK && !*p->existed && p->deps)
+		rc = mq__deps_link(c, p->deps, *p->id, 1, 1, &p->due);
 
 	return wake_in_first_try(c, rc, p->o->queue, *p->existed ? 0 : 1,
 	    &p->in_tx, &p->tries);
@@ -375,13 +392,10 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		return mq__fail(c, MQ_EINVAL, "invalid job key");
 	if (len > mq_max_payload(c))
 		return too_big(c, len);
-	if (o->nafter > 0 && (o->every_us > 0 || o->delay_us > 0 ||
-	    o->at != NULL || o->if_parent_dies < MQ_AFTER_CANCEL ||
-	    o->if_parent_dies > MQ_AFTER_WAIT))
+	if (o->nafter > 0 && o->every_us > 0)
 		return mq__fail(c, MQ_EINVAL, "a job pushed after others "
-		    "has no due time nor recurrence of its own");
-	/* Galera: parents pushed or finished on other nodes are seen */
-	if (o->nafter > 0 && (rc = mq__see_cluster(c)) != MQ_OK)
+		    "has no recurrence");
+	if ((rc = after_ok(c, o)) != MQ_OK)
 		return rc;
 	memset(&v, 0, sizeof v);
 	/* a dependent waits at the end of time until its parents are met
@@ -418,10 +432,17 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	one.existed = existed;
 	one.tries = 0;
 	one.due = 0;
-	if ((one.in_tx = wakes_in_tx(c, &v.o)) || o->nafter > 0)
+	one.deps = NULL;
+	if (o->nafter > 0 && (rc = mq__deps_new(c, o->after, o->nafter,
+	    o->if_parent_dies, &one.deps)) != MQ_OK) {
+		mq__release(c, st);
+		return rc;
+	}
+	if ((one.in_tx = wakes_in_tx(c, &v.o)) || one.deps)
 		rc = mq__in_tx(c, push_one_tx, &one);
 	else
 		rc = insert_one(c, &one);
+	mq__deps_free(one.deps);
 	mq__release(c, st);
 	if (rc == MQ_OK && !*existed && (!scheduled(&v.o) ||
 	    (o->nafter > 0 && one.due)))
@@ -433,6 +454,7 @@ struct mq_batch *
 mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
     mq_ids_fn on_ids, void *ctx)
 {
+	struct mq_push_opts own;
 	struct mq_batch *b;
 
 	if (o->dedup || o->every_us) {
@@ -444,24 +466,49 @@ mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
 		mq__fail(c, MQ_EINVAL, "invalid job key");
 		return NULL;
 	}
+	if (after_ok(c, o) != MQ_OK)
+		return NULL;
 	if ((b = calloc(1, sizeof *b)) == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
 	b->c = c;
-	init_shared(&b->v, o);
+	/* dependents wait at the end of time, as a single one */
+	own = *o;
+	if (o->nafter > 0)
+		own.at = "9999-12-31 23:59:59.999999";
+	init_shared(&b->v, &own);
 	b->on_ids = on_ids;
 	b->ctx = ctx;
+	/* the parents read once, for every batch; and a first check, read
+	 * only, so that parents that cannot be are refused before any
+	 * input is read (each batch checks them again, in its transaction:
+	 * they may change meanwhile) */
+	if (o->nafter > 0 && (mq__deps_new(c, o->after, o->nafter,
+	    o->if_parent_dies, &b->deps) != MQ_OK ||
+	    mq__deps_check(c, b->deps, 0) != MQ_OK)) {
+		mq_batch_free(b);
+		return NULL;
+	}
 	return b;
 }
 
-/* As push_one_tx, for a batch. */
+/* As push_one_tx, for a batch: its dependents' parents written once
+ * (children + the batch's rows) and checked, the INSERT, then the
+ * edges and shards of every job it numbered. */
 static enum mq_status
 flush_tx(struct mq_conn *c, void *ctx)
 {
 	struct mq_batch *b = ctx;
-	enum mq_status rc = mq__execute(c, b->st, b->bind, "cannot push");
+	enum mq_status rc = MQ_OK;
 
+	if (b->deps)
+		rc = mq__deps_check(c, b->deps, b->rows);
+	if (rc == MQ_OK)
+		rc = mq__execute(c, b->st, b->bind, "cannot push");
+	if (rc == MQ_OK && b->deps)
+		rc = mq__deps_link(c, b->deps, mysql_stmt_insert_id(b->st),
+		    c->autoinc_step, b->rows, &b->due);
 	return wake_in_first_try(c, rc, b->v.o.queue, b->rows, &b->wake_in_tx,
 	    &b->tries);
 }
@@ -496,7 +543,8 @@ flush(struct mq_batch *b)
 	 * the wakeup of other Galera nodes' waiters, if any) */
 	b->st = st;
 	b->tries = 0;
-	if ((b->wake_in_tx = wakes_in_tx(c, &b->v.o)))
+	b->due = 0;
+	if ((b->wake_in_tx = wakes_in_tx(c, &b->v.o)) || b->deps)
 		rc = mq__in_tx(c, flush_tx, b);
 	else
 		rc = mq__execute_retry(c, st, b->bind, "cannot push");
@@ -506,7 +554,7 @@ flush(struct mq_batch *b)
 		rc = mq__fail(c, MQ_EIO, "cannot report pushed ids");
 	if (st != b->full)
 		mq__release(c, st);
-	if (rc == MQ_OK && !scheduled(&b->v.o))
+	if (rc == MQ_OK && (!scheduled(&b->v.o) || (b->deps && b->due)))
 		wake_after_push(c, b->v.o.queue, b->rows, b->wake_in_tx);
 	b->rows = 0;
 	b->used = 0;
@@ -563,6 +611,7 @@ mq_batch_free(struct mq_batch *b)
 		return;
 	if (b->full)
 		mq__release(b->c, b->full);
+	mq__deps_free(b->deps);
 	free(b->buf);
 	free(b);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # valgrind finds no error and no leak on the main paths: init, push (one,
-# stream, --every), pop (both strategies, every form, a queue list), ack
+# stream, --every, a fan-out: stream --after), pop (both strategies, every form, a queue list), ack
 # (recurring too), cancel, stats, the error exits, and the operator's
 # commands: ls, why, show, check, retry, top --once, stats --json.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +25,14 @@ seq 1 2500 >"$T_TMP/lines"
 # shellcheck disable=SC2086
 run sh -c '"$@" <"$0"' "$T_TMP/lines" $VG "$MQ" push --lines
 is "$RC" 0 "push --lines"
+# a fan-out (t353): the stream after a parent, and refused by one
+fp=$("$MQ" push --queue fdad P)
+# shellcheck disable=SC2086
+run sh -c '"$@" <"$0"' "$T_TMP/lines" $VG "$MQ" push --queue fkid --lines --after "$fp,$fp"
+is "$RC" 0 "push --lines --after"
+# shellcheck disable=SC2086
+run sh -c '"$@" <"$0"' "$T_TMP/lines" $VG "$MQ" push --queue fkid --lines --after 424242
+is "$RC" 66 "push --lines --after a parent that does not exist"
 vg 0 "push --dedup" push --dedup k x
 vg 0 "push --dedup again" push --dedup k y
 vg 0 "pop --json --count 5" pop --json --count 5

@@ -38,7 +38,8 @@ for o in "--every 1m" "--delay 1m" "--at 2030-01-01T00:00" ; do
   expect_status 64 "--after with $o" "$MQ" push --queue bad --after "$p" $o job
   like "$ERR" "*--after excludes --every, --delay and --at*" "  said so"
 done
-expect_status 64 "--after with --lines" sh -c 'echo a | "$0" push --queue bad --lines --after "$1"' "$MQ" "$p"
+# (--after with --lines or -0 is a fan-out: t353)
+expect_status 64 "--after-file - with --lines" sh -c 'echo "$1" | "$0" push --queue bad --lines --after-file -' "$MQ" "$p"
 expect_status 66 "--after-file that does not exist" "$MQ" push --queue bad --after-file "$T_TMP/none" job
 like "$ERR" "mq push: cannot open --after-file *" "  said so"
 printf '%s\n\nzz\n' "$p" >"$T_TMP/badfile"

@@ -41,14 +41,14 @@ static const struct opt opts[] = {
 	    "counts by\n(mq-limit(1)); every job of a stream",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_AFTER, "after", 0, "ID[,ID...]", "due once each of these jobs "
-	    "is done, not before\n(repeatable)", COMPLETE_NONE, NULL, NULL,
-	    FORM(0), 0 },
+	    "is done, not before\n(repeatable); every job of a stream",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_AFTER_FILE, "after-file", 0, "FILE", "and after each job id "
-	    "of FILE, one a line\n(- : standard input)", COMPLETE_FILE, NULL,
-	    NULL, FORM(0), 0 },
+	    "of FILE, one a line\n(- : standard input, not with a stream)",
+	    COMPLETE_FILE, NULL, NULL, 0, 0 },
 	{ OPT_IF_PARENT_DIES, "if-parent-dies", 0, "cancel|run|wait",
 	    "what a parent that dies does to it\n(default cancel: it dies too)",
-	    COMPLETE_NONE, NULL, NULL, FORM(0), 0 },
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_WAIT, "wait", 0, NULL, "then wait until the job finishes, as mq "
 	    "wait:\nits outcome is the exit status", COMPLETE_NONE, NULL,
 	    "[--wait [--timeout D]]", FORM(0), 0 },
@@ -262,9 +262,9 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (a.has_policy && a.nafter == 0)
 		usage_error(&push_command, "--if-parent-dies goes with --after or "
 		    "--after-file");
-	if (a.nafter > 0 && a.delim != -1)
-		usage_error(&push_command, "--after takes a single job, not "
-		    "--lines or -0");
+	if (a.after_stdin && a.delim != -1)
+		usage_error(&push_command, "--after-file - reads standard input, "
+		    "as --lines and -0 do: give the parents in a file");
 	if (a.nafter > 0 && (o->every_us || a.has_delay || o->at))
 		usage_error(&push_command, "--after excludes --every, --delay and "
 		    "--at: the job is due when its parents are done");
@@ -282,6 +282,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		progress_start(&p, &push_command, "pushed", a.quiet);
 		rc = push_stream(c, o, a.delim, &p);
 		mq_close(c);
+		free(a.after);
 		return rc;
 	}
 	if (n > 0) {

@@ -30,7 +30,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
     struct progress *p)
 {
 	struct mq_batch *b = mq_batch_new(c, o, print_ids, p);
-	enum mq_status st = b ? MQ_OK : mq_conn_error(c)->status;
+	enum mq_status st = MQ_OK;
 	unsigned long long line = 0;
 	struct records in = { NULL, 0, 0, 0, 0, mq_max_payload(c) };
 	char *rec;
@@ -38,6 +38,14 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	int got = 0;
 	sigset_t held, waiting;
 
+	/* refused before any record is read (a parent that cannot be one,
+	 * --after): nothing pushed, said as a single push says it */
+	if (b == NULL) {
+		struct mq_error e = *mq_conn_error(c);
+
+		report(&push_command, NULL, &e);
+		return exit_status(e.status);
+	}
 	/* ids shown on a terminal would run over a progress line there */
 	if (isatty(1))
 		p->tty = 0;
