@@ -112,6 +112,7 @@ static const char sql_doomed[] =
 static const char sql_cancel[] =
     "UPDATE `{{TABLE}}` j JOIN `{{TABLE}}_deps` d ON d.child = j.id"
     " SET j.state = 'dead', j.finished_at = " MQ_SQL_NOW ","
+    " j.available_at = " MQ_SQL_NOW ","
     " j.last_error = CONCAT('cancelled: parent ', d.parent,"
     " IF(?, ' was purged', ' is dead'))"
     " WHERE d.parent = ? AND " DOOMED " AND j.id IN (";

@@ -2,11 +2,26 @@
 # valgrind finds no error and no leak on the main paths: init, push (one,
 # stream, --every, a fan-out: stream --after), pop (both strategies, every form, a queue list), ack
 # (recurring too), cancel, stats, the error exits, and the operator's
-# commands: ls, why, show, check, retry, top --once, stats --json.
+# commands: ls, why, show, check, retry, top --once, stats --json; mq
+# wait woken by an ack, and the ack that wakes it.
 . "$(dirname "$0")/lib.sh"
 if [ -n "${MQ_SANITIZED:-}" ]; then
   ok "# SKIP valgrind does not run sanitized binaries"
-  done_testing
+  # mq wait woken by an ack (it parks, the ack's KILL ends the park), and
+# an ack that wakes a waiter
+wj=$("$MQ" push --queue vw one)
+( sleep 2; "$MQ" ack "$("$MQ" pop --queue vw -o /dev/null)" ) &
+vg 0 "wait, woken by an ack" wait "$wj"
+wait $!
+wj=$("$MQ" push --queue vw two)
+"$MQ" wait --timeout 20s "$wj" >/dev/null &
+wp=$!
+sleep 2
+r=$("$MQ" pop --queue vw -o /dev/null)
+vg 0 "ack that wakes a waiting mq wait" ack "$r"
+wait "$wp"
+is "$?" 0 "  which ends"
+done_testing
 fi
 VG="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
   --errors-for-leak-kinds=definite,indirect --error-exitcode=99"
@@ -120,4 +135,18 @@ for q in json.load(sys.stdin)["queues"]:
     if q["queue"].startswith("ops"):
         print(q["queue"], " ".join(str(v) for v in q["counters"].values()))' | tr '\n' ,)" \
   "ops 3 0 1 2 0 1 0 0,ops2 1 0 0 0 0 0 0 0," "stats --json: the counters of ops and ops2"
+# mq wait woken by an ack (it parks, the ack's KILL ends the park), and
+# an ack that wakes a waiter
+wj=$("$MQ" push --queue vw one)
+( sleep 2; "$MQ" ack "$("$MQ" pop --queue vw -o /dev/null)" ) &
+vg 0 "wait, woken by an ack" wait "$wj"
+wait $!
+wj=$("$MQ" push --queue vw two)
+"$MQ" wait --timeout 20s "$wj" >/dev/null &
+wp=$!
+sleep 2
+r=$("$MQ" pop --queue vw -o /dev/null)
+vg 0 "ack that wakes a waiting mq wait" ack "$r"
+wait "$wp"
+is "$?" 0 "  which ends"
 done_testing
