@@ -103,7 +103,7 @@ static const char sql_mark_met[] =
 #define DOOMED "d.met = 0 AND (d.on_death = 'cancel'" \
     " OR (? AND d.on_death = 'wait')) AND j.state = 'ready'" \
     " AND j.parent_shards > 0"
-static const char sql_doomed[] =
+const char mq__sql_doomed[] =
     "SELECT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
     " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
     " WHERE d.parent = ? AND d.child > ? AND " DOOMED
@@ -549,7 +549,7 @@ cancel_with(struct mq_conn *c, uint64_t parent, const struct lost *l,
 			mq__bind_null(&pre[3]);
 			mq__bind_null(&pre[4]);
 		}
-		if ((st = mq__prepare(c, sql_doomed)) == NULL)
+		if ((st = mq__prepare(c, mq__sql_doomed)) == NULL)
 			return c->err.status;
 		rc = mq__select_ids(c, st, pre, doomed, NULL, CHUNK, &got);
 		mq__release(c, st);

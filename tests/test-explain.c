@@ -705,6 +705,22 @@ main(void)
 		check_again(conn, "why: the dependencies", mq__sql_job_deps,
 		    "@id1, @id1, @id1, @id1, @id1, @id1");
 	}
+	{
+		/* a dead parent's dependents to cancel, a round: one range
+		 * of the deps' primary key (the parent's edges, in child
+		 * order: no sort), each dependent by its primary key */
+		char plan[8192];
+		explained(c->db, "cancel: the doomed dependents",
+		    mq__sql_doomed, "@id1, @zero, @zero, @null, @null", plan,
+		    sizeof plan);
+		ok(strstr(plan, "filesort") == NULL &&
+		    strstr(plan, "|d|range|PRIMARY|PRIMARY|") &&
+		    strstr(plan, "|j|eq_ref|") &&
+		    strstr(plan, "|PRIMARY|8|"),
+		    "cancel: the doomed dependents read a range of the deps' "
+		    "primary key in order, each dependent by its primary key",
+		    plan);
+	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
 	/* mq top's workers: the 'leased' range of the lease index, the
