@@ -241,7 +241,7 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 	int64_t deadline = 0, now, pause = LOOK_FIRST_US, left, stale_at = 0;
 	int64_t last_arm = 0;
 	uint64_t lo, hi;
-	int k, wakeups = 1, armed = 0;
+	int k, wakeups = 1, armed = 0, armed_once = 0;
 	size_t i;
 
 	memset(&w, 0, sizeof w);
@@ -267,9 +267,11 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 	if (timeout_us >= 0)
 		deadline = mq_now_us() + timeout_us;
 	for (;;) {
-		/* armed before the look that comes before a park; not while
-		 * jobs finish (a look every LOOK_AFTER_FINISH_US then) */
-		if (wakeups && !armed && !w.found) {
+		/* armed before the look that comes before a park; not
+		 * before the first look (jobs all finished already, a
+		 * read-only server: no write), nor while jobs finish (a
+		 * look every LOOK_AFTER_FINISH_US then) */
+		if (wakeups && !armed && !w.found && !w.first) {
 			enum mq_status rc;
 
 			/* finishes of other jobs of the range woke it: one
@@ -289,7 +291,7 @@ wait_for_jobs(const struct command *cmd, struct mq_conn *c,
 				fail(&w, c);
 			} else {
 				armed = 1;
-				if (w.first)
+				if (!armed_once++)
 					stale_at = mq_now_us() +
 					    MQ_FINISH_STALE_US;
 			}

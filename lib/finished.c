@@ -28,6 +28,10 @@
  * step, lo % step. */
 static const char sql_run[] = "(id BETWEEN ? AND ? AND id % ? = ?)";
 #define RUN_PARAMS 4
+/* A look interrupted by a finisher's KILL QUERY (meant for mq wait's
+ * park: waiters.c) runs again; on a Galera node every finisher that
+ * read the armed row KILLs before one disarms it. */
+#define LOOK_TRIES 16
 #define STEP_MAX 16
 
 /* The look. The count row first (finished_at NULL sorts first), then
@@ -269,7 +273,11 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 
 	if (n == 0)
 		return MQ_OK;
-	if ((rc = mq__see_cluster(c)) != MQ_OK)
+	for (tries = 0; (rc = mq__see_cluster(c)) == MQ_ERETRY &&
+	    c->err.db_errno == ER_QUERY_INTERRUPTED && tries < LOOK_TRIES;
+	    tries++)
+		;
+	if (rc != MQ_OK)
 		return rc;
 	memset(&l, 0, sizeof l);
 	l.fn = fn;
@@ -304,8 +312,8 @@ mq_look_finished(struct mq_conn *c, const uint64_t *ids, size_t n,
 		/* a finisher's KILL of an armed waiter (waiters.c) that
 		 * came while it looked: once an arming, look again */
 		for (tries = 0; (rc = look_batch(c, &l)) == MQ_ERETRY &&
-		    c->err.db_errno == ER_QUERY_INTERRUPTED && tries < 3;
-		    tries++)
+		    c->err.db_errno == ER_QUERY_INTERRUPTED &&
+		    tries < LOOK_TRIES; tries++)
 			;
 	}
 	if (rc == MQ_OK && l.stopped)

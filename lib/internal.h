@@ -114,7 +114,7 @@ struct mq_conn {
 	 * wait) are woken after its commit; the last read found some
 	 * (or the probe did), at this time */
 	int finished_unwoken, finish_waiters;
-	int64_t finish_checked_us;
+	int64_t finish_checked_us, finish_cleaned_us;
 	uint64_t finished_lo, finished_hi;	/* the ids it finished */
 	int read_committed;		/* the session's isolation is set */
 	int in_tx;			/* inside mq__in_tx's transaction */

@@ -384,102 +384,151 @@ mq__leave_in_tx(struct mq_conn *c, int *left)
  * MQ_FINISH_STALE_US after it first arms. The names and numbers in
  * these text queries are validated table names, the server's own node
  * name and numbers. */
+/* The rows to wake: armed, their range holding a finished job (lo, hi,
+ * the server's numbers), as many as there are (in the index wake: one
+ * range); then, in the same result, how many such rows there are in
+ * all, and whether one of this node's is old (30 s without arming:
+ * perhaps a waiter that died). UPTIME is read only for the rows to
+ * wake: one before the server's start is of a session before a restart
+ * (its connection id names another session now), deleted, not KILLed. */
 static const char sql_finish_rows[] =
-    "SELECT conn, node = " MQ_SQL_NODE ", wakes, since >= " MQ_SQL_NOW
+    "(SELECT conn, node = " MQ_SQL_NODE ", since >= " MQ_SQL_NOW
     " - INTERVAL (SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS"
     " WHERE VARIABLE_NAME = 'UPTIME') SECOND - INTERVAL 1 SECOND,"
-    " CAST(node AS CHAR), since < " MQ_SQL_NOW " - INTERVAL 30 SECOND,"
-    " CAST(queue AS CHAR) FROM `%s_waiters` FORCE INDEX (wake)"
-    " WHERE " MQ_SQL_FINISH_ROWS " AND conn <> CONNECTION_ID() LIMIT %d";
+    " CAST(node AS CHAR), CAST(queue AS CHAR)"
+    " FROM `%s_waiters` FORCE INDEX (wake) WHERE " MQ_SQL_FINISH_ROWS
+    " AND conn <> CONNECTION_ID() AND wakes = 0"
+    " AND CAST(SUBSTRING_INDEX(SUBSTRING(queue, 2), '-', 1) AS UNSIGNED)"
+    " <= %llu AND CAST(SUBSTRING_INDEX(queue, '-', -1) AS UNSIGNED) >= %llu"
+    " LIMIT %d) UNION ALL (SELECT NULL, COUNT(*), IFNULL(MAX(node = "
+    MQ_SQL_NODE " AND since < " MQ_SQL_NOW " - INTERVAL 30 SECOND), 0),"
+    " NULL, NULL FROM `%s_waiters` FORCE INDEX (wake) WHERE "
+    MQ_SQL_FINISH_ROWS ")";
+/* On a Galera node the row of a parked waiter of this node is locked
+ * by its park: not waited for (NOWAIT, error 1205). */
 static const char sql_finish_disarm[] =
-    "UPDATE `%s_waiters` SET wakes = wakes + 1 WHERE node = %s%s%s"
+    "%sUPDATE `%s_waiters` SET wakes = wakes + 1 WHERE node = %s%s%s"
     " AND conn = %llu AND queue = '%s' AND wakes = 0";
+static const char sql_finish_nowait[] =
+    "SET STATEMENT innodb_lock_wait_timeout = 0 FOR ";
 static const char sql_finish_gone[] =
     "DELETE FROM `%s_waiters` WHERE node = " MQ_SQL_NODE
     " AND conn = %llu AND " MQ_SQL_FINISH_ROWS;
-/* The rows of this node's waiters whose session ended (killed -9): those
- * of sessions this one can see (its account's; all with PROCESS), left
- * unarmed for a while (an armed one is found gone by its KILL). */
+/* The rows of this node's waiters whose session ended (killed -9, or
+ * stopped while they parked), or before a restart, 30 s old: those of
+ * sessions this one can see (its account's; all with PROCESS). At most
+ * once in FINISH_CLEAN_US. */
 static const char sql_finish_clean[] =
     "DELETE FROM `%s_waiters` WHERE " MQ_SQL_FINISH_ROWS
-    " AND node = " MQ_SQL_NODE " AND wakes > 0"
+    " AND node = " MQ_SQL_NODE
     " AND since < " MQ_SQL_NOW " - INTERVAL 30 SECOND"
-    " AND conn NOT IN (SELECT ID FROM information_schema.PROCESSLIST)"
-    " AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
+    " AND (conn NOT IN (SELECT ID FROM information_schema.PROCESSLIST)"
+    " OR since < " MQ_SQL_NOW " - INTERVAL (SELECT VARIABLE_VALUE FROM"
+    " information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
+    " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
     " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN "))";
 
-#define FINISH_WAKE_MAX 64
+#define FINISH_WAKE_MAX 1024
 #define FINISH_RECHECK_US 1000000
+#define FINISH_CLEAN_US 30000000
 
 struct finish_waiter {
 	uint64_t conn;
-	int local, armed, live;
+	int local, live;
 	char node[256], queue[48];
 };
 
-/* 1: the UPDATE disarmed the row. A node name that could break the
- * quotes is passed over (it is the server's @@hostname:@@port). */
+/* 1: the UPDATE disarmed the row; -1: a park holds it (Galera). A node
+ * name that could break the quotes is passed over (it is the server's
+ * @@hostname:@@port). */
 static int
 disarm(struct mq_conn *c, const struct finish_waiter *w)
 {
-	char sql[sizeof sql_finish_disarm + MQ_TABLE_MAX + 320];
+	char sql[sizeof sql_finish_disarm + sizeof sql_finish_nowait +
+	    MQ_TABLE_MAX + 320];
 	const char *p;
 
 	for (p = w->node; !w->local && *p; p++)
 		if (*p == '\'' || *p == '\\')
 			return 0;
-	snprintf(sql, sizeof sql, sql_finish_disarm, c->table,
+	snprintf(sql, sizeof sql, sql_finish_disarm,
+	    c->galera && w->local ? sql_finish_nowait : "", c->table,
 	    w->local ? "" : "'", w->local ? MQ_SQL_NODE : w->node,
 	    w->local ? "" : "'", (unsigned long long)w->conn, w->queue);
 	/* 1213 on Galera: another finisher's disarm, or the waiter's
 	 * arming, certified first: woken, or looking */
-	return mysql_real_query(c->db, sql, strlen(sql)) == 0 &&
-	    mysql_affected_rows(c->db) == 1;
+	if (mysql_real_query(c->db, sql, strlen(sql)) != 0)
+		return mysql_errno(c->db) == ER_LOCK_WAIT_TIMEOUT ? -1 : 0;
+	return mysql_affected_rows(c->db) == 1;
 }
 
-static void
+/* KILL QUERY of a waiter's park: 1 done, 0 refused (another account's
+ * session, without CONNECTION ADMIN), -1 its session is gone (its row
+ * is deleted). */
+static int
 kill_finish_waiter(struct mq_conn *c, uint64_t conn)
 {
 	char sql[sizeof sql_finish_gone + MQ_TABLE_MAX + 24];
 	unsigned char fate = MQ_KILLED;
 	uint64_t woken = 0;
 
-	if (mq__kill_queries(c, &conn, 1, &woken, &fate) == MQ_OK &&
-	    fate == MQ_KILL_GONE) {
+	if (mq__kill_queries(c, &conn, 1, &woken, &fate) != MQ_OK)
+		return 0;
+	if (fate == MQ_KILL_GONE) {
 		snprintf(sql, sizeof sql, sql_finish_gone, c->table,
 		    (unsigned long long)conn);
 		(void)mysql_real_query(c->db, sql, strlen(sql));
+		return -1;
 	}
+	return fate == MQ_KILLED;
 }
 
-/* A row of the read, if it is one; *stale: of this node, unarmed for
- * long (a waiter that may have died). */
+/* A row to wake, if the read's row is one. */
 static int
-finish_waiter(struct mq_conn *c, MYSQL_ROW row, struct finish_waiter *w,
-    int *stale)
+finish_waiter(MYSQL_ROW row, struct finish_waiter *w)
 {
 	unsigned long long lo, hi;
-	char end;
 	size_t i;
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 5; i++)
 		if (!row[i])
 			return 0;
-	if (strlen(row[4]) >= sizeof w->node ||
-	    strlen(row[6]) >= sizeof w->queue ||
-	    sscanf(row[6], "*%llu-%llu%c", &lo, &hi, &end) != 2 ||
-	    strspn(row[6] + 1, "0123456789-") != strlen(row[6] + 1))
+	if (strlen(row[3]) >= sizeof w->node ||
+	    strlen(row[4]) >= sizeof w->queue ||
+	    sscanf(row[4], "*%llu-%llu", &lo, &hi) != 2 ||
+	    strspn(row[4] + 1, "0123456789-") != strlen(row[4] + 1))
 		return 0;
 	w->conn = strtoull(row[0], NULL, 10);
 	w->local = strcmp(row[1], "1") == 0;
-	w->armed = strcmp(row[2], "0") == 0;
-	w->live = strcmp(row[3], "1") == 0;
-	snprintf(w->node, sizeof w->node, "%s", row[4]);
-	snprintf(w->queue, sizeof w->queue, "%s", row[6]);
-	if (w->local && !w->armed && strcmp(row[5], "1") == 0)
-		*stale = 1;
-	/* a finished job among those it waits for (by their range) */
-	return lo <= c->finished_hi && c->finished_lo <= hi;
+	w->live = strcmp(row[2], "1") == 0;
+	snprintf(w->node, sizeof w->node, "%s", row[3]);
+	snprintf(w->queue, sizeof w->queue, "%s", row[4]);
+	return 1;
+}
+
+/* One row to wake (wake_finish_waiters). */
+static void
+wake_one(struct mq_conn *c, const struct finish_waiter *w)
+{
+	char sql[sizeof sql_finish_gone + MQ_TABLE_MAX + 24];
+
+	if (!w->local) {
+		(void)disarm(c, w);	/* the write aborts its park */
+	} else if (!w->live) {
+		/* a session before a restart: its id names another now */
+		snprintf(sql, sizeof sql, sql_finish_gone, c->table,
+		    (unsigned long long)w->conn);
+		(void)mysql_real_query(c->db, sql, strlen(sql));
+	} else if (!c->galera) {
+		if (disarm(c, w) == 1)
+			(void)kill_finish_waiter(c, w->conn);
+	} else if (kill_finish_waiter(c, w->conn) == 1 &&
+	    disarm(c, w) == -1) {
+		/* a park that began after the KILL holds the row: ended
+		 * too, it looks (a refused KILL: it looks within three
+		 * seconds, and the row is not waited for) */
+		(void)kill_finish_waiter(c, w->conn);
+	}
 }
 
 void
@@ -504,9 +553,9 @@ void
 mq__wake_finish_waiters(struct mq_conn *c)
 {
 	char sql[sizeof sql_finish_rows + sizeof sql_finish_clean +
-	    MQ_TABLE_MAX + 16];
+	    2 * MQ_TABLE_MAX + 64];
 	struct mq_error saved = c->err;
-	struct finish_waiter w[FINISH_WAKE_MAX];
+	struct finish_waiter *w = NULL;
 	int64_t now = mq_now_us();
 	MYSQL_RES *res;
 	MYSQL_ROW row;
@@ -519,36 +568,37 @@ mq__wake_finish_waiters(struct mq_conn *c)
 	if (!mq__uses_waiters(c) || (!c->finish_waiters &&
 	    now - c->finish_checked_us < FINISH_RECHECK_US))
 		goto out;
-	snprintf(sql, sizeof sql, sql_finish_rows, c->table, FINISH_WAKE_MAX);
+	snprintf(sql, sizeof sql, sql_finish_rows, c->table,
+	    (unsigned long long)c->finished_hi,
+	    (unsigned long long)c->finished_lo, FINISH_WAKE_MAX, c->table);
 	c->finish_checked_us = now;
 	if (mysql_real_query(c->db, sql, strlen(sql)) != 0 ||
 	    (res = mysql_store_result(c->db)) == NULL)
 		goto out;	/* they look again within seconds */
+	if (mysql_num_rows(res) > 1 &&
+	    (w = malloc((size_t)(mysql_num_rows(res) - 1) * sizeof *w)) ==
+	    NULL) {
+		mysql_free_result(res);
+		goto out;
+	}
 	while ((row = mysql_fetch_row(res)) != NULL) {
-		found = 1;
-		if (n < FINISH_WAKE_MAX && finish_waiter(c, row, &w[n],
-		    &stale) && w[n].armed)
+		if (row[0] == NULL) {	/* the count */
+			found = row[1] && strcmp(row[1], "0") != 0;
+			stale = row[2] && strcmp(row[2], "1") == 0;
+		} else if (w && finish_waiter(row, &w[n])) {
 			n++;
+		}
 	}
 	mysql_free_result(res);
 	c->finish_waiters = found;
-	if (stale) {
+	if (stale && now - c->finish_cleaned_us >= FINISH_CLEAN_US) {
+		c->finish_cleaned_us = now;
 		snprintf(sql, sizeof sql, sql_finish_clean, c->table);
 		(void)mysql_real_query(c->db, sql, strlen(sql));
 	}
-	for (i = 0; i < n; i++) {
-		if (!w[i].local)
-			(void)disarm(c, &w[i]);
-		else if (!w[i].live)
-			continue;	/* a session before a restart */
-		else if (!c->galera) {
-			if (disarm(c, &w[i]))
-				kill_finish_waiter(c, w[i].conn);
-		} else {
-			kill_finish_waiter(c, w[i].conn);
-			(void)disarm(c, &w[i]);
-		}
-	}
+	for (i = 0; i < n; i++)
+		wake_one(c, &w[i]);
+	free(w);
 out:
 	c->finished_lo = UINT64_MAX;
 	c->finished_hi = 0;

@@ -324,15 +324,6 @@ static const char sql_finish_park_galera[] =
     " WHERE " MQ_SQL_OWN_WAITER " AND " MQ_SQL_FINISH_ROWS
     " LOCK IN SHARE MODE";
 
-/* No grant on the waiters table, or no such table: mq wait looks
- * about once a second instead. */
-static int
-no_table(unsigned err)
-{
-	return err == ER_TABLEACCESS_DENIED_ERROR ||
-	    err == ER_COLUMNACCESS_DENIED_ERROR || err == ER_NO_SUCH_TABLE;
-}
-
 enum mq_status
 mq_finish_arm(struct mq_conn *c, uint64_t lo, uint64_t hi)
 {
@@ -346,16 +337,18 @@ mq_finish_arm(struct mq_conn *c, uint64_t lo, uint64_t hi)
 	for (attempt = 0; mysql_real_query(c->db, sql, strlen(sql)) != 0;
 	    attempt++) {
 		err = mysql_errno(c->db);
-		if (no_table(err)) {
+		if (mq__classify(err) == MQ_EUNAVAIL)
+			return mq__dberr(c, NULL, "cannot wait for jobs");
+		/* 1213: a finisher's disarm certified first; 1317: a
+		 * finisher's KILL that came after the park it was meant for
+		 * ended (it saw the row disarmed). Else (no grant, no table,
+		 * a read-only server or replica, any refusal but a lost
+		 * connection) it looks instead. */
+		if ((err != ER_LOCK_DEADLOCK && err != ER_QUERY_INTERRUPTED) ||
+		    attempt + 1 >= MQ_RETRIES) {
 			c->waiters_off = 1;
 			return MQ_EMPTY;
 		}
-		/* 1213: a finisher's disarm certified first; 1317: a
-		 * finisher's KILL that came after the park it was meant for
-		 * ended (it saw the row disarmed) */
-		if ((err != ER_LOCK_DEADLOCK && err != ER_QUERY_INTERRUPTED) ||
-		    attempt + 1 >= MQ_RETRIES)
-			return mq__dberr(c, NULL, "cannot wait for jobs");
 		mq__backoff(attempt);
 	}
 	c->wait_joined = 1;

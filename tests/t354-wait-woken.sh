@@ -140,6 +140,55 @@ wait "$wsub"
 is "$(cat "$T_TMP/w.rc"):$(cat "$T_TMP/w.out")" "0:$j done" "a waiter woken: 0, its line"
 is "$(rows_w)" 0 "  its row deleted as it leaves"
 
+# ---- 70 waiters, one job each: one purge wakes them all, each by a KILL
+# (the read of the rows to wake is not cut at the first 64)
+seq 1 70 | "$MQ" push --queue q70 --lines >"$T_TMP/ids70"
+for j in $(cat "$T_TMP/ids70"); do
+  ( "$MQ" wait "$j" >"$T_TMP/w70.$j" 2>&1 ) &
+done
+i=0
+while [ "$(sql "SELECT COUNT(*) FROM mq_jobs_waiters WHERE queue LIKE '*%' AND wakes = 0")" != 70 ] ||
+  [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait-finish%' AND INFO NOT LIKE '%PROCESSLIST%'")" != 70 ]; do
+  [ $i -lt 400 ] || break
+  sleep 0.05
+  i=$((i + 1))
+done
+k0=$(kills)
+"$MQ" purge --queue q70 --yes >/dev/null
+wait
+is "$(cat "$T_TMP"/w70.* | grep -c ' gone$')" 70 "70 waiters of one job each: each prints its job gone"
+is "$(($(kills) - k0))" 70 "  the purge woke each by one KILL QUERY"
+is "$(rows_w)" 0 "  no row left"
+
+# ---- rows that nothing else deletes: a waiter stopped while parked (its
+# row armed), and one written before the server's start (its id may
+# name another session now: deleted, never KILLed)
+j=$("$MQ" push --queue qr r)
+bg_wait "$j"
+armed_parked || true
+kill -TERM "$wpid"
+wait "$wsub"
+sleep 1.5
+sql "UPDATE mq_jobs_waiters SET since = since - INTERVAL 1 MINUTE WHERE queue LIKE '*%'"
+sql "INSERT INTO mq_jobs_waiters (node, conn, queue, login, since) VALUES (CONCAT(@@hostname, ':', @@port), CONNECTION_ID(), '*1-999999', 'root', UTC_TIMESTAMP(6) - INTERVAL (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME') + 100 SECOND)"
+is "$(rows_w)" 2 "a stopped waiter's armed row, and a row from before the server's start"
+k0=$(kills)
+x=$("$MQ" push --queue qr2 x)
+"$MQ" ack "$(receipt qr2)"
+is "$(rows_w):$(($(kills) - k0))" "0:0" "  a finish deletes both (30 s old, or older than the server), KILLs neither"
+
+# ---- a read-only server, an account without SUPER: it looks instead
+sql_root "DROP USER IF EXISTS 'ro354'@'localhost'; CREATE USER 'ro354'@'localhost'; GRANT ALL ON \`$T_DB\`.* TO 'ro354'@'localhost'"
+jd=$("$MQ" push --queue qro d)
+"$MQ" ack "$(receipt qro)"
+jr=$("$MQ" push --queue qro r)
+sql_root "SET GLOBAL read_only = 1"
+expect_status 0 "read-only server: mq wait of a job done" env MQ_USER=ro354 "$MQ" wait "$jd"
+is "$OUT:$ERR" "$jd done:" "  its line, nothing on stderr"
+expect_status 124 "read-only server: mq wait --timeout 2s of a job not done" env MQ_USER=ro354 "$MQ" wait --timeout 2s "$jr"
+is "$OUT:$ERR" "$jr waiting:mq wait: 1 job not finished within the timeout" "  listed as waiting, nothing else said"
+sql_root "SET GLOBAL read_only = 0; DROP USER 'ro354'@'localhost'"
+
 # ---- no grant to write the waiters table: it looks instead (within seconds)
 sql_root "DROP USER IF EXISTS 'w354'@'localhost'; CREATE USER 'w354'@'localhost'; GRANT SELECT ON \`$T_DB\`.mq_jobs TO 'w354'@'localhost'; GRANT SELECT ON \`$T_DB\`.mq_jobs_archive TO 'w354'@'localhost'; GRANT SELECT ON \`$T_DB\`.mq_jobs_queues TO 'w354'@'localhost'; GRANT SELECT ON \`$T_DB\`.mq_jobs_waiters TO 'w354'@'localhost'"
 j=$("$MQ" push --queue qg g)
