@@ -390,11 +390,15 @@ mq__leave_in_tx(struct mq_conn *c, int *left)
  * all, and whether one of this node's is old (30 s without arming:
  * perhaps a waiter that died). UPTIME is read only for the rows to
  * wake: one before the server's start is of a session before a restart
- * (its connection id names another session now), deleted, not KILLed. */
+ * (its connection id names another session now), deleted, not KILLed.
+ * UPTIME counts whole seconds: a row of the first second after the
+ * start may be taken for one before it, and deleted: its waiter's park
+ * then finds no row and ends, and it arms and looks again; never the
+ * other way round, which would KILL another session. */
 static const char sql_finish_rows[] =
     "(SELECT conn, node = " MQ_SQL_NODE ", since >= " MQ_SQL_NOW
     " - INTERVAL (SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS"
-    " WHERE VARIABLE_NAME = 'UPTIME') SECOND - INTERVAL 1 SECOND,"
+    " WHERE VARIABLE_NAME = 'UPTIME') SECOND,"
     " CAST(node AS CHAR), CAST(queue AS CHAR)"
     " FROM `%s_waiters` FORCE INDEX (wake) WHERE " MQ_SQL_FINISH_ROWS
     " AND conn <> CONNECTION_ID() AND wakes = 0"
