@@ -178,16 +178,16 @@ for pair in "2 1" "1 1"; do
   wn=${pair% *} an=${pair#* }
   how=$([ "$wn" = "$an" ] && echo "KILL QUERY" || echo "a write to its row")
   ids=
-  for i in 1 2 3; do ids="$ids $(gmq $an push --queue ww$wn "w$i")"; done
+  for i in 1 2 3; do ids="$ids $(gmq "$an" push --queue "ww$wn" "w$i")"; done
   gsql "$wn" "SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; SET GLOBAL general_log = 1"
   # shellcheck disable=SC2086
   ( gmq "$wn" wait --timeout 60s $ids >"$T_TMP/w.out" 2>"$T_TMP/w.err"; echo $? >"$T_TMP/w.rc" ) &
   wpid=$!
   lines=0 cw=
-  for id in $ids; do
+  for _ in $ids; do
     cw=$(parked "$wn") || break
-    r=$(gmq $an pop --queue ww$wn -o /dev/null)
-    gmq $an ack "$r"
+    r=$(gmq "$an" pop --queue "ww$wn" -o /dev/null)
+    gmq "$an" ack "$r"
     [ "$(wait_line "${r%%.*}")" = "${r%%.*} done" ] && lines=$((lines + 1))
   done
   wait $wpid
