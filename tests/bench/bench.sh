@@ -6,6 +6,8 @@
 #
 # usage: sh tests/bench/bench.sh [full|small]     (default: full, ~10 minutes)
 # MQ_BENCH_ONLY=deps: only the dependencies' rows.
+# MQ_BENCH_ONLY=galera-fanin: only the Galera fan-in's row (about 4
+# minutes; MQ_BENCH_GFANIN=N parents, 20,000 by default).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -349,6 +351,12 @@ deps_rows() {
 
 if [ "${MQ_BENCH_ONLY:-}" = deps ]; then
   deps_rows
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-fanin ]; then
+  . "$top/tests/bench/galera-fanin.sh"
   table
   exit 0
 fi

@@ -80,6 +80,9 @@ for kind in work loop; do
     "$all jobs each way in $G_ROUNDS alternating rounds: one node $((all * 1000 / one_ms)) jobs/s ($one_c conflicts), three nodes $((all * 1000 / spread_ms)) jobs/s ($spread_c conflicts); rounds: $rounds"
 done
 
+# ---- galera fan-in (issue 32): its own file, also run alone
+. "$top/tests/bench/galera-fanin.sh"
+
 # ---- galera wakeup: push on node 1 -> claim by a waiting pop --wait on
 # node 2 or 3 (through the waiters table) and on node 1 (KILL QUERY), on
 # a 3-node cluster of tests/galera.sh, when galera-4 is installed. A
