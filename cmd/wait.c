@@ -38,9 +38,9 @@ const struct command wait_command = {
  * mq-sql(7)): about one statement a second while nothing finishes.
  * While its jobs finish, a look every LOOK_AFTER_FINISH_US and no
  * arming; while other jobs of the range of ids finish, an arming, a
- * look and a park every ARM_GAP_US: two statements a second at most. Where it cannot
- * be used, the looks: the first at once, then 100 ms, doubling up to a
- * second while nothing finishes. */
+ * look and a park every ARM_GAP_US: two statements a second at most.
+ * Where it cannot be used, the looks: the first at once, then 100 ms,
+ * doubling up to a second while nothing finishes. */
 #define PARK_US 1000000
 #define ARM_GAP_US 1500000
 #define LOOK_PARKS 3
