@@ -46,7 +46,7 @@ const struct command wait_command = {
 #define LOOK_PARKS 3
 #define LOOK_FIRST_US 100000
 #define LOOK_MAX_US 1000000
-#define LOOK_AFTER_FINISH_US 700000
+#define LOOK_AFTER_FINISH_US 900000
 
 struct waiting {
 	const struct command *cmd;

@@ -211,6 +211,7 @@ SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
 SQL_CANCEL = """
 UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
   SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
+  j.available_at = UTC_TIMESTAMP(6),
   j.last_error = CONCAT('cancelled: parent ', d.parent,
   IF(?, ' was purged', ' is dead'))
   WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'

@@ -106,13 +106,11 @@
 /* The job becomes dead: finished now, without a lease, with why as its
  * last error (an SQL expression). The transaction that writes it counts
  * it (mq__count_finished) so that stats and the _total counters see it.
- * finished_at is what archive ages it by. A dependent still waiting
- * (due at the end of time) is made due now, as a cancelled one is
- * (deps.c): mq show and mq ls then print when it died, not 9999. */
+ * finished_at is what archive ages it by. (Its text is mq-sql(7)'s,
+ * word for word: t330.) */
 #define MQ_SQL_SET_DEAD(why) \
     "state = 'dead', leased_until = NULL, finished_at = " MQ_SQL_NOW "," \
-    " available_at = IF(available_at = " MQ_SQL_WAITING ", " MQ_SQL_NOW \
-    ", available_at), last_error = " why
+    " last_error = " why
 
 /* The queue filter of the cron-side reads: all queues when the
  * parameter is NULL, else the one named; binds the queue twice. */

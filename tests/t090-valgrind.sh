@@ -7,21 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 if [ -n "${MQ_SANITIZED:-}" ]; then
   ok "# SKIP valgrind does not run sanitized binaries"
-  # mq wait woken by an ack (it parks, the ack's KILL ends the park), and
-# an ack that wakes a waiter
-wj=$("$MQ" push --queue vw one)
-( sleep 2; "$MQ" ack "$("$MQ" pop --queue vw -o /dev/null)" ) &
-vg 0 "wait, woken by an ack" wait "$wj"
-wait $!
-wj=$("$MQ" push --queue vw two)
-"$MQ" wait --timeout 20s "$wj" >/dev/null &
-wp=$!
-sleep 2
-r=$("$MQ" pop --queue vw -o /dev/null)
-vg 0 "ack that wakes a waiting mq wait" ack "$r"
-wait "$wp"
-is "$?" 0 "  which ends"
-done_testing
+  done_testing
 fi
 VG="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
   --errors-for-leak-kinds=definite,indirect --error-exitcode=99"

@@ -111,10 +111,6 @@ is "$(st "$c1"):$(err_of "$c1")" "dead:cancelled: parent $p is dead" "cancel: th
 is "$(st "$g"):$(err_of "$g")" "dead:cancelled: parent $c1 is dead" "  and its own dependent with it"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE id IN ($c1, $g) AND available_at = finished_at")" 2 \
   "  both due when they died, not at the end of time (mq show, mq ls)"
-w1=$("$MQ" push --queue kidw --after "$c3" W1)
-"$MQ" cancel "$w1" >/dev/null
-is "$(sql "SELECT CONCAT(state, ' ', available_at = finished_at) FROM mq_jobs WHERE id = $w1")" "dead 1" \
-  "mq cancel of a waiting dependent: due when it died"
 is "$(st "$c2")" "ready" "run: due"
 is "$(st "$c3")" "ready:waiting" "wait: still waiting"
 is "$(sql "SELECT CONCAT(n, '/', total) FROM mq_jobs_counts WHERE queue = 'kid' AND state = 'dead'" | awk -F/ '{n += $1; t += $2} END {print n "/" t}')" "2/2" \

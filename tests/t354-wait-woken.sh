@@ -80,7 +80,7 @@ armed_parked || true
 k0=$(kills); "$MQ" work --queue qw --exit-when-empty -- true
 woken "mq work" "$jw" "$jw done"
 armed_parked || true
-k0=$(kills); "$MQ" fail --no-retry --error boom "$(receipt qf)"
+k0=$(kills); "$MQ" fail --no-retry --error boom "$(receipt qf)" >/dev/null
 woken "mq fail --no-retry" "$jf" "$jf dead boom"
 armed_parked || true
 k0=$(kills); "$MQ" cancel "$jc" >/dev/null
@@ -95,7 +95,7 @@ k0=$(kills); "$MQ" requeue-stale --queue qb >/dev/null
 like "$(line_of "$jb")" "$jb dead *" "mq requeue-stale's burial: its line"
 is "$(($(kills) - k0))" 1 "  woken by one KILL QUERY (not by its next look)"
 armed_parked || true
-k0=$(kills); "$MQ" fail --no-retry "$(receipt qd)"
+k0=$(kills); "$MQ" fail --no-retry "$(receipt qd)" >/dev/null
 woken "a dependent cancelled with its parent" "$jd" "$jd dead cancelled: parent $par is dead"
 
 # ---- finishes outside the range wake nobody; many inside, once an arming
