@@ -302,9 +302,10 @@ mq__wait_leave(struct mq_conn *c)
 
 /* ---- waiting for jobs to finish (mq wait) ----
  *
- * The waiter's row in the waiters table, on the channel
- * MQ_SQL_FINISH_CHANNEL, armed (wakes = 0): a finish wakes it after its
- * commit (waiters.c, mq__wake_finish_waiters). The waiter arms, then
+ * The waiter's row in the waiters table, its queue "*LO-HI" (the ids
+ * it waits for; MQ_SQL_FINISH_ROWS), armed (wakes = 0): a finish of one
+ * of those wakes it after its commit (waiters.c,
+ * mq__wake_finish_waiters). The waiter arms, then
  * looks at its jobs, then parks: the park ends at once if its row was
  * disarmed since (a finish came between the look and the park), or
  * when a finisher's KILL QUERY (this server or node) or write (another
