@@ -324,12 +324,14 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 		return rc;
 	for (i = 0; i < n && c->galera; i++)
 		if (lost[i]) {
-			if ((rc = ack_lost_again(c, r, n, lost)) != MQ_OK)
-				return rc;
+			rc = ack_lost_again(c, r, n, lost);
 			break;
 		}
+	/* the first transaction committed whatever the second did */
 	mq__wake_acked(c, r, n, lost);
 	mq__wake_after_commit(c);
+	if (rc != MQ_OK)
+		return rc;
 	for (i = 0; i < n; i++)
 		if (lost[i])
 			return mq__fail(c, MQ_ELEASE, "lease lost");

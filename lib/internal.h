@@ -499,6 +499,13 @@ enum mq_status mq__wake_local(struct mq_conn *c, const char *queue,
  * (they look again within seconds). */
 void mq__wake_finish_waiters(struct mq_conn *c);
 void mq__note_finished(struct mq_conn *c, const uint64_t *ids, size_t n);
+/* The DELETE of this node's rows of waiters whose session ended, into
+ * buf (at least mq__sql_dead_waiters_max() bytes): those of every queue
+ * (finish 0: a Galera waiter as it joins) or mq wait's (1); its
+ * length. */
+size_t mq__sql_dead_waiters(char *buf, size_t size, const char *table,
+    int finish);
+size_t mq__sql_dead_waiters_max(void);
 
 /* waiters.c: the statement that deletes this waiter's rows (malloc'd;
  * NULL: c->err), and the same run in a claim's transaction (*left: it

@@ -418,19 +418,49 @@ static const char sql_finish_nowait[] =
 static const char sql_finish_gone[] =
     "DELETE FROM `%s_waiters` WHERE node = " MQ_SQL_NODE
     " AND conn = %llu AND " MQ_SQL_FINISH_ROWS;
-/* The rows of this node's waiters whose session ended (killed -9, or
- * stopped while they parked), or before a restart, 30 s old: those of
- * sessions this one can see (its account's; all with PROCESS). At most
- * once in FINISH_CLEAN_US. */
-static const char sql_finish_clean[] =
-    "DELETE FROM `%s_waiters` WHERE " MQ_SQL_FINISH_ROWS
-    " AND node = " MQ_SQL_NODE
-    " AND since < " MQ_SQL_NOW " - INTERVAL 30 SECOND"
-    " AND (conn NOT IN (SELECT ID FROM information_schema.PROCESSLIST)"
+/* The rows of this node's waiters whose session ended (a waiter killed
+ * -9, a node restarted: older than the server), of users whose
+ * connections this session can see (its own; all of them with PROCESS,
+ * where other users' threads show), and written before this statement
+ * began (a waiter that connected after its read of the process list
+ * would be taken for dead: 100 waiters joining at once lost rows so,
+ * and their pushes' wakeups). Picked by a plain read, then deleted by
+ * primary key: a scan of this node's rows would wait for the live
+ * ones, which their parks hold locked on Galera. %s: the rows' own
+ * condition (sql_dead_join, sql_dead_finish). */
+static const char sql_dead_waiters[] =
+    "DELETE w FROM (SELECT conn, queue FROM `%s_waiters`"
+    " WHERE node = " MQ_SQL_NODE " AND %s AND (conn NOT IN"
+    " (SELECT ID FROM information_schema.PROCESSLIST)"
     " OR since < " MQ_SQL_NOW " - INTERVAL (SELECT VARIABLE_VALUE FROM"
     " information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
     " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
-    " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN "))";
+    " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN ")))"
+    " AS d STRAIGHT_JOIN `%s_waiters` AS w FORCE INDEX (PRIMARY)"
+    " ON w.node = " MQ_SQL_NODE
+    " AND w.conn = d.conn AND w.queue = d.queue";
+/* A Galera waiter, as it joins: the rows of every queue. */
+static const char sql_dead_join[] = "since < " MQ_SQL_NOW;
+/* A finisher, at most once in FINISH_CLEAN_US, when one of mq wait's
+ * rows is 30 s old: those rows only. */
+static const char sql_dead_finish[] = MQ_SQL_FINISH_ROWS
+    " AND since < " MQ_SQL_NOW " - INTERVAL 30 SECOND";
+
+size_t
+mq__sql_dead_waiters(char *buf, size_t size, const char *table, int finish)
+{
+	int n = snprintf(buf, size, sql_dead_waiters, table,
+	    finish ? sql_dead_finish : sql_dead_join, table);
+
+	return n < 0 ? 0 : (size_t)n;
+}
+
+size_t
+mq__sql_dead_waiters_max(void)
+{
+	return sizeof sql_dead_waiters + sizeof sql_dead_finish +
+	    2 * MQ_TABLE_MAX;
+}
 
 #define FINISH_WAKE_MAX 1024
 #define FINISH_RECHECK_US 1000000
@@ -556,8 +586,8 @@ mq__note_finished(struct mq_conn *c, const uint64_t *ids, size_t n)
 void
 mq__wake_finish_waiters(struct mq_conn *c)
 {
-	char sql[sizeof sql_finish_rows + sizeof sql_finish_clean +
-	    2 * MQ_TABLE_MAX + 64];
+	char sql[sizeof sql_finish_rows + sizeof sql_dead_waiters +
+	    sizeof sql_dead_finish + 2 * MQ_TABLE_MAX + 64];
 	struct mq_error saved = c->err;
 	struct finish_waiter *w = NULL;
 	int64_t now = mq_now_us();
@@ -597,7 +627,7 @@ mq__wake_finish_waiters(struct mq_conn *c)
 	c->finish_waiters = found;
 	if (stale && now - c->finish_cleaned_us >= FINISH_CLEAN_US) {
 		c->finish_cleaned_us = now;
-		snprintf(sql, sizeof sql, sql_finish_clean, c->table);
+		(void)mq__sql_dead_waiters(sql, sizeof sql, c->table, 1);
 		(void)mysql_real_query(c->db, sql, strlen(sql));
 	}
 	for (i = 0; i < n; i++)

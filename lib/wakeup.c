@@ -55,29 +55,9 @@ static const char sql_wait_due[] =
     "(" MQ_SQL_DUE_NOT_PAUSED("%s", "'%s'") ")";
 
 /* A waiter's rows in the waiters table. First, on a Galera node, those
- * of dead connections of this node go (a waiter killed, a node
- * restarted: older than the server), of users whose connections this
- * session can see (its own; all of them with PROCESS, where other
- * users' threads show),
- * and written before this statement began: a waiter that connected
- * after its read of the process list would be taken for dead (100
- * waiters joining at once lost rows so, and their pushes' wakeups).
- * The dead rows are picked by a plain read, then deleted by primary key:
- * a scan of this node's rows would wait for the live ones, locked by
- * their parks. Then one row per queue, as a text query: the names are
- * validated, the other values the server's own. */
-static const char sql_join_clean[] =
-    "DELETE w FROM (SELECT conn, queue FROM `%s_waiters`"
-    " WHERE node = " MQ_SQL_NODE " AND since < " MQ_SQL_NOW
-    " AND (conn NOT IN"
-    " (SELECT ID FROM information_schema.PROCESSLIST)"
-    " OR since < " MQ_SQL_NOW " - INTERVAL (SELECT VARIABLE_VALUE FROM"
-    " information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'UPTIME')"
-    " SECOND) AND (login = " MQ_SQL_LOGIN " OR EXISTS (SELECT 1 FROM"
-    " information_schema.PROCESSLIST WHERE USER <> " MQ_SQL_LOGIN ")))"
-    " AS d STRAIGHT_JOIN `%s_waiters` AS w FORCE INDEX (PRIMARY)"
-    " ON w.node = " MQ_SQL_NODE
-    " AND w.conn = d.conn AND w.queue = d.queue;";
+ * of dead connections of this node go (mq__sql_dead_waiters). Then one
+ * row per queue, as a text query: the names are validated, the other
+ * values the server's own. */
 static const char sql_join_insert[] =
     "INSERT INTO `%s_waiters` (node, conn, queue, login) VALUES ";
 static const char sql_join_row[] =
@@ -145,7 +125,7 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	    3 * (MQ_TABLE_MAX + MQ_QUEUE_MAX);
 	if (join)
 		per += sizeof sql_join_row + MQ_QUEUE_MAX;
-	n = 96 + nq * per + (join ? sizeof sql_join_clean + sizeof
+	n = 96 + nq * per + (join ? mq__sql_dead_waiters_max() + 2 + sizeof
 	    sql_join_insert + sizeof sql_join_again + 3 * MQ_TABLE_MAX : 0) +
 	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX :
 	    sizeof sql_park_wall + 3 * MQ_TABLE_MAX + 32);
@@ -161,8 +141,11 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 		 * rows of a waiter that ended go with the push whose KILL
 		 * finds it gone, those before a restart are passed over
 		 * (waiters.c) */
-		if (galera)
-			p += sprintf(p, sql_join_clean, c->table, c->table);
+		if (galera) {
+			p += mq__sql_dead_waiters(p, mq__sql_dead_waiters_max(),
+			    c->table, 0);
+			p += sprintf(p, ";");
+		}
 		p += sprintf(p, sql_join_insert, c->table);
 		for (q = 0; q < nq; q++)
 			p += sprintf(p, sql_join_row, q ? ", " : "",
