@@ -327,4 +327,20 @@ like "$(text)" "*; h\\\\x1b[31m'\\\\x7cx=1;\\\\x0aMQ OK - y: 1 ready > 0 (warnin
 is "$(printf '%s\n' "$OUT" | tr -cd '|' | wc -c | tr -d ' ')" 1 "still one '|'"
 r=$(perf_all 32 2>&1)
 is "$r" "" "its perfdata is left out; the others' well-formed"
+# a queue the table never knew: a typo must not pass for ever
+check_is 3 "--queue nosuch (never known): UNKNOWN" --queue nosuch --max-ready 5
+is "$OUT" "MQ UNKNOWN - queue nosuch: no such queue (no job, count or setting; --allow-unknown takes it as empty)" \
+  "  the line names it, and the option"
+check_is 0 "--queue nosuch --allow-unknown: OK with zeros" --queue nosuch --allow-unknown
+like "$OUT" "MQ OK - queue nosuch: 0 ready, 0 stale, 0 dead | *" "  its zeros"
+check_is 0 "--allow-unknown without --queue changes nothing" --allow-unknown
+"$MQ" pause known0 >/dev/null
+check_is 0 "a queue known by its setting only (paused, no job): OK" --queue known0
+"$MQ" resume known0 >/dev/null
+"$MQ" push --queue gone0 x >/dev/null
+"$MQ" pop --queue gone0 --receipt-file "$T_TMP/r0" >/dev/null
+"$MQ" ack "$(cat "$T_TMP/r0")"
+"$MQ" archive --older-than 0s --quiet
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'gone0'")" 0 "  (gone0's job archived)"
+check_is 0 "a queue whose every job finished and was archived: known, OK" --queue gone0
 done_testing

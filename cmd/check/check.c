@@ -24,12 +24,15 @@ static const char *const state_name[] = { "OK", "WARNING", "CRITICAL",
 enum {
 	OPT_MAX_AGE = OPT_CMD, OPT_MAX_DEAD, OPT_MAX_STALE, OPT_MAX_READY,
 	OPT_MAX_HELD, OPT_WARN_AGE, OPT_WARN_DEAD, OPT_WARN_STALE,
-	OPT_WARN_READY, OPT_WARN_HELD
+	OPT_WARN_READY, OPT_WARN_HELD, OPT_ALLOW_UNKNOWN
 };
 
 static const struct opt opts[] = {
 	{ OPT_QUEUE, "queue", 0, "Q", "only this queue (default: every queue)",
 	    COMPLETE_QUEUE, NULL, NULL, 0, 0 },
+	{ OPT_ALLOW_UNKNOWN, "allow-unknown", 0, NULL,
+	    "a --queue mq never saw is OK with zeros, not UNKNOWN",
+	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_MAX_AGE, "max-age", 0, "D",
 	    "CRITICAL if the oldest ready job waits longer", COMPLETE_DURATION,
 	    NULL, NULL, 0, 0 },
@@ -214,6 +217,7 @@ option(void *ctx, int id, const char *arg)
 
 	switch (id) {
 	case OPT_QUEUE:	a->one = 1; break;
+	case OPT_ALLOW_UNKNOWN: a->allow_unknown = 1; break;
 	case OPT_MAX_AGE:
 		set_age(&a->crit[M_AGE], "--max-age", arg);
 		break;
@@ -245,6 +249,22 @@ option(void *ctx, int id, const char *arg)
 		set_count(&a->warn[M_HELD], "--warn-held", arg);
 		break;
 	}
+}
+
+/* Whether the table knows queue q at all: a job in it, in any state,
+ * a count kept for it (jobs finished, archived or purged), or a setting
+ * (paused, a limit). A typo in --queue must not pass for ever as an
+ * empty queue. */
+static int
+queue_seen(const struct mq_queue_stats *q)
+{
+	const struct mq_counters *t = &q->total;
+
+	return q->ready || q->scheduled || q->waiting || q->leased ||
+	    q->done || q->dead || q->recurring || q->paused ||
+	    q->concurrency || q->per_key || q->rate || q->key_rate ||
+	    t->pushed || t->done || t->failed || t->dead || t->requeued ||
+	    t->retried || t->archived || t->purged;
 }
 
 /* The UNKNOWN line of a failure to connect or to read. */
@@ -308,6 +328,16 @@ cmd_check(int argc, char **argv, struct mq_global *g)
 	if (st != MQ_OK)
 		return unknown(&e);
 
+	if (a.one && !a.allow_unknown && n == 1 && !queue_seen(&q[0])) {
+		start_line();
+		fputs("MQ UNKNOWN - queue ", stdout);
+		check_put_text((const unsigned char *)q[0].queue,
+		    q[0].queue_len);
+		fputs(": no such queue (no job, count or setting; "
+		    "--allow-unknown takes it as empty)\n", stdout);
+		free(q);
+		return finish(ST_UNKNOWN);
+	}
 	for (i = 0; i < n; i++)
 		for (m = 0; m < M_COUNT; m++)
 			if ((s = check_judge(&a, &q[i], m)) > worst)

@@ -24,6 +24,7 @@ struct limit {
 
 struct check_args {
 	int one;
+	int allow_unknown;	/* --allow-unknown */
 	struct limit crit[M_COUNT], warn[M_COUNT];
 };
 
