@@ -43,6 +43,26 @@ galera_lines(const struct mq_galera_report *r)
 		    r->no_pk == 1 ? "" : "s", shown(r->no_pk_names));
 }
 
+/* The settings under which a COMMIT the server answered may be lost in
+ * a crash: warned of, on standard error (mq-init(1), DURABILITY). */
+static void
+durability_lines(const struct mq_durability_report *d, int galera)
+{
+	if (d->flush_loses)
+		say(&init_command, "warning: innodb_flush_log_at_trx_commit "
+		    "is %lu: a crash of %s can lose transactions the server "
+		    "said were committed (jobs pushed, acks); set it to 1",
+		    d->flush_log_at_trx_commit, galera ?
+		    "the nodes within a short time of each other" :
+		    d->flush_log_at_trx_commit == 0 ? "the server" :
+		    "the machine");
+	if (d->binlog_loses)
+		say(&init_command, "warning: the binary log is on with "
+		    "sync_binlog %lu: a crash of the machine can roll back "
+		    "transactions the server said were committed; set it to 1",
+		    d->sync_binlog);
+}
+
 int
 cmd_init(int argc, char **argv, struct mq_global *g)
 {
@@ -91,5 +111,6 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 		    MQ_SCHEMA_VERSION);
 	if (rep.galera.on)
 		galera_lines(&rep.galera);
+	durability_lines(&rep.durability, rep.galera.on);
 	return 0;
 }

@@ -17,7 +17,7 @@
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
  * layer 3: finished.c
- * layer 2: conn.c ids.c yield.c galera.c waiters.c
+ * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
  * layer 1: client_init.c stmt.c token.c
  * layer 0: error.c parse.c
  * That is: the error record and the parsers; statements and tokens;
@@ -520,6 +520,10 @@ enum mq_status mq__leave_in_tx(struct mq_conn *c, int *left);
  * there) and what it is; all 0 elsewhere. */
 enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
+/* durability.c: the settings under which an answered COMMIT may be lost
+ * in a crash (mq init warns of them). */
+enum mq_status mq__durability_check(struct mq_conn *c,
+    struct mq_durability_report *d);
 
 /* galera.c: the session's statements wait until this node has applied
  * what the cluster committed before them (wsrep_sync_wait), until

@@ -188,12 +188,23 @@ struct mq_galera_report {
 	char no_pk_names[256];	/* their names, ", " between, cut */
 };
 
+/** Settings of the server under which a COMMIT it answered may be lost
+ * in a crash (mq-init(1), DURABILITY). */
+struct mq_durability_report {
+	unsigned long flush_log_at_trx_commit;	/* 1 is safe */
+	int log_bin;			/* the binary log is on */
+	unsigned long sync_binlog;	/* 1 is safe, if log_bin */
+	int flush_loses;		/* flush_log_at_trx_commit is not 1 */
+	int binlog_loses;		/* log_bin and sync_binlog not 1 */
+};
+
 /** What mq_init did. */
 struct mq_init_report {
 	int created;		/* the job table did not exist: all made */
 	int from_version;	/* version found (0 if created) */
 	int companions_created;	/* _archive, _queues or _counts was missing */
 	struct mq_galera_report galera;
+	struct mq_durability_report durability;
 };
 
 /** Creates or upgrades table and its companions (<table>_archive,

@@ -731,5 +731,7 @@ mq_init(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	/* after the tables: their primary keys are among what is checked */
 	if (st == MQ_OK)
 		st = mq__galera_check(c, &rep->galera);
+	if (st == MQ_OK)
+		st = mq__durability_check(c, &rep->durability);
 	return st;
 }

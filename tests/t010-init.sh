@@ -47,6 +47,21 @@ run "$MQ" init
 sql_root "SET GLOBAL binlog_format = '$old'"
 is "$RC:$ERR" "0:" "init with STATEMENT binlog and no binary log: succeeds, says nothing"
 
+# durability: a COMMIT answered before its redo is on disk (mq-init(1),
+# DURABILITY) is warned of; the tables are made all the same
+for f in 2 0; do
+  sql_root "SET GLOBAL innodb_flush_log_at_trx_commit = $f"
+  run "$MQ" init
+  sql_root "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+  is "$RC:$OUT" "0:table mq_jobs is up to date (schema 11)" \
+    "innodb_flush_log_at_trx_commit $f: init succeeds, its line unchanged"
+  case $f in 2) who="the machine" ;; *) who="the server" ;; esac
+  is "$ERR" "mq init: warning: innodb_flush_log_at_trx_commit is $f: a crash of $who can lose transactions the server said were committed (jobs pushed, acks); set it to 1" \
+    "  and warns, naming the setting, the crash that loses and the safe value"
+done
+run "$MQ" init
+is "$RC:$ERR" "0:" "innodb_flush_log_at_trx_commit 1 and no binary log: no warning"
+
 # tables that are not mq's
 sql "CREATE TABLE foreign_t (id INT PRIMARY KEY)"
 sum=$(table_sum foreign_t)

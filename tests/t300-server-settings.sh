@@ -271,6 +271,13 @@ like "$ERR" "mq init: the server logs statements (binlog_format=STATEMENT), whic
   "it says why and what to do"
 is "$(hsql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'hb'")" 0 "nothing created"
 MQ_USER=root expect_status 0 "binlog_format STATEMENT, root: init" "$MQ" init
+is "$(hsql "SELECT @@GLOBAL.sync_binlog")" 0 "the hostile server's binary log is not synced (sync_binlog 0)"
+is "$ERR" "mq init: warning: the binary log is on with sync_binlog 0: a crash of the machine can roll back transactions the server said were committed; set it to 1" \
+  "  init warns of it (mq-init(1), DURABILITY)"
+hsql "SET GLOBAL sync_binlog = 1"
+MQ_USER=root expect_status 0 "sync_binlog 1: init" "$MQ" init
+is "$ERR" "" "  no warning"
+hsql "SET GLOBAL sync_binlog = 0"
 MQ_USER=root expect_status 0 "root: push" "$MQ" push stmt
 MQ_USER=root expect_status 0 "root: pop" "$MQ" pop --json
 r=$(printf '%s\n' "$OUT" | sed -n 's/.*"receipt":"\([^"]*\)".*/\1/p')

@@ -23,6 +23,13 @@ like "$ERR" "*1 table of this database without a primary key*other_nopk" \
 gsql 3 "SELECT 1" >/dev/null   # node 3 has applied the DDL
 expect_status 0 "init on node 3: up to date" gmq 3 init
 like "$OUT" "table mq_jobs is up to date (schema 11)*" "the tables replicated"
+is "$(printf '%s' "$ERR" | grep -c innodb_flush_log_at_trx_commit)" 0 \
+  "innodb_flush_log_at_trx_commit 1: no durability warning"
+gsql 3 "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
+expect_status 0 "innodb_flush_log_at_trx_commit 2 (Galera's usual advice): init on node 3" gmq 3 init
+gsql 3 "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+like "$ERR" "*mq init: warning: innodb_flush_log_at_trx_commit is 2: a crash of the nodes within a short time of each other can lose transactions the server said were committed (jobs pushed, acks); set it to 1*" \
+  "  warns of the coordinated crash (mq-init(1), DURABILITY)"
 
 # a node whose innodb_autoinc_lock_mode is not 2 (a one-node cluster of
 # its own, on a port next to the cluster's): mq init refuses it
