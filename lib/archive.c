@@ -138,7 +138,13 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 	*moved = 0;
 	if (o->older_than_us < 0)
 		return mq__fail(c, MQ_EINVAL, "negative age");
-	if ((rc = mq__read_committed(c)) != MQ_OK)
+	/* Galera: each batch sees what the cluster committed before it
+	 * (galera.c): a dependent made to wait again on another node an
+	 * instant ago keeps its dead parent here (AWAITED), instead of a
+	 * batch that conflicts with that retry at commit (deps.c), again
+	 * and again while this node catches up */
+	if ((rc = mq__read_committed(c)) != MQ_OK ||
+	    (rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
 	memset(&b, 0, sizeof b);
 	b.o = o;

@@ -129,7 +129,22 @@ static const char sql_wait_again[] =
 
 /* Dependents among the ids that mq retry cannot make wait again: a
  * parent not met is not in the job table (purged, or dead in the
- * archive), so it can never finish */
+ * archive), so it can never finish. Their parents not met are written
+ * first (children + 1, as a push after them adds), then read: an
+ * archive or a purge of one of them (which deletes its row) comes
+ * wholly before the retry (the parent is gone: the dependent stays
+ * dead) or after it (and sees the dependent waiting: it keeps a dead
+ * parent so awaited). Read alone, both decided on rows the other
+ * wrote: the dependent made to wait for a parent archived at the same
+ * moment, for ever (on one server in the instant between them; on a
+ * Galera cluster also after the retry's commit, on a node that had not
+ * applied it yet, and a read there is not certified). */
+static const char sql_touch_unmet[] =
+    "UPDATE `{{TABLE}}` p JOIN (SELECT DISTINCT d.parent"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
+    " WHERE d.met = 0 AND d.child IN (";
+static const char sql_touch_unmet_tail[] =
+    ")) e ON p.id = e.parent SET p.children = IFNULL(p.children, 0) + 1";
 static const char sql_unretriable[] =
     "SELECT DISTINCT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
     " LEFT JOIN `{{TABLE}}` p ON p.id = d.parent"
@@ -669,8 +684,16 @@ enum mq_status
 mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
     uint64_t *out, size_t *got)
 {
-	return mq__select_ids_in(c, sql_unretriable, sql_unretriable_tail,
-	    NULL, 0, ids, n, out, n, got);
+	uint64_t touched;
+	enum mq_status rc;
+
+	*got = 0;
+	rc = mq__exec_ids_tail(c, sql_touch_unmet, sql_touch_unmet_tail, NULL,
+	    0, ids, n, &touched);
+	if (rc == MQ_OK)
+		rc = mq__select_ids_in(c, sql_unretriable,
+		    sql_unretriable_tail, NULL, 0, ids, n, out, n, got);
+	return rc;
 }
 
 enum mq_status

@@ -92,13 +92,16 @@ static const char sql_catch_up[] =
 static const char sql_caught_up[] =
     "SET SESSION wsrep_sync_wait = @mq_sync_wait";
 
-/* An operator's reads and writes by id (cancel, retry, show, why, ls)
- * see what the cluster committed before they started: on a Galera node
- * a job pushed or changed on another node an instant ago is not taken
- * for missing, or for not yet dead (a cancel said "no job", and the job
- * ran). Each statement of the session from here waits for its node to
- * apply what the cluster committed before it (reads, updates); a claim
- * or an ack never asks for that. */
+/* An operator's reads and writes (cancel, retry, archive, purge, show,
+ * why, ls) see what the cluster committed before they started: on a
+ * Galera node a job pushed or changed on another node an instant ago is
+ * not taken for missing, or for not yet dead (a cancel said "no job",
+ * and the job ran). Each transaction of the session from here (at its START
+ * TRANSACTION), and each statement outside one (reads, updates), waits
+ * for its node to apply what the cluster committed before it: Galera
+ * does not wait inside a transaction once begun (so a wait must come
+ * before it: mq__in_tx_caught_up). A claim or an ack never asks for
+ * that. */
 static const char sql_see_cluster[] = "SET SESSION wsrep_sync_wait = 3";
 
 enum mq_status

@@ -415,7 +415,7 @@ enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
     size_t n, uint64_t *stay_dead, uint64_t *wait_again);
 /* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
  * again (a parent not done is gone, or dead in the archive), in out[0..
- * *got), ascending. */
+ * *got), ascending. Writes their parents not done first (deps.c). */
 enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
     size_t n, uint64_t *out, size_t *got);
 /* The edges and shards of ids[0..n) as dependents, which leave the

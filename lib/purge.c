@@ -69,7 +69,12 @@ mq_purge(struct mq_conn *c, const char *queue, int leased, uint64_t *deleted)
 	*deleted = 0;
 	if (!mq_valid_queue(queue))
 		return mq__fail(c, MQ_EINVAL, "invalid queue name");
-	if ((rc = mq__read_committed(c)) != MQ_OK)
+	/* Galera: each batch sees what the cluster committed before it
+	 * (galera.c): a job pushed, or a dependent made to wait again, on
+	 * another node an instant ago is purged, or cancelled with its
+	 * parent (deps.c) */
+	if ((rc = mq__read_committed(c)) != MQ_OK ||
+	    (rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");

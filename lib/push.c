@@ -384,6 +384,7 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	struct one one;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int tx;
 
 	*existed = 0;
 	if (o->every_us < 0)
@@ -438,10 +439,27 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 		mq__release(c, st);
 		return rc;
 	}
-	if ((one.in_tx = wakes_in_tx(c, &v.o)) || one.deps)
+	tx = (one.in_tx = wakes_in_tx(c, &v.o)) || one.deps;
+	if (tx)
 		rc = mq__in_tx(c, push_one_tx, &one);
 	else
 		rc = insert_one(c, &one);
+	/* Galera: the live job its duplicate key named may have finished
+	 * on another node an instant ago, its write set not yet applied on
+	 * this one (after an ack on node 1 had returned, a push on node 2
+	 * printed the done job's id and pushed nothing): the push runs once
+	 * more after the node caught up with the cluster (galera.c; a wait
+	 * at the START TRANSACTION, or before the read: Galera does not
+	 * wait inside a transaction begun), and then inserts if the key is
+	 * free. The first run inserted nothing. */
+	if (rc == MQ_OK && *existed && c->galera && o->dedup) {
+		if (tx)
+			rc = mq__in_tx_caught_up(c, push_one_tx, &one, rc);
+		else if (mq__catch_up(c) == MQ_OK) {
+			rc = insert_one(c, &one);
+			mq__caught_up(c);
+		}
+	}
 	mq__deps_free(one.deps);
 	mq__release(c, st);
 	if (rc == MQ_OK && !*existed && (!scheduled(&v.o) ||

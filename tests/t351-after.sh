@@ -212,6 +212,45 @@ is "$(st "$c")" "dead" "a dependent of a purged parent is cancelled"
 expect_status 1 "its retry" "$MQ" retry "$c"
 is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, or dead in the archive): $c" "  leaves it dead, and says why"
 is "$(st "$c")" "dead" "  dead still"
+# mq archive and mq retry of the parent's dependent at once (issue 34's
+# audit): the archive read the dependent (dead: the parent not awaited)
+# and deletes the parent; the retry read the parent (there) and made the
+# dependent wait. Each decided on a row the other wrote: both committed,
+# and the dependent waited for ever for a parent in the archive. Now the
+# retry writes the parent before it reads it: one waits for the other
+# (on Galera, certifies against it). The parent is itself a dependent
+# (of a job done), and a lock on that edge holds the archive, for 3 s,
+# between its read and its commit (at its delete of the parent's edges)
+# while the retry runs.
+g=$("$MQ" push --queue q6 G)
+done_one q6 >/dev/null
+p=$("$MQ" push --queue q6 --max-attempts 1 --after "$g" P)
+c=$("$MQ" push --queue q6kid --after "$p" C)
+die_one q6 >/dev/null
+sleep 2
+"$MQ" retry "$c" >/dev/null 2>&1
+"$MQ" cancel "$c" >/dev/null    # dead again, 2 s after its parent
+(sql "SET SESSION tx_isolation = 'READ-COMMITTED'; BEGIN;
+  SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $p FOR UPDATE;
+  SELECT SLEEP(3); ROLLBACK" >/dev/null &)
+sleep 0.5
+"$MQ" archive --dead --older-than 1s >"$T_TMP/race.out" 2>&1 &
+apid=$!
+i=0   # until the archive waits for that lock, the parent read and locked
+while [ "$(sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+    WHERE DB = DATABASE() AND INFO LIKE 'DELETE FROM \`mq_jobs_deps\`%'")" = 0 ] &&
+    [ $i -lt 150 ]; do
+  sleep 0.02; i=$((i + 1))
+done
+check "  the archive holds the parent, held before its commit" [ $i -lt 150 ]
+"$MQ" retry "$c" >/dev/null 2>&1
+wait $apid
+is "$(st "$p"):$(st "$c")" "$(if [ -z "$(st "$p")" ]; then echo ":dead"; else echo "dead:ready:waiting"; fi)" \
+  "archive and retry of its dependent at once: the parent stays awaited, or the dependent dead"
+check "  not a dependent waiting for a parent that left the table" \
+  [ "$(sql "SELECT COUNT(*) FROM mq_jobs_deps d LEFT JOIN mq_jobs p ON p.id = d.parent
+    JOIN mq_jobs j ON j.id = d.child WHERE d.child = $c AND d.met = 0
+    AND p.id IS NULL AND j.state = 'ready'")" = 0 ]
 # a job cannot wait for itself, nor for a job pushed after the check
 n=$(sql "SELECT AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'mq_jobs'")
 expect_status 66 "push --after the id it would get" "$MQ" push --queue self --after "$n" selfdep
