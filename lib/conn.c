@@ -386,6 +386,14 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	}
 	if (mq__host_list(host)) {
 		rc = open_list(c, o, host, NULL, timeout, io_timeout, err);
+	} else if (host && (strchr(host, ':') || *host == '[')) {
+		/* one entry with a port (HOST:PORT, [ADDRESS]:PORT): as a
+		 * list's, but used ready or not, as a plain host is */
+		char h[256];
+		unsigned port;
+
+		rc = mq__host_entry(host, 0, h, sizeof h, &port, err) == MQ_OK ?
+		    open_db(c, o, h, port, timeout, io_timeout, err) : -1;
 	} else {
 		rc = open_db(c, o, host, 0, timeout, io_timeout, err);
 		/* an option file's host list: the client library connected
