@@ -296,7 +296,10 @@ def connect(o, schema_min, lock_wait=50):
     try:
         db = pymysql.connect(**kw)
     except pymysql.err.MySQLError as e:
-        raise db_error(e, "cannot connect")
+        f = db_error(e, "cannot connect")
+        if not (e.args and isinstance(e.args[0], int)):
+            f.status = 69   # the protocol broke (PyMySQL's, no number)
+        raise f
     session(db, o, lock_wait)
     tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
     if tz:
