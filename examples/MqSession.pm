@@ -209,8 +209,9 @@ sub connect_db {
 	my $file = $o->{'defaults-file'};
 	if (defined $file) {
 		# as mq: a file that cannot be read is an error, not no file
-		my $why = -d $file ? 'a directory' :
-		    open(my $fh, '<', $file) ? undef : "$!";
+		# (not opened here: a pipe is read once, by Connector/C)
+		my $why = !-e $file ? 'No such file or directory' :
+		    -d _ ? 'a directory' : !-r _ ? 'Permission denied' : undef;
 		fail_with("cannot read option file '$file': $why", 78)
 		    if defined $why;
 	}

@@ -291,7 +291,14 @@ function read_option_file(string $path, array &$found, int $depth = 0): ?string
 {
 	if (is_dir($path))
 		return 'a directory';
-	$text = @file_get_contents($path, false, null, 0, 1 << 20);
+	/* a pipe (--defaults-file <(...)): PHP resolves /dev/fd/N to
+	 * "pipe:[...]", which it cannot open; php://fd/N is that pipe */
+	$open = preg_match('#^/(dev|proc/self)/fd/([0-9]+)$#D', $path, $m) ?
+	    "php://fd/$m[2]" : ($path === '/dev/stdin' ? 'php://stdin' : $path);
+	$f = @fopen($open, 'rb');
+	$text = $f === false ? false : stream_get_contents($f, 1 << 20);
+	if ($f !== false)
+		fclose($f);
 	if ($text === false)
 		return is_readable($path) ? 'cannot read it' : (file_exists($path) ?
 		    'Permission denied' : 'No such file or directory');

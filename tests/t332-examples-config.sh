@@ -75,7 +75,7 @@ one_line() {
 
 for l in py php pl; do
   if ! have $l; then
-    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
       ok "$l # SKIP its client library is not installed (tests/deps.sh)"
     done
     continue
@@ -105,6 +105,13 @@ for l in py php pl; do
   # -- --defaults-file on the command line, over MQ_DEFAULTS_FILE
   run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/badpw.cnf" -- --defaults-file "$T_TMP/app.cnf" --queue none-$l
   is "$RC" 1 "$l: --defaults-file wins over MQ_DEFAULTS_FILE (nothing to claim)"
+
+  # -- an option file that is a pipe (as mq takes --defaults-file <(...))
+  # shellcheck disable=SC2046
+  run sh -c 'cat "$0" | env -i PATH="$PATH" "$@"' "$T_TMP/app.cnf" \
+    $(lang_cmd $l consumer) --defaults-file /dev/stdin --queue none-$l
+  is "$RC:$ERR" "1:consumer.$l: queue none-$l: nothing to claim" \
+    "$l: --defaults-file /dev/stdin, a pipe: read (nothing to claim)"
 
   # -- the MQ_* variables win over the option files
   run ex $l consumer HOME="$T_TMP/home" MQ_USER=t332nosuch -- --queue none-$l
