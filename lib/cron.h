@@ -70,9 +70,10 @@ enum mq_status mq_cron_parse(const char *s, struct mq_cron *c,
 
 /**
  * Writes the canonical form of c into buf (MQ_CRON_FORMAT_SIZE bytes):
- * five fields, numbers only, '*' for a full field, '*' or '*' /N in a
+ * five fields, numbers only, a star for a full field, a star with a
+ * step where one gives 3 values or more, a star (or star and step) in a
  * day field exactly when it was written starting with '*', runs of
- * three or more values as ranges. It parses back to the same struct,
+ * three or more values as ranges (doc/cron.md). It parses back to the same struct,
  * and two expressions that fire alike at the same times in every zone
  * have the same canonical form (for storing and comparing). Returns
  * its length.

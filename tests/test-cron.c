@@ -162,6 +162,8 @@ test_parser(void)
 	parses("0 12 * */3 *", "0 12 * */3 *");
 	parses("0 12 * 1,7 *", "0 12 * 1,7 *");
 	parses("0,20,40 * * * *", "*/20 * * * *");
+	parses("5/10 9-17 * JAN-MAR mon-fri",
+	    "5,15,25,35,45,55 9-17 * 1-3 1-5");
 	parses("@yearly", "0 0 1 1 *");
 	parses("@annually", "0 0 1 1 *");
 	parses("@monthly", "0 0 1 * *");
