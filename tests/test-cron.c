@@ -1054,9 +1054,13 @@ main(void)
 		free(r.m);
 		mq_tz_free(tz);
 	}
-	rmdir((strcat(tmpdir, "/My"), tmpdir));
-	tmpdir[strlen(tmpdir) - 3] = '\0';
-	rmdir(tmpdir);
+	{
+		char sub[sizeof tmpdir + 3];
+
+		snprintf(sub, sizeof sub, "%s/My", tmpdir);
+		rmdir(sub);
+		rmdir(tmpdir);
+	}
 	printf("1..%d\n", n);
 	return failed != 0;
 }
