@@ -338,10 +338,10 @@ compare_zone(const struct mq_tz *tz, const char *tzenv, int64_t a, int64_t b,
 			    tm.tm_sec, tm.tm_gmtoff, tm.tm_zone);
 		}
 	}
-	/* around every change of offset (12-hour steps), to the second */
-	for (t = a; t + 43200 <= b && bad < 3; t += 43200) {
+	/* around every change of offset (seen a day apart), to the second */
+	for (t = a; t + 86400 <= b && bad < 3; t += 86400) {
 		struct tm t2;
-		int64_t lo = t, hi = t + 43200, s;
+		int64_t lo = t, hi = t + 86400, s;
 
 		glibc_local(lo, &tm);
 		glibc_local(hi, &t2);
@@ -421,9 +421,9 @@ test_zones(const char *tmpdir)
 		    names[i]);
 		/* the table (fat files: to 2037), then the footer's rule */
 		compare_zone(tz, names[i], utc("1850-01-01 00:00"),
-		    utc("2040-01-01 00:00"), 20000, "1850-2040");
+		    utc("2040-01-01 00:00"), 5000, "1850-2040");
 		compare_zone(tz, names[i], utc("2036-01-01 00:00"),
-		    utc("2200-01-01 00:00"), 20000, "2036-2200, the footer");
+		    utc("2200-01-01 00:00"), 5000, "2036-2200, the footer");
 		mq_tz_free(tz);
 	}
 	for (i = 0; i < sizeof rules / sizeof rules[0]; i++) {
@@ -547,7 +547,7 @@ test_zones(const char *tmpdir)
 		    "refused", len);
 		/* random damage: loads or is refused, never misbehaves
 		 * (valgrind and ASan watch) */
-		for (k = 0; k < 3000; k++) {
+		for (k = 0; k < 1000; k++) {
 			unsigned char d[1 << 16];
 			int j;
 
@@ -560,7 +560,7 @@ test_zones(const char *tmpdir)
 			if (mq_tz_load("My/Zone", tmpdir, &tz, &e) == MQ_OK) {
 				loaded++;
 				for (t = utc("1900-01-01 00:00"); t <
-				    utc("2100-01-01 00:00"); t += 86400 * 97) {
+				    utc("2100-01-01 00:00"); t += 86400 * 397) {
 					int64_t r;
 					struct mq_cron c;
 
@@ -571,7 +571,7 @@ test_zones(const char *tmpdir)
 				mq_tz_free(tz);
 			}
 		}
-		ok(1, "3000 damaged zone files: %d loaded, the rest refused",
+		ok(1, "1000 damaged zone files: %d loaded, the rest refused",
 		    loaded);
 		unlink(path);
 	}
