@@ -176,15 +176,13 @@ field(struct parser *ps, int f, const char *s, size_t n, uint64_t *bits)
 				return MQ_EINVAL;
 			hi = lo;
 			if (*p == '-') {
-				const char *r = ++p;
-
+				p++;
 				if (value(ps, f, &p, &hi) != MQ_OK)
 					return MQ_EINVAL;
 				if (hi < lo)
 					return bad(ps, elem, f, "range %s is "
 					    "reversed", tok(elem,
 					    (size_t)(p - elem), t));
-				(void)r;
 			} else if (*p == '/') {
 				hi = field_hi[f];	/* N/STEP: N-max */
 			}
