@@ -18,15 +18,20 @@
  * layer 3: candidates.c
  * layer 3: finished.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
+ * layer 2: cron_next.c
  * layer 1: client_init.c stmt.c token.c hosts.c
+ * layer 1: tz.c
  * layer 0: error.c parse.c
+ * layer 0: cron.c tzrule.c
  * That is: the error record and the parsers; statements and tokens;
  * connections, id lists and the wakeup of other Galera nodes' waiters;
  * counting, the history, parking and waking waiters, a claim's rows
  * and the gates of limits; the operations (push wakes waiters, it does
  * not claim) and a limited queue's claim; the claim, which carries
  * acks, and what limits hold back; the claim that waits (it claims, and
- * parks in between), and the stats (they count what limits hold back). Headers: every file includes internal.h (which
+ * parks in between), and the stats (they count what limits hold back).
+ * Beside them, calendar schedules (cron.h; no server): expressions and
+ * POSIX TZ rules; zone files; the next run. Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
  * operators (inspect*.c) share inspect.h.
