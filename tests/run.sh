@@ -22,9 +22,11 @@ setup() { # setup DIR [MESON OPTIONS]
   fi
   ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }
-setup build
-setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbuildtype=debug
+# warnings are errors here, in the test suite and CI, not in the default
+# build: a distribution's flags or a newer compiler must not break it
+setup build -Dwerror=true
+setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
+  -Db_lundef=false -Dbuildtype=debug
 
 srv=$(mktemp -d "${TMPDIR:-/tmp}/mq-srv.XXXXXX")
 gal=
