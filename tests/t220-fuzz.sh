@@ -26,10 +26,11 @@ diag() { # diag: stdin as TAP comments, the last 20 lines cut at 200 bytes
   tail -n 20 | cut -c1-200 | sed 's/^/# /'
 }
 
+# no clang (a distribution's package build, say): a skip, not a failure
 if ! command -v "$cc" >/dev/null 2>&1; then
-  echo "not ok 1 - clang found (tests/deps.sh installs it)"
+  echo "ok 1 # SKIP $cc is not installed (tests/deps.sh installs it)"
   echo "1..1"
-  exit 1
+  exit 0
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mq-fuzz.XXXXXX")
