@@ -295,6 +295,7 @@ def main():
         tz = None if z == "UTC" else pytz.timezone(z)
         ts, last = transitions(tz) if tz is not None else ([], None)
         steps = equal = near_dst = after = rule = rule_default = 0
+        exprs = rule_exprs = 0
         bad = []
         known = {}
         for (zz, e, t), o in zip(lines, out):
@@ -302,6 +303,8 @@ def main():
                 continue
             runs = [int(x) for x in o.split()[1:]]
             ce, day_or, other = croniter_ask(e)
+            exprs += 1
+            rule_exprs += other
             s = t
             for k, r in enumerate(runs):
                 c = croniter_next(ce, day_or, tz, s)
@@ -321,21 +324,19 @@ def main():
                     else:
                         bad.append("%s %r after %d: mq %d, croniter %s" %
                                    (z, e, s, r, c))
-                    if other:
+                    if other and k == 0:
                         rule += 1
-                        if k == 0:
-                            rule_default += croniter_next(
-                                e, True, tz, s) != r
+                        rule_default += croniter_next(e, True, tz, s) != r
                 s = r
         ok(not bad and steps > 0,
-           "%s: %d steps, %d as croniter's, %s (%d within a day of a "
-           "change of offset and %d after 2037 not compared; %d with the "
-           "day rule asked as mq's, croniter's default differed on %d of "
-           "their first steps)" %
-           (z, steps, equal,
+           "%s: %d expressions, %d steps, %d as croniter's, %s (%d within "
+           "a day of a change of offset and %d after 2037 not compared; "
+           "%d expressions with the day rule asked as mq's, croniter's "
+           "default differed on %d of their %d first steps compared)" %
+           (z, exprs, steps, equal,
             ", ".join("%d %s" % (v, k) for k, v in sorted(known.items()))
             or "no known fault of croniter's",
-            near_dst, after, rule, rule_default))
+            near_dst, after, rule_exprs, rule_default, rule))
         diag("\n".join(bad[:int(os.environ.get('MQ_CRON_SHOW') or 10)]))
     diag("%.1f s" % (time.time() - began))
 
