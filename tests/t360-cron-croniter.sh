@@ -3,7 +3,8 @@
 # through tests/cron-next) against Debian's python3-croniter, over
 # random expressions and instants in five zones; t360-cron-croniter.py
 # says what is compared and what is not. Skips (1..0) without
-# python3-croniter. MQ_CRON_SEED=N replays a run (the seed is printed).
+# python3-croniter. A fixed seed (MQ_CRON_SEED=N another, =random a new
+# one each run; the seed is printed).
 # No server needed.
 
 set -u
