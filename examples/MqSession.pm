@@ -169,8 +169,8 @@ sub session {
 	if ($want ne '' && ($current // '') ne $want) {
 		$db->do("USE `$want`", { mysql_server_prepare => 0 });
 	} elsif ($want eq '' && !defined $current) {
-		fail_with('no database selected: give --database or set ' .
-		    'MQ_DATABASE', 78);
+		fail_with('no database selected: give --database, set ' .
+		    'MQ_DATABASE or database= in an option file', 78);
 	}
 	run($db, SQL_DROP_TEMPORARY, $t);
 	($db->{private_mq_galera}) = run($db, GALERA, $t)->fetchrow_array;
@@ -183,16 +183,63 @@ sub session {
 	    'or grant BINLOG ADMIN', 78);
 }
 
+# mq's exit status for a server's or the client library's error number
+# (mq(1), EXIT STATUS)
+sub status_of {
+	my ($code) = @_;
+	$code //= 0;
+	return 75 if $code == 1213 || $code == 1205;
+	return 69 if ($code >= 2000 && $code < 3000) ||
+	    grep { $code == $_ } 1040, 1047, 1053, 1927, 5013, 5014, 5015;
+	return 77 if grep { $code == $_ } 1044, 1045, 1142, 1143, 1227;
+	return 78 if grep { $code == $_ } 1046, 1049, 1102, 1146, 1054;
+	return 65 if $code == 1153;
+	return 70;
+}
+
+# Connected as mq would be: DBD::mysql hands the option files to
+# Connector/C (mysql_read_default_group=mq: the groups [client],
+# [client-server], [client-mariadb] and [mq] of the files mq reads, or
+# of --defaults-file / MQ_DEFAULTS_FILE alone, mysql_read_default_file),
+# and only what the options or the MQ_* variables set goes in the DSN,
+# so that it wins over the files. The password: an option file's, else
+# MYSQL_PWD (Connector/C reads both).
 sub connect_db {
 	my ($o, $schema_min, $lock_wait) = @_;
-	my $dsn = "DBI:mysql:database=" . ($o->{database} // "") . ($o->{socket} ?
-	    ";mysql_socket=$o->{socket}" : ";host=" . ($o->{host} //
-	    'localhost') . ";port=" . ($o->{port} // 3306));
+	my $file = $o->{'defaults-file'};
+	if (defined $file) {
+		# as mq: a file that cannot be read is an error, not no file
+		# (not opened here: a pipe is read once, by Connector/C)
+		my $why = !-e $file ? 'No such file or directory' :
+		    -d _ ? 'a directory' : !-r _ ? 'Permission denied' : undef;
+		fail_with("cannot read option file '$file': $why", 78)
+		    if defined $why;
+	}
+	my @dsn = ('mysql_read_default_group=mq');
+	push @dsn, "mysql_read_default_file=$file" if defined $file;
+	push @dsn, "database=$o->{database}" if defined $o->{database};
+	push @dsn, "mysql_socket=$o->{socket}" if defined $o->{socket};
+	push @dsn, "host=$o->{host}" if defined $o->{host};
+	push @dsn, "port=$o->{port}" if defined $o->{port};
+	# a ';' would end the value in DBI's DSN
+	/^[^=]*=.*;/ and fail_with("a connection setting cannot hold ';' " .
+	    "here (DBI's DSN): $_", 78) for @dsn;
 	# real prepared statements: the server gets the text with its ? and
-	# the values apart, bytes as bytes
-	my $db = DBI->connect($dsn, $o->{user}, $ENV{MYSQL_PWD} // '',
-	    { RaiseError => 1, PrintError => 0, AutoCommit => 1,
-	    mysql_server_prepare => 1 });
+	# the values apart, bytes as bytes. The password undef: Connector/C
+	# then takes an option file's, else MYSQL_PWD.
+	my $db = DBI->connect('DBI:mysql:' . join(';', @dsn), $o->{user},
+	    undef, { RaiseError => 0, PrintError => 0, PrintWarn => 0,
+	    AutoCommit => 1, mysql_server_prepare => 1 })
+	    or fail_with("cannot connect: " . one_line($DBI::errstr) .
+	    " (error " . ($DBI::err // 0) . ")", status_of($DBI::err));
+	$db->{RaiseError} = 1;
+	# the error's number in what RaiseError dies with: report() gives
+	# mq's status for it (DBI's own text has none, and a rollback after
+	# it clears $DBI::err)
+	$db->{HandleError} = sub {
+		$_[0] .= " (error ${\$_[1]->err})" if $_[1] && $_[1]->err;
+		return 0;
+	};
 	session($db, $o, $lock_wait);
 	my $tz = $ENV{MQ_EXAMPLE_TIME_ZONE};
 	run($db, 'SET time_zone = ?', $o->{table}, $tz)
@@ -206,12 +253,19 @@ sub connect_db {
 	return $db;
 }
 
+sub one_line { my $s = shift // ''; $s =~ s/\s+/ /g; $s =~ s/ $//; $s }
+
 # Reports an error (ours or the server's) in one line, and its status.
 sub report {
 	my ($name, $e) = @_;
 	my ($msg, $status) = ref $e ? ($e->{msg}, $e->{status}) : ($e, 70);
-	$msg =~ s/\s+$//;
-	print STDERR "$name: $msg\n";
+	# a statement's error, as DBI raises it: its text and number, mq's
+	# status for it, not where in this file it was raised
+	if (!ref $e && $e =~ /^DBD::\w+::\w+ \w+ failed: (.*) at \S+ line \d+\.?\s*$/s) {
+		$msg = $1;
+		$status = status_of($1) if $msg =~ /\(error ([0-9]+)\)$/;
+	}
+	print STDERR "$name: " . one_line($msg) . "\n";
 	return $status;
 }
 
@@ -220,13 +274,18 @@ sub report {
 # unknown one.
 sub options {
 	my ($defaults, @spec) = @_;
-	my %o = (queue => $ENV{MQ_QUEUE} // 'default', %$defaults,
-	    socket => $ENV{MQ_SOCKET}, host => $ENV{MQ_HOST},
-	    port => $ENV{MQ_PORT}, user => $ENV{MQ_USER} // $ENV{USER},
-	    database => $ENV{MQ_DATABASE},
-	    table => $ENV{MQ_TABLE} // 'mq_jobs');
+	# a variable set to the empty string counts as unset, as for mq
+	my $env = sub { my $v = $ENV{$_[0]}; defined $v && $v ne '' ? $v :
+	    $_[1] };
+	my %o = (queue => $env->('MQ_QUEUE', 'default'), %$defaults,
+	    socket => $env->('MQ_SOCKET'), host => $env->('MQ_HOST'),
+	    port => $env->('MQ_PORT'), user => $env->('MQ_USER'),
+	    database => $env->('MQ_DATABASE'),
+	    table => $env->('MQ_TABLE', 'mq_jobs'),
+	    'defaults-file' => $env->('MQ_DEFAULTS_FILE'));
 	GetOptions(\%o, 'queue=s', @spec, 'socket=s', 'host=s', 'port=i',
-	    'user=s', 'database=s', 'table=s') && !@ARGV or exit 64;
+	    'user=s', 'database=s', 'table=s', 'defaults-file=s') && !@ARGV
+	    or exit 64;
 	return %o;
 }
 

@@ -18,13 +18,15 @@
  * consumer whose lease ran out). The receipt (id.token) and what became
  * of the job go to standard error.
  *
- * Exit status: 0 done, 1 nothing to claim, 2 the lease was lost (the job
- * was requeued and claimed again, or finished: this consumer's ack or
- * fail changed nothing), 64 usage, 70 server error, 74 I/O error, 75
- * deadlocks or lock wait timeouts after retries, 78 not an mq table
- * (or no database selected, or statement logging this account cannot
- * turn to rows). --lock-wait:
- * a row lock is waited for S seconds (default 50, as mq), then retried.
+ * Exit status (mq's, mq(1) EXIT STATUS): 0 done, 1 nothing to claim, 2
+ * the lease was lost (the job was requeued and claimed again, or finished:
+ * this consumer's ack or fail changed nothing), 64 usage, 69 cannot
+ * connect (or the connection was lost), 70 another server error, 74 I/O
+ * error, 75 deadlocks or lock wait timeouts after retries, 77 access
+ * denied, 78 no database selected, an option file that cannot be read,
+ * not an mq table, or statement logging this account cannot turn to rows.
+ * --lock-wait: a row lock is waited for S seconds (default 50, as mq),
+ * then retried.
  * Connection as producer.php. Debian: apt-get install php-cli php-mysql.
  */
 

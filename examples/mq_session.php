@@ -76,12 +76,14 @@ function usage(string $name, string $why): never
  * would not take: they end up in SQL text. */
 function parse_options(string $name, array $o, array $flags): array
 {
-	$env = fn($k, $d = null) => getenv($k) === false ? $d : getenv($k);
+	/* a variable set to the empty string counts as unset, as for mq */
+	$env = fn($k, $d = null) => (string)getenv($k) === '' ? $d : getenv($k);
 	$o = ['queue' => $env('MQ_QUEUE', 'default')] + $o + [
 	    'socket' => $env('MQ_SOCKET'), 'host' => $env('MQ_HOST'),
-	    'port' => $env('MQ_PORT'), 'user' => $env('MQ_USER', $env('USER')),
+	    'port' => $env('MQ_PORT'), 'user' => $env('MQ_USER'),
 	    'database' => $env('MQ_DATABASE'),
-	    'table' => $env('MQ_TABLE', 'mq_jobs')];
+	    'table' => $env('MQ_TABLE', 'mq_jobs'),
+	    'defaults-file' => $env('MQ_DEFAULTS_FILE')];
 	$args = array_slice($_SERVER['argv'], 1);
 	while ($args) {
 		$a = array_shift($args);
@@ -231,8 +233,8 @@ function session(PDO $db, array $o, int $lock_wait = 50): void
 	if ($want !== '' && $current !== $want)
 		$db->exec("USE `$want`");
 	elseif ($want === '' && $current === null)
-		throw new Fail('no database selected: give --database or set ' .
-		    'MQ_DATABASE', 78);
+		throw new Fail('no database selected: give --database, set ' .
+		    'MQ_DATABASE or database= in an option file', 78);
 	run($db, SQL_DROP_TEMPORARY, $t, []);
 	$db->galera = (int)run($db, GALERA, $t, [])->fetchColumn() === 1;
 	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
@@ -248,16 +250,169 @@ function session(PDO $db, array $o, int $lock_wait = 50): void
 	}
 }
 
-function connect(array $o, int $schema_min, int $lock_wait = 50): PDO
+/* The option files mq reads (mq(1), OPTION FILES), in its order, and the
+ * groups it reads in them. PDO's PDO::MYSQL_ATTR_READ_DEFAULT_FILE and
+ * _GROUP exist only with libmysqlclient, not with mysqlnd (Debian's
+ * php-mysql), so the files are read here, as Connector/C reads them for
+ * mq, and what they say goes into the DSN. */
+const GROUPS = ['client', 'client-server', 'client-mariadb', 'mq'];
+const SETTINGS = ['host', 'port', 'socket', 'user', 'password', 'database'];
+
+function default_files(): array
 {
-	$dsn = 'mysql:' . ($o['socket'] ? "unix_socket={$o['socket']}" :
-	    'host=' . ($o['host'] ?? 'localhost') . ';port=' .
-	    ($o['port'] ?? 3306)) . ";dbname={$o['database']};charset=utf8mb4";
+	$files = ['/etc/my.cnf', '/etc/mysql/my.cnf'];
+	$home = (string)getenv('MARIADB_HOME') !== '' ? getenv('MARIADB_HOME') :
+	    getenv('MYSQL_HOME');
+	if ((string)$home !== '')
+		$files[] = "$home/my.cnf";
+	if ((string)getenv('HOME') !== '')
+		$files[] = getenv('HOME') . '/.my.cnf';
+	return $files;
+}
+
+/* An option's value as Connector/C reads it: quoted, the text between
+ * the quotes with its escapes; else up to a '#'. */
+function unquote(string $v): string
+{
+	if (strlen($v) >= 2 && ($v[0] === '"' || $v[0] === "'") &&
+	    $v[-1] === $v[0])
+		$v = substr($v, 1, -1);
+	else
+		$v = rtrim(explode('#', $v, 2)[0]);
+	$esc = ['n' => "\n", 't' => "\t", 'r' => "\r", 'b' => "\x08",
+	    's' => ' ', '\\' => '\\', "'" => "'", '"' => '"'];
+	return preg_replace_callback('/\\\\(.)/s',
+	    fn($m) => $esc[$m[1]] ?? '\\' . $m[1], $v);
+}
+
+/* $found updated with the settings of mq's groups in $path (and the
+ * files it includes); why $path cannot be read, or null. */
+function read_option_file(string $path, array &$found, int $depth = 0): ?string
+{
+	if (is_dir($path))
+		return 'a directory';
+	/* a pipe (--defaults-file <(...)): PHP resolves /dev/fd/N to
+	 * "pipe:[...]", which it cannot open; php://fd/N is that pipe */
+	$open = preg_match('#^/(dev|proc/self)/fd/([0-9]+)$#D', $path, $m) ?
+	    "php://fd/$m[2]" : ($path === '/dev/stdin' ? 'php://stdin' : $path);
+	$f = @fopen($open, 'rb');
+	$text = $f === false ? false : stream_get_contents($f, 1 << 20);
+	if ($f !== false)
+		fclose($f);
+	if ($text === false)
+		return is_readable($path) ? 'cannot read it' : (file_exists($path) ?
+		    'Permission denied' : 'No such file or directory');
+	$ours = false;
+	foreach (preg_split('/\r?\n/', $text) as $line) {
+		$s = trim($line);
+		if ($s === '' || $s[0] === '#' || $s[0] === ';')
+			continue;
+		if (str_starts_with($s, '!include') && $depth < 10) {
+			$w = preg_split('/\s+/', $s, 2);
+			$arg = trim($w[1] ?? '');
+			if ($w[0] === '!include')
+				read_option_file($arg, $found, $depth + 1);
+			elseif ($w[0] === '!includedir')	/* DIR/my.cnf only */
+				read_option_file("$arg/my.cnf", $found, $depth + 1);
+			continue;
+		}
+		if ($s[0] === '[') {
+			$ours = in_array(strtolower(trim(explode(']',
+			    substr($s, 1), 2)[0])), GROUPS, true);
+			continue;
+		}
+		$kv = explode('=', $s, 2);
+		$key = str_replace('_', '-', strtolower(trim($kv[0])));
+		if ($ours && count($kv) == 2 && in_array($key, SETTINGS, true))
+			$found[$key] = unquote(trim($kv[1]));
+	}
+	return null;
+}
+
+/* The settings of the option files: only $file if given (78 if it cannot
+ * be read, as mq), else the usual ones that exist. */
+function option_settings(?string $file): array
+{
+	$found = [];
+	if ($file !== null) {
+		if (($why = read_option_file($file, $found)) !== null)
+			throw new Fail("cannot read option file '$file': $why", 78);
+	} else {
+		foreach (default_files() as $f)
+			read_option_file($f, $found);
+	}
+	return $found;
+}
+
+/* mq's exit status for a server's or the client library's error number
+ * (mq(1), EXIT STATUS) */
+function status_of(int $code): int
+{
+	if (in_array($code, [1213, 1205]))
+		return 75;
+	if (($code >= 2000 && $code < 3000) ||
+	    in_array($code, [1040, 1047, 1053, 1927, 5013, 5014, 5015]))
+		return 69;	/* cannot connect, connection lost */
+	if (in_array($code, [1044, 1045, 1142, 1143, 1227]))
+		return 77;	/* access denied */
+	if (in_array($code, [1046, 1049, 1102, 1146, 1054]))
+		return 78;	/* no database, no such table */
+	return $code == 1153 ? 65 : 70;
+}
+
+/* A PDOException's text in one line: the server's message and number */
+function db_message(PDOException $e): string
+{
+	$code = code($e) ?: (is_int($e->getCode()) ? $e->getCode() : 0);
+	$msg = $e->errorInfo[2] ?? preg_replace('/^SQLSTATE\[\w+\] (\[\d+\] )?/',
+	    '', $e->getMessage());
+	$msg = trim(preg_replace('/\s+/', ' ', $msg));
+	return $code ? "$msg (error $code)" : $msg;
+}
+
+/* Connected as mq would be: the options (or MQ_* variables) first, then
+ * the option files, then the defaults of Connector/C (no host or
+ * localhost: the Unix socket, MYSQL_UNIX_PORT or Debian's; the user
+ * logged in; the password from an option file, else MYSQL_PWD). */
+function connect(array &$o, int $schema_min, int $lock_wait = 50): PDO
+{
+	$files = option_settings($o['defaults-file']);
+	$pick = fn($k) => (string)$o[$k] !== '' ? $o[$k] : ($files[$k] ?? null);
+	[$host, $socket, $port] = [$pick('host'), $pick('socket'), $pick('port')];
+	$o['database'] = $pick('database');
+	/* it goes in a USE (and the DSN): letters, digits, _ $ - */
+	if (!preg_match('/^[A-Za-z0-9_$-]{0,64}$/D', (string)$o['database']))
+		throw new Fail("invalid database name '{$o['database']}'", 78);
+	$user = $pick('user');
+	if ($user === null && function_exists('posix_geteuid'))
+		$user = posix_getpwuid(posix_geteuid())['name'] ?? null;
+	$user ??= (string)getenv('USER') !== '' ? getenv('USER') : null;
+	$password = $files['password'] ?? ((string)getenv('MYSQL_PWD') !== '' ?
+	    getenv('MYSQL_PWD') : '');
+	if ($host === null || $host === 'localhost')
+		$where = 'unix_socket=' . ($socket ?? ((string)getenv(
+		    'MYSQL_UNIX_PORT') !== '' ? getenv('MYSQL_UNIX_PORT') :
+		    '/run/mysqld/mysqld.sock'));
+	else
+		$where = "host=$host;port=" . ($port ?? ((string)getenv(
+		    'MYSQL_TCP_PORT') !== '' ? getenv('MYSQL_TCP_PORT') : 3306));
+	foreach ([$host, $socket, $port] as $v)
+		if (str_contains((string)$v, ';'))	/* it would end in the DSN */
+			throw new Fail("a connection setting cannot hold ';' " .
+			    "here (PDO's DSN): $v", 78);
+	$dsn = "mysql:$where;dbname={$o['database']};charset=utf8mb4";
 	/* real prepared statements: the server gets the text with its ?
 	 * and the values apart, bytes as bytes */
-	$db = new MqPDO($dsn, $o['user'], getenv('MYSQL_PWD') ?: '', [
-	    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
-	    PDO::ATTR_EMULATE_PREPARES => false]);
+	try {
+		$db = new MqPDO($dsn, $user, $password, [
+		    PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION,
+		    PDO::ATTR_EMULATE_PREPARES => false,
+		    PDO::ATTR_TIMEOUT => 10]);
+	} catch (PDOException $e) {
+		/* mysqlnd's text may not name the server: the DSN's part does */
+		throw new Fail("cannot connect ($where): " . db_message($e),
+		    status_of(code($e) ?: (int)$e->getCode()));
+	}
 	session($db, $o, $lock_wait);
 	if (($tz = getenv('MQ_EXAMPLE_TIME_ZONE')) !== false && $tz !== '')
 		run($db, 'SET time_zone = ?', $o['table'], [$tz]);
@@ -280,7 +435,7 @@ function main(string $name, callable $fn): int
 		fwrite(STDERR, "$name: " . $e->getMessage() . "\n");
 		return $e->getCode();
 	} catch (PDOException $e) {
-		fwrite(STDERR, "$name: " . $e->getMessage() . "\n");
-		return 70;
+		fwrite(STDERR, "$name: " . db_message($e) . "\n");
+		return status_of(code($e));
 	}
 }

@@ -148,8 +148,8 @@ def session(db, o, lock_wait=50):
     if o.database and current != o.database:
         db.select_db(o.database)        # the protocol's, not SQL text
     elif not o.database and current is None:
-        raise Fail("no database selected: give --database or set "
-                   "MQ_DATABASE", 78)
+        raise Fail("no database selected: give --database, set "
+                   "MQ_DATABASE or database= in an option file", 78)
     execute(db, SQL_DROP_TEMPORARY, (), o.table)
     if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
         try:
@@ -162,15 +162,144 @@ def session(db, o, lock_wait=50):
                        "grant BINLOG ADMIN" % e.args[1], 78)
 
 
-def connect(o, schema_min, lock_wait=50):
-    kw = dict(user=o.user, password=os.environ.get("MYSQL_PWD", ""),
-              database=o.database, charset="utf8mb4", autocommit=True,
-              binary_prefix=True)
-    if o.socket:
-        kw["unix_socket"] = o.socket
+# The option files mq reads (mq(1), OPTION FILES), in its order, and the
+# groups it reads in them. PyMySQL's own read_default_file reads one
+# group of one file (and its read_default_group replaces [client]
+# instead of adding to it), so the files are read here, as Connector/C
+# reads them for mq, and what they say goes to PyMySQL as arguments.
+GROUPS = ("client", "client-server", "client-mariadb", "mq")
+SETTINGS = ("host", "port", "socket", "user", "password", "database")
+
+
+def default_files():
+    files = ["/etc/my.cnf", "/etc/mysql/my.cnf"]
+    home = os.environ.get("MARIADB_HOME") or os.environ.get("MYSQL_HOME")
+    if home:
+        files.append(os.path.join(home, "my.cnf"))
+    if os.environ.get("HOME"):
+        files.append(os.path.join(os.environ["HOME"], ".my.cnf"))
+    return files
+
+
+def unquote(v):
+    """An option's value as Connector/C reads it: quoted, the text
+    between the quotes with its escapes; else up to a '#'."""
+    if len(v) >= 2 and v[0] in "'\"" and v[-1] == v[0]:
+        v = v[1:-1]
     else:
-        kw.update(host=o.host or "localhost", port=int(o.port or 3306))
-    db = pymysql.connect(**kw)
+        v = v.split("#", 1)[0].rstrip()
+    esc = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "s": " ",
+           "\\": "\\", "'": "'", '"': '"'}
+    return re.sub(r"\\(.)", lambda m: esc.get(m.group(1), "\\" + m.group(1)), v)
+
+
+def read_option_file(path, found, depth=0):
+    """found updated with the settings of mq's groups in path (and the
+    files it includes); why path cannot be read, or None."""
+    if os.path.isdir(path):
+        return "a directory"
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20).decode("utf-8", "surrogateescape")
+    except OSError as e:
+        return e.strerror
+    ours = False
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s[0] in "#;":
+            continue
+        if s.startswith("!include") and depth < 10:
+            word, _, arg = s.partition(" ")
+            arg = arg.strip()
+            if word == "!include":
+                read_option_file(arg, found, depth + 1)
+            elif word == "!includedir":     # Connector/C: DIR/my.cnf only
+                read_option_file(os.path.join(arg, "my.cnf"), found,
+                                 depth + 1)
+            continue
+        if s[0] == "[":
+            ours = s[1:].split("]", 1)[0].strip().lower() in GROUPS
+            continue
+        key, eq, value = s.partition("=")
+        key = key.strip().lower().replace("_", "-")
+        if ours and eq and key in SETTINGS:
+            found[key] = unquote(value.strip())
+    return None
+
+
+def option_settings(defaults_file):
+    """The settings of the option files: only defaults_file if given
+    (78 if it cannot be read, as mq), else the usual ones that exist."""
+    found = {}
+    if defaults_file:
+        why = read_option_file(defaults_file, found)
+        if why:
+            raise Fail("cannot read option file '%s': %s" %
+                       (defaults_file, why), 78)
+    else:
+        for f in default_files():
+            read_option_file(f, found)
+    return found
+
+
+# mq's exit status for a server's or the client library's error number
+# (mq(1), EXIT STATUS)
+def status_of(code):
+    if code in (1213, 1205):
+        return 75
+    if code in (1040, 1047, 1053, 1927, 5013, 5014, 5015) or \
+            2000 <= code < 3000:
+        return 69                       # cannot connect, connection lost
+    if code in (1044, 1045, 1142, 1143, 1227):
+        return 77                       # access denied
+    if code in (1046, 1049, 1102, 1146, 1054):
+        return 78                       # no database, no such table
+    if code == 1153:
+        return 65
+    return 70
+
+
+def db_error(e, what=None):
+    """A Fail for a PyMySQL error: one line, mq's status for its code."""
+    code = e.args[0] if e.args and isinstance(e.args[0], int) else 0
+    msg = e.args[1] if len(e.args) > 1 else str(e)
+    msg = " ".join(str(msg).split())
+    if code:
+        msg += " (error %d)" % code
+    return Fail((what + ": " if what else "") + msg, status_of(code))
+
+
+def connect(o, schema_min, lock_wait=50):
+    """Connected as mq would be: the options (or MQ_* variables) first,
+    then the option files, then the defaults of Connector/C (no host or
+    localhost: the Unix socket, MYSQL_UNIX_PORT or Debian's; the
+    password from an option file, else MYSQL_PWD)."""
+    files = option_settings(o.defaults_file)
+    pick = lambda k: getattr(o, k) or files.get(k) or None
+    host, socket_path, port = pick("host"), pick("socket"), pick("port")
+    o.database = pick("database")
+    kw = dict(user=pick("user"), password=files.get("password") or
+              os.environ.get("MYSQL_PWD", ""), database=o.database,
+              charset="utf8mb4", autocommit=True, binary_prefix=True,
+              connect_timeout=10)
+    if o.database and not re.fullmatch(r"[A-Za-z0-9_$-]{1,64}", o.database):
+        raise Fail("invalid database name '%s'" % o.database, 78)
+    if host in (None, "localhost"):
+        kw["unix_socket"] = socket_path or os.environ.get(
+            "MYSQL_UNIX_PORT") or "/run/mysqld/mysqld.sock"
+    else:
+        try:
+            kw.update(host=host, port=int(port or os.environ.get(
+                "MYSQL_TCP_PORT") or 3306))
+        except ValueError:
+            raise Fail("invalid port '%s'" % port, 78)
+    try:
+        db = pymysql.connect(**kw)
+    except pymysql.err.MySQLError as e:
+        f = db_error(e, "cannot connect")
+        if not (e.args and isinstance(e.args[0], int)):
+            f.status = 69   # the protocol broke (PyMySQL's, no number)
+        raise f
     session(db, o, lock_wait)
     tz = os.environ.get("MQ_EXAMPLE_TIME_ZONE")
     if tz:
@@ -185,14 +314,16 @@ def connect(o, schema_min, lock_wait=50):
 
 
 def connection_options(p):
-    """The connection's options, from the environment by default."""
-    env = os.environ.get
+    """The connection's options, from the environment by default (a
+    variable set to the empty string counts as unset, as for mq)."""
+    env = lambda k, d=None: os.environ.get(k) or d
     p.add_argument("--socket", default=env("MQ_SOCKET"))
     p.add_argument("--host", default=env("MQ_HOST"))
     p.add_argument("--port", default=env("MQ_PORT"))
-    p.add_argument("--user", default=env("MQ_USER", env("USER")))
+    p.add_argument("--user", default=env("MQ_USER"))
     p.add_argument("--database", default=env("MQ_DATABASE"))
     p.add_argument("--table", default=env("MQ_TABLE", "mq_jobs"))
+    p.add_argument("--defaults-file", default=env("MQ_DEFAULTS_FILE"))
 
 
 def check_names(p, o):
@@ -214,8 +345,9 @@ def main(name, run):
         print("%s: %s" % (name, e), file=sys.stderr)
         return e.status
     except pymysql.err.MySQLError as e:
+        e = db_error(e)
         print("%s: %s" % (name, e), file=sys.stderr)
-        return 70
+        return e.status
     except OSError as e:
         print("%s: %s" % (name, e), file=sys.stderr)
         return 74

@@ -8,10 +8,23 @@ usage: producer.py [--queue Q] [--priority N] [--delay S]
 
 The payload is the bytes of F, or of standard input, byte for byte.
 Prints the job's id (with --dedup, the live job's id if one holds the
-key). Connection: --socket, --host, --port, --user, --database, --table
-or MQ_SOCKET, MQ_HOST, MQ_PORT, MQ_USER, MQ_DATABASE, MQ_TABLE (default
-mq_jobs), MQ_QUEUE (default "default"); the password from MYSQL_PWD.
+key). Connection, as mq finds it (mq(1), OPTION FILES, ENVIRONMENT):
+--socket, --host, --port, --user, --database, --defaults-file, else
+MQ_SOCKET, MQ_HOST, MQ_PORT, MQ_USER, MQ_DATABASE, MQ_DEFAULTS_FILE,
+else the option files: [client], [client-server], [client-mariadb] and
+[mq] of /etc/my.cnf, /etc/mysql/my.cnf, $MARIADB_HOME/my.cnf (or
+$MYSQL_HOME's) and ~/.my.cnf, or of the --defaults-file alone; the
+password from an option file, else MYSQL_PWD. PyMySQL's own
+read_default_file reads one group of one file, so mq_session.py reads
+them itself, as Connector/C does for mq, and takes host, port, socket,
+user, password and database from them: not their other settings (TLS,
+connect-timeout: add them to connect() if you need them), and a group
+read earlier in a file loses to [mq] even where it comes after it.
+--table or MQ_TABLE (default mq_jobs), MQ_QUEUE (default "default").
 MQ_EXAMPLE_TIME_ZONE sets the session's time zone: it changes nothing.
+Errors: one line, with mq's exit status (mq(1), EXIT STATUS): 69 cannot
+connect, 77 access denied, 78 no database selected, an option file that
+cannot be read or not an mq table, 70 another server error.
 
 Debian: apt-get install python3-pymysql.
 """

@@ -247,33 +247,18 @@ connect_error(struct mq_error *e, MYSQL *db)
 		    "mq(1) CONNECTIONS)");
 }
 
-struct mq_conn *
-mq_connect(const struct mq_connopts *o, struct mq_error *err)
+/* A handle with mq's options, connected to host and port (NULL, 0: the
+ * caller's settings, else the option files'): 0, or -1 with *err (the
+ * handle closed, c->db NULL). */
+static int
+open_db(struct mq_conn *c, const struct mq_connopts *o, const char *host,
+    unsigned port, unsigned timeout, unsigned io_timeout,
+    struct mq_error *err)
 {
-	struct mq_conn *c;
-	const char *why;
-	unsigned timeout = 10, io_timeout = o->long_statements ?
-	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
-	char host[200];
-
-	memset(err, 0, sizeof *err);
-	if (o->connect_timeout_s)
-		timeout = o->connect_timeout_s;
-	if (o->read_timeout_s)
-		io_timeout = o->read_timeout_s;
-	if (o->defaults_file && (why = option_file_unusable(o->defaults_file))) {
-		err->status = MQ_ECONFIG;
-		snprintf(err->msg, sizeof err->msg,
-		    "cannot read option file '%s': %s", o->defaults_file, why);
-		return NULL;
-	}
-	mq__client_init(o);
-	c = calloc(1, sizeof *c);
-	if (c == NULL || (c->db = mysql_init(NULL)) == NULL) {
-		free(c);
+	if ((c->db = mysql_init(NULL)) == NULL) {
 		err->status = MQ_ENOMEM;
 		snprintf(err->msg, sizeof err->msg, "out of memory");
-		return NULL;
+		return -1;
 	}
 	if (o->defaults_file)
 		mysql_options(c->db, MYSQL_READ_DEFAULT_FILE, o->defaults_file);
@@ -294,15 +279,146 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	/* several statements in one text query: the schema probe sends its
 	 * reads (and the isolation level) in one round trip. Text queries
 	 * here are fixed, with validated names only, never values. */
-	if (!mysql_real_connect(c->db, pick(o->host, o->env_host),
-	    pick(o->user, o->env_user), NULL,
+	if (!mysql_real_connect(c->db, host, pick(o->user, o->env_user), NULL,
 	    pick(o->database, o->env_database),
-	    o->port ? o->port : o->env_port,
+	    port ? port : o->port ? o->port : o->env_port,
 	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS)) {
 		connect_error(err, c->db);
 		if (err->status == MQ_EDB)
 			err->status = MQ_EUNAVAIL;
 		mysql_close(c->db);
+		c->db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Appends "; what" to a list connection's message (bounded). */
+static void
+add_tried(char *msg, size_t size, const char *host, unsigned port,
+    const char *what)
+{
+	size_t n = strlen(msg);
+
+	if (n + 8 < size)
+		snprintf(msg + n, size - n, "%s%s%s%.0u: %s", n ? "; " : "",
+		    host, port ? ":" : "", port, what);
+}
+
+/* A list of hosts (hosts.c): each in turn until one connects and is
+ * ready (a Galera node Synced in the primary component); skip: the
+ * entry already tried (an option file's list, whose first reachable
+ * entry the client library took). 0, or -1 with *err naming each. */
+static int
+open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
+    const char *skip, unsigned timeout, unsigned io_timeout,
+    struct mq_error *err)
+{
+	char host[256], why[160], tried[sizeof err->msg];
+	struct mq_error e, last_e;
+	enum mq_status st;
+	unsigned port;
+	size_t i, k, n, first;
+
+	*tried = '\0';
+	memset(&last_e, 0, sizeof last_e);
+	last_e.status = MQ_EUNAVAIL;
+	if (skip)
+		snprintf(tried, sizeof tried, "%s", skip);
+	for (n = 0; (st = mq__host_entry(list, n, host, sizeof host, &port,
+	    err)) == MQ_OK; n++)
+		;
+	if (st == MQ_ECONFIG)
+		return -1;
+	/* --host-order random: from a random entry on, round the list */
+	first = o->host_random && n > 1 ?
+	    (size_t)((unsigned)getpid() ^ (unsigned)mq_now_us()) % n : 0;
+	for (k = 0; k < n; k++) {
+		i = (first + k) % n;
+		(void)mq__host_entry(list, i, host, sizeof host, &port, err);
+		memset(&e, 0, sizeof e);
+		if (open_db(c, o, host, port, timeout, io_timeout, &e) != 0) {
+			add_tried(tried, sizeof tried, host, port, e.msg);
+			last_e = e;
+			continue;
+		}
+		if (mq__node_ready(c->db, why, sizeof why))
+			return 0;
+		add_tried(tried, sizeof tried, host, port, why);
+		mysql_close(c->db);
+		c->db = NULL;
+		memset(&last_e, 0, sizeof last_e);
+		last_e.status = MQ_EUNAVAIL;
+	}
+	/* the status and the server's code of the last attempt */
+	*err = last_e;
+	snprintf(err->msg, sizeof err->msg, "cannot connect to any host of "
+	    "the list: %s", tried);
+	return -1;
+}
+
+struct mq_conn *
+mq_connect(const struct mq_connopts *o, struct mq_error *err)
+{
+	struct mq_conn *c;
+	const char *why, *host = pick(o->host, o->env_host);
+	unsigned timeout = 10, io_timeout = o->long_statements ?
+	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
+	char hostname[200], skip[300], state[160], *file_list = NULL;
+	int rc;
+
+	memset(err, 0, sizeof *err);
+	if (o->connect_timeout_s)
+		timeout = o->connect_timeout_s;
+	if (o->read_timeout_s)
+		io_timeout = o->read_timeout_s;
+	if (o->defaults_file && (why = option_file_unusable(o->defaults_file))) {
+		err->status = MQ_ECONFIG;
+		snprintf(err->msg, sizeof err->msg,
+		    "cannot read option file '%s': %s", o->defaults_file, why);
+		return NULL;
+	}
+	mq__client_init(o);
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		err->status = MQ_ENOMEM;
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return NULL;
+	}
+	if (mq__host_list(host)) {
+		rc = open_list(c, o, host, NULL, timeout, io_timeout, err);
+	} else if (host && (strchr(host, ':') || *host == '[')) {
+		/* one entry with a port (HOST:PORT, [ADDRESS]:PORT): as a
+		 * list's, but used ready or not, as a plain host is */
+		char h[256];
+		unsigned port;
+
+		rc = mq__host_entry(host, 0, h, sizeof h, &port, err) == MQ_OK ?
+		    open_db(c, o, h, port, timeout, io_timeout, err) : -1;
+	} else {
+		rc = open_db(c, o, host, 0, timeout, io_timeout, err);
+		/* an option file's host list: the client library connected
+		 * to its first reachable entry, which may not be ready */
+		if (rc == 0 && host == NULL &&
+		    mq__host_list(c->db->options.host) &&
+		    !mq__node_ready(c->db, state, sizeof state)) {
+			if ((file_list = strdup(c->db->options.host)) == NULL) {
+				mysql_close(c->db);
+				free(c);
+				err->status = MQ_ENOMEM;
+				snprintf(err->msg, sizeof err->msg,
+				    "out of memory");
+				return NULL;
+			}
+			snprintf(skip, sizeof skip, "%.100s: %s",
+			    c->db->host ? c->db->host : "?", state);
+			mysql_close(c->db);
+			c->db = NULL;
+			rc = open_list(c, o, file_list, skip, timeout,
+			    io_timeout, err);
+			free(file_list);
+		}
+	}
+	if (rc != 0) {
 		free(c);
 		return NULL;
 	}
@@ -331,15 +447,15 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	snprintf(c->want_db, sizeof c->want_db, "%s",
 	    pick(o->database, o->env_database) ? pick(o->database,
 	    o->env_database) : c->db->options.db ? c->db->options.db : "");
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "unknown");
-	host[sizeof host - 1] = '\0';
+	if (gethostname(hostname, sizeof hostname) != 0)
+		snprintf(hostname, sizeof hostname, "unknown");
+	hostname[sizeof hostname - 1] = '\0';
 	/* leased_by is ASCII: a host name in UTF-8 must not make every
 	 * claim fail (1366) */
-	for (char *h = host; *h; h++)
+	for (char *h = hostname; *h; h++)
 		if (*h < 0x21 || *h > 0x7e)
 			*h = '?';
-	snprintf(c->leased_by, sizeof c->leased_by, "%s:%ld", host,
+	snprintf(c->leased_by, sizeof c->leased_by, "%s:%ld", hostname,
 	    (long)getpid());
 	return c;
 }

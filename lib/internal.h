@@ -18,15 +18,20 @@
  * layer 3: candidates.c
  * layer 3: finished.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
- * layer 1: client_init.c stmt.c token.c
+ * layer 2: cron_next.c
+ * layer 1: client_init.c stmt.c token.c hosts.c
+ * layer 1: tz.c
  * layer 0: error.c parse.c
+ * layer 0: cron.c tzrule.c
  * That is: the error record and the parsers; statements and tokens;
  * connections, id lists and the wakeup of other Galera nodes' waiters;
  * counting, the history, parking and waking waiters, a claim's rows
  * and the gates of limits; the operations (push wakes waiters, it does
  * not claim) and a limited queue's claim; the claim, which carries
  * acks, and what limits hold back; the claim that waits (it claims, and
- * parks in between), and the stats (they count what limits hold back). Headers: every file includes internal.h (which
+ * parks in between), and the stats (they count what limits hold back).
+ * Beside them, calendar schedules (cron.h; no server): expressions and
+ * POSIX TZ rules; zone files; the next run. Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
  * operators (inspect*.c) share inspect.h.
@@ -520,6 +525,16 @@ enum mq_status mq__leave_in_tx(struct mq_conn *c, int *left);
  * there) and what it is; all 0 elsewhere. */
 enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
+/* hosts.c: a list of servers ("db1,db2:3307,[::1]:3308"): whether host
+ * is one (a comma in it); its entry i (MQ_EMPTY past the last;
+ * MQ_ECONFIG with err filled if it is not valid); whether the node db
+ * is connected to may be used (not a Galera node, or one Synced in the
+ * primary component: else 0, and why says so). */
+int mq__host_list(const char *host);
+enum mq_status mq__host_entry(const char *list, size_t i, char *host,
+    size_t size, unsigned *port, struct mq_error *err);
+int mq__node_ready(MYSQL *db, char *why, size_t size);
+
 /* durability.c: the settings under which an answered COMMIT may be lost
  * in a crash (mq init warns of them). */
 enum mq_status mq__durability_check(struct mq_conn *c,

@@ -126,6 +126,9 @@ struct mq_connopts {
 	unsigned port;
 	const char *env_host, *env_socket, *env_user, *env_database;
 	unsigned env_port;
+	/* a list of hosts ("db1,db2:3307"): tried from a random entry on,
+	 * not from the first */
+	int host_random;
 	/* TLS, as the mysql client's --ssl-*, passed on when set; unlike
 	 * the settings above, an option file's ssl-* wins over them */
 	const char *ssl_ca, *ssl_capath, *ssl_cert, *ssl_key, *ssl_cipher;

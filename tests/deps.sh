@@ -9,6 +9,10 @@
 # python3-pymysql, php-cli, php-mysql and libdbd-mysql-perl: the client
 # libraries of the examples/ producers and consumers, which t330 runs
 # against mq (mq-sql(7)).
+# tzdata: the zone files of calendar schedules (lib/tz.c, test-cron).
+# python3-croniter (and the python3-tz it brings): the reference nobody
+# here wrote that t360 compares lib's next runs of cron expressions with
+# (issue 33); t360 skips without it.
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
 # a private server of their own and leave no server behind.
@@ -17,8 +21,8 @@ set -eu
 # usage: deps.sh [bench]   (bench: also what tests/bench/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
-libclang-rt-dev zsh fish galera-4 rsync"
-pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl"
+libclang-rt-dev zsh fish galera-4 rsync tzdata"
+pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl python3-croniter"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do

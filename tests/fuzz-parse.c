@@ -1,7 +1,9 @@
 /*
  * fuzz-parse.c: a libFuzzer target for what mq reads from its users and
  * what it writes for them: the parsers of lib/parse.c (durations,
- * receipts, table and queue names, times) and the encoders of
+ * receipts, table and queue names, times), of lib/cron.c (cron
+ * expressions, with the next run they give) and lib/tzrule.c (POSIX TZ
+ * rules, zone names), and the encoders of
  * cmd/output/output.c (UTF-8 check, JSON strings, base64, shell quotes,
  * terminal text, Prometheus label values).
  *
@@ -13,7 +15,8 @@
  *
  * Built and run by tests/t220-fuzz.sh:
  *   clang -fsanitize=fuzzer,address,undefined -Ilib -Icmd \
- *     tests/fuzz-parse.c lib/parse.c cmd/output/output.c
+ *     tests/fuzz-parse.c lib/parse.c lib/cron.c lib/cron_next.c \
+ *     lib/tz.c lib/tzrule.c cmd/output/output.c
  *
  * The encoders print to stdout. To read what they print, stdout is
  * pointed for each call at a memory stream (open_memstream): glibc keeps
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cron.h"
 #include "mq.h"
 #include "output/output.h"
 
@@ -315,6 +319,96 @@ fuzz_time(const char *s)
 	CHECK(ok == ref_time(s), "time: accepted as the rules say");
 	if (ok)
 		CHECK(all_of(s, DIGITS "-: T.Z@"), "time: only time characters");
+}
+
+/* ---- cron expressions, zone rules and names ---- */
+
+/* c's fields match the UTC instant t (Vixie's day rule) */
+static int
+cron_matches(const struct mq_cron *c, int64_t t)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+	int d, w;
+
+	gmtime_r(&tt, &tm);
+	d = (int)(c->dom >> tm.tm_mday & 1);
+	w = c->dow >> tm.tm_wday & 1;
+	return tm.tm_sec == 0 && (c->minute >> tm.tm_min & 1) &&
+	    (c->hour >> tm.tm_hour & 1) && (c->month >> (tm.tm_mon + 1) & 1) &&
+	    ((c->flags & (MQ_CRON_DOM_STAR | MQ_CRON_DOW_STAR)) ?
+	    d && w : d || w);
+}
+
+static void
+fuzz_cron(const char *s, struct mq_tz *utc)
+{
+	struct mq_cron c, again;
+	struct mq_error e;
+	char canon[MQ_CRON_FORMAT_SIZE], canon2[MQ_CRON_FORMAT_SIZE];
+	int64_t t = 1767225600, r;	/* 2026-01-01 */
+	int i, ok;
+
+	memset(&c, 0xa5, sizeof c);
+	memset(&e, 0, sizeof e);
+	ok = mq_cron_parse(s, &c, &e) == MQ_OK;
+	if (!ok) {
+		CHECK(e.status == MQ_EINVAL && e.msg[0] != '\0' &&
+		    strchr(e.msg, '\n') == NULL, "cron: a refusal says why");
+		CHECK(c.minute == 0xa5a5a5a5a5a5a5a5ULL,
+		    "cron: a refused one stores nothing");
+		return;
+	}
+	CHECK(strlen(s) <= MQ_CRON_INPUT_MAX, "cron: not too long");
+	CHECK(all_of(s, DIGITS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+	    "tuvwxyz*/,-@ \t"), "cron: only the characters of the syntax");
+	CHECK(c.minute != 0 && c.minute >> 60 == 0, "cron: minutes 0-59");
+	CHECK(c.hour != 0 && c.hour >> 24 == 0, "cron: hours 0-23");
+	CHECK(c.dom != 0 && (c.dom & 1) == 0, "cron: days 1-31");
+	CHECK(c.month != 0 && (c.month & 1) == 0 && c.month >> 13 == 0,
+	    "cron: months 1-12");
+	CHECK(c.dow != 0 && c.dow >> 7 == 0, "cron: weekdays 0-6");
+	mq_cron_format(&c, canon);
+	CHECK(strlen(canon) < MQ_CRON_FORMAT_SIZE, "cron: the canonical form fits");
+	CHECK(mq_cron_parse(canon, &again, &e) == MQ_OK &&
+	    memcmp(&c, &again, sizeof c) == 0,
+	    "cron: the canonical form parses to the same");
+	mq_cron_format(&again, canon2);
+	CHECK(strcmp(canon, canon2) == 0, "cron: the canonical form is stable");
+	/* accepted: it fires, at times that match it, in order */
+	for (i = 0; i < 3; i++) {
+		CHECK(mq_cron_next(&c, utc, t, &r) == MQ_OK,
+		    "cron: an accepted expression fires");
+		CHECK(r > t && cron_matches(&c, r), "cron: next() matches it");
+		t = r;
+	}
+}
+
+static void
+fuzz_tz(const char *s)
+{
+	struct mq_tz *tz;
+	struct mq_error e;
+	struct mq_local l;
+	int64_t t;
+
+	if (mq_tz_valid_name(s))
+		CHECK(s[0] != '/' && strstr(s, "//") == NULL &&
+		    strcmp(s, "..") != 0 && strncmp(s, "../", 3) != 0 &&
+		    strstr(s, "/../") == NULL && all_of(s, ALNUM_ "+-./") &&
+		    strlen(s) <= MQ_TZ_NAME_MAX, "zone name: only safe names");
+	if (mq_tz_rule(s, &tz, &e) != MQ_OK) {
+		CHECK(e.msg[0] != '\0', "zone rule: a refusal says why");
+		return;
+	}
+	for (t = -2208988800LL; t < 4102444800LL; t += 86400 * 61 + 3607) {
+		mq_tz_local(tz, t, &l);
+		CHECK(l.utoff > -25 * 3600 && l.utoff < 26 * 3600,
+		    "zone rule: offsets under 25 hours");
+		CHECK(l.month >= 1 && l.month <= 12 && l.hour >= 0 &&
+		    l.hour < 24, "zone rule: a local time");
+	}
+	mq_tz_free(tz);
 }
 
 /* ---- output encodings ---- */
@@ -803,6 +897,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_receipt(s);
 	fuzz_names(s);
 	fuzz_time(s);
+	{
+		static struct mq_tz *utc;
+
+		if (utc == NULL && mq_tz_load(NULL, NULL, &utc, NULL) != MQ_OK)
+			abort();
+		fuzz_cron(s, utc);
+	}
+	fuzz_tz(s);
 
 	/* the encoders take bytes: all of them, NULs too */
 	fuzz_output(data, size);

@@ -10,21 +10,25 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 sh tests/deps.sh
 
-setup() { # setup DIR [MESON OPTIONS]
+setup() { # setup DIR [MESON OPTIONS]: made, or set again if it exists
   dir=$1
   shift
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || {
+    meson setup "$dir" -Dtests=true "$@" >"$dir.setup.log" 2>&1 || {
       cat "$dir.setup.log" >&2
       exit 1
     }
     rm -f "$dir.setup.log"
+  else
+    meson setup --reconfigure "$dir" -Dtests=true "$@" >/dev/null
   fi
   ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }
-setup build
-setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dbuildtype=debug
+# warnings are errors here, in the test suite and CI, not in the default
+# build: a distribution's flags or a newer compiler must not break it
+setup build -Dwerror=true
+setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
+  -Db_lundef=false -Dbuildtype=debug
 
 srv=$(mktemp -d "${TMPDIR:-/tmp}/mq-srv.XXXXXX")
 gal=

@@ -119,12 +119,11 @@ is "$(sql "SELECT CONCAT_WS(',', COUNT(*), MIN(state), MIN(every_us), MIN(dedup_
 like "$(printf '%s\n' "$OUT" | awk '$1 == "maintenance" { print $2, $3, $9, $10 }')" "1 0 1 no" \
   "stats shows it ready and recurring"
 
-# from other languages: the examples of the source tree, which read the
-# connection from MQ_* variables and the password from MYSQL_PWD
+# from other languages: the examples of the source tree, which find the
+# account, its password and the database in ~/.my.cnf's [mq], as mq does
+# (no MQ_USER, MQ_DATABASE or MYSQL_PWD: before issue 35 they needed them)
 ln -s "$ROOT/examples" examples
-export MQ_USER=app MQ_DATABASE=jobs MYSQL_PWD=secret
 run_example languages
-unset MQ_USER MQ_DATABASE MYSQL_PWD
 is "$RC" 0 "languages example runs"
 like "$OUT" "*resized img-7.png*" "mq work ran the job the Python producer pushed"
 is "$(cat alert.job):$(sql "SELECT state FROM mq_jobs WHERE queue = 'alerts'")" \

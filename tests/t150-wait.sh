@@ -197,4 +197,16 @@ for how in ack fail work; do
   is "$(($(kills) - k0))" 1 "  woken with one KILL QUERY (not at its next look)"
 done
 
+# its connection lost while it waits (the server ended the session, as
+# when its server or Galera node dies): it connects again and waits
+# there for what is left of D, and a push then wakes it (mq-pop(1))
+"$MQ" pop --queue lostc --wait 30s >"$T_TMP/lc" 2>"$T_TMP/lc.err" &
+pid=$!
+until_parked lostc 1
+cid=$(sql_root "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%mq-wait \`mq_jobs\` lostc */%SLEEP%' AND INFO NOT LIKE '%PROCESSLIST%' LIMIT 1")
+sql_root "KILL CONNECTION $cid"
+until_parked lostc 1
+"$MQ" push --queue lostc after-the-loss >/dev/null
+wait $pid
+is "$?:$(cat "$T_TMP/lc")" "0:after-the-loss" "its connection killed while parked: it waits on a new one, and gets the job"
 done_testing

@@ -43,6 +43,19 @@ like "$ERR" "mq push: outcome unknown: cannot push: * (error 2013, SQLSTATE HY00
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'p1'")" 1 \
   "the server did push it"
 
+# 1b. the same with a dedup key: pushed again on a new connection, which
+# finds the job the lost answer had pushed: one job, its id, status 0
+proxy "INSERT INTO"
+expect_status 0 "push --dedup: answer of its INSERT lost: pushed again with its key" \
+  via "$MQ" push --dedup dk1 pd1
+check "the relay fired" fired
+is "$OUT" "$(sql "SELECT id FROM mq_jobs WHERE payload = 'pd1'")" "  the id of the job pushed"
+like "$ERR" "mq push: outcome unknown: cannot push: *; pushing again with its dedup key" \
+  "  it says why it pushed again"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'pd1'")" 1 \
+  "  one job, not two"
+unproxy
+
 # 2. push --lines: the batch in flight
 proxy "INSERT INTO"
 printf 'l1\nl2\nl3\n' >"$T_TMP/lines"

@@ -353,7 +353,7 @@ for l in $LANGS; do
   run env MQ_USER=t330_consumer $(lang_cmd $l consumer) --queue roles --extend 60
   is "$RC:$OUT" "0:role $l" "$l as mq_jobs_consumer: claim (skip-locked), extend and ack"
   run env MQ_USER=t330_producer $(lang_cmd $l consumer) --queue roles
-  like "$RC:$ERR" "70:*denied*" "$l as mq_jobs_producer: no claim"
+  like "$RC:$ERR" "77:*denied*" "$l as mq_jobs_producer: no claim (access denied: 77, as mq)"
   # its ack and burial of parents (mq_jobs_deps, mq_jobs_waits)
   rp=$("$MQ" push --queue roles-par RP)
   rd=$("$MQ" push --queue roles-par --priority 1 --max-attempts 1 RD)

@@ -75,6 +75,7 @@ struct mq_global {
 	const char *table, *table_env;	/* table_env: MQ_TABLE, unchecked */
 	const char *queue, *queue_env;	/* queue_env: MQ_QUEUE, unchecked */
 	const char *port_env;		/* MQ_PORT, unchecked */
+	const char *host_order_env;	/* MQ_HOST_ORDER, unchecked */
 	int queue_list;		/* --queue may be a preference list */
 };
 
@@ -85,7 +86,7 @@ enum {
 	OPT_DEFAULTS_FILE = OPT_COMMON, OPT_HOST, OPT_PORT, OPT_SOCKET,
 	OPT_USER, OPT_DATABASE, OPT_TABLE, OPT_QUEUE,
 	OPT_SSL_CA, OPT_SSL_CAPATH, OPT_SSL_CERT, OPT_SSL_KEY, OPT_SSL_CIPHER,
-	OPT_SSL_VERIFY_SERVER_CERT,
+	OPT_SSL_VERIFY_SERVER_CERT, OPT_HOST_ORDER,
 	OPT_CMD = 300	/* first value free for a command's own options */
 };
 

@@ -28,6 +28,13 @@ apply_shared(const struct command *cmd, const struct opt *o, const char *arg,
 	case OPT_DEFAULTS_FILE:	c->defaults_file = value(cmd, o->name, arg);
 		break;
 	case OPT_HOST:		c->host = value(cmd, o->name, arg); break;
+	case OPT_HOST_ORDER:
+		if (strcmp(arg, "first") != 0 && strcmp(arg, "random") != 0)
+			usage_error(cmd, "--host-order: '%s' is neither first "
+			    "nor random", shown(arg));
+		c->host_random = strcmp(arg, "random") == 0;
+		g->host_order_env = NULL;	/* the option wins */
+		break;
 	case OPT_PORT:
 		c->port = (unsigned)int_arg(cmd, "--port", arg, 1, 65535);
 		break;

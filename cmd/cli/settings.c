@@ -92,6 +92,7 @@ global_from_env(struct mq_global *g)
 	g->table_env = env("MQ_TABLE");
 	g->queue_env = env("MQ_QUEUE");
 	g->port_env = env("MQ_PORT");
+	g->host_order_env = env("MQ_HOST_ORDER");
 	g->conn.defaults_file = env("MQ_DEFAULTS_FILE");
 	g->conn.env_host = env("MQ_HOST");
 	g->conn.env_socket = env("MQ_SOCKET");
@@ -220,6 +221,15 @@ settle_checked(const struct command *cmd, struct mq_global *g, int uses_queue,
 		    len) != 0)
 			return EX_USAGE;
 		g->conn.env_port = (unsigned)port;
+	}
+	if (g->host_order_env) {
+		if (strcmp(g->host_order_env, "first") != 0 &&
+		    strcmp(g->host_order_env, "random") != 0) {
+			snprintf(why, len, "MQ_HOST_ORDER: '%s' is neither "
+			    "first nor random", shown(g->host_order_env));
+			return EX_USAGE;
+		}
+		g->conn.host_random = strcmp(g->host_order_env, "random") == 0;
 	}
 	file = option_file_from_pipe(g->conn.defaults_file, wait_ms,
 	    &because);

@@ -366,7 +366,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	struct pop_args a = { { .count = 1, .lease_us = 300000000LL }, NULL,
 	    NULL, 0, RAW, 0, 0 };
 	struct mq_pop_opts *o = &a.o;
-	long long t0 = 0;
+	long long t0 = 0, deadline = 0;
 	int rc = 0, nargs;
 	struct mq_job *jobs;
 	struct mq_conn *c;
@@ -417,6 +417,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	if (a.wait) {	/* D counts from the start, connecting included */
 		long long left = a.wait - (mq_now_us() - t0);
 
+		deadline = t0 + a.wait;
 		a.wait = left > 0 ? left : 1;
 	}
 	/* a stop signal between the claim's COMMIT and the hand-over would
@@ -427,6 +428,31 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	sigprocmask(SIG_BLOCK, &held, NULL);
 	st = a.wait ? mq_pop_wait(c, o, a.wait, park_signals, &held, &jobs,
 	    &n) : mq_pop(c, o, &jobs, &n);
+	/* --wait, the connection lost with nothing claimed (its server or
+	 * Galera node died while it waited): it waits on a new one, the
+	 * next ready node of a list of hosts, for what is left of D */
+	while (a.wait && st == MQ_EUNAVAIL && mq_now_us() < deadline &&
+	    !stop_signal_pending(&held) &&
+	    mq_take_orphans(c, orphans, MQ_ORPHANS_MAX) == 0) {
+		struct mq_conn *again;
+		struct mq_error e;
+
+		while ((again = reconnect(g, &e)) == NULL &&
+		    mq_now_us() + 500000 < deadline &&
+		    !stop_signal_pending(&held))
+			nanosleep(&(struct timespec){ 0, 500000000 }, NULL);
+			/* the cluster re-forming */
+		if (again == NULL)
+			break;
+		mq_close(c);
+		c = again;
+		if (mq_now_us() >= deadline) {	/* D ran out connecting */
+			st = MQ_EMPTY;
+			break;
+		}
+		st = mq_pop_wait(c, o, deadline - mq_now_us() > 0 ?
+		    deadline - mq_now_us() : 1, park_signals, &held, &jobs, &n);
+	}
 	/* caught from now on: one that came during the claim gives every
 	 * job back; one during the output, the jobs not yet out (a blocked
 	 * write fails with EINTR) */

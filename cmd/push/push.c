@@ -227,6 +227,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	struct push_args a = { { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS },
 	    -1, 0, 0, 0, -1, NULL, 0, 0, 0, 0 };
 	struct mq_push_opts *o = &a.o;
+	enum mq_status st;
 	int existed, rc, n;
 	unsigned char *payload;
 	struct progress p;
@@ -294,10 +295,22 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	/* a signal waits until the id of a committed push is out */
 	catch_stop(&held);
 	sigprocmask(SIG_BLOCK, &held, NULL);
-	if (mq_push(c, o, payload, len, &id, &existed) != MQ_OK) {
+	if ((st = mq_push(c, o, payload, len, &id, &existed)) != MQ_OK) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
-		die(&push_command, &e);
+		/* the push may have committed: with a dedup key once more,
+		 * on a new connection (another node of a host list), which
+		 * finds the job if it did (or pushes it if not) */
+		if (st != MQ_EUNKNOWN || o->dedup == NULL)
+			die(&push_command, &e);
+		say(&push_command, "%s; pushing again with its dedup key",
+		    e.msg);
+		c = open_queue_table(&push_command, g);
+		if (mq_push(c, o, payload, len, &id, &existed) != MQ_OK) {
+			e = *mq_conn_error(c);
+			mq_close(c);
+			die(&push_command, &e);
+		}
 	}
 	free(a.after);
 	if (!a.wait)

@@ -8,6 +8,8 @@
 # MQ_BENCH_ONLY=deps: only the dependencies' rows.
 # MQ_BENCH_ONLY=galera-fanin: only the Galera fan-in's row (about 4
 # minutes; MQ_BENCH_GFANIN=N parents, 20,000 by default).
+# MQ_BENCH_ONLY=galera-failover: only the Galera failover row (kill -9
+# of mq work's node, 10 times: about 3 minutes; MQ_BENCH_GFAIL=N kills).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -17,6 +19,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${MQ_BENCH_NO_SETUP:-}" ]; then
   sh "$top/tests/deps.sh" bench >&2 || exit 1
   [ -f "$top/build/build.ninja" ] || meson setup "$top/build" >/dev/null
+  # the floor program is a test program: -Dtests=true builds it
+  meson setup --reconfigure "$top/build" -Dtests=true >/dev/null || exit 1
   ninja -C "$top/build" >/dev/null || exit 1
 fi
 MQ_TESTS_DIR=$top/tests
@@ -357,6 +361,12 @@ fi
 
 if [ "${MQ_BENCH_ONLY:-}" = galera-fanin ]; then
   . "$top/tests/bench/galera-fanin.sh"
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-failover ]; then
+  . "$top/tests/bench/galera-failover.sh"
   table
   exit 0
 fi

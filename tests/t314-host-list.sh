@@ -1,0 +1,86 @@
+#!/bin/sh
+# t314-host-list.sh: --host with a list of servers (mq(1), --host and
+# --host-order): the first entry that answers (and is ready: the
+# Galera half is t406) is used, whatever the order or the source of the
+# list (option, MQ_HOST, an option file's host=); none answering: 69,
+# one line naming each entry; an entry that is not valid: 78; a bad
+# --host-order or MQ_HOST_ORDER: 64. A second private server on a free
+# loopback port; the dead entries are loopback ports nobody listens on.
+. "$(dirname "$0")/lib.sh"
+
+SRV=$T_TMP/srv
+srv_cleanup() {
+  [ ! -d "$SRV" ] || sh "$TESTS_DIR/server.sh" stop "$SRV"
+  t_cleanup
+}
+trap srv_cleanup EXIT
+free_port() { # a loopback port nobody listens on
+  while :; do
+    p=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 12000))
+    ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+  done
+}
+started=
+for _ in 1 2 3 4 5; do
+  PORT=$(free_port)
+  if MQ_SERVER_ARGS="--port=$PORT --bind-address=127.0.0.1" \
+    sh "$TESTS_DIR/server.sh" start "$SRV" >"$T_TMP/server.log" 2>&1; then
+    started=1
+    break
+  fi
+  sh "$TESTS_DIR/server.sh" stop "$SRV"   # a port in use: another one
+done
+if [ -z "$started" ]; then
+  echo "Bail out! cannot start the TCP server"
+  exit 1
+fi
+mariadb --no-defaults --socket="$SRV/sock" --user=root -e "CREATE DATABASE l"
+D1=$(free_port) D2=$(free_port)
+export MQ_SOCKET='' MQ_DATABASE=l MQ_USER=root
+LIVE=127.0.0.1:$PORT
+expect_status 0 "a dead entry first, then the server: init" \
+  "$MQ" init --host "127.0.0.1:$D1,$LIVE"
+expect_status 0 "  push" "$MQ" push --host "127.0.0.1:$D1,$LIVE" a1
+expect_status 0 "two dead entries, then the server, bracketed" \
+  "$MQ" push --host "127.0.0.1:$D1,[127.0.0.1]:$D2,[127.0.0.1]:$PORT" a2
+expect_status 0 "the server first" "$MQ" push --host "$LIVE,127.0.0.1:$D1" a3
+expect_status 0 "one entry with its port (no list)" "$MQ" stats --host "$LIVE"
+expect_status 0 "  bracketed" "$MQ" stats --host "[127.0.0.1]:$PORT"
+expect_status 78 "  with a port not valid: 78" "$MQ" stats --host "127.0.0.1:99999"
+expect_status 0 "an entry without a port takes --port" \
+  "$MQ" push --host "127.0.0.1:$D1,127.0.0.1" --port "$PORT" a4
+expect_status 0 "MQ_HOST alike" env MQ_HOST="127.0.0.1:$D1,$LIVE" "$MQ" push a5
+printf '[client]\nhost=127.0.0.1:%s,%s\nuser=root\ndatabase=l\n' "$D1" "$LIVE" >"$T_TMP/list.cnf"
+expect_status 0 "an option file's host= alike" \
+  env MQ_DATABASE= MQ_USER= "$MQ" push --defaults-file "$T_TMP/list.cnf" a6
+is "$(mariadb --no-defaults --socket="$SRV/sock" --user=root -N -B l \
+  -e "SELECT GROUP_CONCAT(payload ORDER BY id) FROM mq_jobs")" "a1,a2,a3,a4,a5,a6" \
+  "every push reached the server, once"
+i=0 used=
+while [ $i -lt 8 ]; do
+  run "$MQ" push --host-order random --host "127.0.0.1:$D1,$LIVE,127.0.0.1:$D2" r
+  [ "$RC" = 0 ] || used="$used fail:$RC:$ERR"
+  i=$((i + 1))
+done
+is "$used" "" "--host-order random: 8 pushes, each on the live entry wherever it starts"
+expect_status 0 "MQ_HOST_ORDER=random alike" \
+  env MQ_HOST_ORDER=random "$MQ" push --host "127.0.0.1:$D1,$LIVE" r
+
+expect_status 69 "no entry answers: 69" "$MQ" stats --host "127.0.0.1:$D1,127.0.0.1:$D2"
+like "$ERR" "mq stats: cannot connect to any host of the list: 127.0.0.1:$D1: cannot connect: *; 127.0.0.1:$D2: cannot connect: * (error 2002, SQLSTATE HY000)" \
+  "  one line naming each entry, and the last error's code"
+for bad in ",$LIVE" "$LIVE," "127.0.0.1:0,$LIVE" "127.0.0.1:65536,$LIVE" \
+    "127.0.0.1:x,$LIVE" "[127.0.0.1,$LIVE" "[]:1,$LIVE" "a b,$LIVE"; do
+  expect_status 78 "an entry not valid ('$bad'): 78" "$MQ" stats --host "$bad"
+done
+is "$ERR" "mq stats: invalid host list 'a b,$LIVE': entry 1 is not HOST, HOST:PORT or [ADDRESS]:PORT" \
+  "  the message names the list and the entry"
+expect_status 64 "--host-order other than first or random: 64" \
+  "$MQ" stats --host-order any --host "$LIVE"
+is "$ERR" "mq stats: --host-order: 'any' is neither first nor random" "  it says so"
+expect_status 64 "MQ_HOST_ORDER other than first or random: 64" \
+  env MQ_HOST_ORDER=any "$MQ" stats --host "$LIVE"
+like "$ERR" "mq stats: MQ_HOST_ORDER: 'any' is neither first nor random*" "  it says so"
+expect_status 0 "--host-order overrides MQ_HOST_ORDER" \
+  env MQ_HOST_ORDER=any "$MQ" stats --host-order first --host "$LIVE"
+done_testing
