@@ -269,8 +269,8 @@ mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 
 /* Galera: each receipt that looked lost, once more after this node has
  * caught up with the cluster (galera.c). */
-static enum mq_status
-ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
+enum mq_status
+mq__ack_lost_again(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
 	enum mq_status rc = MQ_OK, st;
@@ -324,7 +324,7 @@ mq_ack(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 		return rc;
 	for (i = 0; i < n && c->galera; i++)
 		if (lost[i]) {
-			rc = ack_lost_again(c, r, n, lost);
+			rc = mq__ack_lost_again(c, r, n, lost);
 			break;
 		}
 	/* the first transaction committed whatever the second did */

@@ -330,9 +330,11 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 		;
 	if (st == MQ_ECONFIG)
 		return -1;
-	/* --host-order random: from a random entry on, round the list */
-	first = o->host_random && n > 1 ?
-	    (size_t)((unsigned)getpid() ^ (unsigned)mq_now_us()) % n : 0;
+	/* --host-order random: from an entry drawn by the process id on,
+	 * round the list: the processes spread over the nodes, and the
+	 * connections of one process (mq work's claims and heartbeats) go
+	 * to the same node, which has applied their own claims */
+	first = o->host_random && n > 1 ? (size_t)getpid() % n : 0;
 	for (k = 0; k < n; k++) {
 		i = (first + k) % n;
 		(void)mq__host_entry(list, i, host, sizeof host, &port, err);

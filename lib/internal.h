@@ -525,6 +525,12 @@ enum mq_status mq__leave_in_tx(struct mq_conn *c, int *left);
  * there) and what it is; all 0 elsewhere. */
 enum mq_status mq__galera_check(struct mq_conn *c,
     struct mq_galera_report *g);
+/* ack.c: on Galera, each receipt of r[0..n) that looked lost (lost[i])
+ * acked once more after this node caught up with the cluster; lost[i]
+ * cleared for those it acked. */
+enum mq_status mq__ack_lost_again(struct mq_conn *c,
+    const struct mq_receipt *r, size_t n, unsigned char *lost);
+
 /* hosts.c: a list of servers ("db1,db2:3307,[::1]:3308"): whether host
  * is one (a comma in it); its entry i (MQ_EMPTY past the last;
  * MQ_ECONFIG with err filled if it is not valid); whether the node db

@@ -258,6 +258,12 @@ mq_try_extend(struct mq_conn *c, const struct mq_receipt *r, int64_t lease_us)
 	}
 	if (rc != MQ_OK)
 		(void)mysql_rollback(c->db);
+	/* Galera: a node behind the one that claimed (mq work's heartbeat
+	 * connection on another node of a list, or after a failover) has
+	 * not applied the claim yet: once more after it caught up, before
+	 * the lease is taken for lost and its job stopped (galera.c) */
+	if (rc == MQ_ELEASE && c->galera)
+		rc = mq__in_tx_caught_up(c, extend_tx, &e, rc);
 	return rc;
 }
 

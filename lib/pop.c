@@ -620,6 +620,11 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	} else {
 		rc = claim_update(c, &cl);
 	}
+	/* Galera: an ack carried in the claim that looked lost, once more
+	 * after this node caught up (ack.c): the node may not have applied
+	 * the job's claim yet (mq work's connection moved to another node) */
+	if (acks_in && c->galera)
+		(void)mq__ack_lost_again(c, r, nr, lost);
 	/* the waiters of what the acks ended (committed: a failure of the
 	 * claim after them changes nothing), less what its jobs took */
 	if (acks_in)
