@@ -43,17 +43,6 @@ upper(int ch)
 	return ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch;
 }
 
-static int
-is_alpha(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-}
-
-static int
-is_digit(int ch)
-{
-	return ch >= '0' && ch <= '9';
-}
 
 static int
 is_blank(int ch)
@@ -116,20 +105,20 @@ value(struct parser *ps, int f, const char **pp, int *v)
 	char t[32];
 	long x = 0;
 
-	if (is_digit(*p)) {
-		for (; is_digit(*q); q++)
+	if (mq__ascii_digit(*p)) {
+		for (; mq__ascii_digit(*q); q++)
 			if (x < 100000)
 				x = x * 10 + (*q - '0');
 		if (x < field_lo[f] || x > field_hi[f])
 			return bad(ps, p, f, "%s is out of range %d-%d",
 			    tok(p, (size_t)(q - p), t), field_lo[f],
 			    field_hi[f]);
-	} else if (is_alpha(*p)) {
+	} else if (mq__ascii_alpha(*p)) {
 		const char *names = f == F_MON ? month_names :
 		    f == F_DOW ? day_names : NULL;
 		size_t i;
 
-		while (is_alpha(*q) || is_digit(*q))
+		while (mq__ascii_alpha(*q) || mq__ascii_digit(*q))
 			q++;
 		if (names == NULL)
 			return bad(ps, p, f, "unexpected '%s' (names are for "
@@ -191,10 +180,10 @@ field(struct parser *ps, int f, const char *s, size_t n, uint64_t *bits)
 			const char *q = ++p;
 			long x = 0;
 
-			if (!is_digit(*q))
+			if (!mq__ascii_digit(*q))
 				return bad(ps, q, f, "a step is missing after "
 				    "'/'");
-			for (; is_digit(*q); q++)
+			for (; mq__ascii_digit(*q); q++)
 				if (x < 100000)
 					x = x * 10 + (*q - '0');
 			if (x < 1 || x > field_hi[f] - field_lo[f] + 1)
@@ -256,7 +245,7 @@ mq_cron_parse(const char *s, struct mq_cron *c, struct mq_error *err)
 		const char *q = p + 1, *e;
 		char t[32];
 
-		while (is_alpha(*q))
+		while (mq__ascii_alpha(*q))
 			q++;
 		for (e = q; is_blank(*e); e++)
 			;

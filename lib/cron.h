@@ -26,6 +26,20 @@
 
 #include "mq.h"
 
+/* ASCII classes for the parsers of expressions and TZ rules, whatever
+ * the locale (cron.c, tzrule.c). */
+static inline int
+mq__ascii_alpha(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static inline int
+mq__ascii_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
 /* ---- expressions (cron.c) ---- */
 
 /** Longest expression accepted, in bytes. */

@@ -11,17 +11,6 @@
 #include "civil.h"
 #include "cron.h"
 
-static int
-is_alpha(int ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-}
-
-static int
-is_digit(int ch)
-{
-	return ch >= '0' && ch <= '9';
-}
 
 /* A zone abbreviation: 3+ letters, or <...> of letters, digits, + and -. */
 static const char *
@@ -30,7 +19,7 @@ abbr(const char *p, char out[16])
 	size_t n = 0;
 
 	if (*p == '<') {
-		for (p++; is_alpha(*p) || is_digit(*p) || *p == '+' ||
+		for (p++; mq__ascii_alpha(*p) || mq__ascii_digit(*p) || *p == '+' ||
 		    *p == '-'; p++, n++)
 			if (n < 15)
 				out[n] = *p;
@@ -38,7 +27,7 @@ abbr(const char *p, char out[16])
 			return NULL;
 		p++;
 	} else {
-		for (; is_alpha(*p); p++, n++)
+		for (; mq__ascii_alpha(*p); p++, n++)
 			if (n < 15)
 				out[n] = *p;
 		if (n < 3 || n > 15)
@@ -56,13 +45,13 @@ hms(const char *p, int maxh, int32_t *secs)
 
 	if (*p == '+' || *p == '-')
 		sign = *p++ == '-' ? -1 : 1;
-	for (nd = 0; is_digit(*p) && nd < 3; p++, nd++)
+	for (nd = 0; mq__ascii_digit(*p) && nd < 3; p++, nd++)
 		h = h * 10 + (*p - '0');
-	if (nd == 0 || is_digit(*p) || h > maxh)
+	if (nd == 0 || mq__ascii_digit(*p) || h > maxh)
 		return NULL;
 	if (*p == ':') {
 		p++;
-		if (!is_digit(p[0]) || !is_digit(p[1]))
+		if (!mq__ascii_digit(p[0]) || !mq__ascii_digit(p[1]))
 			return NULL;
 		m = (p[0] - '0') * 10 + (p[1] - '0');
 		p += 2;
@@ -70,7 +59,7 @@ hms(const char *p, int maxh, int32_t *secs)
 			return NULL;
 		if (*p == ':') {
 			p++;
-			if (!is_digit(p[0]) || !is_digit(p[1]))
+			if (!mq__ascii_digit(p[0]) || !mq__ascii_digit(p[1]))
 				return NULL;
 			s = (p[0] - '0') * 10 + (p[1] - '0');
 			p += 2;
@@ -88,9 +77,9 @@ num(const char *p, int lo, int hi, int *v)
 {
 	int x = 0, nd;
 
-	for (nd = 0; is_digit(*p) && nd < 3; p++, nd++)
+	for (nd = 0; mq__ascii_digit(*p) && nd < 3; p++, nd++)
 		x = x * 10 + (*p - '0');
-	if (nd == 0 || is_digit(*p) || x < lo || x > hi)
+	if (nd == 0 || mq__ascii_digit(*p) || x < lo || x > hi)
 		return NULL;
 	*v = x;
 	return p;
