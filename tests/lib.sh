@@ -262,6 +262,24 @@ answers() {
   fi
 }
 
+# ---- a private server on TCP (t216, t314) ----
+# tcp_server DIR [MARIADBD_OPTION...]: a second private server in DIR on a
+# free loopback port, $PORT (another one if that was taken: 5 tries);
+# its output in $T_TMP/server.log. The caller stops it (server.sh stop).
+tcp_server() {
+  _dir=$1
+  shift
+  for _ in 1 2 3 4 5; do
+    PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 12000))
+    if MQ_SERVER_ARGS="--port=$PORT --bind-address=127.0.0.1 $*" \
+      sh "$TESTS_DIR/server.sh" start "$_dir" >"$T_TMP/server.log" 2>&1; then
+      return 0
+    fi
+    sh "$TESTS_DIR/server.sh" stop "$_dir"   # a port in use: another one
+  done
+  return 1
+}
+
 # ---- a hostile server (t300, t331) ----
 # hostile_server [MARIADBD_OPTION...]: a second private server in $H, its
 # clock 5h30 east of UTC (checked: one test point), its binary log on,

@@ -71,26 +71,16 @@ fi
 
 # ---- the TLS server: loopback only, on a free port ----
 SRV=$T_TMP/srv
-tls_args() { # tls_args CERT: the extra mariadbd options for server.sh
-  echo "--port=$PORT --bind-address=127.0.0.1 --ssl-ca=$C/ca.pem" \
-    "--ssl-cert=$C/$1.pem --ssl-key=$C/$1-key.pem"
+tls_args() { # tls_args CERT: the TLS options for mariadbd
+  echo "--ssl-ca=$C/ca.pem --ssl-cert=$C/$1.pem --ssl-key=$C/$1-key.pem"
 }
 tls_cleanup() {
   [ ! -d "$SRV" ] || sh "$TESTS_DIR/server.sh" stop "$SRV"
   t_cleanup
 }
 trap tls_cleanup EXIT
-started=
-for _ in 1 2 3 4 5; do
-  PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 20000))
-  if MQ_SERVER_ARGS=$(tls_args server) \
-    sh "$TESTS_DIR/server.sh" start "$SRV" >"$T_TMP/server.log" 2>&1; then
-    started=1
-    break
-  fi
-  sh "$TESTS_DIR/server.sh" stop "$SRV"   # a port in use: another one
-done
-if [ -z "$started" ]; then
+# shellcheck disable=SC2046
+if ! tcp_server "$SRV" $(tls_args server); then
   echo "Bail out! cannot start the TLS server"
   sed 's/^/# /' "$T_TMP/server.log" | tail -n 20
   exit 1
@@ -240,7 +230,7 @@ printf '[client]\npassword = tls-secret\nssl-ca = %s\nssl-verify-server-cert\n' 
 }
 
 # ---- a certificate for another name: only the flag checks the name ----
-if MQ_SERVER_ARGS=$(tls_args elsewhere) \
+if MQ_SERVER_ARGS="--port=$PORT --bind-address=127.0.0.1 $(tls_args elsewhere)" \
   sh "$TESTS_DIR/server.sh" restart "$SRV" >"$T_TMP/server.log" 2>&1; then
   sum=$(sum_tls)
   # shellcheck disable=SC2086

@@ -20,17 +20,7 @@ free_port() { # a loopback port nobody listens on
     ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
   done
 }
-started=
-for _ in 1 2 3 4 5; do
-  PORT=$(free_port)
-  if MQ_SERVER_ARGS="--port=$PORT --bind-address=127.0.0.1" \
-    sh "$TESTS_DIR/server.sh" start "$SRV" >"$T_TMP/server.log" 2>&1; then
-    started=1
-    break
-  fi
-  sh "$TESTS_DIR/server.sh" stop "$SRV"   # a port in use: another one
-done
-if [ -z "$started" ]; then
+if ! tcp_server "$SRV"; then
   echo "Bail out! cannot start the TCP server"
   exit 1
 fi
