@@ -995,7 +995,9 @@ main(void)
 	struct mq_tz *tzs[4];
 	char tmpdir[] = "/tmp/mq-test-cron.XXXXXX";
 	const char *y = getenv("MQ_CRON_TEST_YEARS");
-	int years = y && atoi(y) > 0 ? atoi(y) : 5, i;
+	/* the sanitized build's run: one year (the plain run does five) */
+	int years = y && atoi(y) > 0 ? atoi(y) : getenv("MQ_SANITIZED") ?
+	    1 : 5, i;
 
 	if (mkdtemp(tmpdir) == NULL) {
 		printf("Bail out! mkdtemp: %s\n", strerror(errno));
