@@ -355,7 +355,7 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 	/* the status and the server's code of the last attempt */
 	*err = last_e;
 	snprintf(err->msg, sizeof err->msg, "cannot connect to any host of "
-	    "the list: %s", tried);
+	    "the list: %.460s", tried);
 	return -1;
 }
 
