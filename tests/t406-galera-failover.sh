@@ -40,6 +40,16 @@ expect_status 0 "the desynced node first, then node 2: pushed" "$MQ" push --host
 is "$(gsql 2 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'd'")" 1 "  the job is there"
 expect_status 0 "a single desynced node (no list) is used as given" \
   "$MQ" stats --host "$N1"
+# an option file's host= list: the client library connects to its first
+# entry that answers, and mq passes over that one if it is not ready
+printf '[client]\nhost=%s,%s\n' "$N1" "$N2" >"$T_TMP/list.cnf"
+expect_status 0 "an option file's list, its first node desynced: pushed" \
+  "$MQ" push --defaults-file "$T_TMP/list.cnf" --queue d d0
+printf '[client]\nhost=%s,%s\n' "$N1" "$DEAD" >"$T_TMP/list.cnf"
+expect_status 69 "an option file's list: the desynced node and a dead entry, 69" \
+  "$MQ" stats --defaults-file "$T_TMP/list.cnf"
+like "$ERR" "*not ready (wsrep_local_state_comment Donor/Desynced)*$DEAD: cannot connect: *" \
+  "  it names the node as not ready"
 gsql 1 "SET GLOBAL wsrep_desync = OFF"
 
 # ---- a node cut off from the others (non-Primary) is passed over
