@@ -371,7 +371,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	struct mq_job *jobs;
 	struct mq_conn *c;
 	enum mq_status st;
-	size_t n, i, norphans;
+	size_t n, i, norphans = 0;
 	sigset_t held;
 	struct mq_orphan orphans[MQ_ORPHANS_MAX];
 	char why[300] = "";
@@ -433,7 +433,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	 * next ready node of a list of hosts, for what is left of D */
 	while (a.wait && st == MQ_EUNAVAIL && mq_now_us() < deadline &&
 	    !stop_signal_pending(&held) &&
-	    mq_take_orphans(c, orphans, MQ_ORPHANS_MAX) == 0) {
+	    (norphans = mq_take_orphans(c, orphans, MQ_ORPHANS_MAX)) == 0) {
 		struct mq_conn *again;
 		struct mq_error e;
 
@@ -459,7 +459,8 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	stop_signal_pending(&held);
 	/* claims whose answer was lost: with a list, also when others
 	 * gave jobs (given back after those are out) */
-	norphans = mq_take_orphans(c, orphans, MQ_ORPHANS_MAX);
+	if (norphans == 0)	/* those the loop above took are kept */
+		norphans = mq_take_orphans(c, orphans, MQ_ORPHANS_MAX);
 	if (st != MQ_OK && st != MQ_EMPTY && st != MQ_PAUSED) {
 		struct mq_error e = *mq_conn_error(c);
 		mq_close(c);
