@@ -6,6 +6,7 @@
 expect_status 0 "init creates the tables" "$MQ" init
 is "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps and mq_jobs_waits (schema 11)" \
   "init says what it created"
+CREATED=$OUT
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME" | tr '\n' ,)" \
   "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "schema version recorded on the tables"
 
@@ -17,6 +18,25 @@ is "$OUT" "table mq_jobs is up to date (schema 11)" "second init says up to date
 is "$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues; SHOW CREATE TABLE mq_jobs_counts")" \
   "$before" "second init changes no table definition"
 is "$(table_sum)" "$sum" "second init changes no row"
+
+# mq-init(1) and mq-queue(7) describe the schema the code makes: the
+# version of lib/mq.h, the lines init printed above, every upgrade in turn
+SRC=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
+V=$(sed -n 's/^#define MQ_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$SRC/lib/mq.h")
+like "$V" "[0-9]*" "lib/mq.h has the schema version"
+is "$(grep -o '(\*mq schema [0-9]*\*' "$SRC/man/mq-init.1.scd")" "(*mq schema $V*" \
+  "mq-init(1) names the current schema version, $V"
+is "$(grep -o 'comment carries the schema version: \*mq schema [0-9]*\*' "$SRC/man/mq-queue.7.scd" | grep -o '[0-9]*')" "$V" \
+  "mq-queue(7) names the current schema version, $V"
+is "$(grep "^created tables mq_jobs, " "$SRC/man/mq-init.1.scd")" "$CREATED" \
+  "mq-init(1) shows the line init prints when it creates the tables"
+is "$(grep "^table mq_jobs is up to date" "$SRC/man/mq-init.1.scd")" "table mq_jobs is up to date (schema $V)" \
+  "mq-init(1) shows the line init prints when the table is up to date"
+is "$(grep -o 'Version [0-9]*' "$SRC/man/mq-init.1.scd" | uniq | tr '\n' ' ')" \
+  "$(i=2; while [ $i -le "$V" ]; do printf 'Version %d ' $i; i=$((i + 1)); done)" \
+  "mq-init(1) describes every upgrade, 2 to $V, in order"
+is "$(grep -o 'schema [0-9]*' "$SRC/man/mq-init.1.scd" | awk -v v="$V" '$2 > v')" "" \
+  "mq-init(1) names no schema after $V"
 
 expect_status 0 "init --table makes another table" "$MQ" init --table other_q
 is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('other_q', 'other_q_archive')")" \

@@ -97,4 +97,41 @@ for page in "$MAN"/*.scd; do
   check "$(basename "$page") has an EXIT STATUS or is the data model" \
     sh -c 'grep -q "^# EXIT STATUS" "$0" || case "$0" in *.7.scd) true ;; *) false ;; esac' "$page"
 done
+# every page's EXIT STATUS lists its statuses in ascending order (128+N
+# as 128)
+for page in "$MAN"/*.scd; do
+  nums=$(awk '/^# EXIT STATUS/ { on = 1; next } /^# / { on = 0 }
+    on && /^\*[0-9]+/ { match($0, /[0-9]+/); print substr($0, RSTART, RLENGTH) }' "$page")
+  is "$(printf '%s\n' "$nums" | tr '\n' ' ')" "$(printf '%s\n' "$nums" | sort -n | tr '\n' ' ')" \
+    "$(basename "$page"): EXIT STATUS in ascending order"
+done
+# SEE ALSO: mq(1) names every other page; every mq-*(N) page names mq(1);
+# no page, README or doc/ names an mq page that does not exist
+see_also() {
+  awk '/^# SEE ALSO/ { on = 1; next } /^# / { on = 0 } on' "$1" |
+    grep -o '\*mq[-a-z]*\*([0-9])' | tr -d '*' | sort -u
+}
+pages=$(cd "$MAN" && ls mq-*.[0-9].scd mq-*.[0-9] 2>/dev/null |
+  sed 's/\.scd$//; s/\.\([0-9]\)$/(\1)/' | sort -u)
+check "man/ has 20 pages or more besides mq(1)" test "$(printf '%s\n' "$pages" | wc -l)" -ge 20
+is "$(printf '%s\n' "$pages" | while read -r pg; do see_also "$MAN/mq.1.scd" | grep -qxF "$pg" || echo "$pg"; done)" "" \
+  "mq(1) SEE ALSO names every mq-* page"
+for page in "$MAN"/mq-*.scd; do
+  check "$(basename "$page"): SEE ALSO names mq(1)" sh -c 'printf "%s\n" "$1" | grep -qxF "mq(1)"' _ "$(see_also "$page")"
+done
+SRC=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}
+is "$(grep -oh 'mq-[a-z-]*[a-z]\**([1-9])' "$MAN"/*.scd "$SRC/README.md" "$SRC"/doc/*.md |
+  tr -d '*' | sort -u | while read -r ref; do
+    name=${ref%(*}; sec=${ref#*(}; sec=${sec%)}
+    [ -f "$MAN/$name.$sec.scd" ] || [ -f "$MAN/$name.$sec" ] || echo "$ref"
+  done)" "" "every mq page the pages, README and doc/ name exists"
+# cron and systemd examples (man pages, README, doc/): mq by its full
+# path, as cron's PATH (/usr/bin:/bin) has no /usr/local/bin
+CRON_OR_UNIT='^[[:space:]]*(#[^:]*:[[:space:]]*)?((@(reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|[-0-9*/,]+[[:space:]]+[-0-9*/,]+[[:space:]]+[-0-9*/,]+[[:space:]]+[-0-9*/,a-z]+[[:space:]]+[-0-9*/,a-z]+)[[:space:]]|Exec[A-Za-z]*=)'
+bare=$(for f in "$MAN"/*.scd "$SRC/README.md" "$SRC"/doc/*.md; do
+  grep -nE "$CRON_OR_UNIT" "$f" | grep -E '[[:space:];|&(=`"'"'"']mq([[:space:]]|$)' |
+    sed "s|^|$(basename "$f"):|"
+done)
+check "cron and unit lines found (10 or more)" test "$(grep -hE "$CRON_OR_UNIT" "$MAN"/*.scd "$SRC/README.md" "$SRC"/doc/*.md | grep -c '/mq ')" -ge 10
+is "$bare" "" "every cron and systemd example runs mq by its full path"
 done_testing

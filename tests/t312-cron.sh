@@ -142,6 +142,31 @@ check "mq.prom is complete metrics (promtool)" \
 like "$(cat "$TEXTFILE/mq.prom")" '*mq_jobs{table="mq_jobs",queue="stale",state="ready"} 3*' \
   "and says what the queues hold"
 
+# the metrics doc/operating.md lists are those mq stats writes, each
+# with the labels of its samples (a limited queue: every family has one)
+"$MQ" push --queue limited x >/dev/null
+"$MQ" limit --concurrency 2 --per-key 1 --rate 10/s --key-rate 5/m limited >/dev/null
+"$MQ" stats --prometheus >"$T_TMP/all.prom"
+written=$(awk '/^# TYPE / { type[$3] = $4; next } /^#/ { next }
+  { name = $0; sub(/[{ ].*/, "", name)
+    if (name in seen) next; seen[name] = 1
+    labels = ""; rest = $0
+    while (match(rest, /[a-z_]+="/)) {
+      labels = labels (labels == "" ? "" : ",") substr(rest, RSTART, RLENGTH - 2)
+      rest = substr(rest, RSTART + RLENGTH)
+      sub(/^([^"\\]|\\.)*"/, "", rest)
+    }
+    print type[name] " " name "{" labels "}" }' "$T_TMP/all.prom" | sort)
+listed=$(awk '/^The metrics in `mq.prom`/ { on = 1 } on && !NF { exit } on' "$PAGE" |
+  tr '\n' ' ' | sed 's/the counters/\ncounter/' | awk '
+  { kind = NR == 1 ? "gauge" : "counter"; rest = $0
+    while (match(rest, /`mq_[a-z_]*\{[a-z_,]*\}`/)) {
+      print kind " " substr(rest, RSTART + 1, RLENGTH - 2)
+      rest = substr(rest, RSTART + RLENGTH) } }' | sort)
+like "$written" "*gauge mq_jobs{table,queue,state}*" "mq stats --prometheus: its metrics and labels read"
+is "$listed" "$written" \
+  "doc/operating.md lists every metric mq stats writes, gauge or counter, with its labels"
+
 # stats when the server cannot be reached: its error is mailed, the last
 # mq.prom stays, no temporary file is left
 cp "$TEXTFILE/mq.prom" "$T_TMP/last.prom"
