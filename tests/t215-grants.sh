@@ -107,4 +107,62 @@ expect_status 77 "operator: init is denied (that is the owner's)" as operator in
 for role in producer consumer operator; do
   sql_root "DROP USER 'mq_$role'@'localhost'; DROP ROLE mq_jobs_$role"
 done
+# mq(1) PRIVILEGES lists, role by role and table by table, exactly the
+# grants of sql/grants.sql (privileges and their columns)
+grants_of() { # grants_of sql|page FILE: "role table PRIV [column]" lines
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+kind, path = sys.argv[1], sys.argv[2]
+text = open(path, encoding="utf-8").read()
+out = set()
+def add(role, table, privs):
+    depth, cur, items = 0, "", []
+    for ch in privs + ",":
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            items.append(cur.strip()); cur = ""
+        else:
+            cur += ch
+    for it in items:
+        m = re.match(r"([A-Z]+)(?:\s*\(([a-z_]+(?:,\s*[a-z_]+)*)\))?(?:\s*\([^()]*\))?$", it)
+        if not m:
+            out.add("%s %s ?%s" % (role, table, it)); continue
+        cols = m.group(2)
+        if cols is None:
+            out.add("%s %s %s" % (role, table, m.group(1)))
+        else:
+            for c in cols.split(","):
+                out.add("%s %s %s %s" % (role, table, m.group(1), c.strip()))
+if kind == "sql":
+    body = " ".join(l for l in text.split("\n") if not l.lstrip().startswith("--"))
+    for st in body.split(";"):
+        st = " ".join(st.split())
+        m = re.match(r"GRANT (.+) ON `\{\{DATABASE\}\}`\.`\{\{TABLE\}\}([a-z_]*)` TO \{\{TABLE\}\}_([a-z]+)$", st)
+        if m:
+            add(m.group(3), "T" + m.group(2), m.group(1))
+else:
+    sec = text.split("\n# PRIVILEGES\n")[1].split("\n# ")[0]
+    sec = sec.replace("*", "").replace("\\_", "_")
+    role, item = None, None
+    for line in sec.split("\n") + [""]:
+        m = re.match(r"_T__([a-z]+)$", line)
+        if m:
+            role = m.group(1)
+        if item is not None and line.startswith("\t  "):
+            item += " " + line.strip(); continue
+        if item is not None:
+            t, privs = item.split(": ", 1)
+            add(role, t.replace("_T_", "T"), privs.replace("; ", ", "))
+            item = None
+        if role and line.startswith("\t- _T_"):
+            item = line[3:]
+for l in sorted(out):
+    print(l)
+PY
+}
+want=$(grants_of sql "$GRANTS")
+check "grants.sql: its grants read (60 or more)" test "$(printf '%s\n' "$want" | wc -l)" -ge 60
+is "$(grants_of page "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man/mq.1.scd")" "$want" \
+  "mq(1) PRIVILEGES lists the grants of sql/grants.sql, role by role, table by table"
 done_testing
