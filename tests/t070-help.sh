@@ -28,6 +28,12 @@ synopsis_of_help() { # the usage lines of -h output
 # every command mq -h lists (a new one is checked without a word here)
 cmds=$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit }
   on { print $1 }')
+# help is a command of its own (mq help COMMAND), in mq -h and mq(1),
+# but has no page nor option table: checked here, not in the loop
+check "mq -h lists help" sh -c 'printf "%s\n" "$0" | grep -qx help' "$cmds"
+check "mq -h lists help last" test "$(printf '%s\n' "$cmds" | tail -1)" = help
+check "mq(1) lists help among the commands" grep -qx '\*help\*' "$MAN/mq.1.scd"
+cmds=$(printf '%s\n' "$cmds" | grep -vx help)
 check "mq -h lists the commands (21 or more)" test "$(printf '%s\n' "$cmds" | wc -l)" -ge 21
 for cmd in mq $cmds; do
   page=$MAN/mq-$cmd.1.scd

@@ -65,6 +65,33 @@ like " $(comp mq push -) " "* -0 *" "mq push -<TAB> offers -0"
 is "$(comp mq pop -o "$T_TMP/a-fi")" "$T_TMP/a-file.txt" \
   "mq pop -o <TAB>: files"
 like " $(comp mq work -- ech) " "* echo *" "mq work -- <TAB>: commands"
+# mq work runs its command with execvp: programs only, not what only the
+# shell has (keywords, builtins, functions: the script's own too)
+is "$(comp mq work -- whil)" "" "mq work -- whil<TAB>: no shell keyword"
+is "$(comp mq work -- compg)" "" "mq work -- compg<TAB>: no bash builtin"
+is "$(comp mq work -- _mq)" "" "mq work -- _mq<TAB>: not the script's functions"
+is "$(comp mq work --queue q -- _mq)" "" "... after options too"
+like " $(comp mq work -- '') " "* sh *" "mq work -- <TAB>: the programs of PATH"
+is "$(comp mq work -- "$T_TMP/bin/m")" "$T_TMP/bin/mq" "a path: the programs there"
+# a list option offers the values not in the list yet
+is "$(comp mq ls --state ready,d)" "ready,dead ready,done" \
+  "mq ls --state ready,d<TAB>: the next state"
+is "$(comp mq ls --state ready,done,d)" "ready,done,dead" \
+  "mq ls --state ready,done,d<TAB>: not done again"
+is "$(comp mq ls --state ready,)" \
+  "ready,archived ready,dead ready,done ready,leased ready,scheduled ready,stale ready,waiting" \
+  "mq ls --state ready,<TAB>: every state but ready"
+# every option whose value is a list (X[,X...] in -h) completes as one
+for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' | grep -vx help); do
+  for o in $("$MQ" "$c" -h | sed -n 's/^  \(-[a-zA-Z0-9], \)\{0,1\}\(--[-a-z0-9]*\) [^ ]*\[,.*/\2/p'); do
+    kind=$(bash --norc --noprofile -c '. "$1"; _mq_value "$2" "$3"; printf "%s" "${_mq_r%% *}"' \
+      sh "$T_TMP/mq.bash" "$c" "$o")
+    case $kind in
+    queues | wordlist | none) ok "mq $c $o: a list, completed as one ($kind)" ;;
+    *) not_ok "mq $c $o: a list, completed as one" "kind: $kind" ;;
+    esac
+  done
+done
 is "$(comp mq pop --shell --count '')" "" "a number: nothing offered"
 
 # queue names, from the server, through the connection settings of the
@@ -78,6 +105,10 @@ is "$(comp mq stats --queue '')" "alpha beta" \
   "mq stats --queue <TAB>: the table's queues"
 is "$(comp mq pop --queue alpha,b)" "alpha,beta" \
   "mq pop --queue alpha,b<TAB>: the list's next queue"
+is "$(comp mq pop --queue alpha,)" "alpha,beta" \
+  "mq pop --queue alpha,<TAB>: not alpha again"
+is "$(comp mq work --queue beta,alpha,)" "" \
+  "mq work --queue beta,alpha,<TAB>: every queue named: nothing"
 is "$(comp mq pause '')" "alpha beta" "mq pause <TAB>: queues"
 is "$(comp mq stats --table other --queue '')" "gamma" \
   "--table other typed: that table's queues"
@@ -276,8 +307,8 @@ if command -v zsh >/dev/null 2>&1; then
   # the words zsh offers after mq: every command once, described (a
   # quote in a summary once split them into stray words)
   is "$(zsh -f -c 'compdef() { :; }; source "$1"; print -l $_mq_command_descs' zsh "$T_TMP/_mq" |
-    sed 's/:.*//' | tr '\n' ' ')" "$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { printf "%s ", $1 }')help " \
-    "zsh offers the commands of mq -h, each once"
+    sed 's/:.*//' | tr '\n' ' ')" "$("$MQ" -h | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { printf "%s ", $1 }')" \
+    "zsh offers the commands of mq -h (help included), each once"
   # zcomp WORD...: what _mq offers for the last word, the words as zsh
   # hands them to a completion function (as typed, quotes kept), the
   # server named by the option file only; compadd and compset stubbed
@@ -310,6 +341,12 @@ if command -v zsh >/dev/null 2>&1; then
   done
   is "$(zcomp mq stats --def "~/x.cnf" --queue '')" "alpha beta" \
     "zsh: --def ~/x.cnf (an abbreviation)"
+  is "$(zcomp mq pop --def "~/x.cnf" --queue alpha,)" "beta" \
+    "zsh: mq pop --queue alpha,<TAB>: not alpha again"
+  is "$(zcomp mq ls --state ready,done,)" "archived dead leased scheduled stale waiting" \
+    "zsh: mq ls --state ready,done,<TAB>: the states not given"
+  check "zsh: mq work -- <TAB>: external commands only (_command_names -e)" \
+    grep -q 'program) _command_names -e ;;' "$T_TMP/_mq"
   is "$(zcomp mq --def "\$HOME/x.cnf" stats --queue '')" "alpha beta" \
     "zsh: --def \$HOME/x.cnf before the command"
   is "$(zcomp mq stats "--defaults-file=~/x.cnf" --queue '')" "" \
@@ -326,7 +363,7 @@ else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
   ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
-  for i in $(seq 16); do ok "zsh: the line's settings # SKIP zsh not installed"; done
+  for i in $(seq 19); do ok "zsh: the line's settings # SKIP zsh not installed"; done
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
@@ -367,10 +404,17 @@ if command -v fish >/dev/null 2>&1; then
   is "$(fcomp "mq stats --defaults-file ~/x.cnf --table (touch $T_TMP/pwned) --queue ")" "" \
     "fish: --table (command): nothing offered"
   check "fish: ... and the command was not run" test ! -e "$T_TMP/pwned"
+  is "$(fcomp "mq pop --def ~/x.cnf --queue alpha,")" "alpha,beta" \
+    "fish: mq pop --queue alpha,<TAB>: not alpha again"
+  is "$(fcomp "mq ls --state ready,done,d")" "ready,done,dead" \
+    "fish: mq ls --state ready,done,d<TAB>: not done again"
+  is "$(fcomp "mq work -- whil")" "" "fish: mq work -- whil<TAB>: no keyword"
+  is "$(fcomp "mq work -- __mq")" "" "fish: mq work -- __mq<TAB>: not the script's functions"
+  like " $(fcomp "mq work -- ech") " "* echo *" "fish: mq work -- ech<TAB>: echo"
 else
   for d in "fish -n" "fish: mq po" "fish: --claim" "fish: queues"; do
     ok "$d # SKIP fish not installed"
   done
-  for i in $(seq 14); do ok "fish: the line's settings # SKIP fish not installed"; done
+  for i in $(seq 19); do ok "fish: the line's settings # SKIP fish not installed"; done
 fi
 done_testing

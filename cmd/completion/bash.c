@@ -163,15 +163,46 @@ static const char bash_body[] =
     "\t\"${_mq_u[0]:-mq}\" completion --queues -- \"${args[@]}\" 2>/dev/null\n"
     "}\n"
     "\n"
+    "# _mq_list WORD...: completes the last item of the comma-separated list\n"
+    "# $cur with the WORDs not in the list yet (a list names each once)\n"
+    "_mq_list()\n"
+    "{\n"
+    "\tlocal pre= last=$cur w left=\n"
+    "\tcase $cur in *,*) pre=${cur%,*}, last=${cur##*,} ;; esac\n"
+    "\tfor w in \"$@\"; do\n"
+    "\t\t[[ ,$pre == *\",$w,\"* ]] || left+=\"$w \"\n"
+    "\tdone\n"
+    "\t_mq_reply -P \"$pre\" -W \"$left\" -- \"$last\"\n"
+    "}\n"
+    "\n"
+    "# _mq_programs: the programs $cur may name, as mq work runs them\n"
+    "# (execvp): files with a / in it, else executables of PATH, not the\n"
+    "# shell's keywords, functions, aliases or builtins (unless a file of\n"
+    "# PATH has the name too)\n"
+    "_mq_programs()\n"
+    "{\n"
+    "\tlocal w\n"
+    "\tif [[ $cur == */* ]]; then\n"
+    "\t\tcompopt -o filenames 2>/dev/null\n"
+    "\t\t_mq_reply -c -- \"$cur\"\n"
+    "\t\treturn\n"
+    "\tfi\n"
+    "\tCOMPREPLY=()\n"
+    "\twhile IFS= read -r w; do\n"
+    "\t\ttype -P -- \"$w\" >/dev/null 2>&1 && COMPREPLY+=(\"$w\")\n"
+    "\tdone < <(compgen -c -- \"$cur\" 2>/dev/null | LC_ALL=C sort -u)\n"
+    "}\n"
+    "\n"
     "# _mq_complete KIND [WORD...]: completes $cur as a value of that kind\n"
     "_mq_complete()\n"
     "{\n"
-    "\tlocal pre= last=$cur\n"
+    "\tlocal -a q\n"
     "\tcase $1 in\n"
     "\tqueue) _mq_reply -W \"$(_mq_queues)\" -- \"$cur\" ;;\n"
     "\tqueues)\n"
-    "\t\tcase $cur in *,*) pre=${cur%,*}, last=${cur##*,} ;; esac\n"
-    "\t\t_mq_reply -P \"$pre\" -W \"$(_mq_queues)\" -- \"$last\" ;;\n"
+    "\t\tmapfile -t q < <(_mq_queues)\n"
+    "\t\t_mq_list \"${q[@]}\" ;;\n"
+    "\twordlist) shift; _mq_list \"$@\" ;;\n"
     "\tfile)\n"
     "\t\tcompopt -o filenames 2>/dev/null\n"
     "\t\t_mq_reply -f -- \"$cur\" ;;\n"
@@ -179,7 +210,7 @@ static const char bash_body[] =
     "\t\tcompopt -o filenames 2>/dev/null\n"
     "\t\t_mq_reply -d -- \"$cur\" ;;\n"
     "\twords) shift; _mq_reply -W \"$*\" -- \"$cur\" ;;\n"
-    "\tprogram) _mq_reply -c -- \"$cur\" ;;\n"
+    "\tprogram) _mq_programs ;;\n"
     "\tcommand) _mq_reply -W \"$_mq_commands\" -- \"$cur\" ;;\n"
     "\t*) COMPREPLY=() ;;\n"
     "\tesac\n"
@@ -258,7 +289,7 @@ static const char bash_main[] =
 
 static const char *const kinds[] = {
 	"none", "duration", "queue", "queues", "file", "dir", "words",
-	"program", "command"
+	"program", "command", "wordlist"
 };
 
 void
@@ -277,7 +308,7 @@ void
 put_kind(FILE *f, enum complete k, const char *words)
 {
 	fputs(kinds[k], f);
-	if (k == COMPLETE_WORDS)
+	if (k == COMPLETE_WORDS || k == COMPLETE_WORD_LIST)
 		fprintf(f, " %s", words);
 }
 

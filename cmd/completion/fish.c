@@ -169,18 +169,49 @@ static const char fish_queues[] =
     "\tset -l args (__mq_words)\n"
     "\tset -l mq $args[1]\n"
     "\tset -e args[1]\n"
-    "\tset -l pre ''\n"
+    "\tset -l q ($mq completion --queues -- $args 2>/dev/null)\n"
     "\tif test \"$argv[1]\" = list\n"
-    "\t\tset -l tok (commandline -ct)\n"
-    "\t\tstring match -q -- '*,*' $tok\n"
-    "\t\tand set pre (string replace -r '[^,]*$' '' -- $tok)\n"
-    "\tend\n"
-    "\tfor q in ($mq completion --queues -- $args 2>/dev/null)\n"
-    "\t\techo $pre$q\n"
+    "\t\t__mq_list $q\n"
+    "\telse\n"
+    "\t\tstring join \\n -- $q\n"
     "\tend\n"
     "end\n"
     "\n"
     "complete -c mq -f\n";
+
+/* __mq_list and __mq_programs: list items not given yet, programs */
+static const char fish_values[] =
+    "# the last item of the comma-separated list being typed: the words\n"
+    "# given that are not in the list yet (a list names each once)\n"
+    "function __mq_list\n"
+    "\tset -l tok (commandline -ct)\n"
+    "\tset -l pre ''\n"
+    "\tset -l used\n"
+    "\tif string match -q -- '*,*' $tok\n"
+    "\t\tset pre (string replace -r '[^,]*$' '' -- $tok)\n"
+    "\t\tset used (string split , -- $pre)\n"
+    "\tend\n"
+    "\tfor w in $argv\n"
+    "\t\tcontains -- $w $used; or echo $pre$w\n"
+    "\tend\n"
+    "end\n"
+    "\n"
+    "# the programs the word being typed may name, as mq work runs them\n"
+    "# (execvp): files with a / in it, else executables of PATH, not the\n"
+    "# shell's functions or builtins (unless a file of PATH has the name too)\n"
+    "function __mq_programs\n"
+    "\tset -l tok (commandline -ct)\n"
+    "\tif string match -q -- '*/*' $tok\n"
+    "\t\t__fish_complete_command\n"
+    "\t\treturn\n"
+    "\tend\n"
+    "\tfor d in $PATH\n"
+    "\t\tfor f in $d/$tok*\n"
+    "\t\t\ttest -f $f -a -x $f; and string replace -r '^.*/' '' -- $f\n"
+    "\t\tend\n"
+    "\tend | sort -u\n"
+    "end\n"
+    "\n";
 
 /* What completes a value: complete(1)'s flags for it. */
 static void
@@ -194,8 +225,11 @@ put_fish_value(FILE *f, enum complete k, const char *words)
 	case COMPLETE_QUEUE:	fputs(" -x -a '(__mq_queues)'", f); break;
 	case COMPLETE_QUEUES:	fputs(" -x -a '(__mq_queues list)'", f); break;
 	case COMPLETE_WORDS:	fprintf(f, " -x -a '%s'", words); break;
+	case COMPLETE_WORD_LIST:
+		fprintf(f, " -x -a '(__mq_list %s)'", words);
+		break;
 	case COMPLETE_PROGRAM:
-		fputs(" -x -a '(__fish_complete_command)'", f);
+		fputs(" -x -a '(__mq_programs)'", f);
 		break;
 	default:		fputs(" -x", f); break;
 	}
@@ -241,6 +275,7 @@ put_fish_completion(FILE *f)
 		fprintf(f, " --%s", shared_opts[i].name);
 	fputc('\n', f);
 	fputs(fish_body, f);
+	fputs(fish_values, f);
 	fputs(fish_queues, f);
 	for (i = 0; (c = commands[i]) != NULL; i++) {
 		fprintf(f, "complete -c mq -n 'not __mq_command' -a %s -d ",

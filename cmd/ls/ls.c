@@ -18,7 +18,7 @@ static const struct opt opts[] = {
 	    COMPLETE_QUEUE, NULL, NULL, 0, 0 },
 	{ OPT_STATE, "state", 0, "S[,S...]",
 	    "only these states: ready, scheduled, waiting,\nleased, stale, "
-	    "done, dead, archived (default:\nall but archived)", COMPLETE_WORDS,
+	    "done, dead, archived (default:\nall but archived)", COMPLETE_WORD_LIST,
 	    "ready scheduled waiting leased stale done dead archived", NULL, 0,
 	    0 },
 	{ OPT_KEY, "key", 0, "KEY", "only jobs of this key (mq push --key)",
