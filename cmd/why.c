@@ -308,12 +308,14 @@ facts(const struct mq_job_info *j, const struct mq_job_hold *h,
 	put_slots_line("per key", &h->key);
 	put_rate_line("rate", &h->queue_rate);
 	put_rate_line("key rate", &h->key_rate);
-	if (j->has_lease) {
+	if (job_held(j) && j->has_lease) {
 		put_when_line("leased until", j->leased_until,
 		    j->lease_left_us);
 		printf("leased by: ");
 		put_holder(j);
 		putchar('\n');
+	} else if (!job_held(j) && j->leased_by_len) {
+		put_text_line("last held by", j->leased_by, j->leased_by_len);
 	}
 	if (j->has_finished)
 		put_when_line("finished", j->finished_at, -j->finished_ago_us);

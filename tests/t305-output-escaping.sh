@@ -278,10 +278,10 @@ is "$(grep '^ *501 ' "$T_TMP/o-ls" | awk '{ $6 = "AGE"; print }')" \
   "ls: queue, leased_by and error escaped as \\xHH"
 expect_status 0 "ls --json" "$MQ" ls --json
 printf '%s\n' "$OUT" >"$T_TMP/ls.json"
-json_is "$T_TMP/ls.json" '(d["id"], d["queue"], d["leased_by"], d["error"])' \
-  "$(printf '(501, %s, %s, %s)\n' "$(pyq "$oq")" "$(pyq "$olb")" "$(pyq "$oerr")"
-     printf '(502, %s, %s, None)\n' "$(pyq "$oq")" "$(pyq "$olb")"
-     printf "(503, 'ok', %s, %s)\n" "$(pyq "$olb")" "$(pyq "$oerr")")" \
+json_is "$T_TMP/ls.json" '(d["id"], d["queue"], d["leased_by"], d["last_held_by"], d["error"])' \
+  "$(printf '(501, %s, None, %s, %s)\n' "$(pyq "$oq")" "$(pyq "$olb")" "$(pyq "$oerr")"
+     printf '(502, %s, %s, %s, None)\n' "$(pyq "$oq")" "$(pyq "$olb")" "$(pyq "$olb")"
+     printf "(503, 'ok', None, %s, %s)\n" "$(pyq "$olb")" "$(pyq "$oerr")")" \
   "ls --json: valid JSON, each string the stored text"
 outputs "$OUT" "$ERR" "ls --json"
 
@@ -291,18 +291,20 @@ is "$(printf '%s\n' "$OUT" | sed -n 1p | sed 's/since [^,]*,/since T,/')" \
   'job 501 is dead since T, with error: err \x1b]0;t\x07 \xe2\x80\xaerev\x0aline2\x0d\xff end' \
   "why: the sentence on one line, the error escaped"
 has_line "$T_TMP/o-why (dead)" 'queue: o\x1b[2J|x' "why: the queue escaped"
+has_line "$T_TMP/o-why (dead)" 'last held by: host\x1b[31m:1\x0a2' "why: a dead job's last holder, escaped"
 answers 12 "why of the leased job" "$MQ" why 502
 outputs "$OUT" "$ERR" "why (leased)"
 has_line "$T_TMP/o-why (leased)" 'leased by: host\x1b[31m:1\x0a2' "why: leased by, escaped"
 answers 14 "why --json" "$MQ" why --json 501
 printf '%s\n' "$OUT" >"$T_TMP/why.json"
-json_is "$T_TMP/why.json" '(d["queue"], d["leased_by"], d["error"])' \
-  "($(pyq "$oq"), $(pyq "$olb"), $(pyq "$oerr"))" "why --json: valid, the stored text"
+json_is "$T_TMP/why.json" '(d["queue"], d["leased_by"], d["last_held_by"], d["error"])' \
+  "($(pyq "$oq"), None, $(pyq "$olb"), $(pyq "$oerr"))" "why --json: valid, the stored text"
 
 expect_status 0 "show of the hostile jobs" "$MQ" show 501 502 503
 outputs "$OUT" "$ERR" show
 has_line "$T_TMP/o-show" 'dedup key: dk\x1b[H\x0ak' "show: the dedup key escaped"
 has_line "$T_TMP/o-show" 'leased by: host\x1b[31m:1\x0a2' "show: leased by escaped"
+has_line "$T_TMP/o-show" 'last held by: host\x1b[31m:1\x0a2' "show: a dead job's last holder escaped"
 is "$(grep -c 'worker w\\x1b\[1m:9\\x0d, error: h \\x1b\[2J\\x0a\\xe2\\x81\\xa6 \\xc0$' "$T_TMP/o-show")" 2 \
   "show: the history's worker and error escaped, each event on one line"
 expect_status 0 "show --json" "$MQ" show --json 501 503

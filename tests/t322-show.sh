@@ -71,8 +71,10 @@ show_state "$arch" "archived (dead)" "an archived job: state archived, and what 
 show_state "$rec" ready "a recurring job: state ready"
 
 run "$MQ" show "$ready"
-is "$(field "$OUT" queue):$(field "$OUT" priority):$(field "$OUT" attempts):$(field "$OUT" 'lease token')" \
-  "qready:0:0/10:none" "show: queue, priority, attempts, no lease token"
+is "$(field "$OUT" queue):$(field "$OUT" priority):$(field "$OUT" attempts)" \
+  "qready:0:0/10" "show: queue, priority, attempts"
+is "$(printf '%s\n' "$OUT" | grep -c '^lease\|^leased\|^last held')" 0 \
+  "show: a job never claimed: no lease line, no holder"
 like "$(field "$OUT" created)" "20*Z (*ago)" "show: created, with its age"
 like "$OUT" "*
 payload: 5 bytes
@@ -88,6 +90,30 @@ is "$(field "$OUT" 'lease token')" "set" "show: the lease token is set, not show
 tok=$(sql "SELECT lease_token FROM mq_jobs WHERE id = $leased")
 case "$OUT" in ""|*"$tok"*) not_ok "show: the token itself is not printed" ;;
   *) ok "show: the token itself is not printed" ;; esac
+run "$MQ" show "$stale"
+like "$(field "$OUT" 'leased by')" "?*:[0-9]*" "show: a stale lease: leased by host:pid"
+is "$(field "$OUT" 'lease token')" "set" "show: a stale lease: its token is still set"
+# a job whose lease ended (given back for later, dead, done) is held by
+# nobody: its last holder shown as such, no lease nor token (issue 35)
+back=$("$MQ" push --queue qback back)
+claim qback
+"$MQ" fail --retry-in 1h --error later "$RECEIPT" >/dev/null
+is "$(sql "SELECT CONCAT_WS(',', state, lease_token IS NOT NULL, leased_by IS NOT NULL) FROM mq_jobs WHERE id = $back")" \
+  "ready,1,1" "table: a job given back keeps its token and last holder"
+for id in "$back" "$twice" "$done_id"; do
+  run "$MQ" show "$id"
+  st=$(field "$OUT" state)
+  like "$(field "$OUT" 'last held by')" "?*:[0-9]*" "show: a $st job: last held by host:pid"
+  is "$(printf '%s\n' "$OUT" | grep -c '^lease token\|^leased by\|^leased until')" 0 \
+    "show: a $st job: no leased by, leased until nor lease token"
+done
+is "$(field "$("$MQ" show "$back")" state)" scheduled "  (the job given back is scheduled)"
+run "$MQ" show --json "$back" "$twice" "$leased" "$stale" "$ready"
+is "$(printf '%s\n' "$OUT" | jq -r '[.state, (.leased_by != null), (.last_held_by != null), .has_lease_token, (.leased_until != null)] | map(tostring) | join(",")' | tr '\n' ' ')" \
+  "scheduled,false,true,false,false dead,false,true,false,false leased,true,true,true,true stale,true,true,true,true ready,false,false,false,false " \
+  "json: leased_by, leased_until and has_lease_token for a held job only; last_held_by whenever one claimed it"
+is "$(printf '%s\n' "$OUT" | sed -n 2p | jq -r .last_held_by)" \
+  "$(sql "SELECT leased_by FROM mq_jobs WHERE id = $twice")" "json: last_held_by is the table's leased_by"
 run "$MQ" show "$done_id"
 like "$(field "$OUT" finished)" "20*Z (*ago)" "show: finished at"
 is "$(field "$OUT" 'dedup key')" "k1" "show: the dedup key"

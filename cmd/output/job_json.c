@@ -2,7 +2,9 @@
  * job_json.c: part of mq why and mq ls (documented in mq-why(1) and mq-ls(1)),
  * not a command: a job's fields as JSON members, the same in mq why and mq ls:
  * times as UTC ISO text with their distance from the server's now in raw
- * microseconds, text from the table JSON-escaped.
+ * microseconds, text from the table JSON-escaped. leased_until and
+ * leased_by are the holder's, null unless the job is held; last_held_by
+ * is the worker of the last claim in any state (a dead job's too).
  */
 #include <stdio.h>
 
@@ -21,9 +23,17 @@ json_time(const char *key, const char *iso, int has, int64_t us)
 		printf(",\"%s\":null,\"%s_from_now_us\":null", key, key);
 }
 
+int
+job_held(const struct mq_job_info *j)
+{
+	return j->state == MQ_ST_LEASED || j->state == MQ_ST_STALE;
+}
+
 void
 put_job_json(const struct mq_job_info *j)
 {
+	int held = job_held(j);
+
 	printf("\"id\":%llu,\"queue\":", (unsigned long long)j->id);
 	JSON_STR(j->queue, j->queue_len);
 	printf(",\"state\":\"%s\",\"paused\":%s,\"priority\":%d,"
@@ -32,11 +42,16 @@ put_job_json(const struct mq_job_info *j)
 	    j->max_attempts);
 	json_time("created_at", j->created_at, 1, -j->age_us);
 	json_time("available_at", j->available_at, 1, j->due_in_us);
-	json_time("leased_until", j->leased_until, j->has_lease,
+	json_time("leased_until", j->leased_until, held && j->has_lease,
 	    j->lease_left_us);
 	json_time("finished_at", j->finished_at, j->has_finished,
 	    -j->finished_ago_us);
 	printf(",\"leased_by\":");
+	if (held && j->leased_by_len)
+		JSON_STR(j->leased_by, j->leased_by_len);
+	else
+		printf("null");
+	printf(",\"last_held_by\":");
 	if (j->leased_by_len)
 		JSON_STR(j->leased_by, j->leased_by_len);
 	else

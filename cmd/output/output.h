@@ -69,8 +69,13 @@ void put_shell_quoted(const unsigned char *p, size_t n);
  * as mq writes one), else put_shell_quoted. */
 void put_shell_word(const unsigned char *p, size_t n);
 
-/* A job's fields as JSON members, without braces (util/job_json.c). */
+/* A job's fields as JSON members, without braces (output/job_json.c). */
 void put_job_json(const struct mq_job_info *j);
+
+/* Whether j is held now (leased, or stale: expired but not taken back),
+ * so that its lease columns are its holder's; in any other state they
+ * are what the last claim left (output/job_json.c). */
+int job_held(const struct mq_job_info *j);
 
 /* A human table (output/table.c): row by row, column 0 a name from the table
  * (shown as put_text() shows it, left-aligned), the others short cells

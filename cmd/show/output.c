@@ -31,9 +31,17 @@ put_preview(const struct mq_job_info *j)
 	putchar('\n');
 }
 
+/* A held job's lease (until, holder, token); any other job's last
+ * holder, which the row keeps after the lease ended */
 static void
 text_lease(const struct mq_job_info *j)
 {
+	if (!job_held(j)) {
+		if (j->leased_by_len)
+			put_text_line("last held by", j->leased_by,
+			    j->leased_by_len);
+		return;
+	}
 	if (j->has_lease)
 		put_when_line("leased until", j->leased_until,
 		    j->lease_left_us);
@@ -190,7 +198,7 @@ show_json_start(const struct mq_job_info *j, const struct mq_job_deps *d)
 	put_job_json(j);
 	json_family(d);
 	printf(",\"stored_state\":\"%s\",\"has_lease_token\":%s",
-	    j->stored_state, j->has_token ? "true" : "false");
+	    j->stored_state, job_held(j) && j->has_token ? "true" : "false");
 	if (j->every_anchor[0])
 		printf(",\"every_anchor\":\"%s\"", j->every_anchor);
 	else
