@@ -90,6 +90,13 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 			mq_close(c);
 			free(ids);
 			die(&cancel_command, &e);
+		} else if (strcmp(res.state, "leased") == 0) {
+			printf("job %llu cancelled (it was leased: its "
+			    "consumer's lease is lost)\n",
+			    (unsigned long long)ids[i]);
+		} else {
+			printf("job %llu cancelled\n",
+			    (unsigned long long)ids[i]);
 		}
 	}
 	mq_close(c);

@@ -136,7 +136,7 @@ like "$(sql "EXPLAIN SELECT queue, COUNT(*) FROM mq_jobs FORCE INDEX (recurring)
 
 # ---- cancel
 expect_status 0 "cancel a recurring job" "$MQ" cancel "$v"
-is "$OUT$ERR" "" "silently"
+is "$OUT:$ERR" "job $v cancelled:" "says so on standard output, nothing on standard error"
 is "$(field "$v" "CONCAT_WS(',', state, last_error, finished_at IS NOT NULL, dedup_live IS NULL)")" \
   "dead,cancelled,1,1" "dead, with a note; its key is free"
 run "$MQ" push --queue deploy --every 1h --dedup nightly-vacuum 'vacuum'
@@ -155,6 +155,7 @@ j=$("$MQ" push --queue c --max-attempts 5 failing)
 r=$("$MQ" pop --queue c -o /dev/null)
 "$MQ" fail --error 'disk full' "$r" >/dev/null
 expect_status 0 "cancel a job waiting for its retry" "$MQ" cancel "$j"
+is "$OUT:$ERR" "job $j cancelled:" "cancel confirms on standard output, as pause and purge do"
 is "$(field "$j" last_error)" "cancelled; last error: disk full" "the earlier error is kept in the note"
 
 j=$("$MQ" push --queue c leased)
@@ -164,6 +165,7 @@ expect_status 2 "a leased job is not cancelled" "$MQ" cancel "$j"
 is "$ERR" "mq cancel: job $j is leased (being run): not cancelled; --force cancels it anyway" "says why"
 is "$(table_sum)" "$sum" "nothing changed"
 expect_status 0 "--force cancels it" "$MQ" cancel --force "$j"
+is "$OUT:$ERR" "job $j cancelled (it was leased: its consumer's lease is lost):" "  and says its consumer lost the lease"
 is "$(field "$j" "CONCAT_WS(',', state, last_error, leased_until IS NULL)")" "dead,cancelled,1" "dead"
 expect_status 2 "its consumer's ack then fails" "$MQ" ack "$r"
 expect_status 2 "and its heartbeat" "$MQ" extend --lease 1m "$r"
@@ -183,11 +185,14 @@ rb=$("$MQ" pop --queue m -o /dev/null)	# a is leased now
 run "$MQ" cancel "$jb" 999998 "$ja" "$jc"
 is "$RC" 2 "a leased one among them: status 2"
 is "$(printf '%s\n' "$ERR" | wc -l | tr -d ' ')" 2 "a line for each one not cancelled"
+is "$OUT" "job $jb cancelled
+job $jc cancelled" "a line on standard output for each one cancelled, in the order given"
 is "$(sql "SELECT GROUP_CONCAT(state ORDER BY id) FROM mq_jobs WHERE id IN ($ja, $jb, $jc)")" \
   "leased,dead,dead" "the others cancelled"
 "$MQ" ack "$rb"
 jd=$("$MQ" push --queue m twice)
 expect_status 0 "an id given twice is cancelled once" "$MQ" cancel "$jd" "$jd"
+is "$OUT" "job $jd cancelled" "  and said once"
 
 # bad input: nothing touched
 sum=$(table_sum)
