@@ -324,4 +324,35 @@ expect_status 64 "bad --concurrency" "$MQ" work --concurrency 0 -- true
 expect_status 64 "bad --lease" "$MQ" work --lease 1s -- true
 expect_status 64 "bad --timeout" "$MQ" work --timeout 0s -- true
 expect_status 64 "--exit-when-empty with --wait" "$MQ" work --exit-when-empty --wait 1s -- true
+# a job killed by a signal: the signal named, by number and name, in
+# the line and in the job's error (issue 35)
+sig=$("$MQ" push --queue sg --max-attempts 1 x)
+run "$MQ" work --queue sg --exit-when-empty -- sh -c 'kill -TERM $$'
+is "$RC" 0 "a job killed by a signal: mq work goes on, status 0"
+is "$ERR" "mq work: job $sig: failed (killed by signal 15 (SIGTERM)); dead after 1 attempt" \
+  "  the line names the signal, number and name"
+is "$(row "$sig" "state, last_error")" "dead,killed by signal 15 (SIGTERM)" \
+  "  and so does the job's error"
+
+# mq work ... | head: the jobs share mq work's stdout. Once head has
+# gone, the job that dies of SIGPIPE writing there is given back, not
+# failed (nor the ones after it: mq work claims no more), and mq work
+# says so and ends with 74 (issue 35)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$MQ" push --queue hd "line $i" >/dev/null; done
+{ "$MQ" work --queue hd --exit-when-empty -- sh -c 'cat; echo' 2>"$T_TMP/hd.err"
+  echo $? >"$T_TMP/hd.rc"; } | head -2 >"$T_TMP/hd.out"
+is "$(cat "$T_TMP/hd.out")" "line 1
+line 2" "| head -2: two jobs' output"
+is "$(cat "$T_TMP/hd.rc")" 74 "mq work ends with 74 once its output has nowhere to go"
+like "$(cat "$T_TMP/hd.err")" "mq work: job *: killed by signal 13 (SIGPIPE) with standard output closed (its reader has gone): given back; claiming no more" \
+  "  it says why, once, on stderr"
+is "$(grep -c 'standard output closed' "$T_TMP/hd.err")" 1 "  one line"
+is "$(grep -c 'failed' "$T_TMP/hd.err")" 0 "  no job reported failed"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'hd' AND (state = 'dead' OR (state <> 'done' AND attempts > 0) OR last_error IS NOT NULL)")" 0 \
+  "  no job dead, failed or charged an attempt: those not done are as pushed"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_history h JOIN mq_jobs j ON j.id = h.job_id WHERE j.queue = 'hd'")" 0 \
+  "  and none has a failure in its history"
+is "$(sql "SELECT SUM(state = 'done') >= 2 AND SUM(state = 'done') + SUM(state = 'ready') = 10 FROM mq_jobs WHERE queue = 'hd'")" 1 \
+  "  the jobs that wrote before head left are done, the others ready"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'hd' AND state = 'leased'")" 0 "  none left leased"
 done_testing

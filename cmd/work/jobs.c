@@ -190,6 +190,14 @@ stderr_ready(void)
 }
 
 int
+stdout_gone(void)
+{
+	struct pollfd p = { 1, POLLOUT, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+int
 drain(struct slot *s, int ended)
 {
 	char buf[4096];

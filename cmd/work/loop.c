@@ -203,5 +203,5 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 	if (w->cw)
 		(void)mq_wait_end(w->cw, w->waiting ? &w->wait : NULL);
 	mq_close(w->cw);
-	return w->cannot_run ? 127 : 0;
+	return w->cannot_run ? 127 : w->stdout_gone ? EX_IOERR : 0;
 }

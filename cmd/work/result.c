@@ -114,7 +114,7 @@ void
 op_apply(struct worker *w)
 {
 	struct op_task *t = &w->ot;
-	char due[DURATION_MAX];
+	char due[DURATION_MAX], how[HOW_MAX];
 	int64_t now = mq_now_us();
 	size_t i;
 	int k = 0;
@@ -134,12 +134,12 @@ op_apply(struct worker *w)
 		else if (it->kind == OP_FAIL && it->res.dead)
 			say(&work_command, "job %llu: failed (%s); dead "
 			    "after %u attempt%s",
-			    (unsigned long long)s->job.id, how_it_ended(s),
+			    (unsigned long long)s->job.id, how_it_ended(s, how),
 			    it->res.attempts, PLURAL(it->res.attempts));
 		else if (it->kind == OP_FAIL)
 			say(&work_command, "job %llu: failed (%s); due "
 			    "again in %s", (unsigned long long)s->job.id,
-			    how_it_ended(s), fmt_duration(due, sizeof due,
+			    how_it_ended(s, how), fmt_duration(due, sizeof due,
 			    it->res.retry_in_us));
 		free_slot(s);
 	}
@@ -211,13 +211,53 @@ op_apply(struct worker *w)
 	t->jobs = NULL;
 }
 
+/* The usual name of a signal a job may die of, "" for another one
+ * (sigabbrev_np is glibc's only, since 2.32) */
+static const char *
+signal_name(int sig)
+{
+	switch (sig) {
+	case SIGHUP:	return "SIGHUP";
+	case SIGINT:	return "SIGINT";
+	case SIGQUIT:	return "SIGQUIT";
+	case SIGILL:	return "SIGILL";
+	case SIGTRAP:	return "SIGTRAP";
+	case SIGABRT:	return "SIGABRT";
+	case SIGBUS:	return "SIGBUS";
+	case SIGFPE:	return "SIGFPE";
+	case SIGKILL:	return "SIGKILL";
+	case SIGUSR1:	return "SIGUSR1";
+	case SIGSEGV:	return "SIGSEGV";
+	case SIGUSR2:	return "SIGUSR2";
+	case SIGPIPE:	return "SIGPIPE";
+	case SIGALRM:	return "SIGALRM";
+	case SIGTERM:	return "SIGTERM";
+	case SIGXCPU:	return "SIGXCPU";
+	case SIGXFSZ:	return "SIGXFSZ";
+	case SIGSYS:	return "SIGSYS";
+	default:	return "";
+	}
+}
+
+/* "killed by signal N (NAME)", or without the name for one it lacks */
+static int
+put_killed(char *buf, size_t size, int sig)
+{
+	const char *name = signal_name(sig);
+
+	return snprintf(buf, size, *name ? "killed by signal %d (%s)" :
+	    "killed by signal %d%s", sig, name);
+}
+
 const char *
-how_it_ended(const struct slot *s)
+how_it_ended(const struct slot *s, char *buf)
 {
 	if (s->end == TIMED_OUT)
 		return "timed out";
-	if (WIFSIGNALED(s->status))
-		return "killed by a signal";
+	if (WIFSIGNALED(s->status)) {
+		put_killed(buf, HOW_MAX, WTERMSIG(s->status));
+		return buf;
+	}
 	return "non-zero exit";
 }
 
@@ -231,8 +271,7 @@ error_text(const struct slot *s, int64_t timeout_us, char *buf)
 		n = snprintf(buf, 128, "timed out after %.1fs",
 		    (double)timeout_us / 1e6);
 	else if (WIFSIGNALED(s->status))
-		n = snprintf(buf, 128, "killed by signal %d",
-		    WTERMSIG(s->status));
+		n = put_killed(buf, 128, WTERMSIG(s->status));
 	else
 		n = snprintf(buf, 128, "exit status %d",
 		    WEXITSTATUS(s->status));

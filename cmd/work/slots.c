@@ -63,6 +63,26 @@ lose(struct slot *s, const char *why)
 	s->kill_at = mq_now_us() + GRACE_US;
 }
 
+/* A job that failed while the reader of the standard output it shares
+ * with mq work had gone (mq work ... | head): most likely killed by
+ * SIGPIPE for writing there, not its own fault, and every job after it
+ * would be. It is given back (due now, the attempt not counted), and
+ * the worker stops claiming and ends with status 74 once the running
+ * jobs are done (those that fail so are given back too). */
+static void
+output_gone(struct worker *w, struct slot *s)
+{
+	char how[HOW_MAX];
+
+	s->end = ABANDONED;
+	say(&work_command, "job %llu: %s with standard output closed (its "
+	    "reader has gone): given back%s", (unsigned long long)s->job.id,
+	    WIFSIGNALED(s->status) ? how_it_ended(s, how) : "failed",
+	    w->stdout_gone ? "" : "; claiming no more");
+	w->stdout_gone = 1;
+	w->stopping = 1;
+}
+
 void
 reap(struct worker *w)
 {
@@ -79,6 +99,8 @@ reap(struct worker *w)
 			s->ended_at = mq_now_us();
 			if (!s->stopping)
 				s->end = EXITED;
+			if (!s->stopping && !succeeded(s) && stdout_gone())
+				output_gone(w, s);
 			w->avg_run_us = w->avg_run_us ? (7 * w->avg_run_us +
 			    (s->ended_at - s->started_at)) / 8 :
 			    s->ended_at - s->started_at + 1;

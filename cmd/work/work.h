@@ -175,6 +175,9 @@ struct worker {
 	int stopping;			/* claim no more */
 	int signals;			/* stop signals received */
 	int cannot_run;			/* CMD failed to start for good */
+	int stdout_gone;		/* a job died of SIGPIPE, the reader
+					 * of mq work's stdout gone: its
+					 * jobs given back, exit 74 */
 	int sig_fd;			/* the signals' self-pipe, read end */
 };
 
@@ -248,6 +251,10 @@ int drain(struct slot *s, int ended);
 /* Whether mq work's stderr takes a write now (or fails at once). */
 int stderr_ready(void);
 
+/* Whether mq work's stdout, which its jobs share, is a pipe or socket
+ * whose reader has gone (a write there would raise SIGPIPE). */
+int stdout_gone(void);
+
 /* Signals the job's whole process group. */
 void kill_job(const struct slot *s, int sig);
 
@@ -256,8 +263,10 @@ void kill_job(const struct slot *s, int sig);
  * bytes. */
 size_t error_text(const struct slot *s, int64_t timeout_us, char *buf);
 
-/* "timed out", "killed by a signal" or "non-zero exit". */
-const char *how_it_ended(const struct slot *s);
+/* "timed out", "killed by signal 13 (SIGPIPE)" or "non-zero exit",
+ * in buf (HOW_MAX bytes) or a constant. */
+#define HOW_MAX 48
+const char *how_it_ended(const struct slot *s, char *buf);
 
 /* Whether the job exited 0. */
 int succeeded(const struct slot *s);
