@@ -133,7 +133,7 @@ expect_status 64 "ls: an operand: 64" "$MQ" ls foo
 
 # the table: a header, a line per job, the error escaped and cut
 run env COLUMNS=72 "$MQ" ls --state dead
-like "$OUT" "ID *QUEUE *STATE *PRIO *ATTEMPT *AGE *DUE/LEASE *LEASED_BY *ERROR*" "ls: the table's header"
+like "$OUT" "ID *QUEUE *STATE *PRIO *ATTEMPT *AGE *DUE/LEASE *WORKER *ERROR*" "ls: the table's header"
 is "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')" 4 "ls: one line per job, hostile text included"
 like "$OUT" "*bad\\\\x1b[31m\\\\x0a*" "ls: the error escaped"
 printf '%s\n' "$OUT" >"$T_TMP/table"

@@ -116,7 +116,7 @@ enum { C_ID, C_QUEUE, C_STATE, C_PRIO, C_ATTEMPT, C_AGE, C_WHEN, C_BY,
 	C_ERROR, NCOL };
 
 static const char *const head[NCOL] = { "ID", "QUEUE", "STATE", "PRIO",
-    "ATTEMPT", "AGE", "DUE/LEASE", "LEASED_BY", "ERROR" };
+    "ATTEMPT", "AGE", "DUE/LEASE", "WORKER", "ERROR" };
 
 /* Columns of people's text: left-aligned; the others right-aligned. */
 static int
