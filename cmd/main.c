@@ -48,8 +48,7 @@ help(void)
 	for (i = 0; table[i]; i++)
 		printf("  %-14s %s\n", table[i]->name, table[i]->summary);
 	/* not in table[]: it runs no command of its own */
-	printf("  %-14s %s\n", "help", "this help, or a command's (mq help "
-	    "COMMAND)");
+	printf("  %-14s %s\n", "help", HELP_SUMMARY);
 	put_option_help(stdout, &main_command);
 	printf("\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n");
 	exit_written(&main_command);

@@ -83,6 +83,10 @@ extern const struct command *mq_main;
 void register_commands(const struct command *mq,
     const struct command *const *list);
 
+/* mq help, which is no command of the table: its summary in mq -h and
+ * in the completions */
+#define HELP_SUMMARY "this help, or a command's (mq help COMMAND)"
+
 /* The command named name, or NULL. */
 const struct command *find_command_spec(const char *name);
 

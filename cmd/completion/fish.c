@@ -283,8 +283,9 @@ put_fish_completion(FILE *f)
 		put_quoted(f, c->summary);
 		fputc('\n', f);
 	}
-	fputs("complete -c mq -n 'not __mq_command' -a help -d 'the help of "
-	    "a command'\n", f);
+	fputs("complete -c mq -n 'not __mq_command' -a help -d ", f);
+	put_quoted(f, HELP_SUMMARY);
+	fputc('\n', f);
 	put_rows(f, "not __mq_command", mq_main->opts);
 	put_rows(f, NULL, shared_opts);
 	for (i = 0; (c = commands[i]) != NULL; i++) {

@@ -243,7 +243,9 @@ put_zsh_completion(FILE *f)
 		put_quoted(f, desc);
 		fputc('\n', f);
 	}
-	fputs("\t'help:the help of a command'\n)\n", f);
+	fputc('\t', f);
+	put_quoted(f, "help:" HELP_SUMMARY);
+	fputs("\n)\n", f);
 	fputs(zsh_unquote, f);
 	fputs(zsh_body, f);
 	put_sh_long(f, "${=_mq_r}");
