@@ -131,6 +131,15 @@ is "$(grep -oh 'mq-[a-z-]*[a-z]\**([1-9])' "$MAN"/*.scd "$SRC/README.md" "$SRC"/
     name=${ref%(*}; sec=${ref#*(}; sec=${sec%)}
     [ -f "$MAN/$name.$sec.scd" ] || [ -f "$MAN/$name.$sec" ] || echo "$ref"
   done)" "" "every mq page the pages, README and doc/ name exists"
+# the README's documentation list names every page (mq-resume(1) is
+# mq-pause(1)'s) and links every guide of doc/
+readme_docs=$(awk '/^## Documentation/ { on = 1; next } /^## / { on = 0 } on' "$SRC/README.md")
+is "$(printf '%s\n' "$pages" | grep -vx 'mq-resume(1)' | while read -r pg; do
+    printf '%s\n' "$readme_docs" | tr '\n' ' ' | grep -qF "$pg" || echo "$pg"; done)" "" \
+  "the README's documentation list names every mq-* page"
+is "$(cd "$SRC" && for d in doc/*.md; do
+    printf '%s\n' "$readme_docs" | grep -qF "]($d)" || echo "$d"; done)" "" \
+  "the README's documentation list links every doc/*.md"
 # cron and systemd examples (man pages, README, doc/): mq by its full
 # path, as cron's PATH (/usr/bin:/bin) has no /usr/local/bin
 CRON_OR_UNIT='^[[:space:]]*(#[^:]*:[[:space:]]*)?((@(reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|[-0-9*/,]+[[:space:]]+[-0-9*/,]+[[:space:]]+[-0-9*/,]+[[:space:]]+[-0-9*/,a-z]+[[:space:]]+[-0-9*/,a-z]+)[[:space:]]|Exec[A-Za-z]*=)'
