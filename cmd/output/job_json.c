@@ -1,6 +1,6 @@
 /*
- * job_json.c: part of mq why and mq ls (documented in mq-why(1) and mq-ls(1)),
- * not a command: a job's fields as JSON members, the same in mq why and mq ls:
+ * job_json.c: part of mq why, mq ls and mq show (documented in their pages),
+ * not a command: a job's fields as JSON members, the same in all three:
  * times as UTC ISO text with their distance from the server's now in raw
  * microseconds, text from the table JSON-escaped. leased_until and
  * leased_by are the holder's, null unless the job is held; last_held_by
