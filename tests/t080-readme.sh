@@ -155,6 +155,14 @@ while read -r cmd; do
   run sh -c "$cmd"
   is "$RC" 0 "systemd ExecStart runs: $cmd"
 done <"$T_TMP/exec"
+# mq-requeue-stale(1) shows the same two units; every unit anywhere in
+# the documentation runs as the package's user
+is "$(awk '/^# \/lib\/systemd\/system\/mq-requeue-stale.service$/ { on = 1 }
+  on && /^```/ { exit } on' "$ROOT/man/mq-requeue-stale.1.scd")" \
+  "$(shipped mq-requeue-stale.service mq-requeue-stale.timer)" \
+  "mq-requeue-stale(1) shows the shipped service and timer"
+is "$(grep -rh '^User=' "$ROOT/man" "$ROOT/doc" "$README" "$UNITS" | sort -u)" \
+  "User=mq" "every User= in the man pages, docs and units is User=mq"
 is "$(example systemd-work)" "$(shipped mq-work@.service)" \
   "the systemd-work example is the shipped mq-work@.service"
 is "$(example systemd-work-env)" "$(cat "$UNITS/work-example.env")" \
