@@ -139,8 +139,10 @@ is "$missing" "" "the .deb holds mq, every man page, the completions, units, SQL
 dpkg-deb -x "$DEB" "$TMP/root"
 check "/usr/bin/mq needs libmariadb.so.3 (linked dynamically)" \
   sh -c 'readelf -d "$0" | grep -q "NEEDED.*\[libmariadb\.so\.3\]"' "$TMP/root/usr/bin/mq"
+# the texts each library carries in its code (lintian's embedded-library
+# looks for zlib's)
 check "and holds no copy of it, OpenSSL or zlib" \
-  sh -c '! nm -D --defined-only "$0" | grep -qw "mysql_real_connect\|SSL_new\|inflate"' \
+  sh -c '! grep -qa "MariaDB Connector/C\|OpenSSL [0-9]\.[0-9]\|inflate [0-9.]* Copyright" "$0"' \
   "$TMP/root/usr/bin/mq"
 check "the package depends on libmariadb3" \
   sh -c 'dpkg-deb -f "$0" Depends | grep -q "libmariadb3"' "$DEB"
@@ -153,9 +155,15 @@ for u in "$TMP"/root/lib/systemd/system/*.timer; do
     test -f "${u%.timer}.service"
 done
 
-if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null 2>&1; then
+# installed only as root, and where its dependencies are (a container
+# without systemd has no systemd-sysusers: tests/deps.sh installs it)
+why=
+if [ "$(id -u)" -ne 0 ]; then why="not root"
+elif ! command -v systemd-sysusers >/dev/null 2>&1; then why="no systemd-sysusers"
+fi
+if [ -n "$why" ]; then
   out=$("$TMP/root/usr/bin/mq" --version 2>&1)
-  is "$out" "mq $VERSION" "the packaged mq --version (not root: extracted, not installed)"
+  is "$out" "mq $VERSION" "the packaged mq --version ($why: extracted, not installed)"
   echo "1..$N"
   [ "$FAILED" -eq 0 ]
   exit
