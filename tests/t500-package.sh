@@ -6,8 +6,8 @@
 # warning (an override needs a comment saying why, in the line before);
 # the .deb must hold the binary, linked to libmariadb dynamically, every
 # man page, the completions, the units and the copyright; then, as root,
-# dpkg -i installs it, the installed mq, man page, completion and units
-# are tried, and dpkg --purge removes it (and the system user mq, when
+# apt-get installs it, the installed mq, man page, completion and units
+# are tried, and apt-get purge removes it (and the system user mq, when
 # this test made it). Not as root: dpkg-deb -x, and the mq in there runs.
 # No server needed. Skips without dpkg-buildpackage, debhelper or lintian
 # (tests/deps.sh installs them).
@@ -181,9 +181,12 @@ if dpkg-query -W -f='${Status}' mq 2>/dev/null | grep -q 'installed'; then
 fi
 getent passwd mq >/dev/null 2>&1 || made_user=1
 installed=1
-DEBIAN_FRONTEND=noninteractive dpkg -i "$DEB" >"$TMP/install.log" 2>&1
+# apt-get, as a user would (and CI: it waits for a dpkg lock another
+# apt-get holds), with no network: the dependencies are installed already
+DEBIAN_FRONTEND=noninteractive $nonet apt-get install -y -q \
+  -o DPkg::Lock::Timeout=300 "$DEB" >"$TMP/install.log" 2>&1
 rc=$?
-is "$rc" 0 "dpkg -i installs it"
+is "$rc" 0 "apt-get install ./mq_${VERSION}_ARCH.deb installs it"
 [ "$rc" -eq 0 ] || diag <"$TMP/install.log"
 is "$(/usr/bin/mq --version 2>&1; echo "rc=$?")" "mq $VERSION
 rc=0" "the installed /usr/bin/mq --version prints mq $VERSION"
@@ -207,9 +210,10 @@ if command -v systemd-analyze >/dev/null 2>&1; then
   rc=$?
   is "$rc:$(cat "$TMP/verify.log")" "0:" "systemd-analyze verify: the installed units are clean"
 fi
-dpkg --purge mq >"$TMP/purge.log" 2>&1
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -q \
+  -o DPkg::Lock::Timeout=300 mq >"$TMP/purge.log" 2>&1
 rc=$?
-is "$rc" 0 "dpkg --purge removes it"
+is "$rc" 0 "apt-get purge removes it"
 [ "$rc" -eq 0 ] || diag <"$TMP/purge.log"
 installed=
 check "and /usr/bin/mq with it" test ! -e /usr/bin/mq
