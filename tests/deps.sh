@@ -13,6 +13,10 @@
 # python3-croniter (and the python3-tz it brings): the reference nobody
 # here wrote that t360 compares lib's next runs of cron expressions with
 # (issue 33); t360 skips without it.
+# dpkg-dev, debhelper and lintian: t500 builds the Debian package
+# (debian/) and checks it with lintian; it skips without them. systemd:
+# the package needs its systemd-sysusers (the user mq), and t500 checks
+# the units with systemd-analyze (installing it starts nothing).
 # mariadb-server-core brings mariadbd and mariadb-install-db without the
 # system service that mariadb-server would start: mq's tests and demo run
 # a private server of their own and leave no server behind.
@@ -23,6 +27,7 @@ pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zli
 mariadb-server-core mariadb-client python3 valgrind openssl clang
 libclang-rt-dev zsh fish galera-4 rsync tzdata"
 pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl python3-croniter"
+pkgs="$pkgs dpkg-dev debhelper lintian systemd"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
 for p in $pkgs; do

@@ -92,10 +92,14 @@ for h in help -h; do
   is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq [-h " "mq help $h is mq -h"
 done
 expect_status 64 "mq help takes one command at most" env MQ_SOCKET=/nonexistent "$MQ" help pop x
+# the version is meson's project version, whole
+version=$(sed -n "s/^project('mq'.* version: '\([^']*\)'.*/\1/p" "$MAN/../meson.build")
 run env MQ_SOCKET=/nonexistent "$MQ" --version
-like "$RC:$OUT" "0:mq [0-9]*.[0-9]*.[0-9]*" "--version prints the version"
+is "$RC:$OUT:$ERR" "0:mq $version:" "--version prints mq $version, meson's project version"
 run env MQ_SOCKET=/nonexistent "$MQ" -V
-is "$RC" 0 "-V exits 0"
+is "$RC:$OUT" "0:mq $version" "-V is --version"
+check "mq -h lists --version" sh -c '"$0" -h | grep -q "^  -V, --version "' "$MQ"
+check "mq(1) documents --version" grep -q '^\*-V\*, \*--version\*$' "$MAN/mq.1.scd"
 for page in "$MAN"/*.scd; do
   if command -v scdoc >/dev/null 2>&1; then
     check "$(basename "$page") renders with scdoc" sh -c 'scdoc <"$0" >/dev/null' "$page"

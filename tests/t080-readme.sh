@@ -133,13 +133,50 @@ run_example check
 is "$RC" 0 "check example: OK"
 like "$OUT" "MQ OK - * | '*'=*" "check example: a status line with perfdata"
 
-# systemd: each service's ExecStart runs; each timer has a schedule
+# systemd: the units doc/operating.md shows are the ones installed (the
+# files of systemd/ with the package's paths); each service's ExecStart
+# runs; each timer has a schedule
+UNITS=$ROOT/systemd
+shipped() { # shipped NAME...: as the package installs them, with headers
+  for u in "$@"; do
+    [ "$u" = "$1" ] || echo
+    echo "# /lib/systemd/system/$u"
+    sed 's|@bindir@|/usr/bin|g; s|@sysconfdir@|/etc|g' "$UNITS/$u.in"
+  done
+}
 example systemd >"$T_TMP/units"
+is "$(cat "$T_TMP/units")" "$(shipped mq-requeue-stale.service \
+  mq-requeue-stale.timer mq-archive.service mq-archive.timer)" \
+  "the systemd example is the shipped services and timers"
 is "$(grep -c '^ExecStart=' "$T_TMP/units")" 2 "two services"
 is "$(grep -c '^OnCalendar=' "$T_TMP/units")" 2 "two timers"
-grep '^ExecStart=' "$T_TMP/units" | sed 's|^ExecStart=/usr/local/bin/mq|mq|' >"$T_TMP/exec"
+grep '^ExecStart=' "$T_TMP/units" | sed 's|^ExecStart=/usr/bin/mq|mq|' >"$T_TMP/exec"
 while read -r cmd; do
   run sh -c "$cmd"
   is "$RC" 0 "systemd ExecStart runs: $cmd"
 done <"$T_TMP/exec"
+# mq-requeue-stale(1) shows the same two units; every unit anywhere in
+# the documentation runs as the package's user
+is "$(awk '/^# \/lib\/systemd\/system\/mq-requeue-stale.service$/ { on = 1 }
+  on && /^```/ { exit } on' "$ROOT/man/mq-requeue-stale.1.scd")" \
+  "$(shipped mq-requeue-stale.service mq-requeue-stale.timer)" \
+  "mq-requeue-stale(1) shows the shipped service and timer"
+is "$(grep -rh '^User=' "$ROOT/man" "$ROOT/doc" "$README" "$UNITS" | sort -u)" \
+  "User=mq" "every User= in the man pages, docs and units is User=mq"
+is "$(example systemd-work)" "$(shipped mq-work@.service)" \
+  "the systemd-work example is the shipped mq-work@.service"
+is "$(example systemd-work-env)" "$(cat "$UNITS/work-example.env")" \
+  "the systemd-work-env example is the shipped work-example.env"
+# mq-work@.service's ExecStart with an env file as systemd reads it
+# (VAR=value lines, values unquoted; unbraced $VAR split at whitespace,
+# as sh splits it): the worker drains a queue and stops
+printf 'job 1\njob 2\n' | mq push --lines --queue unitq >/dev/null
+printf '%s\n' '# as work-example.env' 'MQ_QUEUE=unitq' \
+  'MQ_WORK_OPTIONS=--exit-when-empty --concurrency 2' \
+  'MQ_WORK_COMMAND=sh -c true' >"$T_TMP/work-unitq.env"
+exec_line=$(sed -n 's|^ExecStart=@bindir@/mq |mq |p' "$UNITS/mq-work@.service.in")
+run sh -c 'while IFS= read -r l; do case $l in "#"* | "") ;; *) export "$l" ;; esac
+  done <"$0"; eval "$1"' "$T_TMP/work-unitq.env" "$exec_line"
+is "$RC:$(sql "SELECT GROUP_CONCAT(state) FROM mq_jobs WHERE queue = 'unitq'")" \
+  "0:done,done" "mq-work@.service's ExecStart with an env file: the jobs are done"
 done_testing
