@@ -16,7 +16,7 @@
  * Built and run by tests/t220-fuzz.sh:
  *   clang -fsanitize=fuzzer,address,undefined -Ilib -Icmd \
  *     tests/fuzz-parse.c lib/parse.c lib/cron.c lib/cron_next.c \
- *     lib/tz.c lib/tzrule.c cmd/output/output.c
+ *     lib/tz.c lib/tzrule.c lib/schedfile.c cmd/output/output.c
  *
  * The encoders print to stdout. To read what they print, stdout is
  * pointed for each call at a memory stream (open_memstream): glibc keeps
@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "cron.h"
+#include "schedule.h"
 #include "mq.h"
 #include "output/output.h"
 
@@ -409,6 +410,63 @@ fuzz_tz(const char *s)
 		    l.hour < 24, "zone rule: a local time");
 	}
 	mq_tz_free(tz);
+}
+
+/* ---- schedule files ---- */
+
+static int
+all_printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int
+has_bytes(const uint8_t *p, size_t n, const char *word)
+{
+	size_t w = strlen(word);
+
+	for (size_t i = 0; i + w <= n; i++)
+		if (memcmp(p + i, word, w) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+fuzz_schedfile(const uint8_t *data, size_t size)
+{
+	struct mq_schedule *v;
+	struct mq_error e;
+	struct mq_cron c;
+	size_t n, i;
+
+	/* a payload file would be read from the fuzzer's file system */
+	if (has_bytes(data, size, "payload-file"))
+		return;
+	if (mq_schedfile_parse((const char *)data, size, NULL, &v, &n,
+	    &e) != MQ_OK) {
+		CHECK(v == NULL && n == 0, "schedule file: a refused one gives "
+		    "nothing");
+		CHECK(e.msg[0] != '\0' && all_printable(e.msg),
+		    "schedule file: a refusal says why, printably");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		CHECK(mq_valid_queue(v[i].name) && mq_valid_queue(v[i].queue),
+		    "schedule file: valid names");
+		CHECK(mq_cron_parse(v[i].expr, &c, &e) == MQ_OK,
+		    "schedule file: the expression parses again");
+		CHECK(mq_tz_valid_name(v[i].zone), "schedule file: a zone name");
+		CHECK(v[i].payload != NULL && v[i].payload_len <= size,
+		    "schedule file: a payload no longer than the file");
+		CHECK(!v[i].has_key || mq_valid_key(v[i].key),
+		    "schedule file: a valid key");
+		CHECK(v[i].line >= 1 && v[i].missed_max >= 1,
+		    "schedule file: line and missed-max");
+	}
+	mq_schedules_free(v, n);
 }
 
 /* ---- output encodings ---- */
@@ -905,6 +963,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_cron(s, utc);
 	}
 	fuzz_tz(s);
+	fuzz_schedfile(data, size);
 
 	/* the encoders take bytes: all of them, NULs too */
 	fuzz_output(data, size);

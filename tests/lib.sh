@@ -357,6 +357,11 @@ all_bytes() {
 # database; gmq N ARGS... runs mq against node N; gstatus N NAME reads a
 # status variable of node N.
 galera_cluster() {
+  # before any TAP line: without galera-4 (a package build) the test skips
+  if [ ! -e /usr/lib/galera/libgalera_smm.so ]; then
+    echo "1..0 # SKIP galera-4 is not installed (tests/deps.sh installs it)"
+    exit 0
+  fi
   if [ -n "${MQ_TEST_GALERA:-}" ]; then
     G_DIR=$MQ_TEST_GALERA
     # a test before this one that failed half-way may have left a node

@@ -94,7 +94,7 @@ for page in "$MAN"/*.scd; do
   if command -v scdoc >/dev/null 2>&1; then
     check "$(basename "$page") renders with scdoc" sh -c 'scdoc <"$0" >/dev/null' "$page"
   fi
-  check "$(basename "$page") has an EXIT STATUS or is the data model" \
-    sh -c 'grep -q "^# EXIT STATUS" "$0" || case "$0" in *.7.scd) true ;; *) false ;; esac' "$page"
+  check "$(basename "$page") has an EXIT STATUS or is a file format or the data model" \
+    sh -c 'grep -q "^# EXIT STATUS" "$0" || case "$0" in *.[57].scd) true ;; *) false ;; esac' "$page"
 done
 done_testing

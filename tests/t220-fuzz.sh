@@ -42,7 +42,7 @@ if "$cc" -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$src/lib" -I"$src/cmd" "$src/tests/fuzz-parse.c" \
     "$src/lib/parse.c" "$src/lib/cron.c" "$src/lib/cron_next.c" \
-    "$src/lib/tz.c" "$src/lib/tzrule.c" \
+    "$src/lib/tz.c" "$src/lib/tzrule.c" "$src/lib/schedfile.c" \
     "$src/cmd/output/output.c" "$src/cmd/output/units.c" \
     -o "$tmp/fuzz-parse" \
     >"$tmp/cc.log" 2>&1; then
@@ -95,12 +95,15 @@ seed 'CET-1CEST,M3.5.0,M10.5.0/3'
 seed '<+1030>-10:30<+11>-11,M10.1.0,M4.1.0'
 seed 'IST-2IDT,M3.4.4/26,J300/-167'
 seed 'America/Argentina/Buenos_Aires'
+seed '# ops\n[nightly]\ncron = 30 2 * * 1-5\ntz = Europe/Berlin\nqueue = ops\npayload = a\\\\x41\\\\n\nmissed = all\nmissed-max = 3\n\n[b]\ncron=@daily\r\n'
 
 # tokens the parsers look for
 printf '%s\n' '"ms"' '"s"' '"m"' '"h"' '"d"' '"@"' '"T"' '"Z"' '":"' \
   '"-"' '"."' '"2024-02-29 "' '"00:00:00"' '"18446744073709551615"' \
   '"2147483647"' '"0123456789abcdef"' '"*/"' '" * "' '"@hourly"' \
-  '"MON"' '"JAN"' '"-7"' '",M3.5.0"' '"/-1"' '"<+0545>"' >"$tmp/dict"
+  '"MON"' '"JAN"' '"-7"' '",M3.5.0"' '"/-1"' '"<+0545>"' '"\\n["' \
+  '"]\\n"' '"cron = "' '"tz = "' '"queue = "' '"payload = "' '"missed = all"' \
+  '"missed-max = "' '"priority = "' '"max-attempts = "' '"key = "' >"$tmp/dict"
 
 # ASan's defaults, but leaks count; the sanitized build's settings are not
 # ours

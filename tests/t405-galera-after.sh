@@ -13,10 +13,6 @@
 # node 1 by one there (KILL QUERY), told from its periodic look by the
 # general log; no waiter's row left.
 . "$(dirname "$0")/lib.sh"
-if [ ! -e /usr/lib/galera/libgalera_smm.so ]; then
-  echo "1..0 # SKIP galera-4 is not installed (tests/deps.sh installs it)"
-  exit 0
-fi
 galera_cluster
 gmq 1 init >/dev/null
 conflicts() {

@@ -11,10 +11,6 @@
 # (the bench measures it).
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -x /usr/lib/galera/libgalera_smm.so ] && [ ! -f /usr/lib/galera/libgalera_smm.so ]; then
-  echo "1..0 # SKIP galera-4 is not installed (tests/deps.sh installs it)"
-  exit 0
-fi
 galera_cluster
 base=$(cat "$G_DIR/base")
 port() { echo $((base + 10 * $1 + 3)); }

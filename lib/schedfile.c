@@ -1,0 +1,544 @@
+/*
+ * schedfile.c: the schedule file (mq-schedule(5)), parsed without a
+ * server. A file is all or nothing: the first error, with its line,
+ * and no schedule. Every value is checked here as the table will hold
+ * it (the canonical expression, a zone that loads, a valid queue and
+ * key), so that applying a file that parsed fails only for reasons of
+ * the server.
+ *
+ * Raw control bytes (other than tab) are refused anywhere in the file,
+ * so that every message quoting the file's text is safe to print; a
+ * payload gets any byte through its escapes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schedule.h"
+
+static const char *const missed_names[] = { "skip", "once", "all" };
+
+const char *
+mq_missed_name(enum mq_missed m)
+{
+	return (unsigned)m < 3 ? missed_names[m] : "?";
+}
+
+int
+mq_missed_parse(const char *s)
+{
+	for (int i = 0; i < 3; i++)
+		if (s != NULL && strcmp(s, missed_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void
+mq_schedule_defaults(struct mq_schedule *s)
+{
+	memset(s, 0, sizeof *s);
+	strcpy(s->queue, "default");
+	strcpy(s->zone, "UTC");
+	s->max_attempts = MQ_DEFAULT_MAX_ATTEMPTS;
+	s->missed = MQ_MISSED_DEFAULT;
+	s->missed_max = MQ_MISSED_MAX_DEFAULT;
+}
+
+void
+mq_schedules_free(struct mq_schedule *s, size_t n)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(s[i].payload);
+	free(s);
+}
+
+/* The parse in progress. */
+struct file {
+	struct mq_schedule *v;
+	size_t n, cap;
+	const char *dir;
+	size_t bytes;		/* file and payload files read so far */
+	unsigned line;
+	int named;		/* messages name the last block */
+	unsigned seen;		/* settings of the current block (bits) */
+	int payload_file;	/* current block's payload came from a file */
+	struct mq_error *err;
+};
+
+/* Settings, one bit each in file.seen. */
+enum setting {
+	S_CRON, S_TZ, S_QUEUE, S_PAYLOAD, S_PAYLOAD_FILE, S_PRIORITY,
+	S_MAX_ATTEMPTS, S_KEY, S_MISSED, S_MISSED_MAX, S_COUNT
+};
+static const char *const setting_names[S_COUNT] = {
+	"cron", "tz", "queue", "payload", "payload-file", "priority",
+	"max-attempts", "key", "missed", "missed-max",
+};
+
+static int
+fail(struct file *f, enum mq_status st, const char *fmt, ...)
+{
+	char what[420];	/* with the line and the name, fits msg */
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	/* a tab, the one control byte a file may hold, quoted from a
+	 * value: shown as \t, so that the message prints as one line */
+	for (char *t = strchr(what, '\t'); t != NULL; t = strchr(t, '\t')) {
+		size_t rest = strlen(t + 1);
+		size_t room = (size_t)(what + sizeof what - t);
+
+		if (room < 3) {		/* no room for the 2 bytes and NUL */
+			*t = '\0';
+			break;
+		}
+		if (rest > room - 3)
+			rest = room - 3;
+		memmove(t + 2, t + 1, rest);
+		t[2 + rest] = '\0';
+		t[0] = '\\';
+		t[1] = 't';
+		t += 2;
+	}
+	memset(f->err, 0, sizeof *f->err);
+	f->err->status = st;
+	if (f->named && f->n > 0 && f->line > 0)
+		snprintf(f->err->msg, sizeof f->err->msg, "line %u: [%.64s]: %.420s",
+		    f->line, f->v[f->n - 1].name, what);
+	else if (f->line > 0)
+		snprintf(f->err->msg, sizeof f->err->msg, "line %u: %.420s",
+		    f->line, what);
+	else
+		snprintf(f->err->msg, sizeof f->err->msg, "%.420s", what);
+	return -1;
+}
+
+static int
+blank(int ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* Trims blanks from both ends of s[0..*n); returns the new start. */
+static const char *
+trim(const char *s, size_t *n)
+{
+	while (*n > 0 && blank(s[0]))
+		s++, (*n)--;
+	while (*n > 0 && blank(s[*n - 1]))
+		(*n)--;
+	return s;
+}
+
+static int
+hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* A payload's C escapes: \\ \n \t \r \0 \xHH; nothing else. */
+static int
+unescape(struct file *f, const char *s, size_t n, struct mq_schedule *sc)
+{
+	unsigned char *out = malloc(n + 1);
+	size_t o = 0;
+
+	if (out == NULL)
+		return fail(f, MQ_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\\') {
+			out[o++] = (unsigned char)s[i];
+			continue;
+		}
+		if (++i == n) {
+			free(out);
+			return fail(f, MQ_EINVAL, "payload: a backslash ends "
+			    "the line (write \\\\ for one)");
+		}
+		switch (s[i]) {
+		case '\\': out[o++] = '\\'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'r': out[o++] = '\r'; break;
+		case '0': out[o++] = '\0'; break;
+		case 'x':
+					if (i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+				out[o++] = (unsigned char)(hexval(s[i + 1]) * 16 +
+				    hexval(s[i + 2]));
+				i += 2;
+				break;
+			}
+			free(out);
+			return fail(f, MQ_EINVAL, "payload: \\x takes two "
+			    "hex digits");
+		default:
+			free(out);
+			return fail(f, MQ_EINVAL, "payload: unknown escape "
+			    "'\\%c' (\\\\ \\n \\t \\r \\0 \\xHH)", s[i]);
+		}
+	}
+	free(sc->payload);
+	sc->payload = out;
+	sc->payload_len = o;
+	return 0;
+}
+
+/* Reads a payload file, whole and verbatim. */
+static int
+read_payload_file(struct file *f, const char *name, struct mq_schedule *sc)
+{
+	char path[PATH_MAX];
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd;
+
+	if (name[0] != '/' && f->dir != NULL && f->dir[0] != '\0') {
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", f->dir, name) >=
+		    sizeof path)
+			return fail(f, MQ_EINVAL, "payload-file: '%s': path too "
+			    "long", name);
+	} else if ((size_t)snprintf(path, sizeof path, "%s", name) >=
+	    sizeof path)
+		return fail(f, MQ_EINVAL, "payload-file: '%s': path too long",
+		    name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return fail(f, MQ_EIO, "payload-file: '%s': %s", name,
+		    strerror(errno));
+	{
+		struct stat st;
+
+		/* a FIFO or a device would block or never end */
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return fail(f, MQ_EINVAL, "payload-file: '%s' is not a "
+			    "regular file", name);
+		}
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			unsigned char *nb;
+
+			cap = cap ? 2 * cap : 4096;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				close(fd);
+				return fail(f, MQ_ENOMEM, "out of memory");
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			close(fd);
+			return fail(f, MQ_EIO, "payload-file: '%s': %s", name,
+			    strerror(e));
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (f->bytes + len > MQ_SCHEDFILE_MAX) {
+			free(buf);
+			close(fd);
+			return fail(f, MQ_EINVAL, "payload-file: '%s': the file "
+			    "and its payloads exceed %u MiB", name,
+			    MQ_SCHEDFILE_MAX >> 20);
+		}
+	}
+	close(fd);
+	f->bytes += len;
+	free(sc->payload);
+	sc->payload = buf;
+	sc->payload_len = len;
+	if (buf == NULL && (sc->payload = malloc(1)) == NULL)
+		return fail(f, MQ_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int
+int_value(struct file *f, const char *what, const char *v, long lo, long hi,
+    long *out)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (v[0] == '\0' || *end != '\0' || errno != 0 || x < lo || x > hi ||
+	    blank(v[0]) || v[0] == '+')
+		return fail(f, MQ_EINVAL, "%s: '%s' is not a whole number "
+		    "from %ld to %ld", what, v, lo, hi);
+	*out = x;
+	return 0;
+}
+
+/* One "name = value" of the current block. */
+static int
+setting(struct file *f, const char *name, size_t nlen, const char *val,
+    size_t vlen)
+{
+	struct mq_schedule *sc = &f->v[f->n - 1];
+	struct mq_error e;
+	char v[MQ_CRON_INPUT_MAX + 1];
+	int which = -1;
+	long x;
+
+	for (int i = 0; i < S_COUNT; i++)
+		if (strlen(setting_names[i]) == nlen &&
+		    memcmp(setting_names[i], name, nlen) == 0)
+			which = i;
+	if (which < 0)
+		return fail(f, MQ_EINVAL, "unknown setting '%.*s' (cron, tz, "
+		    "queue, payload, payload-file, priority, max-attempts, "
+		    "key, missed, missed-max)", (int)(nlen > 64 ? 64 : nlen),
+		    name);
+	if (f->seen & (1u << which))
+		return fail(f, MQ_EINVAL, "%s given twice", setting_names[which]);
+	if ((which == S_PAYLOAD && (f->seen & (1u << S_PAYLOAD_FILE))) ||
+	    (which == S_PAYLOAD_FILE && (f->seen & (1u << S_PAYLOAD))))
+		return fail(f, MQ_EINVAL, "payload and payload-file exclude "
+		    "each other");
+	f->seen |= 1u << which;
+	if (which == S_PAYLOAD)
+		return unescape(f, val, vlen, sc);
+	if (vlen >= sizeof v)
+		return fail(f, MQ_EINVAL, "%s: value longer than %zu bytes",
+		    setting_names[which], sizeof v - 1);
+	memcpy(v, val, vlen);
+	v[vlen] = '\0';
+	switch (which) {
+	case S_CRON: {
+		struct mq_cron c;
+
+		if (mq_cron_parse(v, &c, &e) != MQ_OK)
+			return fail(f, MQ_EINVAL, "cron: %s", e.msg);
+		mq_cron_format(&c, sc->expr);
+		return 0;
+	}
+	case S_TZ: {
+		struct mq_tz *tz;
+
+		if (!mq_tz_valid_name(v))
+			return fail(f, MQ_EINVAL, "tz: '%s' is not a zone name",
+			    v);
+		if (mq_tz_load(v, NULL, &tz, &e) != MQ_OK)
+			return fail(f, e.status == MQ_ENOMEM ? MQ_ENOMEM :
+			    MQ_EINVAL, "tz: %s", e.msg);
+		mq_tz_free(tz);
+		strcpy(sc->zone, v);
+		return 0;
+	}
+	case S_QUEUE:
+		if (!mq_valid_queue(v))
+			return fail(f, MQ_EINVAL, "queue: '%s' is not a queue "
+			    "name ([A-Za-z0-9_.-], 1 to %d bytes)", v,
+			    MQ_QUEUE_MAX);
+		strcpy(sc->queue, v);
+		return 0;
+	case S_PAYLOAD_FILE:
+		if (v[0] == '\0')
+			return fail(f, MQ_EINVAL, "payload-file: no file named");
+		f->payload_file = 1;
+		return read_payload_file(f, v, sc);
+	case S_PRIORITY:
+		if (int_value(f, "priority", v, MQ_PRIORITY_MIN,
+		    MQ_PRIORITY_MAX, &x) != 0)
+			return -1;
+		sc->priority = (int)x;
+		return 0;
+	case S_MAX_ATTEMPTS:
+		if (int_value(f, "max-attempts", v, 1, 1000000, &x) != 0)
+			return -1;
+		sc->max_attempts = (unsigned)x;
+		return 0;
+	case S_KEY:
+		if (!mq_valid_key(v))
+			return fail(f, MQ_EINVAL, "key: '%s' is not a key (1 to "
+			    "%d bytes, no control characters)", v, MQ_KEY_MAX);
+		strcpy(sc->key, v);
+		sc->has_key = 1;
+		return 0;
+	case S_MISSED:
+		if ((x = mq_missed_parse(v)) < 0)
+			return fail(f, MQ_EINVAL, "missed: '%s' is not skip, "
+			    "once or all", v);
+		sc->missed = (enum mq_missed)x;
+		return 0;
+	case S_MISSED_MAX:
+		if (int_value(f, "missed-max", v, 1, MQ_MISSED_MAX_LIMIT,
+		    &x) != 0)
+			return -1;
+		sc->missed_max = (unsigned)x;
+		return 0;
+	}
+	return fail(f, MQ_EINVAL, "internal error");
+}
+
+/* Ends the current block: what it must have. */
+static int
+end_block(struct file *f, unsigned header_line)
+{
+	struct mq_schedule *sc;
+	unsigned line = f->line;
+
+	if (f->n == 0)
+		return 0;
+	sc = &f->v[f->n - 1];
+	f->line = header_line;
+	if (!(f->seen & (1u << S_CRON)))
+		return fail(f, MQ_EINVAL, "no cron expression (cron = ...)");
+	if ((f->seen & (1u << S_MISSED_MAX)) && sc->missed != MQ_MISSED_ALL)
+		return fail(f, MQ_EINVAL, "missed-max is for missed = all");
+	if (sc->payload == NULL && (sc->payload = malloc(1)) == NULL)
+		return fail(f, MQ_ENOMEM, "out of memory");
+	f->line = line;
+	return 0;
+}
+
+/* A "[name]" line: a new block. */
+static int
+header(struct file *f, const char *s, size_t n)
+{
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	size_t len;
+	const char *in;
+
+	if (n < 2 || s[n - 1] != ']')
+		return fail(f, MQ_EINVAL, "a header is '[name]'");
+	f->named = 0;
+	len = n - 2;
+	in = trim(s + 1, &len);
+	if (len == 0 || len > MQ_SCHEDULE_NAME_MAX) {
+		return fail(f, MQ_EINVAL, "'%.*s' is not a schedule name "
+		    "([A-Za-z0-9_.-], 1 to %d bytes)", (int)(len > 80 ? 80 :
+		    len), in, MQ_SCHEDULE_NAME_MAX);
+	}
+	memcpy(name, in, len);
+	name[len] = '\0';
+	if (!mq_valid_queue(name)) {
+		return fail(f, MQ_EINVAL, "'%s' is not a schedule name "
+		    "([A-Za-z0-9_.-], 1 to %d bytes)", name,
+		    MQ_SCHEDULE_NAME_MAX);
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(f->v[i].name, name) == 0) {
+			unsigned first = f->v[i].line;
+
+			return fail(f, MQ_EINVAL, "[%s] again (first on line "
+			    "%u)", name, first);
+		}
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		struct mq_schedule *v = realloc(f->v, cap * sizeof *v);
+
+		if (v == NULL)
+			return fail(f, MQ_ENOMEM, "out of memory");
+		f->v = v;
+		f->cap = cap;
+	}
+	mq_schedule_defaults(&f->v[f->n]);
+	strcpy(f->v[f->n].name, name);
+	f->v[f->n].line = f->line;
+	f->n++;
+	f->named = 1;
+	f->seen = 0;
+	f->payload_file = 0;
+	return 0;
+}
+
+enum mq_status
+mq_schedfile_parse(const char *text, size_t len, const char *dir,
+    struct mq_schedule **out, size_t *n, struct mq_error *err)
+{
+	struct file f = { .dir = dir, .err = err, .bytes = len };
+	size_t pos = 0;
+	unsigned header_line = 0;
+
+	*out = NULL;
+	*n = 0;
+	memset(err, 0, sizeof *err);
+	if (len > MQ_SCHEDFILE_MAX) {
+		fail(&f, MQ_EINVAL, "the file exceeds %u MiB",
+		    MQ_SCHEDFILE_MAX >> 20);
+		return err->status;
+	}
+	while (pos < len) {
+		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - s) : len - pos;
+		const char *eq;
+
+		pos += l + (nl != NULL);
+		f.line++;
+		if (l > 0 && s[l - 1] == '\r')
+			l--;
+		for (size_t i = 0; i < l; i++) {
+			unsigned char ch = (unsigned char)s[i];
+
+			if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+				fail(&f, MQ_EINVAL, "column %zu: control byte "
+				    "0x%02x (a payload writes it as \\x%02x)",
+				    i + 1, ch, ch);
+				goto fail;
+			}
+		}
+		s = trim(s, &l);
+		if (l == 0 || s[0] == '#')
+			continue;
+		if (s[0] == '[') {
+			if (end_block(&f, header_line) != 0 ||
+			    header(&f, s, l) != 0)
+				goto fail;
+			header_line = f.line;
+			continue;
+		}
+		eq = memchr(s, '=', l);
+		if (eq == NULL) {
+			fail(&f, MQ_EINVAL, "expected 'setting = value', "
+			    "'[name]' or a # comment");
+			goto fail;
+		}
+		if (f.n == 0) {
+			fail(&f, MQ_EINVAL, "a setting before the first "
+			    "[name]");
+			goto fail;
+		}
+		{
+			size_t nl2 = (size_t)(eq - s), vl = l - nl2 - 1;
+			const char *name = trim(s, &nl2);
+			const char *val = trim(eq + 1, &vl);
+
+			if (setting(&f, name, nl2, val, vl) != 0)
+				goto fail;
+		}
+	}
+	if (end_block(&f, header_line) != 0)
+		goto fail;
+	*out = f.v;
+	*n = f.n;
+	return MQ_OK;
+fail:
+	mq_schedules_free(f.v, f.n);
+	return err->status;
+}
