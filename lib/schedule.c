@@ -668,6 +668,9 @@ check_schedule(struct mq_conn *c, const struct mq_schedule *s)
 	return MQ_OK;
 }
 
+static void wake_changed(struct mq_conn *c, const struct mq_schedule *s,
+    size_t n, const struct mq_apply_result *res);
+
 enum mq_status
 mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
     int prune, int dry_run, struct mq_apply_result **out, size_t *nout)
@@ -724,9 +727,37 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 		free(a.res);
 		return rc;
 	}
+	if (!dry_run)
+		wake_changed(c, s, n, a.res);
 	*out = a.res;
 	*nout = a.nres;
 	return MQ_OK;
+}
+
+/* The consumers waiting on the queues of schedules added or changed
+ * read the schedules again (fire_due.c: a wakeup that brings no job),
+ * so that a first instant sooner than their next look is not late;
+ * each queue once, the first WAKE_QUEUES of them (the others' consumers
+ * look within MQ_FIRE_RECHECK_US). */
+#define WAKE_QUEUES 64
+static void
+wake_changed(struct mq_conn *c, const struct mq_schedule *s, size_t n,
+    const struct mq_apply_result *res)
+{
+	const char *woken[WAKE_QUEUES];
+	size_t nw = 0, i, k;
+
+	for (i = 0; i < n && nw < WAKE_QUEUES; i++) {
+		if (res[i].what != MQ_APPLIED_ADDED &&
+		    res[i].what != MQ_APPLIED_CHANGED)
+			continue;
+		for (k = 0; k < nw && strcmp(woken[k], s[i].queue) != 0; k++)
+			;
+		if (k < nw)
+			continue;
+		woken[nw++] = s[i].queue;
+		mq__wake_pushed(c, s[i].queue, 1);
+	}
 }
 
 /* ---- fire ---- */

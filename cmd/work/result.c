@@ -175,6 +175,11 @@ op_apply(struct worker *w)
 	w->limit_retry_at = t->retry_us > 0 ? t->posted_at + t->retry_us : 0;
 	w->limit_held = t->held;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
+		/* a wakeup that brought nothing may be an apply's: the
+		 * schedules are read again (work/heartbeat.c) */
+		if (w->woke)
+			w->fire_woken = 1;
+		w->woke = 0;
 		w->next_claim = INT64_MAX;	/* until the wait says so */
 		if (!w->idle_since)
 			w->idle_since = now;
@@ -182,6 +187,7 @@ op_apply(struct worker *w)
 	}
 	w->idle_since = 0;
 	w->idle_waits = 0;
+	w->woke = 0;
 	if (w->cw)
 		mq_wait_rearm(w->cw);	/* jobs came: the next wait looks */
 	for (i = 0; i < t->njobs; i++) {

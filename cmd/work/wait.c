@@ -64,6 +64,7 @@ step_wait(struct worker *w, short revents, int timed_out)
 	 * connected before anyone waited; other consumers that took the
 	 * jobs): it looks again at the end of each park (mq-limit(1): at
 	 * its next look, within a second) */
+	w->woke = st == MQ_OK;
 	if (st == MQ_OK || (st == MQ_EMPTY && w->limit_held))
 		w->next_claim = 0;
 	else if (st != MQ_EMPTY) {

@@ -122,6 +122,9 @@ struct beat_task {
 	int no_conn;			/* its connection could not be made */
 	enum mq_status st;
 	struct mq_error err;
+	int fire;			/* and fire the due schedules */
+	int fire_woken;			/* after a wakeup that brought none */
+	uint64_t runs;			/* the runs firing pushed */
 	struct {
 		int slot;
 		struct mq_receipt r;
@@ -164,6 +167,12 @@ struct worker {
 	int limit_held;			/* limits held due jobs back at the
 					 * last claim (mq_claim_held) */
 	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
+	/* firing the schedules of its queues (fire_due.c), by the
+	 * heartbeat thread (which owns the state while its task runs) */
+	struct mq_fire_state fire;
+	int woke;			/* the last park ended early */
+	int fire_woken;			/* and the claim after found none */
+	int fire_said;			/* firing's failure was said */
 	unsigned failures;		/* work tasks failed in a row */
 	int beat_failing;		/* the last heartbeat task failed */
 	/* connections refused for the server's limit (mq_conn_limit),
