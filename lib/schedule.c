@@ -60,11 +60,14 @@ static const char sql_due_all[] =
 static const char sql_due_queues[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` FORCE INDEX (queue_due)"
     " WHERE queue IN (%s) AND next_at <= " MQ_SQL_NOW " LIMIT 1 {{LOCK}}";
+/* the earliest instant and the server's now: one look, which is all
+ * an idle consumer's firing costs while nothing is due (fire_due.c) */
 static const char sql_next_all[] =
-    "SELECT " TO_US("MIN(next_at)") " FROM `{{TABLE}}_schedules`";
+    "SELECT " TO_US("MIN(next_at)") ", " TO_US(MQ_SQL_NOW)
+    " FROM `{{TABLE}}_schedules`";
 static const char sql_next_queues[] =
-    "SELECT " TO_US("MIN(next_at)") " FROM `{{TABLE}}_schedules`"
-    " WHERE queue IN (%s)";
+    "SELECT " TO_US("MIN(next_at)") ", " TO_US(MQ_SQL_NOW)
+    " FROM `{{TABLE}}_schedules` WHERE queue IN (%s)";
 static const char sql_fired[] =
     "INSERT INTO `{{TABLE}}_fired` (schedule, manual, instant, job,"
     " fired_at) VALUES (?, 0, " FROM_S ", ?, " MQ_SQL_NOW ")";
@@ -979,6 +982,39 @@ fire_queues(struct mq_conn *c, struct fire *f, const char *queues,
 	return MQ_OK;
 }
 
+/* The earliest next_at of the schedules f names (0: none) and the
+ * server's now, in r. */
+static enum mq_status
+look(struct mq_conn *c, struct fire *f, const char *sql,
+    struct mq_fire_report *r)
+{
+	MYSQL_STMT *st = mq__prepare_once(c, sql);
+	MYSQL_BIND out[2];
+	mq__bool nextnull = 0, nownull = 0;
+	int64_t next_us = 0;
+	enum mq_status rc;
+
+	if (st == NULL)
+		return c->err.status;
+	memset(out, 0, sizeof out);
+	mq__bind_i64(&out[0], &next_us);
+	out[0].is_null = &nextnull;
+	mq__bind_i64(&out[1], &r->now_us);
+	out[1].is_null = &nownull;
+	rc = mq__execute(c, st, f->nq ? f->qb : NULL,
+	    "cannot read the schedules");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out))
+		rc = mq__dberr(c, st, "cannot read the schedules");
+	if (rc == MQ_OK) {
+		if (mysql_stmt_fetch(st) != 0)
+			nextnull = 1;
+		mysql_stmt_free_result(st);
+	}
+	mq__release(c, st);
+	r->next_us = rc == MQ_OK && !nextnull ? next_us : 0;
+	return rc;
+}
+
 enum mq_status
 mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
     struct mq_fire_report *r)
@@ -986,8 +1022,6 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 	struct fire *f = calloc(1, sizeof *f);
 	char *due = NULL, *next = NULL;
 	enum mq_status rc;
-	int64_t next_us = 0;
-	int null = 1;
 
 	memset(r, 0, sizeof *r);
 	if (f == NULL || (f->instants = malloc(MQ_MISSED_MAX_LIMIT *
@@ -998,6 +1032,11 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 	}
 	rc = fire_queues(c, f, queues, &due, &next);
 	f->due_sql = due ? due : sql_due_all;
+	/* nothing due (the common case): that one look */
+	if (rc == MQ_OK)
+		rc = look(c, f, next ? next : sql_next_all, r);
+	if (rc == MQ_OK && (r->next_us == 0 || r->next_us > r->now_us))
+		goto out;
 	if (rc == MQ_OK)
 		rc = mq__read_committed(c);
 	while (rc == MQ_OK && (max == 0 || r->schedules < max)) {
@@ -1013,36 +1052,9 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 	}
 	if (rc == MQ_EMPTY)
 		rc = MQ_OK;
-	if (rc == MQ_OK) {
-		MYSQL_STMT *st = mq__prepare_once(c, next ? next :
-		    sql_next_all);
-		MYSQL_BIND out[1];
-		mq__bool isnull = 0;
-		int x;
-
-		if (st == NULL) {
-			rc = c->err.status;
-		} else {
-			memset(out, 0, sizeof out);
-			mq__bind_i64(&out[0], &next_us);
-			out[0].is_null = &isnull;
-			rc = mq__execute(c, st, f->nq ? f->qb : NULL,
-			    "cannot read the schedules");
-			if (rc == MQ_OK && mysql_stmt_bind_result(st, out))
-				rc = mq__dberr(c, st,
-				    "cannot read the schedules");
-			if (rc == MQ_OK) {
-				x = mysql_stmt_fetch(st);
-				null = x != 0 || isnull;
-				mysql_stmt_free_result(st);
-			}
-			mq__release(c, st);
-		}
-	}
-	if (rc == MQ_OK && !null)
-		r->next_us = next_us;
 	if (rc == MQ_OK)
-		rc = read_i64(c, sql_now, NULL, &r->now_us, &null);
+		rc = look(c, f, next ? next : sql_next_all, r);
+out:
 	free(due);
 	free(next);
 	free(f->instants);

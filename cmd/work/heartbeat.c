@@ -3,8 +3,7 @@
  * waiting or running. The heartbeat thread has a connection of its own
  * and does not wait for row locks (mq_try_extend), so that a claim or an
  * ack that waits never holds up an extension; a lease found lost stops
- * its job (lose()). It also fires the due schedules of the worker's
- * queues (lib/fire_due.c), off the claims' path.
+ * its job (lose()).
  */
 #include <string.h>
 
@@ -30,7 +29,7 @@ beat_run(void *ctx)
 			t->item[i].st = t->st;
 		return;
 	}
-	for (i = 0; i < t->n && w->cb != NULL; i++) {
+	for (i = 0; i < t->n; i++) {
 		t->item[i].sent_at = mq_now_us();
 		st = t->item[i].st = mq_try_extend(w->cb, &t->item[i].r,
 		    w->lease_us);
@@ -42,14 +41,6 @@ beat_run(void *ctx)
 		w->cb = NULL;
 		for (i++; i < t->n; i++)
 			t->item[i].st = st;
-	}
-	/* the schedules: what fails there is kept in w->fire, said by
-	 * the loop; a lost connection is made again next time */
-	if (t->fire && w->cb != NULL &&
-	    mq_fire_due(w->cb, w->pop.queue, &w->fire, t->fire_woken,
-	    &t->runs) != MQ_OK) {
-		mq_close(w->cb);
-		w->cb = NULL;
 	}
 }
 
@@ -64,10 +55,6 @@ beat_post(struct worker *w)
 	int i;
 
 	t->n = 0;
-	t->runs = 0;
-	t->fire_woken = w->fire_woken;
-	t->fire = !w->stopping && !w->fire.off &&
-	    (mq_fire_wait_us(&w->fire) == 0 || w->fire_woken);
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
 		if ((s->state != QUEUED && s->state != RUNNING) ||
@@ -77,7 +64,7 @@ beat_post(struct worker *w)
 		t->item[t->n].slot = i;
 		t->item[t->n++].r = s->job.receipt;
 	}
-	if (t->n == 0 && !t->fire)
+	if (t->n == 0)
 		return;
 	t->w = w;
 	dbt_post(&w->beat, beat_run, t);
@@ -91,18 +78,6 @@ beat_apply(struct worker *w)
 	int64_t now = mq_now_us();
 	size_t i;
 
-	if (t->fire) {
-		w->fire_woken = 0;
-		if (t->runs > 0 && !w->stopping)
-			w->next_claim = 0;	/* its runs: claim them */
-		if (w->fire.failed && !w->fire_said) {
-			report(&work_command, w->fire.off ? "cannot fire the "
-			    "schedules (this worker stops trying)" :
-			    "cannot fire the schedules", &w->fire.err);
-			w->fire_said = 1;
-		} else if (!w->fire.failed)
-			w->fire_said = 0;
-	}
 	for (i = 0; i < t->n; i++) {
 		struct slot *s = &w->slot[t->item[i].slot];
 		if ((s->state != QUEUED && s->state != RUNNING) ||

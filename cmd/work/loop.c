@@ -64,10 +64,7 @@ timeout_ms(struct worker *w)
 		SOONER(w->wait.deadline_us);
 	if (w->stop_idle_since)
 		SOONER(w->stop_idle_since + STOP_WAIT_US);
-	/* the schedules' next look (the heartbeat thread's, when free) */
-	if (!w->beat.busy && !w->stopping && !w->fire.off)
-		SOONER(now + (mq_fire_wait_us(&w->fire) < 1000000 ?
-		    mq_fire_wait_us(&w->fire) : 1000000));
+
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
 		if (s->state == ENDED && op_free && !s->in_op)

@@ -109,6 +109,25 @@ extended(struct worker *w, struct slot *s, const struct op_item *it,
 	}
 }
 
+/* After a task that fired the schedules: their runs are claimed (by
+ * this claim, or the next at once); a failure is said once while it
+ * lasts. */
+static void
+fired(struct worker *w, const struct op_task *t)
+{
+	w->fire_woken = 0;
+	if (t->runs > 0 && !w->stopping)
+		w->next_claim = 0;
+	if (w->fire.failed && !w->fire_said) {
+		report(&work_command, w->fire.off ? "cannot fire the "
+		    "schedules (this worker stops trying)" :
+		    "cannot fire the schedules", &w->fire.err);
+		w->fire_said = 1;
+	} else if (!w->fire.failed) {
+		w->fire_said = 0;
+	}
+}
+
 /* The work thread is done: the outcome, job by job. */
 void
 op_apply(struct worker *w)
@@ -168,6 +187,8 @@ op_apply(struct worker *w)
 	if (t->n || t->room)
 		w->failures = 0;
 	w->limit_said = 0;	/* connected: a refusal now is said again */
+	if (t->fire)
+		fired(w, t);
 	if (!t->room)
 		return;
 	/* from the claim, not from the park, which may come much later

@@ -15,7 +15,17 @@ park(struct worker *w)
 
 	if (w->waiting || w->wait_broken || w->cw == NULL)
 		return;
+	/* the schedules' look is due (their next instant, the recheck, or
+	 * a wakeup that brought no job): a claim fires first
+	 * (work/claim.c), instead of a park */
+	if (!w->op.busy && !w->stopping && !w->fire.off &&
+	    (w->fire_woken || mq_fire_wait_us(&w->fire) == 0)) {
+		w->next_claim = 0;
+		return;
+	}
 	us = mq_wait_backoff_us(w->idle_waits++);
+	if (!w->op.busy && !w->fire.off && us > mq_fire_wait_us(&w->fire))
+		us = mq_fire_wait_us(&w->fire);
 	/* a rate lets a claim through then: not later */
 	if (w->limit_retry_at > 0) {
 		left = w->limit_retry_at - mq_now_us();
