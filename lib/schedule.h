@@ -77,6 +77,17 @@ enum mq_status mq_schedfile_parse(const char *text, size_t len,
     const char *dir, struct mq_schedule **out, size_t *n,
     struct mq_error *err);
 
+/**
+ * Sets one field of s from its text as a schedule file writes it
+ * (mq-schedule(5)): name is "cron", "tz", "queue", "priority",
+ * "max-attempts", "key", "missed" or "missed-max" (not the payload).
+ * The one home of each value's checks: the file's parser and mq push
+ * --cron call it. MQ_OK; or MQ_EINVAL (MQ_ENOMEM) and err->msg
+ * ("cron: column 3: hour: 24 is out of range 0-23"), s untouched.
+ */
+enum mq_status mq_schedule_set(struct mq_schedule *s, const char *name,
+    const char *value, struct mq_error *err);
+
 /** Frees an array from mq_schedfile_parse (NULL is fine). */
 void mq_schedules_free(struct mq_schedule *s, size_t n);
 
