@@ -108,4 +108,50 @@ is "$(cat "$LOG")" "second job" "  the job ran"
 is "$(printf '%s\n' "$ERR" | grep -c 'mq work: cannot fire the schedules (this worker stops trying): .*error 1142')" 1 \
   "  and it says once that it cannot fire, with the server's code"
 sql_root "DROP USER t362@localhost"
+
+# ---- mq push --cron: a schedule from the command line
+count() { sql "SELECT COUNT(*) FROM mq_jobs_schedules"; }
+before=$(count)
+expect_status 0 "push --cron makes a schedule" \
+  "$MQ" push --cron '30 2 * * mon-fri' --tz Europe/Berlin --queue ops --priority -3 --max-attempts 4 --key nightly 'backup --full'
+name=$OUT
+like "$name" "cron-????????????????" "  its derived name on stdout"
+like "$ERR" "mq push: added schedule $name (next * UTC)" "  what it did on stderr"
+is "$(sql "SELECT CONCAT_WS(' ', expr, zone, queue, payload, priority, max_attempts, job_key, missed, version) FROM mq_jobs_schedules WHERE name = '$name'")" \
+  "30 2 * * 1-5 Europe/Berlin ops backup --full -3 4 nightly once 1" "  the table holds what the options say"
+expect_status 0 "the same schedule again, spelled otherwise" \
+  "$MQ" push --cron '30 2 * * 1-5' --tz Europe/Berlin --queue ops --priority -3 --max-attempts 4 --key nightly 'backup --full'
+is "$OUT" "$name" "  the same name"
+like "$ERR" "mq push: unchanged schedule $name *" "  unchanged"
+is "$(sql "SELECT version FROM mq_jobs_schedules WHERE name = '$name'")" 1 "  not written"
+expect_status 0 "a named schedule from standard input, quiet" \
+  sh -c 'printf "line1\nline2\n" | "$0" push --cron @hourly --name hourly-report --missed skip --quiet' "$MQ"
+is "$OUT:$ERR" "hourly-report:" "  its name, nothing on stderr"
+is "$(sql "SELECT CONCAT_WS(' ', expr, missed, HEX(payload)) FROM mq_jobs_schedules WHERE name = 'hourly-report'")" \
+  "0 * * * * skip 6C696E65310A6C696E65320A" "  stdin's bytes as the payload"
+n0=$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'hourly-report'")
+expect_status 0 "pushed again under its name: changed to what the options say" \
+  "$MQ" push --cron '*/30 * * * *' --name hourly-report x
+like "$ERR" "mq push: changed schedule hourly-report *" "  changed"
+is "$(sql "SELECT CONCAT_WS(' ', expr, missed, payload, version) FROM mq_jobs_schedules WHERE name = 'hourly-report'")" \
+  "0,30 * * * * once x 2" "  a declaration: the options not given take their defaults"
+before=$(count)
+for bad in "--cron '0 24 * * *' x|invalid --cron: column 3: hour: 24 is out of range 0-23" \
+    "--cron @daily --tz Mars/Base x|invalid --tz: unknown time zone 'Mars/Base' *" \
+    "--cron @daily --missed sometimes x|invalid --missed: 'sometimes' is not skip, once or all" \
+    "--cron @daily --name 'a b' x|invalid --name 'a b': *" \
+    "--cron @reboot x|invalid --cron: *" \
+    "--tz UTC x|--tz, --name and --missed go with --cron" \
+    "--name n x|--tz, --name and --missed go with --cron" \
+    "--cron @daily --every 1h x|--cron makes a schedule: not with *" \
+    "--cron @daily --after 1 x|--cron makes a schedule: not with *" \
+    "--cron @daily --wait x|--cron makes a schedule: not with *" \
+    "--lines --cron @daily|--cron makes a schedule: not with *"; do
+  args=${bad%%|*} msg=${bad#*|}
+  eval "expect_status 64 \"push \$args: 64\" \"\$MQ\" push $args"
+  like "$ERR" "mq push: $msg" "  one line: $msg"
+done
+is "$(count)" "$before" "  nothing written by the refused ones"
+expect_status 64 "a zone with control bytes is refused, shown escaped" "$MQ" push --cron @daily --tz "$(printf 'X\033[2J')" x
+is "$ERR" "mq push: invalid --tz: 'X\\x1b[2J' is not a zone name" "  escaped"
 done_testing
