@@ -423,7 +423,7 @@ struct apply {
 	size_t n;
 	int prune, dry_run;
 	struct mq_apply_result *res;
-	size_t nres;
+	size_t nres, cap;
 };
 
 /* The row's values bound for sql_add (from name) or sql_change (from
@@ -563,7 +563,9 @@ apply_tx(struct mq_conn *c, void *ctx)
 		memset(r, 0, sizeof *r);
 		memcpy(r->name, want->name, sizeof r->name);
 		if (j < nrows && cmp == 0) {
-			rows[j].has_last = 1;	/* matched: not pruned */
+			/* has_last, unused by this read, marks the row
+			 * matched: --prune keeps it */
+			rows[j].has_last = 1;
 			r->changed = differences(&rows[j].s, want);
 			r->next_at = floor_s(rows[j].next_at_us);
 			if (rows[j].next_at_us % 1000000)
@@ -617,6 +619,16 @@ apply_tx(struct mq_conn *c, void *ctx)
 
 		if (rows[j].has_last)
 			continue;
+		if (a->nres == a->cap) {	/* rows added since the count */
+			struct mq_apply_result *more = realloc(a->res,
+			    2 * a->cap * sizeof *more);
+			if (more == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			a->res = more;
+			a->cap *= 2;
+		}
 		r = &a->res[a->nres++];
 		memset(r, 0, sizeof *r);
 		memcpy(r->name, rows[j].s.name, sizeof r->name);
@@ -713,6 +725,7 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 		}
 		cap += (size_t)rows + 1024;
 	}
+	a.cap = cap;
 	if ((a.res = calloc(cap, sizeof *a.res)) == NULL) {
 		free(a.sorted);
 		return mq__fail(c, MQ_ENOMEM, "out of memory");

@@ -303,6 +303,27 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules WHERE name = 'berlin'"):$(sql 
 expect_status 1 "schedule rm again: 1" "$MQ" schedule rm berlin
 like "$ERR" "*no schedule 'berlin'*" "  says so"
 
+# ---- a run whose consumer is killed -9 is redelivered ----
+printf '[crash]\ncron = 0 0 1 1 *\nqueue = crash\npayload = work\n' >"$F"
+expect_status 0 "apply a schedule of queue crash" "$MQ" schedule apply "$F"
+expect_status 0 "run it now" "$MQ" schedule run crash
+cid=$OUT
+"$MQ" work --queue crash --lease 3s -- sleep 6 >/dev/null 2>&1 &
+wpid=$!
+k=0
+while [ "$(sql "SELECT state FROM mq_jobs WHERE id = $cid")" != leased ] && [ $k -lt 100 ]; do
+  sleep 0.1; k=$((k + 1))
+done
+kill -9 "$wpid"
+wait "$wpid" 2>/dev/null
+is "$(sql "SELECT CONCAT(state, ' ', attempts) FROM mq_jobs WHERE id = $cid")" "leased 1" "the run was leased by mq work, killed -9"
+sleep 4
+expect_status 0 "its lease ended: requeue-stale" "$MQ" requeue-stale --queue crash
+run "$MQ" pop --queue crash --receipt-file "$T_TMP/rc"
+is "$RC:$OUT:$(sql "SELECT attempts FROM mq_jobs WHERE id = $cid")" "0:work:2" "  the run is delivered again"
+expect_status 0 "  and acked" "$MQ" ack "$(cat "$T_TMP/rc")"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = $cid")" done "  done"
+
 # ---- exit statuses ----
 expect_status 64 "no subcommand: 64" "$MQ" schedule
 expect_status 64 "an unknown subcommand: 64" "$MQ" schedule frob
