@@ -37,6 +37,12 @@ static const char sql_now[] = "SELECT " TO_US(MQ_SQL_NOW);
 static const char sql_last[] =
     "SELECT TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
     " FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = 0";
+/* the same for every schedule at once (an apply that adds or moves
+ * many): one loose scan of the primary key */
+static const char sql_lasts[] =
+    "SELECT schedule, TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
+    " FROM `{{TABLE}}_fired` WHERE manual = 0 GROUP BY schedule"
+    " ORDER BY schedule";
 static const char sql_add[] =
     "INSERT INTO `{{TABLE}}_schedules` (name, expr, zone, queue, payload,"
     " priority, max_attempts, job_key, missed, missed_max, next_at,"
@@ -417,7 +423,18 @@ differences(const struct mq_schedule *have, const struct mq_schedule *want)
 	return d;
 }
 
+/* A schedule's last instant fired (sql_lasts). */
+struct last {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	int64_t at;
+};
+
 struct apply {
+	/* the ledger's last instants, read once per transaction when one
+	 * is needed (names ascending) */
+	struct last *lasts;
+	size_t nlasts;
+	int lasts_read;
 	const struct mq_schedule *s;
 	const struct mq_schedule **sorted;
 	size_t n;
@@ -510,19 +527,78 @@ exec_write(struct mq_conn *c, const char *tmpl, MYSQL_BIND *b,
 	return rc;
 }
 
+/* Reads every schedule's last instant fired into a->lasts. */
+static enum mq_status
+read_lasts(struct mq_conn *c, struct apply *a)
+{
+	MYSQL_STMT *st = mq__prepare(c, sql_lasts);
+	MYSQL_BIND out[2];
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long len = 0;
+	mq__bool null[2] = { 0, 0 };
+	int64_t at = 0;
+	size_t cap = 0;
+	enum mq_status rc;
+	int r = 0;
+
+	a->nlasts = 0;
+	if (st == NULL)
+		return c->err.status;
+	memset(out, 0, sizeof out);
+	mq__bind_text_out(&out[0], name, sizeof name - 1, &len, &null[0]);
+	mq__bind_i64(&out[1], &at);
+	out[1].is_null = &null[1];
+	rc = mq__execute(c, st, NULL, "cannot read the ledger");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		if (a->nlasts == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct last *m = realloc(a->lasts, nc * sizeof *m);
+			if (m == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			a->lasts = m;
+			cap = nc;
+		}
+		name[len < sizeof name - 1 ? len : sizeof name - 1] = '\0';
+		memcpy(a->lasts[a->nlasts].name, name, sizeof name);
+		a->lasts[a->nlasts++].at = null[1] ? 0 : at;
+	}
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	mysql_stmt_free_result(st);
+	mq__release(c, st);
+	if (rc == MQ_OK)
+		a->lasts_read = 1;
+	return rc;
+}
+
+static int
+cmp_last(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct last *)elem)->name);
+}
+
 /* The instant a new or changed schedule is due at: its first after the
  * later of now and the last it fired. */
 static enum mq_status
-first_instant(struct mq_conn *c, const struct mq_schedule *s, int64_t now_s,
-    int64_t *next_s)
+first_instant(struct mq_conn *c, struct apply *a, const struct mq_schedule *s,
+    int64_t now_s, int64_t *next_s)
 {
 	struct engine e;
 	struct mq_error err;
+	const struct last *l;
 	int64_t last;
 	enum mq_status rc;
 
-	if ((rc = last_fired(c, s->name, &last)) != MQ_OK)
+	if (!a->lasts_read && (rc = read_lasts(c, a)) != MQ_OK)
 		return rc;
+	l = a->nlasts ? bsearch(s->name, a->lasts, a->nlasts, sizeof *l,
+	    cmp_last) : NULL;
+	last = l ? l->at : 0;
 	if (engine_load(s, &e, &err) != MQ_OK) {
 		mq_tz_free(e.tz);
 		return mq__fail(c, MQ_EINVAL, "schedule '%s': %s", s->name,
@@ -545,6 +621,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 	int null, have_now = 0;
 
 	a->nres = 0;
+	a->lasts_read = 0;	/* read again in this transaction */
 	if ((st = mq__prepare(c, sql_all)) == NULL)
 		return c->err.status;
 	rc = read_rows(c, st, NULL, 0, &rows, &nrows, &cap);
@@ -585,7 +662,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 		}
 		if (r->what == MQ_APPLIED_ADDED || (r->changed &
 		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE))) {
-			if ((rc = first_instant(c, want, floor_s(now_us),
+			if ((rc = first_instant(c, a, want, floor_s(now_us),
 			    &next_s)) != MQ_OK)
 				break;
 			r->next_at = next_s;
@@ -733,6 +810,7 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 	if ((rc = mq__read_committed(c)) == MQ_OK)
 		rc = mq__in_tx(c, apply_tx, &a);
 	free(a.sorted);
+	free(a.lasts);
 	if (rc != MQ_OK && rc != MQ_EMPTY) {
 		free(a.res);
 		return rc;
