@@ -68,9 +68,12 @@ static const char sql_due_queues[] =
     " WHERE queue IN (%s) AND next_at <= " MQ_SQL_NOW " LIMIT 1 {{LOCK}}";
 static const char sql_next_all[] =
     "SELECT " TO_US("MIN(next_at)") " FROM `{{TABLE}}_schedules`";
-static const char sql_next_queues[] =
-    "SELECT " TO_US("MIN(next_at)") " FROM `{{TABLE}}_schedules`"
-    " WHERE queue IN (%s)";
+/* of some queues: each queue's first entry of queue_due (one lookup
+ * each), not a range over all their schedules */
+static const char sql_next_head[] = "SELECT " TO_US("MIN(m)") " FROM (";
+static const char sql_next_part[] =
+    "SELECT MIN(next_at) AS m FROM `{{TABLE}}_schedules` WHERE queue = ?";
+static const char sql_next_tail[] = ") AS mins";
 static const char sql_fired[] =
     "INSERT INTO `{{TABLE}}_fired` (schedule, manual, instant, job,"
     " fired_at) VALUES (?, 0, " FROM_S ", ?, " MQ_SQL_NOW ")";
@@ -216,7 +219,7 @@ take_row(struct mq_conn *c, MYSQL_STMT *st, struct row_out *o,
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
  * row to *rows (*n of them, *cap allocated). */
 static enum mq_status
-read_rows(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
+read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
     struct mq_schedule_row **rows, size_t *n, size_t *cap)
 {
 	struct row_out *o = malloc(sizeof *o);
@@ -624,7 +627,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 	a->lasts_read = 0;	/* read again in this transaction */
 	if ((st = mq__prepare(c, sql_all)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, NULL, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	/* rows by name (ascii_bin: byte order, as strcmp), file by name */
 	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
@@ -958,7 +961,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	f->broken = 0;
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, f->nq ? f->qb : NULL, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, f->nq ? f->qb : NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	if (rc != MQ_OK || nrows == 0) {
 		mq_schedule_rows_free(rows, nrows);
@@ -1025,7 +1028,8 @@ fire_queues(struct mq_conn *c, struct fire *f, const char *queues,
 		    i ? ", " : "");
 	}
 	*due = malloc(sizeof sql_due_queues + sizeof marks);
-	*next = malloc(sizeof sql_next_queues + sizeof marks);
+	*next = malloc(sizeof sql_next_head + sizeof sql_next_tail +
+	    f->nq * (sizeof sql_next_part + 11));
 	if (*due == NULL || *next == NULL) {
 		free(*due);
 		free(*next);
@@ -1034,8 +1038,13 @@ fire_queues(struct mq_conn *c, struct fire *f, const char *queues,
 	}
 	snprintf(*due, sizeof sql_due_queues + sizeof marks, sql_due_queues,
 	    marks);
-	snprintf(*next, sizeof sql_next_queues + sizeof marks,
-	    sql_next_queues, marks);
+	strcpy(*next, sql_next_head);
+	for (i = 0; i < f->nq; i++) {
+		if (i)
+			strcat(*next, " UNION ALL ");
+		strcat(*next, sql_next_part);
+	}
+	strcat(*next, sql_next_tail);
 	return MQ_OK;
 }
 
@@ -1132,7 +1141,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], m->name, &nlen);
-	rc = read_rows(c, st, in, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, in, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
@@ -1208,7 +1217,7 @@ mq_schedule_list(struct mq_conn *c, struct mq_schedule_row **rows, size_t *n)
 	*n = 0;
 	if ((st = mq__prepare(c, sql_list)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, NULL, 1, rows, n, &cap);
+	rc = read_schedules(c, st, NULL, 1, rows, n, &cap);
 	mq__release(c, st);
 	if (rc != MQ_OK) {
 		mq_schedule_rows_free(*rows, *n);

@@ -339,7 +339,10 @@ expect_status 78 "no table: 78" "$MQ" schedule ls --table nosuch
 sql "CREATE USER IF NOT EXISTS t361@localhost"
 expect_status 77 "an account without rights: 77" env -u MQ_USER "$MQ" schedule ls --user t361
 expect_status 0 "fire --queue of another queue" "$MQ" schedule fire --queue a,b
-like "$OUT" "fired 0 schedules*" "  fires nothing of the others"
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped" "  fires nothing of the others, and knows no next instant"
+sql "UPDATE mq_jobs_schedules SET next_at = '2099-05-01 10:00:00' WHERE name = 'crash'"
+expect_status 0 "fire --queue of crash and another" "$MQ" schedule fire --queue zz,crash
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next 2099-05-01 10:00:00 UTC" "  the next instant of those queues' schedules"
 expect_status 0 "schedule -h" "$MQ" schedule -h
 like "$OUT" "usage: mq schedule*apply FILE*" "  shows the usage"
 
