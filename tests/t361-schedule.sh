@@ -324,6 +324,14 @@ is "$RC:$OUT:$(sql "SELECT attempts FROM mq_jobs WHERE id = $cid")" "0:work:2" "
 expect_status 0 "  and acked" "$MQ" ack "$(cat "$T_TMP/rc")"
 is "$(sql "SELECT state FROM mq_jobs WHERE id = $cid")" done "  done"
 
+# ---- an empty file ----
+: >"$T_TMP/empty.conf"
+n=$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")
+expect_status 0 "apply of an empty file" "$MQ" schedule apply "$T_TMP/empty.conf"
+is "$OUT:$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" ":$n" "  says nothing, changes nothing"
+expect_status 0 "apply --prune --dry-run of an empty file" "$MQ" schedule apply --prune --dry-run "$T_TMP/empty.conf"
+is "$(printf '%s\n' "$OUT" | grep -c '^removed ')" "$n" "  would remove every schedule"
+
 # ---- exit statuses ----
 expect_status 64 "no subcommand: 64" "$MQ" schedule
 expect_status 64 "an unknown subcommand: 64" "$MQ" schedule frob
