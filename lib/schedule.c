@@ -1226,3 +1226,118 @@ mq_schedule_list(struct mq_conn *c, struct mq_schedule_row **rows, size_t *n)
 	}
 	return rc;
 }
+
+/* ---- the ledger's old rows (mq archive) ---- */
+
+/* each schedule's newest row, of its runs by the expression (manual 0)
+ * or by hand (1): one loose scan of the primary key */
+static const char sql_ledger_heads[] =
+    "SELECT schedule, " TO_US("MAX(instant)") " FROM `{{TABLE}}_fired`"
+    " WHERE manual = ? GROUP BY schedule";
+/* a range of the primary key: older than the newest, fired long ago */
+static const char sql_ledger_prune[] =
+    "DELETE FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = ?"
+    " AND instant < TIMESTAMPADD(MICROSECOND, ?, " EPOCH ")"
+    " AND fired_at < " MQ_SQL_NOW " - INTERVAL ? MICROSECOND"
+    " ORDER BY instant LIMIT ?";
+
+struct head {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	int64_t newest_us;
+};
+
+static enum mq_status
+ledger_heads(struct mq_conn *c, int32_t manual, struct head **heads,
+    size_t *n)
+{
+	MYSQL_STMT *st = mq__prepare(c, sql_ledger_heads);
+	MYSQL_BIND in[1], out[2];
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long len = 0;
+	mq__bool null[2] = { 0, 0 };
+	int64_t us = 0;
+	size_t cap = 0;
+	enum mq_status rc;
+	int r = 0;
+
+	*heads = NULL;
+	*n = 0;
+	if (st == NULL)
+		return c->err.status;
+	mq__bind_i32(&in[0], &manual);
+	memset(out, 0, sizeof out);
+	mq__bind_text_out(&out[0], name, sizeof name - 1, &len, &null[0]);
+	mq__bind_i64(&out[1], &us);
+	out[1].is_null = &null[1];
+	rc = mq__execute(c, st, in, "cannot read the ledger");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct head *m = realloc(*heads, nc * sizeof *m);
+			if (m == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			*heads = m;
+			cap = nc;
+		}
+		len = len < sizeof name - 1 ? len : sizeof name - 1;
+		memcpy((*heads)[*n].name, name, len);
+		(*heads)[*n].name[len] = '\0';
+		(*heads)[(*n)++].newest_us = null[1] ? 0 : us;
+	}
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+enum mq_status
+mq_schedule_prune_ledger(struct mq_conn *c, int64_t older_than_us,
+    unsigned batch, uint64_t *deleted)
+{
+	struct head *heads = NULL;
+	MYSQL_BIND b[5];
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	unsigned long nlen;
+	uint32_t limit = batch ? batch : 500;
+	int64_t newest, age = older_than_us;
+	int32_t manual;
+	size_t n = 0, i;
+	uint64_t got;
+
+	*deleted = 0;
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
+	for (manual = 0; rc == MQ_OK && manual <= 1; manual++) {
+		if ((rc = ledger_heads(c, manual, &heads, &n)) != MQ_OK)
+			break;
+		if ((st = mq__prepare(c, sql_ledger_prune)) == NULL)
+			rc = c->err.status;
+		for (i = 0; rc == MQ_OK && i < n; i++) {
+			newest = heads[i].newest_us;
+			mq__bind_str(&b[0], heads[i].name, &nlen);
+			mq__bind_i32(&b[1], &manual);
+			mq__bind_i64(&b[2], &newest);
+			mq__bind_i64(&b[3], &age);
+			mq__bind_u32(&b[4], &limit);
+			do {
+				rc = mq__execute_retry(c, st, b,
+				    "cannot prune the ledger");
+				got = rc == MQ_OK ?
+				    mysql_stmt_affected_rows(st) : 0;
+				*deleted += got;
+			} while (rc == MQ_OK && got == limit);
+		}
+		if (st)
+			mq__release(c, st);
+		free(heads);
+		heads = NULL;
+	}
+	return rc;
+}

@@ -237,6 +237,20 @@ is "$(ledger m-all):$(runs_of m-all)" "$months 3:3" "all with missed-max 3: the 
 is "$(sql "SELECT MIN(f.instant) FROM mq_jobs_fired f WHERE f.schedule = 'm-all' AND f.job IS NOT NULL")" \
   "$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 2 MONTH, '%Y-%m-01 00:00:00.000000')")" "  from two months back"
 
+# ---- mq archive prunes the ledger, but each schedule's newest row ----
+expect_status 0 "archive --older-than 0" "$MQ" archive --older-than 0 --dead
+like "$OUT" "*
+pruned $((3 * (months - 1))) ledger rows of calendar schedules" "  prunes the ledger's old rows, and says so"
+is "$(ledger m-skip):$(ledger m-once):$(ledger m-all):$(ledger yearly)" "1 0:1 1:1 1:2 2" \
+  "  each schedule keeps its newest row (by hand too)"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE instant = (SELECT MAX(instant) FROM mq_jobs_fired f WHERE f.schedule = mq_jobs_fired.schedule AND f.manual = mq_jobs_fired.manual)")" 5 \
+  "  the newest"
+sql "UPDATE mq_jobs_schedules SET next_at = '2026-01-01 00:00:00' WHERE name LIKE 'm-%'"
+expect_status 0 "fire them again from 2026-01-01" "$MQ" schedule fire
+like "$OUT" "fired 3 schedules: 0 runs pushed, 0 missed instants skipped*" "  no instant runs again"
+expect_status 0 "archive --quiet with nothing to prune" "$MQ" archive --older-than 0 --quiet
+is "$OUT" "" "  says nothing"
+
 # ---- DST through the command: Europe/Berlin's gap and overlap ----
 cat >"$F" <<'EOF'
 [berlin]
