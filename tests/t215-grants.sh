@@ -125,6 +125,12 @@ sql_root "CREATE ROLE mq_jobs_firer; GRANT mq_jobs_consumer TO mq_jobs_firer;
 expect_status 0 "consumer and producer: schedule fire" as firer schedule fire
 is "$(sql "SELECT COUNT(job) FROM mq_jobs_fired WHERE manual = 0")" 1 "  one run pushed"
 expect_status 0 "operator: schedule rm" as operator schedule rm g1
+# an operator role granted before schema 12 (no ledger): archive works,
+# prunes nothing
+sql_root "REVOKE ALL ON \`$T_DB\`.mq_jobs_fired FROM mq_jobs_operator"
+n=$(sql "SELECT COUNT(*) FROM mq_jobs_fired")
+expect_status 0 "operator of schema 11's grants: archive" as operator archive --older-than 0
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired")" "$n" "  the ledger untouched"
 sql_root "DROP USER mq_firer@localhost; DROP ROLE mq_jobs_firer"
 for role in producer consumer operator; do
   sql_root "DROP USER 'mq_$role'@'localhost'; DROP ROLE mq_jobs_$role"
