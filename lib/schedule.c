@@ -37,6 +37,12 @@ static const char sql_now[] = "SELECT " TO_US(MQ_SQL_NOW);
 static const char sql_last[] =
     "SELECT TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
     " FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = 0";
+/* the same for every schedule at once (an apply that adds or moves
+ * many): one loose scan of the primary key */
+static const char sql_lasts[] =
+    "SELECT schedule, TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
+    " FROM `{{TABLE}}_fired` WHERE manual = 0 GROUP BY schedule"
+    " ORDER BY schedule";
 static const char sql_add[] =
     "INSERT INTO `{{TABLE}}_schedules` (name, expr, zone, queue, payload,"
     " priority, max_attempts, job_key, missed, missed_max, next_at,"
@@ -65,9 +71,13 @@ static const char sql_due_queues[] =
 static const char sql_next_all[] =
     "SELECT " TO_US("MIN(next_at)") ", " TO_US(MQ_SQL_NOW)
     " FROM `{{TABLE}}_schedules`";
-static const char sql_next_queues[] =
-    "SELECT " TO_US("MIN(next_at)") ", " TO_US(MQ_SQL_NOW)
-    " FROM `{{TABLE}}_schedules` WHERE queue IN (%s)";
+/* of some queues: each queue's first entry of queue_due (one lookup
+ * each), not a range over all their schedules */
+static const char sql_next_head[] = "SELECT " TO_US("MIN(m)") ", "
+    TO_US(MQ_SQL_NOW) " FROM (";
+static const char sql_next_part[] =
+    "SELECT MIN(next_at) AS m FROM `{{TABLE}}_schedules` WHERE queue = ?";
+static const char sql_next_tail[] = ") AS mins";
 static const char sql_fired[] =
     "INSERT INTO `{{TABLE}}_fired` (schedule, manual, instant, job,"
     " fired_at) VALUES (?, 0, " FROM_S ", ?, " MQ_SQL_NOW ")";
@@ -213,7 +223,7 @@ take_row(struct mq_conn *c, MYSQL_STMT *st, struct row_out *o,
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
  * row to *rows (*n of them, *cap allocated). */
 static enum mq_status
-read_rows(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
+read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
     struct mq_schedule_row **rows, size_t *n, size_t *cap)
 {
 	struct row_out *o = malloc(sizeof *o);
@@ -420,13 +430,24 @@ differences(const struct mq_schedule *have, const struct mq_schedule *want)
 	return d;
 }
 
+/* A schedule's last instant fired (sql_lasts). */
+struct last {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	int64_t at;
+};
+
 struct apply {
+	/* the ledger's last instants, read once per transaction when one
+	 * is needed (names ascending) */
+	struct last *lasts;
+	size_t nlasts;
+	int lasts_read;
 	const struct mq_schedule *s;
 	const struct mq_schedule **sorted;
 	size_t n;
 	int prune, dry_run;
 	struct mq_apply_result *res;
-	size_t nres;
+	size_t nres, cap;
 };
 
 /* The row's values bound for sql_add (from name) or sql_change (from
@@ -513,19 +534,78 @@ exec_write(struct mq_conn *c, const char *tmpl, MYSQL_BIND *b,
 	return rc;
 }
 
+/* Reads every schedule's last instant fired into a->lasts. */
+static enum mq_status
+read_lasts(struct mq_conn *c, struct apply *a)
+{
+	MYSQL_STMT *st = mq__prepare(c, sql_lasts);
+	MYSQL_BIND out[2];
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long len = 0;
+	mq__bool null[2] = { 0, 0 };
+	int64_t at = 0;
+	size_t cap = 0;
+	enum mq_status rc;
+	int r = 0;
+
+	a->nlasts = 0;
+	if (st == NULL)
+		return c->err.status;
+	memset(out, 0, sizeof out);
+	mq__bind_text_out(&out[0], name, sizeof name - 1, &len, &null[0]);
+	mq__bind_i64(&out[1], &at);
+	out[1].is_null = &null[1];
+	rc = mq__execute(c, st, NULL, "cannot read the ledger");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		if (a->nlasts == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct last *m = realloc(a->lasts, nc * sizeof *m);
+			if (m == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			a->lasts = m;
+			cap = nc;
+		}
+		name[len < sizeof name - 1 ? len : sizeof name - 1] = '\0';
+		memcpy(a->lasts[a->nlasts].name, name, sizeof name);
+		a->lasts[a->nlasts++].at = null[1] ? 0 : at;
+	}
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	mysql_stmt_free_result(st);
+	mq__release(c, st);
+	if (rc == MQ_OK)
+		a->lasts_read = 1;
+	return rc;
+}
+
+static int
+cmp_last(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct last *)elem)->name);
+}
+
 /* The instant a new or changed schedule is due at: its first after the
  * later of now and the last it fired. */
 static enum mq_status
-first_instant(struct mq_conn *c, const struct mq_schedule *s, int64_t now_s,
-    int64_t *next_s)
+first_instant(struct mq_conn *c, struct apply *a, const struct mq_schedule *s,
+    int64_t now_s, int64_t *next_s)
 {
 	struct engine e;
 	struct mq_error err;
+	const struct last *l;
 	int64_t last;
 	enum mq_status rc;
 
-	if ((rc = last_fired(c, s->name, &last)) != MQ_OK)
+	if (!a->lasts_read && (rc = read_lasts(c, a)) != MQ_OK)
 		return rc;
+	l = a->nlasts ? bsearch(s->name, a->lasts, a->nlasts, sizeof *l,
+	    cmp_last) : NULL;
+	last = l ? l->at : 0;
 	if (engine_load(s, &e, &err) != MQ_OK) {
 		mq_tz_free(e.tz);
 		return mq__fail(c, MQ_EINVAL, "schedule '%s': %s", s->name,
@@ -548,9 +628,10 @@ apply_tx(struct mq_conn *c, void *ctx)
 	int null, have_now = 0;
 
 	a->nres = 0;
+	a->lasts_read = 0;	/* read again in this transaction */
 	if ((st = mq__prepare(c, sql_all)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, NULL, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	/* rows by name (ascii_bin: byte order, as strcmp), file by name */
 	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
@@ -566,7 +647,9 @@ apply_tx(struct mq_conn *c, void *ctx)
 		memset(r, 0, sizeof *r);
 		memcpy(r->name, want->name, sizeof r->name);
 		if (j < nrows && cmp == 0) {
-			rows[j].has_last = 1;	/* matched: not pruned */
+			/* has_last, unused by this read, marks the row
+			 * matched: --prune keeps it */
+			rows[j].has_last = 1;
 			r->changed = differences(&rows[j].s, want);
 			r->next_at = floor_s(rows[j].next_at_us);
 			if (rows[j].next_at_us % 1000000)
@@ -586,7 +669,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 		}
 		if (r->what == MQ_APPLIED_ADDED || (r->changed &
 		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE))) {
-			if ((rc = first_instant(c, want, floor_s(now_us),
+			if ((rc = first_instant(c, a, want, floor_s(now_us),
 			    &next_s)) != MQ_OK)
 				break;
 			r->next_at = next_s;
@@ -620,6 +703,16 @@ apply_tx(struct mq_conn *c, void *ctx)
 
 		if (rows[j].has_last)
 			continue;
+		if (a->nres == a->cap) {	/* rows added since the count */
+			struct mq_apply_result *more = realloc(a->res,
+			    2 * a->cap * sizeof *more);
+			if (more == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			a->res = more;
+			a->cap *= 2;
+		}
 		r = &a->res[a->nres++];
 		memset(r, 0, sizeof *r);
 		memcpy(r->name, rows[j].s.name, sizeof r->name);
@@ -719,6 +812,7 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 		}
 		cap += (size_t)rows + 1024;
 	}
+	a.cap = cap;
 	if ((a.res = calloc(cap, sizeof *a.res)) == NULL) {
 		free(a.sorted);
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
@@ -726,6 +820,7 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 	if ((rc = mq__read_committed(c)) == MQ_OK)
 		rc = mq__in_tx(c, apply_tx, &a);
 	free(a.sorted);
+	free(a.lasts);
 	if (rc != MQ_OK && rc != MQ_EMPTY) {
 		free(a.res);
 		return rc;
@@ -901,7 +996,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	f->broken = 0;
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, f->nq ? f->qb : NULL, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, f->nq ? f->qb : NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	if (rc != MQ_OK || nrows == 0) {
 		mq_schedule_rows_free(rows, nrows);
@@ -968,7 +1063,8 @@ fire_queues(struct mq_conn *c, struct fire *f, const char *queues,
 		    i ? ", " : "");
 	}
 	*due = malloc(sizeof sql_due_queues + sizeof marks);
-	*next = malloc(sizeof sql_next_queues + sizeof marks);
+	*next = malloc(sizeof sql_next_head + sizeof sql_next_tail +
+	    f->nq * (sizeof sql_next_part + 11));
 	if (*due == NULL || *next == NULL) {
 		free(*due);
 		free(*next);
@@ -977,8 +1073,13 @@ fire_queues(struct mq_conn *c, struct fire *f, const char *queues,
 	}
 	snprintf(*due, sizeof sql_due_queues + sizeof marks, sql_due_queues,
 	    marks);
-	snprintf(*next, sizeof sql_next_queues + sizeof marks,
-	    sql_next_queues, marks);
+	strcpy(*next, sql_next_head);
+	for (i = 0; i < f->nq; i++) {
+		if (i)
+			strcat(*next, " UNION ALL ");
+		strcat(*next, sql_next_part);
+	}
+	strcat(*next, sql_next_tail);
 	return MQ_OK;
 }
 
@@ -1084,7 +1185,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], m->name, &nlen);
-	rc = read_rows(c, st, in, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, in, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
@@ -1160,12 +1261,131 @@ mq_schedule_list(struct mq_conn *c, struct mq_schedule_row **rows, size_t *n)
 	*n = 0;
 	if ((st = mq__prepare(c, sql_list)) == NULL)
 		return c->err.status;
-	rc = read_rows(c, st, NULL, 1, rows, n, &cap);
+	rc = read_schedules(c, st, NULL, 1, rows, n, &cap);
 	mq__release(c, st);
 	if (rc != MQ_OK) {
 		mq_schedule_rows_free(*rows, *n);
 		*rows = NULL;
 		*n = 0;
 	}
+	return rc;
+}
+
+/* ---- the ledger's old rows (mq archive) ---- */
+
+/* each schedule's newest row, of its runs by the expression (manual 0)
+ * or by hand (1): one loose scan of the primary key */
+static const char sql_ledger_heads[] =
+    "SELECT schedule, " TO_US("MAX(instant)") " FROM `{{TABLE}}_fired`"
+    " WHERE manual = ? GROUP BY schedule";
+/* a range of the primary key: older than the newest, fired long ago */
+static const char sql_ledger_prune[] =
+    "DELETE FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = ?"
+    " AND instant < TIMESTAMPADD(MICROSECOND, ?, " EPOCH ")"
+    " AND fired_at < " MQ_SQL_NOW " - INTERVAL ? MICROSECOND"
+    " ORDER BY instant LIMIT ?";
+
+struct head {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	int64_t newest_us;
+};
+
+static enum mq_status
+ledger_heads(struct mq_conn *c, int32_t manual, struct head **heads,
+    size_t *n)
+{
+	MYSQL_STMT *st = mq__prepare(c, sql_ledger_heads);
+	MYSQL_BIND in[1], out[2];
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long len = 0;
+	mq__bool null[2] = { 0, 0 };
+	int64_t us = 0;
+	size_t cap = 0;
+	enum mq_status rc;
+	int r = 0;
+
+	*heads = NULL;
+	*n = 0;
+	if (st == NULL)
+		return c->err.status;
+	mq__bind_i32(&in[0], &manual);
+	memset(out, 0, sizeof out);
+	mq__bind_text_out(&out[0], name, sizeof name - 1, &len, &null[0]);
+	mq__bind_i64(&out[1], &us);
+	out[1].is_null = &null[1];
+	rc = mq__execute(c, st, in, "cannot read the ledger");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
+	    r == MYSQL_DATA_TRUNCATED)) {
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct head *m = realloc(*heads, nc * sizeof *m);
+			if (m == NULL) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
+			*heads = m;
+			cap = nc;
+		}
+		len = len < sizeof name - 1 ? len : sizeof name - 1;
+		memcpy((*heads)[*n].name, name, len);
+		(*heads)[*n].name[len] = '\0';
+		(*heads)[(*n)++].newest_us = null[1] ? 0 : us;
+	}
+	if (rc == MQ_OK && r == 1)
+		rc = mq__dberr(c, st, "cannot read the ledger");
+	mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+enum mq_status
+mq_schedule_prune_ledger(struct mq_conn *c, int64_t older_than_us,
+    unsigned batch, uint64_t *deleted)
+{
+	struct head *heads = NULL;
+	MYSQL_BIND b[5];
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	unsigned long nlen;
+	uint32_t limit = batch ? batch : 500;
+	int64_t newest, age = older_than_us;
+	int32_t manual;
+	size_t n = 0, i;
+	uint64_t got;
+
+	*deleted = 0;
+	if ((rc = mq__read_committed(c)) != MQ_OK)
+		return rc;
+	for (manual = 0; rc == MQ_OK && manual <= 1; manual++) {
+		if ((rc = ledger_heads(c, manual, &heads, &n)) != MQ_OK)
+			break;
+		if ((st = mq__prepare(c, sql_ledger_prune)) == NULL)
+			rc = c->err.status;
+		for (i = 0; rc == MQ_OK && i < n; i++) {
+			newest = heads[i].newest_us;
+			mq__bind_str(&b[0], heads[i].name, &nlen);
+			mq__bind_i32(&b[1], &manual);
+			mq__bind_i64(&b[2], &newest);
+			mq__bind_i64(&b[3], &age);
+			mq__bind_u32(&b[4], &limit);
+			do {
+				rc = mq__execute_retry(c, st, b,
+				    "cannot prune the ledger");
+				got = rc == MQ_OK ?
+				    mysql_stmt_affected_rows(st) : 0;
+				*deleted += got;
+			} while (rc == MQ_OK && got == limit);
+		}
+		if (st)
+			mq__release(c, st);
+		free(heads);
+		heads = NULL;
+	}
+	/* an account not granted the ledger (an operator role from before
+	 * schema 12) archives as it did: pruning is not its to do */
+	if (rc != MQ_OK && c->err.db_errno == ER_TABLEACCESS_DENIED_ERROR)
+		rc = MQ_OK;
 	return rc;
 }

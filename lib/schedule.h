@@ -221,6 +221,16 @@ struct mq_schedule_row {
 	int64_t now_us;		/* the server's clock at the read */
 };
 
+/**
+ * mq archive: deletes the ledger rows fired more than older_than_us ago,
+ * but the newest of each schedule's runs and of its runs by hand (what
+ * keeps firing from going back: an instant never runs twice), by
+ * ranges of the primary key of at most batch rows, each statement its
+ * own transaction. *deleted counts them (also on an error).
+ */
+enum mq_status mq_schedule_prune_ledger(struct mq_conn *c,
+    int64_t older_than_us, unsigned batch, uint64_t *deleted);
+
 /** Every schedule, by name, in *rows (free with mq_schedule_rows_free),
  * *n of them. */
 enum mq_status mq_schedule_list(struct mq_conn *c,

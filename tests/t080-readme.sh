@@ -108,6 +108,15 @@ check "no faster than 10 a second ($ms ms for all, at least 4,400: 3 s of deploy
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue IN ('deploy', 'partner')")" \
   "34,34" "all 34 done"
 
+run_example schedules
+is "$RC:$ERR" "0:" "schedules example runs"
+like "$OUT" "added nightly-backup (next * UTC)*" "  apply adds the schedule"
+like "$OUT" "*nightly-backup: cron 30 2 * * 1-5, tz Europe/Berlin, queue ops, missed once
+  next * CE*T (* UTC)
+  next * CE*T (* UTC)
+  last none*" "  ls shows its next two runs in Berlin time and UTC"
+like "$OUT" "*ran: backup --full" "  the run by hand ran, a job like any other"
+
 # cron: t312-cron.sh runs that example as cron would
 
 run_example recurring

@@ -237,6 +237,20 @@ is "$(ledger m-all):$(runs_of m-all)" "$months 3:3" "all with missed-max 3: the 
 is "$(sql "SELECT MIN(f.instant) FROM mq_jobs_fired f WHERE f.schedule = 'm-all' AND f.job IS NOT NULL")" \
   "$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 2 MONTH, '%Y-%m-01 00:00:00.000000')")" "  from two months back"
 
+# ---- mq archive prunes the ledger, but each schedule's newest row ----
+expect_status 0 "archive --older-than 0" "$MQ" archive --older-than 0 --dead
+like "$OUT" "*
+pruned $((3 * (months - 1))) ledger rows of calendar schedules" "  prunes the ledger's old rows, and says so"
+is "$(ledger m-skip):$(ledger m-once):$(ledger m-all):$(ledger yearly)" "1 0:1 1:1 1:2 2" \
+  "  each schedule keeps its newest row (by hand too)"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE instant = (SELECT MAX(instant) FROM mq_jobs_fired f WHERE f.schedule = mq_jobs_fired.schedule AND f.manual = mq_jobs_fired.manual)")" 5 \
+  "  the newest"
+sql "UPDATE mq_jobs_schedules SET next_at = '2026-01-01 00:00:00' WHERE name LIKE 'm-%'"
+expect_status 0 "fire them again from 2026-01-01" "$MQ" schedule fire
+like "$OUT" "fired 3 schedules: 0 runs pushed, 0 missed instants skipped*" "  no instant runs again"
+expect_status 0 "archive --quiet with nothing to prune" "$MQ" archive --older-than 0 --quiet
+is "$OUT" "" "  says nothing"
+
 # ---- DST through the command: Europe/Berlin's gap and overlap ----
 cat >"$F" <<'EOF'
 [berlin]
@@ -303,6 +317,35 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules WHERE name = 'berlin'"):$(sql 
 expect_status 1 "schedule rm again: 1" "$MQ" schedule rm berlin
 like "$ERR" "*no schedule 'berlin'*" "  says so"
 
+# ---- a run whose consumer is killed -9 is redelivered ----
+printf '[crash]\ncron = 0 0 1 1 *\nqueue = crash\npayload = work\n' >"$F"
+expect_status 0 "apply a schedule of queue crash" "$MQ" schedule apply "$F"
+expect_status 0 "run it now" "$MQ" schedule run crash
+cid=$OUT
+"$MQ" work --queue crash --lease 3s -- sleep 6 >/dev/null 2>&1 &
+wpid=$!
+k=0
+while [ "$(sql "SELECT state FROM mq_jobs WHERE id = $cid")" != leased ] && [ $k -lt 100 ]; do
+  sleep 0.1; k=$((k + 1))
+done
+kill -9 "$wpid"
+wait "$wpid" 2>/dev/null
+is "$(sql "SELECT CONCAT(state, ' ', attempts) FROM mq_jobs WHERE id = $cid")" "leased 1" "the run was leased by mq work, killed -9"
+sleep 4
+expect_status 0 "its lease ended: requeue-stale" "$MQ" requeue-stale --queue crash
+run "$MQ" pop --queue crash --receipt-file "$T_TMP/rc"
+is "$RC:$OUT:$(sql "SELECT attempts FROM mq_jobs WHERE id = $cid")" "0:work:2" "  the run is delivered again"
+expect_status 0 "  and acked" "$MQ" ack "$(cat "$T_TMP/rc")"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = $cid")" done "  done"
+
+# ---- an empty file ----
+: >"$T_TMP/empty.conf"
+n=$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")
+expect_status 0 "apply of an empty file" "$MQ" schedule apply "$T_TMP/empty.conf"
+is "$OUT:$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" ":$n" "  says nothing, changes nothing"
+expect_status 0 "apply --prune --dry-run of an empty file" "$MQ" schedule apply --prune --dry-run "$T_TMP/empty.conf"
+is "$(printf '%s\n' "$OUT" | grep -c '^removed ')" "$n" "  would remove every schedule"
+
 # ---- exit statuses ----
 expect_status 64 "no subcommand: 64" "$MQ" schedule
 expect_status 64 "an unknown subcommand: 64" "$MQ" schedule frob
@@ -318,7 +361,10 @@ expect_status 78 "no table: 78" "$MQ" schedule ls --table nosuch
 sql "CREATE USER IF NOT EXISTS t361@localhost"
 expect_status 77 "an account without rights: 77" env -u MQ_USER "$MQ" schedule ls --user t361
 expect_status 0 "fire --queue of another queue" "$MQ" schedule fire --queue a,b
-like "$OUT" "fired 0 schedules*" "  fires nothing of the others"
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped" "  fires nothing of the others, and knows no next instant"
+sql "UPDATE mq_jobs_schedules SET next_at = '2099-05-01 10:00:00' WHERE name = 'crash'"
+expect_status 0 "fire --queue of crash and another" "$MQ" schedule fire --queue zz,crash
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next 2099-05-01 10:00:00 UTC" "  the next instant of those queues' schedules"
 expect_status 0 "schedule -h" "$MQ" schedule -h
 like "$OUT" "usage: mq schedule*apply FILE*" "  shows the usage"
 
