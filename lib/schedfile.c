@@ -71,7 +71,54 @@ struct file {
 	unsigned seen;		/* settings of the current block (bits) */
 	int payload_file;	/* current block's payload came from a file */
 	struct mq_error *err;
+	/* the names so far, by hash: index + 1 into v (0: empty), open
+	 * addressing, at most half full (a file of 10,000 schedules is
+	 * parsed in milliseconds, not in n^2 comparisons) */
+	size_t *names, nnames;
 };
+
+static size_t
+name_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot of name: its index + 1 there, or 0 where it would go. */
+static size_t *
+name_slot(struct file *f, const char *name)
+{
+	size_t i = name_hash(name) & (f->nnames - 1);
+
+	while (f->names[i] != 0 && strcmp(f->v[f->names[i] - 1].name,
+	    name) != 0)
+		i = (i + 1) & (f->nnames - 1);
+	return &f->names[i];
+}
+
+/* Room for one name more: 0, or -1 (out of memory). */
+static int
+names_grow(struct file *f)
+{
+	size_t *old = f->names, n = f->nnames, i;
+
+	if (2 * (f->n + 1) <= f->nnames)
+		return 0;
+	f->nnames = n ? 2 * n : 64;
+	if ((f->names = calloc(f->nnames, sizeof *f->names)) == NULL) {
+		f->names = old;
+		f->nnames = n;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (old[i])
+			*name_slot(f, f->v[old[i] - 1].name) = old[i];
+	free(old);
+	return 0;
+}
 
 /* Settings, one bit each in file.seen. */
 enum setting {
@@ -447,7 +494,7 @@ static int
 header(struct file *f, const char *s, size_t n)
 {
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
-	size_t len;
+	size_t len, *slot;
 	const char *in;
 
 	if (n < 2 || s[n - 1] != ']')
@@ -467,13 +514,12 @@ header(struct file *f, const char *s, size_t n)
 		    "([A-Za-z0-9_.-], 1 to %d bytes)", name,
 		    MQ_SCHEDULE_NAME_MAX);
 	}
-	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(f->v[i].name, name) == 0) {
-			unsigned first = f->v[i].line;
-
-			return fail(f, MQ_EINVAL, "[%s] again (first on line "
-			    "%u)", name, first);
-		}
+	if (names_grow(f) != 0)
+		return fail(f, MQ_ENOMEM, "out of memory");
+	slot = name_slot(f, name);
+	if (*slot != 0)
+		return fail(f, MQ_EINVAL, "[%s] again (first on line %u)",
+		    name, f->v[*slot - 1].line);
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 16;
 		struct mq_schedule *v = realloc(f->v, cap * sizeof *v);
@@ -487,6 +533,7 @@ header(struct file *f, const char *s, size_t n)
 	strcpy(f->v[f->n].name, name);
 	f->v[f->n].line = f->line;
 	f->n++;
+	*slot = f->n;
 	f->named = 1;
 	f->seen = 0;
 	f->payload_file = 0;
@@ -560,10 +607,12 @@ mq_schedfile_parse(const char *text, size_t len, const char *dir,
 	}
 	if (end_block(&f, header_line) != 0)
 		goto fail;
+	free(f.names);
 	*out = f.v;
 	*n = f.n;
 	return MQ_OK;
 fail:
+	free(f.names);
 	mq_schedules_free(f.v, f.n);
 	return err->status;
 }
