@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "output/output.h"
+#include "schedule.h"
 
 enum { OPT_OLDER = OPT_CMD, OPT_BATCH, OPT_DEAD, OPT_PURGE, OPT_QUIET };
 
@@ -65,7 +66,8 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	struct mq_error e;
 	enum mq_status st;
 	struct progress p;
-	uint64_t moved;
+	enum mq_status ledger_st = MQ_OK;
+	uint64_t moved, pruned = 0;
 	int n;
 
 	n = parse_options(&archive_command, argc, argv, g, option, &a);
@@ -79,14 +81,21 @@ cmd_archive(int argc, char **argv, struct mq_global *g)
 	o->ctx = &p;
 	st = mq_archive(c, o, &moved);
 	progress_clear(&p);
+	/* then the calendar schedules' ledger, as old (mq-schedule(1)) */
+	if (st == MQ_OK)
+		ledger_st = mq_schedule_prune_ledger(c, o->older_than_us,
+		    o->batch, &pruned);
 	e = *mq_conn_error(c);
 	mq_close(c);
 	/* what was moved stays moved, also when a later batch failed: said
 	 * then even if quiet */
-	if (!a.quiet || st != MQ_OK)
+	if (!a.quiet || st != MQ_OK || ledger_st != MQ_OK)
 		printf("%s %llu job%s\n", o->purge ? "purged" : "archived",
 		    (unsigned long long)moved, PLURAL(moved));
-	if (st != MQ_OK)
+	if (pruned && (!a.quiet || ledger_st != MQ_OK))
+		printf("pruned %llu ledger row%s of calendar schedules\n",
+		    (unsigned long long)pruned, PLURAL(pruned));
+	if (st != MQ_OK || ledger_st != MQ_OK)
 		die(&archive_command, &e);
 	return 0;
 }

@@ -32,6 +32,7 @@ int cmd_retry(int argc, char **argv, struct mq_global *g);
 int cmd_show(int argc, char **argv, struct mq_global *g);
 int cmd_top(int argc, char **argv, struct mq_global *g);
 int cmd_wait(int argc, char **argv, struct mq_global *g);
+int cmd_schedule(int argc, char **argv, struct mq_global *g);
 
 /* Their tables (options.h). */
 extern const struct command ack_command, archive_command, cancel_command,
@@ -45,6 +46,7 @@ extern const struct command show_command;
 extern const struct command limit_command;
 extern const struct command top_command;
 extern const struct command wait_command;
+extern const struct command schedule_command;
 
 /* mq wait's statuses beyond mq(1)'s common ones: a job died (as mq
  * why's dead), the time was up (as timeout(1)). */

@@ -97,9 +97,10 @@ cmd_init(int argc, char **argv, struct mq_global *g)
 	if (rep.created)
 		printf("created tables %s, %s_archive, %s_queues, "
 		    "%s_counts, %s_history, %s_waiters, %s_gates, %s_ticks, "
-		    "%s_deps and %s_waits (schema %d)\n", g->table, g->table,
+		    "%s_deps, %s_waits, %s_schedules and %s_fired (schema %d)\n",
 		    g->table, g->table, g->table, g->table, g->table, g->table,
-		    g->table, g->table, MQ_SCHEMA_VERSION);
+		    g->table, g->table, g->table, g->table, g->table, g->table,
+		    MQ_SCHEMA_VERSION);
 	else if (rep.from_version < MQ_SCHEMA_VERSION)
 		printf("upgraded table %s from schema %d to %d\n", g->table,
 		    rep.from_version, MQ_SCHEMA_VERSION);

@@ -23,7 +23,7 @@ static const struct command *const table[] = {
 	&completion_command, &extend_command, &fail_command, &init_command,
 	&limit_command, &ls_command, &pause_command, &pop_command, &purge_command,
 	&push_command, &requeue_stale_command, &resume_command, &retry_command,
-	&show_command, &stats_command, &top_command, &wait_command,
+	&schedule_command, &show_command, &stats_command, &top_command, &wait_command,
 	&why_command, &work_command, NULL
 };
 

@@ -8,6 +8,7 @@
  * low down is seen by what is above it only (tests/t240 checks this
  * list against the calls):
  * layer 7: pop_wait.c stats.c
+ * layer 6: schedule.c
  * layer 6: pop.c held.c
  * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
  * layer 5: retry.c
@@ -18,7 +19,7 @@
  * layer 3: candidates.c
  * layer 3: finished.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
- * layer 2: cron_next.c
+ * layer 2: cron_next.c schedfile.c
  * layer 1: client_init.c stmt.c token.c hosts.c
  * layer 1: tz.c
  * layer 0: error.c parse.c
@@ -137,6 +138,7 @@ struct mq_conn {
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
+	struct mq_fire_state fire;	/* mq_pop_wait fires schedules */
 	char released[MQ_RELEASED_MAX][MQ_QUEUE_MAX + 1];
 	uint64_t released_n[MQ_RELEASED_MAX];
 	size_t nreleased;		/* deps.c: woken after the commit */
@@ -304,6 +306,14 @@ enum mq_status mq__tx_open(struct mq_conn *c);
 /* The ack statements, inside a transaction the caller runs. */
 enum mq_status mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r,
     size_t n, unsigned char *lost);
+
+/* push.c: one plain job inserted in the caller's transaction (a
+ * schedule's run), *id its id; and after the commit, the wakeup of
+ * queue's waiters for n jobs due now, as a push does (a failed wakeup
+ * is forgotten: they look again within a second). */
+enum mq_status mq__push_in_tx(struct mq_conn *c, const struct mq_push_opts *o,
+    const void *payload, size_t len, uint64_t *id);
+void mq__wake_pushed(struct mq_conn *c, const char *queue, size_t n);
 
 /* Sleeps before retry number attempt (0-based), with jitter. */
 void mq__backoff(unsigned attempt);

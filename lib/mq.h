@@ -176,7 +176,7 @@ enum mq_claim {
 /* ---- schema ---- */
 
 /** Schema version this library creates and understands. */
-#define MQ_SCHEMA_VERSION 11
+#define MQ_SCHEMA_VERSION 12
 
 /** Returns the schema SQL for table, malloc'ed, or NULL (bad name/ENOMEM). */
 char *mq_schema_sql(const char *table);
@@ -410,6 +410,33 @@ int64_t mq_wait_backoff_us(unsigned idle_waits);
 enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
     int64_t wait_us, void (*park)(int parked, void *ctx), void *ctx,
     struct mq_job **jobs, size_t *n);
+
+/**
+ * Consumers fire the calendar schedules of their queues (mq-schedule(1)):
+ * mq_fire_due, called between claims, fires them (mq_schedule_fire)
+ * when the earliest instant it last read has come, MQ_FIRE_RECHECK_US
+ * after its last look (schedules added or moved by others), or when
+ * woken is set (a wakeup that brought no job: an apply wakes the
+ * waiters of its queues), never twice within MQ_FIRE_MIN_US. *runs:
+ * the jobs it pushed (claim again). What fails in firing does not
+ * fail the caller: it is kept in the state (say it once), and an
+ * account that may not write the schedules' tables stops trying
+ * (off); only a lost connection is returned. Zero a state to start.
+ */
+#define MQ_FIRE_MIN_US 1000000
+#define MQ_FIRE_RECHECK_US 10000000
+struct mq_fire_state {
+	int64_t at_us;		/* look when mq_now_us() reaches it */
+	int64_t last_us;	/* the last look (0: none) */
+	int off;		/* never again (refused: err) */
+	int failed;		/* the last look failed: err */
+	struct mq_error err;
+	uint64_t fired;		/* runs pushed in all */
+};
+enum mq_status mq_fire_due(struct mq_conn *c, const char *queues,
+    struct mq_fire_state *s, int woken, uint64_t *runs);
+/** How long until mq_fire_due would look (INT64_MAX: never). */
+int64_t mq_fire_wait_us(const struct mq_fire_state *s);
 
 /** A wait in progress on a non-blocking connection (libmariadb only). */
 struct mq_async {

@@ -4,7 +4,8 @@
  * job is due, a pusher wakes it, or the time is up; then claims again.
  * It sits above both: pop.c claims and wakeup.c parks and wakes, and
  * neither calls the other (push.c wakes waiters without reaching the
- * claim code).
+ * claim code). Between claims it fires the due schedules of its queues
+ * (fire_due.c).
  */
 #include "internal.h"
 
@@ -13,9 +14,11 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
     void (*park)(int parked, void *ctx), void *ctx, struct mq_job **jobs,
     size_t *n)
 {
-	int64_t deadline = mq_now_us() + (wait_us > 0 ? wait_us : 0), left;
+	int64_t deadline = mq_now_us() + (wait_us > 0 ? wait_us : 0), left, f;
 	enum mq_status rc, why;
 	unsigned idle = 0;
+	int woken = 0, timer;
+	uint64_t runs;
 
 	/* claim again only when the wait says a job is due or a pusher
 	 * woke us: an idle waiter sends one statement a second (three, one
@@ -26,10 +29,18 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		if (rc != MQ_EMPTY && rc != MQ_PAUSED)
 			return rc;
 		why = rc;
+		/* nothing to claim: the due schedules of its queues push
+		 * their runs (fire_due.c), claimed at once */
+		if ((rc = mq_fire_due(c, o->queue, &c->fire, woken,
+		    &runs)) != MQ_OK)
+			return rc;
+		if (runs > 0)
+			continue;
 		if (park)
 			park(1, ctx);
 		if (!c->wait_said_due)	/* else on with the backoff */
 			idle = 0;
+		timer = 0;
 		do {
 			if ((left = deadline - mq_now_us()) <= 0)
 				return why;
@@ -38,6 +49,14 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 			/* a rate lets a claim through then: not later */
 			if (c->limit_retry_us > 0 && left > c->limit_retry_us)
 				left = c->limit_retry_us;
+			/* a schedule's instant comes (or the recheck): look */
+			if ((f = mq_fire_wait_us(&c->fire)) == 0) {
+				timer = 1;
+				rc = MQ_OK;
+				break;
+			}
+			if (left > f)
+				left = f;
 			idle++;
 			rc = mq_wait(c, o->queue, left);
 		} while (rc == MQ_EMPTY);
@@ -45,6 +64,9 @@ pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 			park(0, ctx);
 		if (rc != MQ_OK)
 			return rc;
+		/* woken by a pusher, not by a due job nor the timer: if the
+		 * claim finds nothing, it may have been an apply's */
+		woken = !timer && !c->wait_said_due;
 	}
 }
 

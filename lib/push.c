@@ -468,6 +468,47 @@ mq_push(struct mq_conn *c, const struct mq_push_opts *o, const void *payload,
 	return rc;
 }
 
+/* One job in the caller's transaction (a schedule's run: schedule.c),
+ * with the push's statement: a plain job (no dedup key, recurrence nor
+ * parents), due as o says. Its waiters are the caller's to wake after
+ * the commit (mq__wake_pushed). */
+enum mq_status
+mq__push_in_tx(struct mq_conn *c, const struct mq_push_opts *o,
+    const void *payload, size_t len, uint64_t *id)
+{
+	struct shared v;
+	MYSQL_BIND bind[ROW_PARAMS_MAX];
+	unsigned long plen = (unsigned long)len;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if (o->dedup || o->every_us || o->nafter)
+		return mq__fail(c, MQ_EINVAL, "a run is a plain job");
+	if (o->key && !mq_valid_key(o->key))
+		return mq__fail(c, MQ_EINVAL, "invalid job key");
+	if (len > mq_max_payload(c))
+		return too_big(c, len);
+	memset(&v, 0, sizeof v);
+	init_shared(&v, o);
+	if ((st = prepare_insert(c, &v.o, 1, 0)) == NULL)
+		return c->err.status;
+	bind_row(&v, bind);
+	mq__bind_blob(&bind[4], payload, &plen);
+	if (o->key)
+		mq__bind_blob(&bind[5], o->key, &v.key_len);
+	rc = mq__execute(c, st, bind, "cannot push");
+	if (rc == MQ_OK)
+		*id = mysql_stmt_insert_id(st);
+	mq__release(c, st);
+	return rc;
+}
+
+void
+mq__wake_pushed(struct mq_conn *c, const char *queue, size_t n)
+{
+	wake_after_push(c, queue, n, 0);
+}
+
 struct mq_batch *
 mq_batch_new(struct mq_conn *c, const struct mq_push_opts *o,
     mq_ids_fn on_ids, void *ctx)

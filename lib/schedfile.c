@@ -71,7 +71,54 @@ struct file {
 	unsigned seen;		/* settings of the current block (bits) */
 	int payload_file;	/* current block's payload came from a file */
 	struct mq_error *err;
+	/* the names so far, by hash: index + 1 into v (0: empty), open
+	 * addressing, at most half full (a file of 10,000 schedules is
+	 * parsed in milliseconds, not in n^2 comparisons) */
+	size_t *names, nnames;
 };
+
+static size_t
+name_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot of name: its index + 1 there, or 0 where it would go. */
+static size_t *
+name_slot(struct file *f, const char *name)
+{
+	size_t i = name_hash(name) & (f->nnames - 1);
+
+	while (f->names[i] != 0 && strcmp(f->v[f->names[i] - 1].name,
+	    name) != 0)
+		i = (i + 1) & (f->nnames - 1);
+	return &f->names[i];
+}
+
+/* Room for one name more: 0, or -1 (out of memory). */
+static int
+names_grow(struct file *f)
+{
+	size_t *old = f->names, n = f->nnames, i;
+
+	if (2 * (f->n + 1) <= f->nnames)
+		return 0;
+	f->nnames = n ? 2 * n : 64;
+	if ((f->names = calloc(f->nnames, sizeof *f->names)) == NULL) {
+		f->names = old;
+		f->nnames = n;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (old[i])
+			*name_slot(f, f->v[old[i] - 1].name) = old[i];
+	free(old);
+	return 0;
+}
 
 /* Settings, one bit each in file.seen. */
 enum setting {
@@ -277,9 +324,27 @@ read_payload_file(struct file *f, const char *name, struct mq_schedule *sc)
 	return 0;
 }
 
-static int
-int_value(struct file *f, const char *what, const char *v, long lo, long hi,
-    long *out)
+/* The error of a value, as mq_schedule_set reports it. */
+static enum mq_status
+bad(struct mq_error *err, enum mq_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum mq_status
+bad(struct mq_error *err, enum mq_status st, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(err, 0, sizeof *err);
+	err->status = st;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+static enum mq_status
+int_value(struct mq_error *err, const char *what, const char *v, long lo,
+    long hi, long *out)
 {
 	char *end;
 	long x;
@@ -288,10 +353,75 @@ int_value(struct file *f, const char *what, const char *v, long lo, long hi,
 	x = strtol(v, &end, 10);
 	if (v[0] == '\0' || *end != '\0' || errno != 0 || x < lo || x > hi ||
 	    blank(v[0]) || v[0] == '+')
-		return fail(f, MQ_EINVAL, "%s: '%s' is not a whole number "
+		return bad(err, MQ_EINVAL, "%s: '%.80s' is not a whole number "
 		    "from %ld to %ld", what, v, lo, hi);
 	*out = x;
-	return 0;
+	return MQ_OK;
+}
+
+enum mq_status
+mq_schedule_set(struct mq_schedule *sc, const char *name, const char *v,
+    struct mq_error *err)
+{
+	struct mq_error e;
+	long x;
+
+	if (strlen(v) > MQ_CRON_INPUT_MAX)
+		return bad(err, MQ_EINVAL, "%s: value longer than %d bytes",
+		    name, MQ_CRON_INPUT_MAX);
+	if (strcmp(name, "cron") == 0) {
+		struct mq_cron c;
+
+		if (mq_cron_parse(v, &c, &e) != MQ_OK)
+			return bad(err, MQ_EINVAL, "cron: %s", e.msg);
+		mq_cron_format(&c, sc->expr);
+	} else if (strcmp(name, "tz") == 0) {
+		struct mq_tz *tz;
+
+		if (!mq_tz_valid_name(v))
+			return bad(err, MQ_EINVAL, "tz: '%.80s' is not a zone "
+			    "name", v);
+		if (mq_tz_load(v, NULL, &tz, &e) != MQ_OK)
+			return bad(err, e.status == MQ_ENOMEM ? MQ_ENOMEM :
+			    MQ_EINVAL, "tz: %s", e.msg);
+		mq_tz_free(tz);
+		strcpy(sc->zone, v);
+	} else if (strcmp(name, "queue") == 0) {
+		if (!mq_valid_queue(v))
+			return bad(err, MQ_EINVAL, "queue: '%.80s' is not a "
+			    "queue name ([A-Za-z0-9_.-], 1 to %d bytes)", v,
+			    MQ_QUEUE_MAX);
+		strcpy(sc->queue, v);
+	} else if (strcmp(name, "priority") == 0) {
+		if (int_value(err, "priority", v, MQ_PRIORITY_MIN,
+		    MQ_PRIORITY_MAX, &x) != MQ_OK)
+			return err->status;
+		sc->priority = (int)x;
+	} else if (strcmp(name, "max-attempts") == 0) {
+		if (int_value(err, "max-attempts", v, 1, 1000000, &x) != MQ_OK)
+			return err->status;
+		sc->max_attempts = (unsigned)x;
+	} else if (strcmp(name, "key") == 0) {
+		if (!mq_valid_key(v))
+			return bad(err, MQ_EINVAL, "key: '%.80s' is not a key "
+			    "(1 to %d bytes, no control characters)", v,
+			    MQ_KEY_MAX);
+		strcpy(sc->key, v);
+		sc->has_key = 1;
+	} else if (strcmp(name, "missed") == 0) {
+		if ((x = mq_missed_parse(v)) < 0)
+			return bad(err, MQ_EINVAL, "missed: '%.80s' is not "
+			    "skip, once or all", v);
+		sc->missed = (enum mq_missed)x;
+	} else if (strcmp(name, "missed-max") == 0) {
+		if (int_value(err, "missed-max", v, 1, MQ_MISSED_MAX_LIMIT,
+		    &x) != MQ_OK)
+			return err->status;
+		sc->missed_max = (unsigned)x;
+	} else {
+		return bad(err, MQ_EINVAL, "unknown setting '%.64s'", name);
+	}
+	return MQ_OK;
 }
 
 /* One "name = value" of the current block. */
@@ -303,7 +433,6 @@ setting(struct file *f, const char *name, size_t nlen, const char *val,
 	struct mq_error e;
 	char v[MQ_CRON_INPUT_MAX + 1];
 	int which = -1;
-	long x;
 
 	for (int i = 0; i < S_COUNT; i++)
 		if (strlen(setting_names[i]) == nlen &&
@@ -328,72 +457,15 @@ setting(struct file *f, const char *name, size_t nlen, const char *val,
 		    setting_names[which], sizeof v - 1);
 	memcpy(v, val, vlen);
 	v[vlen] = '\0';
-	switch (which) {
-	case S_CRON: {
-		struct mq_cron c;
-
-		if (mq_cron_parse(v, &c, &e) != MQ_OK)
-			return fail(f, MQ_EINVAL, "cron: %s", e.msg);
-		mq_cron_format(&c, sc->expr);
-		return 0;
-	}
-	case S_TZ: {
-		struct mq_tz *tz;
-
-		if (!mq_tz_valid_name(v))
-			return fail(f, MQ_EINVAL, "tz: '%s' is not a zone name",
-			    v);
-		if (mq_tz_load(v, NULL, &tz, &e) != MQ_OK)
-			return fail(f, e.status == MQ_ENOMEM ? MQ_ENOMEM :
-			    MQ_EINVAL, "tz: %s", e.msg);
-		mq_tz_free(tz);
-		strcpy(sc->zone, v);
-		return 0;
-	}
-	case S_QUEUE:
-		if (!mq_valid_queue(v))
-			return fail(f, MQ_EINVAL, "queue: '%s' is not a queue "
-			    "name ([A-Za-z0-9_.-], 1 to %d bytes)", v,
-			    MQ_QUEUE_MAX);
-		strcpy(sc->queue, v);
-		return 0;
-	case S_PAYLOAD_FILE:
+	if (which == S_PAYLOAD_FILE) {
 		if (v[0] == '\0')
 			return fail(f, MQ_EINVAL, "payload-file: no file named");
 		f->payload_file = 1;
 		return read_payload_file(f, v, sc);
-	case S_PRIORITY:
-		if (int_value(f, "priority", v, MQ_PRIORITY_MIN,
-		    MQ_PRIORITY_MAX, &x) != 0)
-			return -1;
-		sc->priority = (int)x;
-		return 0;
-	case S_MAX_ATTEMPTS:
-		if (int_value(f, "max-attempts", v, 1, 1000000, &x) != 0)
-			return -1;
-		sc->max_attempts = (unsigned)x;
-		return 0;
-	case S_KEY:
-		if (!mq_valid_key(v))
-			return fail(f, MQ_EINVAL, "key: '%s' is not a key (1 to "
-			    "%d bytes, no control characters)", v, MQ_KEY_MAX);
-		strcpy(sc->key, v);
-		sc->has_key = 1;
-		return 0;
-	case S_MISSED:
-		if ((x = mq_missed_parse(v)) < 0)
-			return fail(f, MQ_EINVAL, "missed: '%s' is not skip, "
-			    "once or all", v);
-		sc->missed = (enum mq_missed)x;
-		return 0;
-	case S_MISSED_MAX:
-		if (int_value(f, "missed-max", v, 1, MQ_MISSED_MAX_LIMIT,
-		    &x) != 0)
-			return -1;
-		sc->missed_max = (unsigned)x;
-		return 0;
 	}
-	return fail(f, MQ_EINVAL, "internal error");
+	if (mq_schedule_set(sc, setting_names[which], v, &e) != MQ_OK)
+		return fail(f, e.status, "%s", e.msg);
+	return 0;
 }
 
 /* Ends the current block: what it must have. */
@@ -422,7 +494,7 @@ static int
 header(struct file *f, const char *s, size_t n)
 {
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
-	size_t len;
+	size_t len, *slot;
 	const char *in;
 
 	if (n < 2 || s[n - 1] != ']')
@@ -442,13 +514,12 @@ header(struct file *f, const char *s, size_t n)
 		    "([A-Za-z0-9_.-], 1 to %d bytes)", name,
 		    MQ_SCHEDULE_NAME_MAX);
 	}
-	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(f->v[i].name, name) == 0) {
-			unsigned first = f->v[i].line;
-
-			return fail(f, MQ_EINVAL, "[%s] again (first on line "
-			    "%u)", name, first);
-		}
+	if (names_grow(f) != 0)
+		return fail(f, MQ_ENOMEM, "out of memory");
+	slot = name_slot(f, name);
+	if (*slot != 0)
+		return fail(f, MQ_EINVAL, "[%s] again (first on line %u)",
+		    name, f->v[*slot - 1].line);
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 16;
 		struct mq_schedule *v = realloc(f->v, cap * sizeof *v);
@@ -462,6 +533,7 @@ header(struct file *f, const char *s, size_t n)
 	strcpy(f->v[f->n].name, name);
 	f->v[f->n].line = f->line;
 	f->n++;
+	*slot = f->n;
 	f->named = 1;
 	f->seen = 0;
 	f->payload_file = 0;
@@ -535,10 +607,12 @@ mq_schedfile_parse(const char *text, size_t len, const char *dir,
 	}
 	if (end_block(&f, header_line) != 0)
 		goto fail;
+	free(f.names);
 	*out = f.v;
 	*n = f.n;
 	return MQ_OK;
 fail:
+	free(f.names);
 	mq_schedules_free(f.v, f.n);
 	return err->status;
 }

@@ -77,6 +77,17 @@ enum mq_status mq_schedfile_parse(const char *text, size_t len,
     const char *dir, struct mq_schedule **out, size_t *n,
     struct mq_error *err);
 
+/**
+ * Sets one field of s from its text as a schedule file writes it
+ * (mq-schedule(5)): name is "cron", "tz", "queue", "priority",
+ * "max-attempts", "key", "missed" or "missed-max" (not the payload).
+ * The one home of each value's checks: the file's parser and mq push
+ * --cron call it. MQ_OK; or MQ_EINVAL (MQ_ENOMEM) and err->msg
+ * ("cron: column 3: hour: 24 is out of range 0-23"), s untouched.
+ */
+enum mq_status mq_schedule_set(struct mq_schedule *s, const char *name,
+    const char *value, struct mq_error *err);
+
 /** Frees an array from mq_schedfile_parse (NULL is fine). */
 void mq_schedules_free(struct mq_schedule *s, size_t n);
 
@@ -84,5 +95,155 @@ void mq_schedules_free(struct mq_schedule *s, size_t n);
  * (-1 if none). */
 const char *mq_missed_name(enum mq_missed m);
 int mq_missed_parse(const char *s);
+
+/* ---- the table's side (schedule.c): <table>_schedules, <table>_fired ---- */
+
+/** The fields an apply compares: bits of mq_apply_result.changed. */
+#define MQ_SCHED_EXPR		0x001
+#define MQ_SCHED_ZONE		0x002
+#define MQ_SCHED_QUEUE		0x004
+#define MQ_SCHED_PAYLOAD	0x008
+#define MQ_SCHED_PRIORITY	0x010
+#define MQ_SCHED_MAX_ATTEMPTS	0x020
+#define MQ_SCHED_KEY		0x040
+#define MQ_SCHED_MISSED		0x080
+#define MQ_SCHED_MISSED_MAX	0x100
+#define MQ_SCHED_FIELDS		9
+
+/** The name of field bit (1 << i for i < MQ_SCHED_FIELDS) as the file
+ * writes it ("cron", "tz", "queue", "payload", "priority",
+ * "max-attempts", "key", "missed", "missed-max"); NULL for another. */
+const char *mq_schedule_field_name(unsigned bit);
+
+/** A late instant (now - instant >= this) is missed: the policy says
+ * whether it runs. */
+#define MQ_SCHEDULE_GRACE_S 60
+
+/** Instants that end after 9999-12-31: next_at of a schedule that
+ * never fires again (or whose row cannot be read: written by another
+ * program with an expression or zone mq refuses). */
+#define MQ_SCHEDULE_NEVER MQ_CRON_TIME_MAX
+
+enum mq_applied {
+	MQ_APPLIED_ADDED,
+	MQ_APPLIED_CHANGED,
+	MQ_APPLIED_UNCHANGED,
+	MQ_APPLIED_REMOVED
+};
+
+/** What an apply did (or would do) to one schedule. */
+struct mq_apply_result {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	enum mq_applied what;
+	unsigned changed;	/* MQ_SCHED_* bits (CHANGED) */
+	int64_t next_at;	/* its next instant after the apply, seconds
+				 * since the epoch (0: REMOVED) */
+};
+
+/**
+ * Makes the table's schedules those of s[0..n) (names unique), in one
+ * transaction, all or nothing: a schedule not in the table is added,
+ * due at its first instant after the later of now (the server's clock)
+ * and the last instant it fired (the ledger outlives a schedule
+ * removed and added again); one whose fields differ is changed, keeping
+ * its next_at unless its expression or zone changed (then the first
+ * instant of the new ones after the later of now and its last fired
+ * instant: never one fired already); one that is the same is not
+ * written at all. prune: those not in s are deleted (their ledger and
+ * runs stay). dry_run: nothing is written, the results say what would
+ * be. *out (malloc'd; free()) gets one result per schedule of s in
+ * order, then the removed ones by name, *nout of them. A concurrent
+ * writer (another apply, a fire) makes it start again (bounded, as a
+ * deadlock is): three applies of one file at once end in the same
+ * state. MQ_EINVAL: a schedule of s is not valid (named in the error).
+ */
+enum mq_status mq_schedule_apply(struct mq_conn *c,
+    const struct mq_schedule *s, size_t n, int prune, int dry_run,
+    struct mq_apply_result **out, size_t *nout);
+
+/** What firing did. */
+struct mq_fire_report {
+	uint64_t schedules;	/* schedules fired (next_at moved) */
+	uint64_t runs;		/* jobs pushed */
+	uint64_t skipped;	/* instants recorded skipped (missed) */
+	uint64_t broken;	/* rows whose expression or zone cannot be
+				 * used: moved to MQ_SCHEDULE_NEVER */
+	int64_t now_us;		/* the server's clock when it ended */
+	int64_t next_us;	/* the earliest next_at of the schedules of
+				 * the queues, after firing (µs since the
+				 * epoch); 0 if there is none: sleep until
+				 * then at most, then fire again */
+};
+
+/**
+ * Fires the due schedules (next_at <= the server's now) of queues (a
+ * list as mq_valid_queue_list takes; NULL: every queue), at most max
+ * of them (0: no bound), one transaction each: the row locked (SKIP
+ * LOCKED: another process firing it is passed over), the instants from
+ * next_at up to now (but none up to the last one in the ledger) by the
+ * missed policy (grace MQ_SCHEDULE_GRACE_S; skip, once, all with
+ * missed_max; at most MQ_MISSED_MAX_LIMIT of the newest instants are
+ * recorded, the older ones of a long outage are passed over), a
+ * ledger row for each (a duplicate key: another process fired it; the
+ * transaction starts again), a job for each run (the schedule's queue,
+ * payload, priority, max_attempts and key; due at its instant), next_at
+ * moved to the first instant after now. After each commit, the
+ * queue's waiters are woken as a push wakes them. *r filled (also on
+ * an error: what was done before it).
+ */
+enum mq_status mq_schedule_fire(struct mq_conn *c, const char *queues,
+    size_t max, struct mq_fire_report *r);
+
+/**
+ * One run of schedule name now, as a job due now (a ledger row marked
+ * manual, at the server's now); next_at unchanged. MQ_OK and *id;
+ * MQ_EMPTY if there is no such schedule.
+ */
+enum mq_status mq_schedule_run(struct mq_conn *c, const char *name,
+    uint64_t *id);
+
+/** Deletes schedule name (its ledger rows and runs stay). MQ_EMPTY if
+ * there is none. */
+enum mq_status mq_schedule_rm(struct mq_conn *c, const char *name);
+
+/** A schedule as the table holds it (mq_schedule_list). */
+struct mq_schedule_row {
+	struct mq_schedule s;	/* payload malloc'd (line 0) */
+	int64_t next_at_us;	/* µs since the epoch */
+	uint64_t version;
+	int has_last;		/* it fired (the ledger's newest run) */
+	int64_t last_us;	/* that instant */
+	int last_manual;	/* mq schedule run */
+	uint64_t last_job;	/* its job (0: the instant was skipped) */
+	char last_state[16];	/* the job's state: ready, leased, done,
+				 * dead (archived ones too), or "gone"
+				 * (purged) */
+	int64_t now_us;		/* the server's clock at the read */
+};
+
+/**
+ * mq archive: deletes the ledger rows fired more than older_than_us ago,
+ * but the newest of each schedule's runs and of its runs by hand (what
+ * keeps firing from going back: an instant never runs twice), by
+ * ranges of the primary key of at most batch rows, each statement its
+ * own transaction. *deleted counts them (also on an error).
+ */
+enum mq_status mq_schedule_prune_ledger(struct mq_conn *c,
+    int64_t older_than_us, unsigned batch, uint64_t *deleted);
+
+/** Every schedule, by name, in *rows (free with mq_schedule_rows_free),
+ * *n of them. */
+enum mq_status mq_schedule_list(struct mq_conn *c,
+    struct mq_schedule_row **rows, size_t *n);
+void mq_schedule_rows_free(struct mq_schedule_row *rows, size_t n);
+
+/**
+ * The first n instants of a schedule from from_s on (from_s itself if
+ * it is one), in out[0..*got): as firing computes them. MQ_EINVAL (err
+ * filled) if its expression or zone cannot be used.
+ */
+enum mq_status mq_schedule_instants(const struct mq_schedule *s,
+    int64_t from_s, int64_t *out, size_t n, size_t *got,
+    struct mq_error *err);
 
 #endif

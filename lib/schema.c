@@ -2,7 +2,7 @@
  * schema.c: creating, upgrading and recognising the job table and its
  * companions (<table>_archive, <table>_queues, <table>_counts,
  * <table>_history, <table>_waiters, <table>_gates, <table>_ticks,
- * <table>_deps, <table>_waits). The SQL
+ * <table>_deps, <table>_waits, <table>_schedules, <table>_fired). The SQL
  * is in sql/, embedded at build time; the version lives in the job
  * table's COMMENT ('mq schema N'), written last by each script, so a
  * script cut short is simply run again.
@@ -26,12 +26,14 @@ extern const char mq_sql_upgrade_8[];
 extern const char mq_sql_upgrade_9[];
 extern const char mq_sql_upgrade_10[];
 extern const char mq_sql_upgrade_11[];
+extern const char mq_sql_upgrade_12[];
 
 /* upgrades[v] takes a table from version v - 1 to v */
 static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
 	NULL, NULL, mq_sql_upgrade_2, mq_sql_upgrade_3, mq_sql_upgrade_4,
 	mq_sql_upgrade_5, mq_sql_upgrade_6, mq_sql_upgrade_7, mq_sql_upgrade_8,
 	mq_sql_upgrade_9, mq_sql_upgrade_10, mq_sql_upgrade_11,
+	mq_sql_upgrade_12,
 };
 
 /* One round trip tells everything a command needs before it starts, and
@@ -47,7 +49,8 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     "DROP TEMPORARY TABLE IF EXISTS `{{TABLE}}`, `{{TABLE}}_archive`," \
     " `{{TABLE}}_queues`, `{{TABLE}}_counts`, `{{TABLE}}_history`," \
     " `{{TABLE}}_waiters`, `{{TABLE}}_gates`, `{{TABLE}}_ticks`," \
-    " `{{TABLE}}_deps`, `{{TABLE}}_waits`;" \
+    " `{{TABLE}}_deps`, `{{TABLE}}_waits`, `{{TABLE}}_schedules`," \
+    " `{{TABLE}}_fired`;" \
     "SELECT @@max_allowed_packet, @@auto_increment_increment," \
     " IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin," \
     " @@SESSION.binlog_format, 'NONE'), DATABASE(), " WSREP "," \
@@ -65,7 +68,9 @@ static const char *const upgrades[MQ_SCHEMA_VERSION + 1] = {
     ";SELECT claims FROM `{{TABLE}}_gates` LIMIT 0" \
     ";SELECT at FROM `{{TABLE}}_ticks` LIMIT 0" \
     ";SELECT child FROM `{{TABLE}}_deps` LIMIT 0" \
-    ";SELECT child FROM `{{TABLE}}_waits` LIMIT 0"
+    ";SELECT child FROM `{{TABLE}}_waits` LIMIT 0" \
+    ";SELECT next_at FROM `{{TABLE}}_schedules` LIMIT 0" \
+    ";SELECT job FROM `{{TABLE}}_fired` LIMIT 0"
 /* Galera (MariaDB only: MySQL has no such variables): on for the server,
  * on for this session, and "<the node's index> <the cluster's size>",
  * read only when it is on (IF evaluates one branch). Where Galera sets
@@ -100,7 +105,7 @@ static const char sql_counts_filled[] =
 /* the tables next to the job table, by suffix (in the probe's order) */
 static const char *const companions[] = {
 	"_queues", "_archive", "_counts", "_history", "_waiters", "_gates",
-	"_ticks", "_deps", "_waits"
+	"_ticks", "_deps", "_waits", "_schedules", "_fired"
 };
 #define NCOMP (sizeof companions / sizeof companions[0])
 
@@ -620,6 +625,8 @@ static const char *const companion_ddl[][2] = {
 	{ "SHOW CREATE TABLE `{{TABLE}}_ticks`", "mq ticks " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_deps`", "mq deps " },
 	{ "SHOW CREATE TABLE `{{TABLE}}_waits`", "mq waits " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_schedules`", "mq schedules " },
+	{ "SHOW CREATE TABLE `{{TABLE}}_fired`", "mq fired " },
 };
 
 /* mq init: a companion that is there is one of mq's, of its kind. The

@@ -66,6 +66,12 @@ GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_co
 -- shards (mq-queue(7), DEPENDENCIES)
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_consumer;
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_consumer;
+-- firing the due schedules of its queues (mq-schedule(1), FIRING) moves
+-- their next_at and records each instant in the ledger; it also pushes
+-- the runs, jobs like any other, which takes the producer's role too (a
+-- consumer alone may not push)
+GRANT SELECT, UPDATE (next_at, version) ON `{{DATABASE}}`.`{{TABLE}}_schedules` TO {{TABLE}}_consumer;
+GRANT SELECT, INSERT ON `{{DATABASE}}`.`{{TABLE}}_fired` TO {{TABLE}}_consumer;
 
 -- operator: mq stats, requeue-stale, archive, pause, resume, purge,
 -- cancel, stats --recount, ls, show, why, check, top, retry (and all the
@@ -83,3 +89,5 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TA
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_operator;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waits` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_schedules` TO {{TABLE}}_operator;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_fired` TO {{TABLE}}_operator;

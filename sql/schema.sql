@@ -1,7 +1,8 @@
--- mq schema, version 11: the job table, its archive, the queues' settings
+-- mq schema, version 12: the job table, its archive, the queues' settings
 -- (pause, limits), the counts and counters, the history of failed
 -- attempts, the waiters, the gates and ticks of limited queues, and the
--- dependencies of jobs pushed after others (mq push --after). Upgrades from older versions are sql/upgrade-N.sql.
+-- dependencies of jobs pushed after others (mq push --after), and the
+-- calendar schedules with the ledger of what they fired. Upgrades from older versions are sql/upgrade-N.sql.
 -- `mq init` puts the --table name (default mq_jobs) in place of the
 -- placeholder and runs each statement; `mq init --print` shows the result. The version is
 -- the number in the job table's COMMENT, which every command checks.
@@ -112,7 +113,7 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}` (
     OR (every_us > 0 AND every_anchor IS NOT NULL)),
   -- a key mq accepts (--key): not empty (the queue's own gate is '')
   CONSTRAINT `{{TABLE}}_key` CHECK (job_key IS NULL OR job_key <> '')
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 11';
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schema 12';
 
 CREATE TABLE IF NOT EXISTS `{{TABLE}}_archive` (
   id            BIGINT UNSIGNED NOT NULL,
@@ -297,3 +298,52 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_waits` (
   parents       INT UNSIGNED NOT NULL,
   PRIMARY KEY (child, shard)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq waits 1';
+
+-- Calendar schedules (mq schedule, issue 33; doc/schedules.md): one row
+-- a schedule as declared, and when it fires next. The runs are ordinary
+-- jobs of the table; what fired is recorded in <table>_fired, not in
+-- them. Firing reads the due ones by next_at (due; queue_due for the
+-- queues a consumer takes), locks each row (SKIP LOCKED) and moves
+-- next_at forward; each change bumps version, which every write
+-- checks (an apply that read before a fire or another apply committed
+-- starts again).
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_schedules` (
+  name          VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- the canonical form (mq_cron_format) and the zone's tzdata name
+  expr          VARCHAR(400) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  zone          VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- the runs' push options
+  queue         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  payload       LONGBLOB NOT NULL,
+  priority      INT NOT NULL DEFAULT 0,
+  max_attempts  INT UNSIGNED NOT NULL DEFAULT 10,
+  job_key       VARBINARY(255) NULL,
+  missed        ENUM('skip', 'once', 'all') NOT NULL DEFAULT 'once',
+  missed_max    INT UNSIGNED NOT NULL DEFAULT 10,
+  -- the next instant to fire (UTC): firing runs the instants from it up
+  -- to now, by the missed policy
+  next_at       DATETIME(6) NOT NULL,
+  version       BIGINT UNSIGNED NOT NULL DEFAULT 1,
+  changed_at    DATETIME(6) NOT NULL DEFAULT UTC_TIMESTAMP(6),
+  PRIMARY KEY (name),
+  KEY due (next_at),
+  KEY queue_due (queue, next_at),
+  CONSTRAINT `{{TABLE}}_sched` CHECK (missed_max >= 1
+    AND max_attempts >= 1 AND (job_key IS NULL OR job_key <> ''))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq schedules 1';
+
+-- The ledger: one row per schedule and instant fired (job: the run it
+-- pushed; NULL: a missed instant skipped by the policy). Its primary key
+-- is what makes one run per schedule and instant: an insert, checked by
+-- the server and certified on Galera. Archive and purge of the runs
+-- leave it; a schedule removed leaves it too (added again, the same
+-- name never fires an instant fired before). manual: mq schedule run,
+-- at the instant it was asked (never one of the expression's).
+CREATE TABLE IF NOT EXISTS `{{TABLE}}_fired` (
+  schedule      VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  manual        TINYINT NOT NULL DEFAULT 0,
+  instant       DATETIME(6) NOT NULL,
+  job           BIGINT UNSIGNED NULL,
+  fired_at      DATETIME(6) NOT NULL DEFAULT UTC_TIMESTAMP(6),
+  PRIMARY KEY (schedule, manual, instant)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq fired 1';

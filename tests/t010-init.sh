@@ -4,17 +4,17 @@
 . "$(dirname "$0")/lib.sh"
 
 expect_status 0 "init creates the tables" "$MQ" init
-is "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps and mq_jobs_waits (schema 11)" \
+is "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps, mq_jobs_waits, mq_jobs_schedules and mq_jobs_fired (schema 12)" \
   "init says what it created"
 CREATED=$OUT
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "schema version recorded on the tables"
+  "mq schema 12,mq archive 1,mq counts 1,mq deps 1,mq fired 1,mq gates 1,mq history 1,mq queues 3,mq schedules 1,mq ticks 1,mq waiters 1,mq waits 1," "schema version recorded on the tables"
 
 "$MQ" push x >/dev/null
 before=$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues; SHOW CREATE TABLE mq_jobs_counts")
 sum=$(table_sum)
 expect_status 0 "second init succeeds" "$MQ" init
-is "$OUT" "table mq_jobs is up to date (schema 11)" "second init says up to date"
+is "$OUT" "table mq_jobs is up to date (schema 12)" "second init says up to date"
 is "$(sql "SHOW CREATE TABLE mq_jobs; SHOW CREATE TABLE mq_jobs_archive; SHOW CREATE TABLE mq_jobs_queues; SHOW CREATE TABLE mq_jobs_counts")" \
   "$before" "second init changes no table definition"
 is "$(table_sum)" "$sum" "second init changes no row"
@@ -55,9 +55,9 @@ like "$OUT" "*KEY claim (queue, state, priority, available_at, id)*" "--print ha
 printf '%s\n' "$OUT" | sql "$(cat)" 2>"$T_TMP/print.err"
 is "$?" 0 "--print output runs in the mysql client"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'printed_q'")" \
-  "mq schema 11" "table made from --print is an mq table"
+  "mq schema 12" "table made from --print is an mq table"
 expect_status 0 "init accepts a table made from --print" "$MQ" init --table printed_q
-is "$OUT" "table printed_q is up to date (schema 11)" "and finds it up to date"
+is "$OUT" "table printed_q is up to date (schema 12)" "and finds it up to date"
 
 # binlog_format STATEMENT without binary logging: nothing is logged,
 # nothing to say (t300 runs a server that logs)
@@ -73,7 +73,7 @@ for f in 2 0; do
   sql_root "SET GLOBAL innodb_flush_log_at_trx_commit = $f"
   run "$MQ" init
   sql_root "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
-  is "$RC:$OUT" "0:table mq_jobs is up to date (schema 11)" \
+  is "$RC:$OUT" "0:table mq_jobs is up to date (schema 12)" \
     "innodb_flush_log_at_trx_commit $f: init succeeds, its line unchanged"
   case $f in 2) who="the machine" ;; *) who="the server" ;; esac
   is "$ERR" "mq init: warning: innodb_flush_log_at_trx_commit is $f: a crash of $who can lose transactions the server said were committed (jobs pushed, acks); set it to 1" \
@@ -90,7 +90,7 @@ like "$ERR" "mq init: table '*.foreign_t' is not an mq table*mq init*" "message 
 is "$(table_sum foreign_t)" "$sum" "foreign table unchanged"
 sql "CREATE TABLE future_t (id INT PRIMARY KEY) COMMENT 'mq schema 99'"
 expect_status 78 "init refuses a newer schema" "$MQ" init --table future_t
-like "$ERR" "*schema version 99, newer than this mq knows (11)*" "message names both versions"
+like "$ERR" "*schema version 99, newer than this mq knows (12)*" "message names both versions"
 
 # upgrade: a version 1 table (as mq 0.1 made it) with jobs in it
 sed 's/{{TABLE}}/v1_jobs/g' "$TESTS_DIR/fixtures/schema-v1.sql" | sql "$(cat)"
@@ -100,18 +100,18 @@ sql "INSERT INTO v1_jobs (queue, payload) VALUES ('default', 'old job')"
 expect_status 78 "and by pop" "$MQ" pop --table v1_jobs
 like "$ERR" "*has schema version 1: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 1" "$MQ" init --table v1_jobs
-is "$OUT" "upgraded table v1_jobs from schema 1 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v1_jobs from schema 1 to 12" "init says it upgraded"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v1\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "upgraded tables carry version 11"
+  "mq schema 12,mq archive 1,mq counts 1,mq deps 1,mq fired 1,mq gates 1,mq history 1,mq queues 3,mq schedules 1,mq ticks 1,mq waiters 1,mq waits 1," "upgraded tables carry version 12"
 run "$MQ" pop --table v1_jobs
 is "$RC:$OUT" "0:old job" "the old job survives the upgrade and is claimed"
 expect_status 0 "init after the upgrade" "$MQ" init --table v1_jobs
-is "$OUT" "table v1_jobs is up to date (schema 11)" "and changes nothing more"
+is "$OUT" "table v1_jobs is up to date (schema 12)" "and changes nothing more"
 sql "DROP TABLE v1_jobs_queues"
 expect_status 78 "a missing companion table is refused" "$MQ" pop --table v1_jobs
 like "$ERR" "*table '*.v1_jobs_queues' is missing (or not readable): run 'mq init'*" "and named"
 expect_status 0 "init recreates it" "$MQ" init --table v1_jobs
-like "$OUT" "table v1_jobs is at schema 11; created the missing tables next to it" "and says so"
+like "$OUT" "table v1_jobs is at schema 12; created the missing tables next to it" "and says so"
 sql "DROP TABLE v1_jobs_archive"
 expect_status 0 "init also remakes a missing archive" "$MQ" init --table v1_jobs
 is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v1_jobs_archive'")" \
@@ -124,9 +124,9 @@ sql "INSERT INTO v2_jobs (queue, payload, dedup_key) VALUES ('default', 'v2 job'
 expect_status 78 "a version 2 table is refused by pop" "$MQ" pop --table v2_jobs
 like "$ERR" "*has schema version 2: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 2" "$MQ" init --table v2_jobs
-is "$OUT" "upgraded table v2_jobs from schema 2 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v2_jobs from schema 2 to 12" "init says it upgraded"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v2_jobs'")" \
-  "mq schema 11" "the upgraded table carries version 11"
+  "mq schema 12" "the upgraded table carries version 12"
 expect_status 0 "the upgraded table takes a recurring job" \
   "$MQ" push --table v2_jobs --every 1h --dedup r recurring
 is "$(sql "SELECT COUNT(*) FROM v2_jobs WHERE every_us = 3600000000 AND every_anchor = available_at")" \
@@ -142,7 +142,7 @@ keys() { sql "SELECT GROUP_CONCAT(INDEX_NAME, ':', SEQ_IN_INDEX, ':', COLUMN_NAM
 is "$(cols v2_jobs)" "$(cols mq_jobs)" "upgraded columns = created columns"
 is "$(keys v2_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes"
 expect_status 0 "init after the upgrade changes nothing" "$MQ" init --table v2_jobs
-is "$OUT" "table v2_jobs is up to date (schema 11)" "and says so"
+is "$OUT" "table v2_jobs is up to date (schema 12)" "and says so"
 
 # upgrade: a version 3 table (as mq made it before the due index) with a
 # job due now and one scheduled for later
@@ -151,7 +151,7 @@ sql "INSERT INTO v3_jobs (queue, payload, available_at) VALUES ('default', 'due'
 expect_status 78 "a version 3 table is refused by pop" "$MQ" pop --table v3_jobs
 like "$ERR" "*has schema version 3: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 3" "$MQ" init --table v3_jobs
-is "$OUT" "upgraded table v3_jobs from schema 3 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v3_jobs from schema 3 to 12" "init says it upgraded"
 is "$(keys v3_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes (the due index added)"
 is "$(cols v3_jobs)" "$(cols mq_jobs)" "and the columns unchanged"
 run "$MQ" pop --table v3_jobs
@@ -165,7 +165,7 @@ sql "INSERT INTO v4_jobs (queue, state, payload, finished_at) SELECT ELT(1 + seq
 sql "INSERT INTO v4_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) SELECT 1000 + seq, 'a', 'done', 0, '', 1, 1, NOW(), NOW() FROM seq_1_to_4"
 expect_status 78 "a version 4 table is refused by stats" "$MQ" stats --table v4_jobs
 expect_status 0 "init upgrades version 4" "$MQ" init --table v4_jobs
-is "$OUT" "upgraded table v4_jobs from schema 4 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v4_jobs from schema 4 to 12" "init says it upgraded"
 is "$(keys v4_jobs_counts)" "$(keys mq_jobs_counts)" "the counts table is made as init makes it"
 is "$(cols v4_jobs_counts)" "$(cols mq_jobs_counts)" "(and its columns)"
 is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state" | tr '\t\n' ' ,')" \
@@ -187,7 +187,7 @@ is "$(sql "SELECT SUM(n) FROM v4_jobs_counts WHERE queue = 'a' AND state = 'done
   "does not count again (only stats --recount does)"
 sql "DROP TABLE v4_jobs_counts"
 expect_status 0 "init remakes a dropped counts table" "$MQ" init --table v4_jobs
-is "$OUT" "table v4_jobs is at schema 11; created the missing tables next to it" "and says so"
+is "$OUT" "table v4_jobs is at schema 12; created the missing tables next to it" "and says so"
 is "$(sql "SELECT queue, state, SUM(n) FROM v4_jobs_counts GROUP BY queue, state" | tr '\t\n' ' ,')" \
   "a done 5,a dead 5,a archived 4,b done 5,b dead 5," "and fills it again"
 
@@ -221,14 +221,14 @@ sql "INSERT INTO v5_jobs_counts VALUES ('a', 'done', 0, 1), ('a', 'dead', 0, 1),
 expect_status 78 "a version 5 table is refused by pop" "$MQ" pop --table v5_jobs
 like "$ERR" "*has schema version 5: run 'mq init' to upgrade it" "which says to run mq init"
 expect_status 0 "init upgrades version 5" "$MQ" init --table v5_jobs
-is "$OUT" "upgraded table v5_jobs from schema 5 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v5_jobs from schema 5 to 12" "init says it upgraded"
 is "$(cols v5_jobs)" "$(cols mq_jobs)" "upgraded columns and defaults = created ones"
 is "$(keys v5_jobs)" "$(keys mq_jobs)" "upgraded indexes = created indexes"
 is "$(checks v5_jobs)" "$(checks mq_jobs)" "upgraded CHECK constraints = created ones"
 like "$(checks v5_jobs)" "T_done *; T_every *; T_lease *; T_queue *; T_state *; T_times *; T_tries *" "(all seven)"
 is "$(cols v5_jobs_archive)" "$(cols mq_jobs_archive)" "the archive's archived_at default is UTC too"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v5\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry version 11"
+  "mq schema 12,mq archive 1,mq counts 1,mq deps 1,mq fired 1,mq gates 1,mq history 1,mq queues 3,mq schedules 1,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry version 12"
 is "$(sql "SELECT payload, CAST(state AS CHAR), attempts, max_attempts, available_at > UTC_TIMESTAMP(6), leased_until IS NOT NULL, finished_at IS NOT NULL, COALESCE(every_us, '-'), every_anchor IS NOT NULL, COALESCE(dedup_live, '-') FROM v5_jobs ORDER BY id" | tr '\t' ' ')" \
 "ready ready 0 10 0 0 0 - 0 -
 scheduled ready 0 10 1 0 0 - 0 -
@@ -268,7 +268,7 @@ is "$OUT" "$(sql "SELECT id FROM v5_jobs WHERE payload = 'dedup'")" "(the old jo
 sql "SET SESSION sql_mode = ''; INSERT INTO v5_jobs (queue, payload, every_us) VALUES ('a', 'x', 0)" 2>"$T_TMP/sql.err"
 like "$(cat "$T_TMP/sql.err")" "*ERROR 4025 *v5_jobs_every*" "the upgraded table refuses every_us 0"
 expect_status 0 "init after the upgrade" "$MQ" init --table v5_jobs
-is "$OUT" "table v5_jobs is up to date (schema 11)" "changes nothing more"
+is "$OUT" "table v5_jobs is up to date (schema 12)" "changes nothing more"
 
 # a queue name mq does not accept cannot be repaired: refused, naming the
 # ids, before anything changes; renamed, the upgrade goes through
@@ -303,7 +303,7 @@ expect_status 78 "a version 6 table is refused by pop" "$MQ" pop --table v6_jobs
 # cut short: the counts table altered, the version not yet recorded
 sql "ALTER TABLE v6_jobs_counts ADD COLUMN total BIGINT UNSIGNED NOT NULL DEFAULT 0, MODIFY state ENUM('done', 'dead', 'archived', 'failed', 'requeued', 'retried', 'purged') NOT NULL"
 expect_status 0 "init upgrades version 6 (after a run cut short)" "$MQ" init --table v6_jobs
-is "$OUT" "upgraded table v6_jobs from schema 6 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v6_jobs from schema 6 to 12" "init says it upgraded"
 is "$(table_sum v6_jobs)" "$sum" "no job changed"
 is "$(cols v6_jobs_counts)" "$(cols mq_jobs_counts)" "the counts table's columns = created ones"
 is "$(cols v6_jobs_history):$(keys v6_jobs_history)" "$(cols mq_jobs_history):$(keys mq_jobs_history)" "the history table = a created one"
@@ -327,10 +327,10 @@ expect_status 0 "the leased job's receipt fails it after the upgrade" "$MQ" fail
 is "$(sql "SELECT event, state, attempt, worker, error FROM v6_jobs_history WHERE job_id = $id" | tr '\t' ' ')" \
   "failed ready 1 h:1 after upgrade" "and the history records it"
 expect_status 0 "init after the upgrade" "$MQ" init --table v6_jobs
-is "$OUT" "table v6_jobs is up to date (schema 11)" "changes nothing more"
+is "$OUT" "table v6_jobs is up to date (schema 12)" "changes nothing more"
 sql "DROP TABLE v6_jobs_history"
 expect_status 0 "init remakes a dropped history table" "$MQ" init --table v6_jobs
-is "$OUT" "table v6_jobs is at schema 11; created the missing tables next to it" "and says so"
+is "$OUT" "table v6_jobs is at schema 12; created the missing tables next to it" "and says so"
 
 # 7 -> 8: the dedup key unique over one column (one certification key per
 # live key on Galera, none for jobs without one); jobs keep their keys
@@ -343,7 +343,7 @@ sql "INSERT INTO v7_jobs_counts VALUES ('a', 'done', 0, 1, 1)"
 sum=$(table_sum v7_jobs)
 expect_status 78 "a version 7 table is refused by push" "$MQ" push --table v7_jobs x
 expect_status 0 "init upgrades version 7" "$MQ" init --table v7_jobs
-is "$OUT" "upgraded table v7_jobs from schema 7 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v7_jobs from schema 7 to 12" "init says it upgraded"
 is "$(table_sum v7_jobs)" "$sum" "no job changed"
 is "$(cols v7_jobs):$(keys v7_jobs)" "$(cols mq_jobs):$(keys mq_jobs)" "the job table = a created one"
 is "$(keys v7_jobs | tr ',' '\n' | grep '^dedup:')" "dedup:1:dedup_unique" "the dedup key is one column"
@@ -363,15 +363,15 @@ sql "INSERT INTO v8_jobs (queue, payload) VALUES ('a', 'old job')"
 sum=$(table_sum v8_jobs v8_jobs_counts)
 expect_status 78 "a version 8 table is refused by pop" "$MQ" pop --table v8_jobs
 expect_status 0 "init upgrades version 8" "$MQ" init --table v8_jobs
-is "$OUT" "upgraded table v8_jobs from schema 8 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v8_jobs from schema 8 to 12" "init says it upgraded"
 is "$(table_sum v8_jobs v8_jobs_counts)" "$sum" "no job nor count changed"
 is "$(cols v8_jobs_waiters):$(keys v8_jobs_waiters)" "$(cols mq_jobs_waiters):$(keys mq_jobs_waiters)" \
   "the waiters table = a created one"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v8\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry their versions"
+  "mq schema 12,mq archive 1,mq counts 1,mq deps 1,mq fired 1,mq gates 1,mq history 1,mq queues 3,mq schedules 1,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry their versions"
 sql "DROP TABLE v8_jobs_waiters"
 expect_status 0 "init remakes a dropped waiters table" "$MQ" init --table v8_jobs
-is "$OUT" "table v8_jobs is at schema 11; created the missing tables next to it" "and says so"
+is "$OUT" "table v8_jobs is at schema 12; created the missing tables next to it" "and says so"
 run "$MQ" pop --table v8_jobs --queue a
 is "$RC:$OUT" "0:old job" "the old job is claimed after the upgrade"
 
@@ -398,7 +398,7 @@ expect_status 78 "a version 9 table is refused by pop" "$MQ" pop --table v9_jobs
 # columns are there, the version is 9
 sql "ALTER TABLE v9_jobs_queues ADD COLUMN concurrency INT UNSIGNED NULL, ADD COLUMN per_key INT UNSIGNED NULL, ADD COLUMN rate INT UNSIGNED NULL, ADD COLUMN rate_us BIGINT UNSIGNED NULL, ADD COLUMN key_rate INT UNSIGNED NULL, ADD COLUMN key_rate_us BIGINT UNSIGNED NULL, ADD CONSTRAINT v9_jobs_queues_limits CHECK ((concurrency IS NULL OR concurrency >= 1) AND (per_key IS NULL OR per_key >= 1) AND (rate IS NULL) = (rate_us IS NULL) AND (rate IS NULL OR (rate >= 1 AND rate_us >= 1)) AND (key_rate IS NULL) = (key_rate_us IS NULL) AND (key_rate IS NULL OR (key_rate >= 1 AND key_rate_us >= 1))), COMMENT='mq queues 3'"
 expect_status 0 "init upgrades version 9 (its queues' ALTER done before)" "$MQ" init --table v9_jobs
-is "$OUT" "upgraded table v9_jobs from schema 9 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v9_jobs from schema 9 to 12" "init says it upgraded"
 is "$(v9rows)" "$before" "no job, queue setting nor archived job changed"
 is "$(sql "SELECT COUNT(*) FROM v9_jobs WHERE job_key IS NOT NULL")" 0 "no job has a key"
 for t in '' _archive _queues _gates _ticks; do
@@ -407,9 +407,9 @@ done
 is "$(checks v9_jobs)" "$(checks mq_jobs)" "the job table's checks = a created one's"
 is "$(checks v9_jobs_queues)" "$(checks mq_jobs_queues)" "the queues' checks = a created one's"
 is "$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'v9\\_jobs%' ORDER BY TABLE_NAME" | tr '\n' ,)" \
-  "mq schema 11,mq archive 1,mq counts 1,mq deps 1,mq gates 1,mq history 1,mq queues 3,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry their versions"
+  "mq schema 12,mq archive 1,mq counts 1,mq deps 1,mq fired 1,mq gates 1,mq history 1,mq queues 3,mq schedules 1,mq ticks 1,mq waiters 1,mq waits 1," "the upgraded tables carry their versions"
 expect_status 0 "init again changes nothing" "$MQ" init --table v9_jobs
-is "$OUT" "table v9_jobs is up to date (schema 11)" "and says so"
+is "$OUT" "table v9_jobs is up to date (schema 12)" "and says so"
 run "$MQ" pop --table v9_jobs --queue a
 is "$RC:$OUT" "0:ready" "the ready job is claimed after the upgrade"
 expect_status 0 "the leased job is acked with its old receipt" "$MQ" ack --table v9_jobs "$(sql "SELECT id FROM v9_jobs WHERE payload = 'leased'").abababababababababababababababab"
@@ -436,7 +436,7 @@ before=$(v10rows)
 expect_status 78 "a version 10 table is refused by pop" "$MQ" pop --table v10_jobs --queue a
 like "$ERR" "*has schema version 10: run 'mq init' to upgrade it" "  which says to run mq init"
 expect_status 0 "init upgrades version 10" "$MQ" init --table v10_jobs
-is "$OUT" "upgraded table v10_jobs from schema 10 to 11" "init says it upgraded"
+is "$OUT" "upgraded table v10_jobs from schema 10 to 12" "init says it upgraded"
 is "$(v10rows)" "$before" "no job, queue setting nor archived job changed"
 is "$(sql "SELECT CONCAT(COUNT(children), '/', COUNT(parent_shards), '/', COUNT(if_parent_dies)) FROM v10_jobs")" "0/0/0" \
   "no job has dependents nor parents"
@@ -445,7 +445,7 @@ for t in '' _deps _waits; do
 done
 is "$(checks v10_jobs)" "$(checks mq_jobs)" "the job table's checks = a created one's"
 expect_status 0 "init again changes nothing" "$MQ" init --table v10_jobs
-is "$OUT" "table v10_jobs is up to date (schema 11)" "and says so"
+is "$OUT" "table v10_jobs is up to date (schema 12)" "and says so"
 ids=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM v10_jobs WHERE payload IN ('ready', 'leased', 'done')")
 archived_id=1000
 kid=$("$MQ" push --table v10_jobs --queue k --after "$ids,$archived_id" kid)
@@ -457,6 +457,48 @@ run "$MQ" pop --table v10_jobs --queue k
 is "$RC:$OUT" "0:kid" "then the dependent is due and claimed"
 expect_status 0 "the stale one is requeued" "$MQ" requeue-stale --table v10_jobs --queue a
 is "$(sql "SELECT state FROM v10_jobs WHERE payload = 'stale'")" ready "and is ready again"
+
+# 11 -> 12: calendar schedules (two new tables, the version in the job
+# table's comment) on a table with jobs in every state: none changes
+sed 's/{{TABLE}}/v11_jobs/g' "$TESTS_DIR/fixtures/schema-v11.sql" | sql "$(cat)"
+sql "ALTER TABLE v11_jobs_counts COMMENT = 'mq counts 1'"
+sql "INSERT INTO v11_jobs (queue, payload, state, attempts, available_at, leased_until, lease_token, leased_by, finished_at, dedup_key, every_us, every_anchor, job_key) VALUES
+  ('a', 'ready', 'ready', 0, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL, 'k1', NULL, NULL, 'c1'),
+  ('a', 'scheduled', 'ready', 0, UTC_TIMESTAMP(6) + INTERVAL 1 DAY, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  ('a', 'leased', 'leased', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, REPEAT('ab', 16), 'h:1', NULL, NULL, NULL, NULL, 'c1'),
+  ('a', 'stale', 'leased', 1, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, REPEAT('cd', 16), 'h:2', NULL, NULL, NULL, NULL, NULL),
+  ('a', 'done', 'done', 1, UTC_TIMESTAMP(6), NULL, NULL, NULL, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL),
+  ('a', 'dead', 'dead', 1, UTC_TIMESTAMP(6), NULL, NULL, NULL, UTC_TIMESTAMP(6), NULL, NULL, NULL, NULL),
+  ('a', 'every', 'ready', 0, UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL, NULL, NULL, NULL, NULL, 3600000000, UTC_TIMESTAMP(6), NULL)"
+sql "INSERT INTO v11_jobs_queues (queue, paused, paused_at, concurrency, per_key) VALUES ('p', 1, UTC_TIMESTAMP(6), 3, 1)"
+sql "INSERT INTO v11_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at, finished_at) VALUES (1000, 'a', 'done', 0, 'archived', 1, 10, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))"
+v11rows() { sql "SELECT CONCAT_WS(' ', id, queue, state, attempts, available_at, COALESCE(leased_until, '-'), COALESCE(lease_token, '-'), COALESCE(finished_at, '-'), COALESCE(dedup_unique, '-'), COALESCE(every_us, '-'), COALESCE(job_key, '-'), COALESCE(children, '-')) FROM v11_jobs ORDER BY id; SELECT CONCAT_WS(' ', queue, paused, concurrency, per_key) FROM v11_jobs_queues; SELECT CONCAT_WS(' ', id, payload) FROM v11_jobs_archive" | tr '\n' ';'; }
+before=$(v11rows)
+ddl_before=$(sql "SHOW CREATE TABLE v11_jobs" | sed "s/COMMENT='mq schema 11'//")
+expect_status 78 "a version 11 table is refused by pop" "$MQ" pop --table v11_jobs --queue a
+like "$ERR" "*has schema version 11: run 'mq init' to upgrade it" "  which says to run mq init"
+expect_status 0 "init upgrades version 11" "$MQ" init --table v11_jobs
+is "$OUT" "upgraded table v11_jobs from schema 11 to 12" "init says it upgraded"
+is "$(v11rows)" "$before" "no job, queue setting nor archived job changed"
+is "$(sql "SHOW CREATE TABLE v11_jobs" | sed "s/COMMENT='mq schema 12'//")" "$ddl_before" \
+  "the job table is the same but for its version"
+for t in _schedules _fired; do
+  is "$(cols v11_jobs$t):$(keys v11_jobs$t):$(checks v11_jobs$t | sed 's/v11_jobs/T/g')" \
+    "$(cols mq_jobs$t):$(keys mq_jobs$t):$(checks mq_jobs$t | sed 's/mq_jobs/T/g')" "v11_jobs$t = a created one"
+  is "$(sql "SELECT CONCAT(ENGINE, ' ', TABLE_COLLATION, ' ', TABLE_COMMENT) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v11_jobs$t'")" \
+    "$(sql "SELECT CONCAT(ENGINE, ' ', TABLE_COLLATION, ' ', TABLE_COMMENT) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'mq_jobs$t'")" \
+    "  its engine, collation and comment too"
+done
+expect_status 0 "init again changes nothing" "$MQ" init --table v11_jobs
+is "$OUT" "table v11_jobs is up to date (schema 12)" "and says so"
+sql "DROP TABLE v11_jobs_fired"
+expect_status 0 "init remakes a dropped ledger" "$MQ" init --table v11_jobs
+is "$OUT" "table v11_jobs is at schema 12; created the missing tables next to it" "and says so"
+expect_status 0 "the leased job is acked with its old receipt" "$MQ" ack --table v11_jobs "$(sql "SELECT id FROM v11_jobs WHERE payload = 'leased'").abababababababababababababababab"
+expect_status 0 "the stale one is requeued" "$MQ" requeue-stale --table v11_jobs --queue a
+is "$(sql "SELECT state FROM v11_jobs WHERE payload = 'stale'")" ready "and is ready again"
+run "$MQ" pop --table v11_jobs --queue a
+is "$RC:$OUT" "0:ready" "the ready job is claimed"
 
 expect_status 64 "init refuses an invalid table name" "$MQ" init --table 'x;drop'
 expect_status 64 "init refuses an operand" "$MQ" init extra

@@ -42,11 +42,11 @@ is "$(stat -c %a "$HOME/.my.cnf")" 600 "~/.my.cnf is readable by its owner alone
 
 run_example init
 is "$RC:$ERR" "0:" "init example runs, as app through ~/.my.cnf"
-like "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps and mq_jobs_waits (schema *)" \
-  "mq init says it created 10 tables"
+like "$OUT" "created tables mq_jobs, mq_jobs_archive, mq_jobs_queues, mq_jobs_counts, mq_jobs_history, mq_jobs_waiters, mq_jobs_gates, mq_jobs_ticks, mq_jobs_deps, mq_jobs_waits, mq_jobs_schedules and mq_jobs_fired (schema *)" \
+  "mq init says it created 12 tables"
 is "$(sql_root "SELECT GROUP_CONCAT(TABLE_NAME ORDER BY TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'jobs'")" \
-  "mq_jobs,mq_jobs_archive,mq_jobs_counts,mq_jobs_deps,mq_jobs_gates,mq_jobs_history,mq_jobs_queues,mq_jobs_ticks,mq_jobs_waiters,mq_jobs_waits" \
-  "and the database holds those 10 tables"
+  "mq_jobs,mq_jobs_archive,mq_jobs_counts,mq_jobs_deps,mq_jobs_fired,mq_jobs_gates,mq_jobs_history,mq_jobs_queues,mq_jobs_schedules,mq_jobs_ticks,mq_jobs_waiters,mq_jobs_waits" \
+  "and the database holds those 12 tables"
 check "the README quotes what mq init printed" \
   sh -c 'tr "\n" " " <"$0" | grep -qF "It prints \`$1\`"' "$README" "$OUT"
 # from here on, the test's own look into the tables is at jobs
@@ -107,6 +107,15 @@ check "no faster than 10 a second ($ms ms for all, at least 4,400: 3 s of deploy
   test "$ms" -ge 4400
 is "$(sql "SELECT CONCAT_WS(',', COUNT(*), SUM(state = 'done')) FROM mq_jobs WHERE queue IN ('deploy', 'partner')")" \
   "34,34" "all 34 done"
+
+run_example schedules
+is "$RC:$ERR" "0:" "schedules example runs"
+like "$OUT" "added nightly-backup (next * UTC)*" "  apply adds the schedule"
+like "$OUT" "*nightly-backup: cron 30 2 * * 1-5, tz Europe/Berlin, queue ops, missed once
+  next * CE*T (* UTC)
+  next * CE*T (* UTC)
+  last none*" "  ls shows its next two runs in Berlin time and UTC"
+like "$OUT" "*ran: backup --full" "  the run by hand ran, a job like any other"
 
 # cron: t312-cron.sh runs that example as cron would
 

@@ -3,7 +3,8 @@
 # stream, --every, a fan-out: stream --after), pop (both strategies, every form, a queue list), ack
 # (recurring too), cancel, stats, the error exits, and the operator's
 # commands: ls, why, show, check, retry, top --once, stats --json; mq
-# wait woken by an ack, and the ack that wakes it.
+# wait woken by an ack, and the ack that wakes it; mq schedule's apply
+# (add, unchanged, change, prune, a bad file), ls, fire, run, rm.
 . "$(dirname "$0")/lib.sh"
 if [ -n "${MQ_SANITIZED:-}" ]; then
   ok "# SKIP valgrind does not run sanitized binaries"
@@ -135,4 +136,18 @@ r=$("$MQ" pop --queue vw -o /dev/null)
 vg 0 "ack that wakes a waiting mq wait" ack "$r"
 wait "$wp"
 is "$?" 0 "  which ends"
+printf '[vs]\ncron = 30 2 * * *\ntz = Europe/Berlin\nqueue = vs\npayload = v\\x00s\n[vt]\ncron = @hourly\n' >"$T_TMP/vs.conf"
+vg 0 "schedule apply (add)" schedule apply "$T_TMP/vs.conf"
+vg 0 "schedule apply (unchanged)" schedule apply "$T_TMP/vs.conf"
+printf '[vs]\ncron = 45 2 * * *\ntz = Europe/Berlin\nqueue = vs\n' >"$T_TMP/vs.conf"
+vg 0 "schedule apply --prune (change, remove)" schedule apply --prune "$T_TMP/vs.conf"
+printf '[vs]\ncron = 61 * * * *\n' >"$T_TMP/bad.conf"
+vg 65 "schedule apply of a bad file" schedule apply "$T_TMP/bad.conf"
+sql "UPDATE mq_jobs_schedules SET next_at = '2026-03-28 00:00:00' WHERE name = 'vs'"
+vg 0 "schedule fire" schedule fire
+vg 0 "schedule run" schedule run vs
+vg 0 "schedule ls" schedule ls
+vg 0 "schedule ls --json" schedule ls --json -n 5
+vg 0 "schedule rm" schedule rm vs
+vg 1 "schedule rm of no such schedule" schedule rm vs
 done_testing

@@ -12,9 +12,12 @@ ra=$("$MQ" pop --queue q -o /dev/null)   # leases "keep"
 ra=$("$MQ" pop --queue q -o /dev/null)   # job-a
 rb=$("$MQ" pop --queue q -o /dev/null)   # job-b
 "$MQ" pause paused-q >/dev/null
+printf '[ok]\ncron = 0 * * * *\n' >"$T_TMP/ok.conf"
+"$MQ" schedule apply "$T_TMP/ok.conf" >/dev/null    # a schedule to keep
 
 db_sum() { # loud when a query fails: an error never equals an error
-  table_sum mq_jobs mq_jobs_archive mq_jobs_queues mq_jobs_counts
+  table_sum mq_jobs mq_jobs_archive mq_jobs_queues mq_jobs_counts \
+    mq_jobs_schedules mq_jobs_fired
 }
 BEFORE=$(db_sum)
 START=$BEFORE
@@ -195,8 +198,18 @@ sql "CREATE TABLE future LIKE mq_jobs; ALTER TABLE future COMMENT 'mq schema 99'
 refuse 78 "schema newer than this mq" "$MQ" pop --table future
 refuse 64 "unknown option" "$MQ" push --drop-table x
 refuse 64 "unknown command" "$MQ" "drop"
+# mq schedule (mq-schedule(1)): a bad file changes nothing (all or
+# nothing, its line named); bad operands and names are usage errors
+printf '[ok]\ncron = 5 * * * *\n[new]\ncron = 0 24 * * *\n' >"$T_TMP/bad.conf"
+refuse 65 "a schedule file with an error (its 2nd schedule)" "$MQ" schedule apply --prune "$T_TMP/bad.conf"
+printf '[x]\ncron = * * * * *\ntz = No/Such_Zone\n' >"$T_TMP/bad.conf"
+refuse 65 "a schedule file with an unknown zone" "$MQ" schedule apply "$T_TMP/bad.conf"
+refuse 66 "a schedule file that is not there" "$MQ" schedule apply "$T_TMP/nothere.conf"
+refuse 64 "mq schedule of no subcommand" "$MQ" schedule
+refuse 64 "mq schedule run of an invalid name" "$MQ" schedule run "'; DROP TABLE mq_jobs; --"
+refuse 64 "mq schedule rm of two names" "$MQ" schedule rm a b
 # each check above compares with the one before it; over the whole run too
-is "$(db_sum)" "$START" "catalogue: after $N refusals the four tables are as before the first"
+is "$(db_sum)" "$START" "catalogue: after $N refusals the tables are as before the first"
 
 # what is valid is stored verbatim: nothing a user types becomes SQL
 evil="'); DROP TABLE mq_jobs; -- \`x\` \"y\" \\ $(printf '\001\377')"

@@ -104,6 +104,34 @@ expect_status 0 "operator: pause" as operator pause g
 expect_status 0 "operator: resume" as operator resume g
 expect_status 0 "operator: purge" as operator purge --queue g --yes
 expect_status 77 "operator: init is denied (that is the owner's)" as operator init --table other2
+# calendar schedules (mq-schedule(1)): the operator applies, lists, runs
+# and removes them; firing takes the consumer's role and the producer's
+# (it pushes the runs): the consumer's alone is refused, changing nothing
+printf '[g1]\ncron = 0 0 1 1 *\nqueue = sg\npayload = s\n' >"$T_TMP/s.conf"
+expect_status 77 "producer: schedule apply is denied" as producer schedule apply "$T_TMP/s.conf"
+expect_status 0 "operator: schedule apply" as operator schedule apply "$T_TMP/s.conf"
+expect_status 0 "operator: schedule ls" as operator schedule ls
+like "$OUT" "g1: cron 0 0 1 1 *, tz UTC, queue sg*" "  lists it"
+expect_status 0 "operator: schedule run" as operator schedule run g1
+sql "UPDATE mq_jobs_schedules SET next_at = '2026-01-01'"
+ssum() { table_sum mq_jobs mq_jobs_schedules mq_jobs_fired; }
+s2=$(ssum)
+expect_status 77 "consumer alone: schedule fire is denied (it pushes)" as consumer schedule fire
+is "$(ssum)" "$s2" "  and changed nothing"
+sql_root "CREATE ROLE mq_jobs_firer; GRANT mq_jobs_consumer TO mq_jobs_firer;
+  GRANT mq_jobs_producer TO mq_jobs_firer; CREATE USER mq_firer@localhost;
+  GRANT mq_jobs_firer TO mq_firer@localhost;
+  SET DEFAULT ROLE mq_jobs_firer FOR mq_firer@localhost"
+expect_status 0 "consumer and producer: schedule fire" as firer schedule fire
+is "$(sql "SELECT COUNT(job) FROM mq_jobs_fired WHERE manual = 0")" 1 "  one run pushed"
+expect_status 0 "operator: schedule rm" as operator schedule rm g1
+# an operator role granted before schema 12 (no ledger): archive works,
+# prunes nothing
+sql_root "REVOKE ALL ON \`$T_DB\`.mq_jobs_fired FROM mq_jobs_operator"
+n=$(sql "SELECT COUNT(*) FROM mq_jobs_fired")
+expect_status 0 "operator of schema 11's grants: archive" as operator archive --older-than 0
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired")" "$n" "  the ledger untouched"
+sql_root "DROP USER mq_firer@localhost; DROP ROLE mq_jobs_firer"
 for role in producer consumer operator; do
   sql_root "DROP USER 'mq_$role'@'localhost'; DROP ROLE mq_jobs_$role"
 done

@@ -180,6 +180,23 @@ for l in sys.stdin:
   is "$(hsql "SELECT GROUP_CONCAT(CONCAT(payload, ':', state, IF(state = 'ready' AND available_at > '9999-01-01', '/waiting', '')) ORDER BY id) FROM h.$3 WHERE queue = 'dkid'")" \
     "kid:ready,kid2:dead,kid3:ready" "$w due, cancelled, due (runs anyway): committed"
   is "$(hsql "SELECT COUNT(*) FROM h.${3}_deps WHERE met = 0 AND child IN ($kid, $kid3)")" 0 "$w the edges met"
+  # calendar schedules (mq-schedule(1)): instants are UTC whatever the
+  # server's zone and clock settings; the apply writes nothing twice
+  printf '[new-year]\ncron = 0 0 1 1 *\nqueue = hq\npayload = cheers\n' >"$T_TMP/h.conf"
+  expect_status 0 "$w schedule apply" "$MQ" schedule apply "$T_TMP/h.conf"
+  is "$(hsql "SELECT next_at = CONCAT(YEAR(UTC_TIMESTAMP()) + 1, '-01-01 00:00:00') FROM h.${3}_schedules")" 1 \
+    "$w the next instant: 1 January 00:00 UTC (not the server's zone)"
+  expect_status 0 "$w schedule apply again" "$MQ" schedule apply "$T_TMP/h.conf"
+  is "$OUT:$(hsql "SELECT version FROM h.${3}_schedules")" "unchanged new-year (next $(hsql "SELECT YEAR(UTC_TIMESTAMP()) + 1")-01-01 00:00:00 UTC):1" \
+    "$w unchanged, not written"
+  hsql "UPDATE h.${3}_schedules SET next_at = '2026-01-01 00:00:00' WHERE name = 'new-year'"
+  expect_status 0 "$w schedule fire" "$MQ" schedule fire
+  is "$(hsql "SELECT CONCAT(f.instant, ' ', j.available_at, ' ', j.payload) FROM h.${3}_fired f JOIN h.$3 j ON j.id = f.job" | tr '\t' ' ')" \
+    "2026-01-01 00:00:00.000000 2026-01-01 00:00:00.000000 cheers" "$w one run, at the instant in UTC, committed"
+  expect_status 0 "$w schedule run" "$MQ" schedule run new-year
+  is "$(hsql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), available_at) BETWEEN -60 AND 0 FROM h.$3 WHERE id = $OUT")" 1 "$w a run by hand is due now (UTC)"
+  expect_status 0 "$w schedule ls" "$MQ" schedule ls -n 1
+  like "$OUT" "*next $(hsql "SELECT YEAR(UTC_TIMESTAMP()) + 1")-01-01 00:00:00 UTC*by hand*" "$w ls reads it all (select limit 1 globally)"
 }
 round root ORACLE t_oracle
 round root "ANSI,NO_BACKSLASH_ESCAPES,PAD_CHAR_TO_FULL_LENGTH" t_ansi

@@ -19,6 +19,8 @@
  * library: each is defined once) */
 #include "limits.c"
 #include "candidates.c"
+/* and schedule.c's (its firing reads) */
+#include "schedule.c"
 
 static int n, failed;
 /* the library's connection: check_again runs the statements on it */
@@ -945,6 +947,40 @@ main(void)
 		printf("# limits: the candidates' read: %s\n", detail);
 	}
 	check_failed_run(c, &o);
+	/* firing (schedule.c): the due schedules are one range of an index
+	 * (all queues: due; some: queue_due), in order, whatever the
+	 * schedules not due; and the earliest next_at of some queues */
+	ok(mysql_query(c->db, "INSERT INTO explain_jobs_schedules (name, expr,"
+	    " zone, queue, payload, max_attempts, next_at) SELECT CONCAT('s',"
+	    " seq), '0 0 * * *', 'UTC', IF(seq % 2, 'a', 'b'), '', 10,"
+	    " UTC_TIMESTAMP(6) + INTERVAL CAST(seq AS SIGNED) - 20 MINUTE"
+	    " FROM seq_1_to_3000")
+	    == 0 && mysql_query(c->db, "ANALYZE TABLE explain_jobs_schedules")
+	    == 0, "3,000 schedules, 19 due", mysql_error(c->db));
+	{
+		MYSQL_RES *r = mysql_store_result(c->db);
+		char due[1024], next[2048];
+
+		mysql_free_result(r);
+		check(c->db, "schedule fire: the due schedule of every queue",
+		    sql_due_all, "", "due", NULL);
+		snprintf(due, sizeof due, sql_due_queues, "?");
+		check(c->db, "schedule fire: the due schedule of a queue", due,
+		    "@q", "queue_due", NULL);
+		char plan[4096];
+
+		snprintf(next, sizeof next, "%s%s UNION ALL %s%s",
+		    sql_next_head, sql_next_part, sql_next_part, sql_next_tail);
+		explained(c->db, "schedule fire: two queues' next instant",
+		    next, "@q, @s", plan, sizeof plan);
+		/* each part answered from the index's first entry: no row of
+		 * the plan reads the table (the derived table's 2 rows are
+		 * the two minima) */
+		ok(strstr(plan, "explain_jobs_schedules") == NULL &&
+		    strstr(plan, "Select tables optimized away") != NULL,
+		    "schedule fire: two queues' next instant: a lookup of each "
+		    "queue's first entry, no range nor scan", plan);
+	}
 	mq_close(c);
 	printf("1..%d\n", n);
 	return failed != 0;

@@ -280,12 +280,34 @@ bad(void)
 	    "as \\x01)");
 }
 
+/* many schedules (the names' table grows), then one named again */
+static void
+many(void)
+{
+	size_t cap = 3001 * 40, len = 0, cnt;
+	char *text = malloc(cap);
+	struct mq_schedule *v;
+
+	for (int i = 0; i < 3000; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+		    "[s%d]\ncron = @daily\n", i);
+	v = parse_ok("3000 schedules", text, NULL, &cnt);
+	ok(cnt == 3000 && v != NULL && strcmp(v[2999].name, "s2999") == 0 &&
+	    v[2999].line == 5999, "3000 schedules, the last on line 5999");
+	mq_schedules_free(v, cnt);
+	len += (size_t)snprintf(text + len, cap - len, "[s1717]\n");
+	parse_bad(text, len, MQ_EINVAL, "line 6001: [s1717] again (first on "
+	    "line 3435)");
+	free(text);
+}
+
 int
 main(void)
 {
 	good();
 	payload_files();
 	bad();
+	many();
 	ok(mq_missed_parse("once") == MQ_MISSED_ONCE &&
 	    mq_missed_parse("ONCE") == -1 && mq_missed_parse(NULL) == -1 &&
 	    strcmp(mq_missed_name(MQ_MISSED_ALL), "all") == 0,

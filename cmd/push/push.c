@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "push.h"
+#include "schedule.h"
 
 enum { OPT_LINES = OPT_CMD, OPT_PRIORITY, OPT_MAX_ATTEMPTS, OPT_DELAY,
     OPT_AT, OPT_DEDUP, OPT_EVERY, OPT_KEY, OPT_QUIET, OPT_WAIT, OPT_TIMEOUT,
-    OPT_AFTER, OPT_AFTER_FILE, OPT_IF_PARENT_DIES };
+    OPT_AFTER, OPT_AFTER_FILE, OPT_IF_PARENT_DIES, OPT_CRON, OPT_TZ,
+    OPT_NAME, OPT_MISSED };
 
 static const struct opt opts[] = {
 	{ OPT_LINES, "lines", 0, NULL, "one job per line of standard input",
@@ -34,6 +36,18 @@ static const struct opt opts[] = {
 	{ OPT_EVERY, "every", 0, "D", "recurring: each ack makes it due again "
 	    "D after\nits due time (at least 1s)", COMPLETE_DURATION, NULL,
 	    NULL, FORM(0), 0 },
+	{ OPT_CRON, "cron", 0, "EXPR", "a calendar schedule instead: a run "
+	    "at each instant\nof the cron expression (mq-schedule(1))",
+	    COMPLETE_NONE, NULL, "[--cron EXPR [--tz ZONE] [--name NAME] "
+	    "[--missed skip|once|all]]", FORM(0), 0 },
+	{ OPT_TZ, "tz", 0, "ZONE", "with --cron: the expression's zone "
+	    "(default UTC)", COMPLETE_NONE, NULL, "", FORM(0), 0 },
+	{ OPT_NAME, "name", 0, "NAME", "with --cron: the schedule's name "
+	    "(default: from\nwhat it pushes)", COMPLETE_NONE, NULL, "",
+	    FORM(0), 0 },
+	{ OPT_MISSED, "missed", 0, "skip|once|all", "with --cron: the "
+	    "instants missed (default once)", COMPLETE_WORDS, "skip once all", "",
+	    FORM(0), 0 },
 	{ OPT_DEDUP, "dedup", 0, "KEY",
 	    "if a live job has KEY, print its id instead", COMPLETE_NONE, NULL,
 	    NULL, FORM(0), 0 },
@@ -67,6 +81,9 @@ const struct command push_command = {
 
 struct push_args {
 	struct mq_push_opts o;
+	struct mq_schedule cron;	/* --cron and its options */
+	int has_cron, has_cron_opt;
+	const char *cron_name;
 	int delim, has_delay, quiet, wait;
 	int64_t timeout_us;
 	uint64_t *after;	/* --after, --after-file: the parents */
@@ -213,6 +230,26 @@ option(void *ctx, int id, const char *arg)
 			    "'%s': cancel, run or wait", shown(arg));
 		a->has_policy = 1;
 		break;
+	case OPT_CRON:
+		cron_setting(&a->cron, "--cron", "cron", arg);
+		a->has_cron = 1;
+		break;
+	case OPT_TZ:
+		cron_setting(&a->cron, "--tz", "tz", arg);
+		a->has_cron_opt = 1;
+		break;
+	case OPT_MISSED:
+		cron_setting(&a->cron, "--missed", "missed", arg);
+		a->has_cron_opt = 1;
+		break;
+	case OPT_NAME:
+		if (strlen(arg) > MQ_SCHEDULE_NAME_MAX || !mq_valid_queue(arg))
+			usage_error(&push_command, "invalid --name '%s': "
+			    "[A-Za-z0-9_.-], 1 to %d bytes", shown(arg),
+			    MQ_SCHEDULE_NAME_MAX);
+		a->cron_name = arg;
+		a->has_cron_opt = 1;
+		break;
 	case OPT_EVERY:
 		o->every_us = duration_arg(&push_command, "--every", arg);
 		if (o->every_us < 1000000)
@@ -224,8 +261,8 @@ option(void *ctx, int id, const char *arg)
 int
 cmd_push(int argc, char **argv, struct mq_global *g)
 {
-	struct push_args a = { { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS },
-	    -1, 0, 0, 0, -1, NULL, 0, 0, 0, 0 };
+	struct push_args a = { .o = { .max_attempts = MQ_DEFAULT_MAX_ATTEMPTS },
+	    .delim = -1, .timeout_us = -1 };
 	struct mq_push_opts *o = &a.o;
 	enum mq_status st;
 	int existed, rc, n;
@@ -236,8 +273,17 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	uint64_t id;
 	sigset_t held;
 
+	mq_schedule_defaults(&a.cron);
 	n = parse_options(&push_command, argc, argv, g, option, &a);
 	settle(&push_command, g, 1);
+	if (a.has_cron_opt && !a.has_cron)
+		usage_error(&push_command, "--tz, --name and --missed go with "
+		    "--cron");
+	if (a.has_cron && (a.delim != -1 || o->every_us || a.has_delay ||
+	    o->at || o->dedup || a.nafter || a.wait))
+		usage_error(&push_command, "--cron makes a schedule: not with "
+		    "--lines, -0, --every, --delay, --at, --dedup, --after or "
+		    "--wait");
 	if (a.has_delay && o->at)
 		usage_error(&push_command, "--delay and --at exclude each other");
 	if (a.delim != -1 && o->dedup)
@@ -272,6 +318,24 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (a.after_stdin && n == 0)
 		usage_error(&push_command, "--after-file - reads standard input: "
 		    "give the PAYLOAD as an argument");
+	if (a.has_cron) {
+		/* the runs' settings: those of the options */
+		a.cron.priority = o->priority;
+		a.cron.max_attempts = o->max_attempts;
+		if (o->key) {
+			snprintf(a.cron.key, sizeof a.cron.key, "%s", o->key);
+			a.cron.has_key = 1;
+		}
+		need_stdio(&push_command, STDOUT_CLOSED |
+		    (n == 0 ? STDIN_CLOSED : 0));
+		if (n > 0)
+			return push_cron(g, &a.cron, a.cron_name,
+			    (unsigned char *)argv[1], strlen(argv[1]), a.quiet);
+		payload = slurp(MQ_SCHEDFILE_MAX, &len);
+		rc = push_cron(g, &a.cron, a.cron_name, payload, len, a.quiet);
+		free(payload);
+		return rc;
+	}
 	o->queue = g->queue;
 	o->after = a.after;
 	o->nafter = a.nafter;

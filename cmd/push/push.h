@@ -35,4 +35,15 @@ int push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
  * it is larger (records.c). */
 unsigned char *slurp(size_t max, size_t *len);
 
+/* mq push --cron (cron.c): the schedule s (its settings from the
+ * options, through cron_setting, which exits 64 on a bad value) with
+ * this payload and name (NULL: derived from what it pushes) made or
+ * changed; its name on stdout, what was done on stderr unless quiet.
+ * The exit status. */
+struct mq_schedule;
+void cron_setting(struct mq_schedule *s, const char *opt, const char *name,
+    const char *value);
+int push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
+    unsigned char *payload, size_t len, int quiet);
+
 #endif

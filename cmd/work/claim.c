@@ -83,6 +83,12 @@ op_run(void *ctx)
 		it->st = st;
 		it->tried = 1;
 	}
+	/* the due schedules of its queues push their runs, which the
+	 * claim takes (lib/fire_due.c: what fails there is kept in
+	 * w->fire, said by the loop; a lost connection fails the task) */
+	if (t->fire && (st = mq_fire_due(w->c, w->pop.queue, &w->fire,
+	    t->fire_woken, &t->runs)) != MQ_OK)
+		goto failed;
 	if (t->room) {
 		w->pop.count = t->room;
 		w->pop.need = t->need;
@@ -219,6 +225,11 @@ op_post(struct worker *w)
 		t->n = k;
 	}
 	t->room = (unsigned)room;
+	/* with a claim (park() asks for one when they are due) */
+	t->runs = 0;
+	t->fire_woken = w->fire_woken;
+	t->fire = room > 0 && !w->stopping && !w->fire.off &&
+	    (mq_fire_wait_us(&w->fire) == 0 || w->fire_woken);
 	/* the jobs for the process slots free now; the others are a
 	 * prefetch (a limited queue's claim reads no further for them
 	 * than the head of the queue: lib/candidates.c) */

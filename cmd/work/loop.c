@@ -64,6 +64,7 @@ timeout_ms(struct worker *w)
 		SOONER(w->wait.deadline_us);
 	if (w->stop_idle_since)
 		SOONER(w->stop_idle_since + STOP_WAIT_US);
+
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slot[i];
 		if (s->state == ENDED && op_free && !s->in_op)

@@ -109,6 +109,25 @@ extended(struct worker *w, struct slot *s, const struct op_item *it,
 	}
 }
 
+/* After a task that fired the schedules: their runs are claimed (by
+ * this claim, or the next at once); a failure is said once while it
+ * lasts. */
+static void
+fired(struct worker *w, const struct op_task *t)
+{
+	w->fire_woken = 0;
+	if (t->runs > 0 && !w->stopping)
+		w->next_claim = 0;
+	if (w->fire.failed && !w->fire_said) {
+		report(&work_command, w->fire.off ? "cannot fire the "
+		    "schedules (this worker stops trying)" :
+		    "cannot fire the schedules", &w->fire.err);
+		w->fire_said = 1;
+	} else if (!w->fire.failed) {
+		w->fire_said = 0;
+	}
+}
+
 /* The work thread is done: the outcome, job by job. */
 void
 op_apply(struct worker *w)
@@ -168,6 +187,8 @@ op_apply(struct worker *w)
 	if (t->n || t->room)
 		w->failures = 0;
 	w->limit_said = 0;	/* connected: a refusal now is said again */
+	if (t->fire)
+		fired(w, t);
 	if (!t->room)
 		return;
 	/* from the claim, not from the park, which may come much later
@@ -175,6 +196,11 @@ op_apply(struct worker *w)
 	w->limit_retry_at = t->retry_us > 0 ? t->posted_at + t->retry_us : 0;
 	w->limit_held = t->held;
 	if (t->claim_st == MQ_EMPTY || t->claim_st == MQ_PAUSED) {
+		/* a wakeup that brought nothing may be an apply's: the
+		 * schedules are read again (work/heartbeat.c) */
+		if (w->woke)
+			w->fire_woken = 1;
+		w->woke = 0;
 		w->next_claim = INT64_MAX;	/* until the wait says so */
 		if (!w->idle_since)
 			w->idle_since = now;
@@ -182,6 +208,7 @@ op_apply(struct worker *w)
 	}
 	w->idle_since = 0;
 	w->idle_waits = 0;
+	w->woke = 0;
 	if (w->cw)
 		mq_wait_rearm(w->cw);	/* jobs came: the next wait looks */
 	for (i = 0; i < t->njobs; i++) {

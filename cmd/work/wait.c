@@ -15,7 +15,17 @@ park(struct worker *w)
 
 	if (w->waiting || w->wait_broken || w->cw == NULL)
 		return;
+	/* the schedules' look is due (their next instant, the recheck, or
+	 * a wakeup that brought no job): a claim fires first
+	 * (work/claim.c), instead of a park */
+	if (!w->op.busy && !w->stopping && !w->fire.off &&
+	    (w->fire_woken || mq_fire_wait_us(&w->fire) == 0)) {
+		w->next_claim = 0;
+		return;
+	}
 	us = mq_wait_backoff_us(w->idle_waits++);
+	if (!w->op.busy && !w->fire.off && us > mq_fire_wait_us(&w->fire))
+		us = mq_fire_wait_us(&w->fire);
 	/* a rate lets a claim through then: not later */
 	if (w->limit_retry_at > 0) {
 		left = w->limit_retry_at - mq_now_us();
@@ -64,6 +74,7 @@ step_wait(struct worker *w, short revents, int timed_out)
 	 * connected before anyone waited; other consumers that took the
 	 * jobs): it looks again at the end of each park (mq-limit(1): at
 	 * its next look, within a second) */
+	w->woke = st == MQ_OK;
 	if (st == MQ_OK || (st == MQ_EMPTY && w->limit_held))
 		w->next_claim = 0;
 	else if (st != MQ_EMPTY) {

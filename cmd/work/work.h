@@ -112,6 +112,9 @@ struct op_task {
 	size_t forgotten;	/* such claims not given back, their lease
 				 * over (left to requeue-stale) */
 	struct mq_conn *cw;
+	int fire;			/* fire the due schedules first */
+	int fire_woken;			/* after a wakeup that brought none */
+	uint64_t runs;			/* the runs firing pushed */
 	struct op_item item[MAX_SLOTS];
 };
 
@@ -164,6 +167,13 @@ struct worker {
 	int limit_held;			/* limits held due jobs back at the
 					 * last claim (mq_claim_held) */
 	int64_t next_claim, idle_since, reconnect_at, cw_retry_at;
+	/* firing the schedules of its queues (fire_due.c), by the work
+	 * thread before a claim (which owns the state while its task
+	 * runs) */
+	struct mq_fire_state fire;
+	int woke;			/* the last park ended early */
+	int fire_woken;			/* and the claim after found none */
+	int fire_said;			/* firing's failure was said */
 	unsigned failures;		/* work tasks failed in a row */
 	int beat_failing;		/* the last heartbeat task failed */
 	/* connections refused for the server's limit (mq_conn_limit),

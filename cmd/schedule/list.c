@@ -1,0 +1,159 @@
+/*
+ * list.c: mq schedule ls's output: each schedule, its next instants (in
+ * its zone and in UTC, computed here from its next_at as firing computes
+ * them), and its last run. Everything from the table goes out through
+ * output/'s encoders.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "output/output.h"
+#include "schedule/sched.h"
+
+#define TEXT(s) put_text(stdout, (const unsigned char *)(s), strlen(s))
+#define JSTR(s) put_json_string((const unsigned char *)(s), strlen(s))
+
+/* The first instant at or after a next_at in µs. */
+static int64_t
+first_second(int64_t us)
+{
+	return us / 1000000 + (us % 1000000 > 0);
+}
+
+static void
+text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
+    const int64_t *next, size_t got, const char *why)
+{
+	char utc[SCHED_TIME_MAX], local[SCHED_TIME_MAX];
+	size_t i;
+
+	TEXT(r->s.name);
+	printf(": cron ");
+	TEXT(r->s.expr);
+	printf(", tz ");
+	TEXT(r->s.zone);
+	printf(", queue ");
+	TEXT(r->s.queue);
+	printf(", missed %s", mq_missed_name(r->s.missed));
+	if (r->s.missed == MQ_MISSED_ALL)
+		printf(" (at most %u)", r->s.missed_max);
+	putchar('\n');
+	if (why) {
+		printf("  unusable: ");
+		TEXT(why);
+		putchar('\n');
+	}
+	for (i = 0; i < got; i++) {
+		sched_times(next[i], tz, utc, local);
+		printf("  next %s (%s)\n", local, utc);
+	}
+	if (!r->has_last) {
+		printf("  last none\n");
+		return;
+	}
+	sched_times(r->last_us / 1000000, tz, utc, local);
+	printf("  last %s (%s)%s: ", local, utc, r->last_manual ?
+	    " by hand" : "");
+	if (r->last_job == 0)
+		printf("skipped (missed)\n");
+	else {
+		printf("job %llu, ", (unsigned long long)r->last_job);
+		TEXT(r->last_state[0] ? r->last_state : "gone");
+		putchar('\n');
+	}
+}
+
+static void
+json_time(const char *name, int64_t t, const struct mq_tz *tz)
+{
+	char utc[SCHED_TIME_MAX], local[SCHED_TIME_MAX];
+
+	sched_times(t, tz, utc, local);
+	printf("\"%s\":{\"utc\":", name);
+	JSTR(utc);
+	printf(",\"local\":");
+	JSTR(tz ? local : utc);
+	printf(",\"epoch\":%lld}", (long long)t);
+}
+
+static void
+json_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
+    const int64_t *next, size_t got)
+{
+	size_t i;
+
+	printf("{\"name\":");
+	JSTR(r->s.name);
+	printf(",\"cron\":");
+	JSTR(r->s.expr);
+	printf(",\"tz\":");
+	JSTR(r->s.zone);
+	printf(",\"queue\":");
+	JSTR(r->s.queue);
+	printf(",\"payload\":");
+	put_json_string(r->s.payload, r->s.payload_len);
+	printf(",\"priority\":%d,\"max_attempts\":%u,\"key\":", r->s.priority,
+	    r->s.max_attempts);
+	if (r->s.has_key)
+		JSTR(r->s.key);
+	else
+		printf("null");
+	printf(",\"missed\":\"%s\",\"missed_max\":%u,\"next\":[",
+	    mq_missed_name(r->s.missed), r->s.missed_max);
+	for (i = 0; i < got; i++) {
+		printf("%s{", i ? "," : "");
+		json_time("at", next[i], tz);
+		putchar('}');
+	}
+	printf("],\"last\":");
+	if (!r->has_last) {
+		printf("null}\n");
+		return;
+	}
+	putchar('{');
+	json_time("at", r->last_us / 1000000, tz);
+	printf(",\"manual\":%s,\"job\":", r->last_manual ? "true" : "false");
+	if (r->last_job) {
+		printf("%llu,\"state\":", (unsigned long long)r->last_job);
+		JSTR(r->last_state[0] ? r->last_state : "gone");
+	} else {
+		printf("null,\"state\":null");
+	}
+	printf("}}\n");
+}
+
+void
+sched_list(const struct mq_schedule_row *rows, size_t n, unsigned count,
+    int json)
+{
+	int64_t *next = malloc((count ? count : 1) * sizeof *next);
+	struct mq_error e;
+	struct mq_tz *tz;
+	size_t i, got;
+
+	if (next == NULL)
+		exit(no_memory(&schedule_command));
+	for (i = 0; i < n; i++) {
+		const struct mq_schedule_row *r = &rows[i];
+		const char *why = NULL;
+
+		got = 0;
+		tz = NULL;
+		memset(&e, 0, sizeof e);
+		if (mq_tz_load(r->s.zone, NULL, &tz, &e) != MQ_OK)
+			why = e.msg;
+		else if (count && first_second(r->next_at_us) <
+		    MQ_SCHEDULE_NEVER && mq_schedule_instants(&r->s,
+		    first_second(r->next_at_us), next, count, &got, &e) ==
+		    MQ_EINVAL)
+			why = e.msg;
+		if (json)
+			json_row(r, tz, next, got);
+		else
+			text_row(r, tz, next, got, why);
+		mq_tz_free(tz);
+	}
+	free(next);
+}

@@ -1,0 +1,157 @@
+#!/bin/sh
+# Consumers fire the schedules of their queues (issue 33, lib/fire_due.c):
+# mq pop --wait and mq work push a due schedule's run and claim it, with
+# no mq schedule fire; a schedule's instant that comes while they wait
+# is fired then; a consumer of other queues leaves it alone; an account
+# that may not write the schedules' tables still claims its jobs (mq
+# work says once that it cannot fire), and a plain mq pop never fires.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
+
+F=$T_TMP/sched.conf
+cat >"$F" <<'EOF'
+[a]
+cron = * * * * *
+queue = qa
+payload = run of a
+
+[b]
+cron = * * * * *
+queue = qb
+payload = run of b
+
+[c]
+cron = * * * * *
+queue = qc
+payload = run of c
+EOF
+"$MQ" schedule apply "$F" >/dev/null || { echo "Bail out! apply failed"; exit 1; }
+# due: this minute's instant, less than a minute late (not missed: one
+# run, whatever the missed policy)
+due() {
+  sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE name = '$1'"
+}
+fired() { sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE schedule = '$1' AND job IS NOT NULL"; }
+later() { sql "SELECT next_at > UTC_TIMESTAMP(6) FROM mq_jobs_schedules WHERE name = '$1'"; }
+
+# ---- a plain pop does not fire
+due a
+expect_status 1 "mq pop of qa, its schedule due: nothing to claim (a claim does not fire)" \
+  "$MQ" pop --queue qa
+is "$(fired a)" 0 "  nothing fired"
+
+# ---- pop --wait fires and claims
+expect_status 0 "mq pop --wait of qa fires its due schedule and claims the run" \
+  "$MQ" pop --queue qa --wait 5s
+is "$OUT" "run of a" "  the run's payload"
+is "$(fired a)" 1 "  one ledger row with its job"
+is "$(later a)" 1 "  next_at moved past now"
+is "$(sql "SELECT state FROM mq_jobs j JOIN mq_jobs_fired f ON f.job = j.id WHERE f.schedule = 'a'")" leased \
+  "  the run is leased (an ordinary job)"
+
+# ---- a consumer of other queues leaves it alone
+due b
+expect_status 1 "mq pop --wait 2s of qa: nothing" "$MQ" pop --queue qa --wait 2s
+is "$(fired b)" 0 "  qb's due schedule not fired by qa's consumer"
+
+# ---- mq work fires before its claim
+cat >"$T_TMP/job.sh" <<'EOF'
+cat >>"$LOG"; echo >>"$LOG"
+EOF
+LOG=$T_TMP/work.log
+export LOG
+: >"$LOG"
+expect_status 0 "mq work of qb fires its due schedule and runs the run" \
+  "$MQ" work --queue qb --max-jobs 1 -- sh "$T_TMP/job.sh"
+is "$(cat "$LOG")" "run of b" "  the run ran"
+is "$(sql "SELECT j.state FROM mq_jobs j JOIN mq_jobs_fired f ON f.job = j.id WHERE f.schedule = 'b'")" done \
+  "  and is done"
+
+# ---- an instant that comes while they wait (the next whole minute)
+: >"$LOG"
+"$MQ" pop --queue qa --wait 75s >"$T_TMP/pop.out" 2>"$T_TMP/pop.err" &
+pop_pid=$!
+"$MQ" work --queue qc --max-jobs 1 -- sh "$T_TMP/job.sh" 2>"$T_TMP/work.err" &
+work_pid=$!
+wait $pop_pid
+pop_rc=$?
+wait $work_pid
+work_rc=$?
+is "$pop_rc:$(cat "$T_TMP/pop.out")" "0:run of a" \
+  "pop --wait 75s: woken by the next instant of a (not by a push), claims its run"
+is "$work_rc:$(cat "$LOG")" "0:run of c" "mq work: the same for c"
+is "$(fired a):$(fired c)" "2:1" "  one run more of a, the first of c"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE SECOND(instant) <> 0 OR MICROSECOND(instant) <> 0")" 0 \
+  "  every instant a whole minute"
+is "$(cat "$T_TMP/pop.err" "$T_TMP/work.err" | grep -v '^[0-9]*\.[0-9a-f]*$' | grep -c .)" 0 \
+  "  nothing said on stderr but the receipt"
+
+# ---- an account that may not write the schedules' tables
+sql_root "CREATE USER IF NOT EXISTS t362@localhost"
+for t in mq_jobs mq_jobs_queues mq_jobs_counts mq_jobs_history mq_jobs_waiters mq_jobs_gates mq_jobs_ticks mq_jobs_deps mq_jobs_waits mq_jobs_archive; do
+  sql_root "GRANT ALL ON \`$T_DB\`.\`$t\` TO t362@localhost"
+done
+sql_root "GRANT SELECT ON \`$T_DB\`.mq_jobs_schedules TO t362@localhost"
+sql_root "GRANT SELECT ON \`$T_DB\`.mq_jobs_fired TO t362@localhost"
+due a
+id=$("$MQ" push --queue qa "plain job")
+expect_status 0 "a consumer with no grant to fire: pop --wait claims the queue's job all the same" \
+  env MQ_USER=t362 "$MQ" pop --queue qa --wait 5s
+is "$OUT" "plain job" "  the plain job"
+is "$ERR" "$(printf '%s\n' "$ERR" | grep -v 'cannot fire')" "  pop says nothing of firing"
+is "$(fired a)" 2 "  and the schedule is not fired (two runs of a so far)"
+"$MQ" push --queue qa "second job" >/dev/null
+: >"$LOG"
+expect_status 0 "mq work with no grant to fire: runs the queue's job" \
+  env MQ_USER=t362 "$MQ" work --queue qa --max-jobs 1 -- sh "$T_TMP/job.sh"
+is "$(cat "$LOG")" "second job" "  the job ran"
+is "$(printf '%s\n' "$ERR" | grep -c 'mq work: cannot fire the schedules (this worker stops trying): .*error 1142')" 1 \
+  "  and it says once that it cannot fire, with the server's code"
+sql_root "DROP USER t362@localhost"
+
+# ---- mq push --cron: a schedule from the command line
+count() { sql "SELECT COUNT(*) FROM mq_jobs_schedules"; }
+before=$(count)
+expect_status 0 "push --cron makes a schedule" \
+  "$MQ" push --cron '30 2 * * mon-fri' --tz Europe/Berlin --queue ops --priority -3 --max-attempts 4 --key nightly 'backup --full'
+name=$OUT
+like "$name" "cron-????????????????" "  its derived name on stdout"
+like "$ERR" "mq push: added schedule $name (next * UTC)" "  what it did on stderr"
+is "$(sql "SELECT CONCAT_WS(' ', expr, zone, queue, payload, priority, max_attempts, job_key, missed, version) FROM mq_jobs_schedules WHERE name = '$name'")" \
+  "30 2 * * 1-5 Europe/Berlin ops backup --full -3 4 nightly once 1" "  the table holds what the options say"
+expect_status 0 "the same schedule again, spelled otherwise" \
+  "$MQ" push --cron '30 2 * * 1-5' --tz Europe/Berlin --queue ops --priority -3 --max-attempts 4 --key nightly 'backup --full'
+is "$OUT" "$name" "  the same name"
+like "$ERR" "mq push: unchanged schedule $name *" "  unchanged"
+is "$(sql "SELECT version FROM mq_jobs_schedules WHERE name = '$name'")" 1 "  not written"
+expect_status 0 "a named schedule from standard input, quiet" \
+  sh -c 'printf "line1\nline2\n" | "$0" push --cron @hourly --name hourly-report --missed skip --quiet' "$MQ"
+is "$OUT:$ERR" "hourly-report:" "  its name, nothing on stderr"
+is "$(sql "SELECT CONCAT_WS(' ', expr, missed, HEX(payload)) FROM mq_jobs_schedules WHERE name = 'hourly-report'")" \
+  "0 * * * * skip 6C696E65310A6C696E65320A" "  stdin's bytes as the payload"
+n0=$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'hourly-report'")
+expect_status 0 "pushed again under its name: changed to what the options say" \
+  "$MQ" push --cron '*/30 * * * *' --name hourly-report x
+like "$ERR" "mq push: changed schedule hourly-report *" "  changed"
+is "$(sql "SELECT CONCAT_WS(' ', expr, missed, payload, version) FROM mq_jobs_schedules WHERE name = 'hourly-report'")" \
+  "0,30 * * * * once x 2" "  a declaration: the options not given take their defaults"
+before=$(count)
+for bad in "--cron '0 24 * * *' x|invalid --cron: column 3: hour: 24 is out of range 0-23" \
+    "--cron @daily --tz Mars/Base x|invalid --tz: unknown time zone 'Mars/Base' *" \
+    "--cron @daily --missed sometimes x|invalid --missed: 'sometimes' is not skip, once or all" \
+    "--cron @daily --name 'a b' x|invalid --name 'a b': *" \
+    "--cron @reboot x|invalid --cron: *" \
+    "--tz UTC x|--tz, --name and --missed go with --cron" \
+    "--name n x|--tz, --name and --missed go with --cron" \
+    "--cron @daily --every 1h x|--cron makes a schedule: not with *" \
+    "--cron @daily --after 1 x|--cron makes a schedule: not with *" \
+    "--cron @daily --wait x|--cron makes a schedule: not with *" \
+    "--lines --cron @daily|--cron makes a schedule: not with *"; do
+  args=${bad%%|*} msg=${bad#*|}
+  eval "expect_status 64 \"push \$args: 64\" \"\$MQ\" push $args"
+  like "$ERR" "mq push: $msg" "  one line: $msg"
+done
+is "$(count)" "$before" "  nothing written by the refused ones"
+expect_status 64 "a zone with control bytes is refused, shown escaped" "$MQ" push --cron @daily --tz "$(printf 'X\033[2J')" x
+is "$ERR" "mq push: invalid --tz: 'X\\x1b[2J' is not a zone name" "  escaped"
+done_testing
