@@ -7,7 +7,8 @@
  * never of its own layer or above, so calls form no cycle and a change
  * low down is seen by what is above it only (tests/t240 checks this
  * list against the calls):
- * layer 7: pop_wait.c stats.c
+ * layer 8: pop_wait.c
+ * layer 7: fire_due.c stats.c
  * layer 6: schedule.c
  * layer 6: pop.c held.c
  * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c

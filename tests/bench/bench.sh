@@ -10,6 +10,8 @@
 # minutes; MQ_BENCH_GFANIN=N parents, 20,000 by default).
 # MQ_BENCH_ONLY=galera-failover: only the Galera failover row (kill -9
 # of mq work's node, 10 times: about 3 minutes; MQ_BENCH_GFAIL=N kills).
+# MQ_BENCH_ONLY=schedules: only the calendar schedules' rows (about a
+# minute).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -59,6 +61,7 @@ table() {
 # (entries InnoDB skips by itself, index condition pushdown, count as
 # Handler_icp_attempts, not as reads)
 reads() { mysqlc -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_next', 'Handler_read_key', 'Handler_read_first', 'Handler_read_rnd_next', 'Handler_read_prev', 'Handler_icp_attempts')" | awk '{ s += $2 } END { print s }'; }
+questions() { mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
 
 # ---- limits (mq-limit(1)): claims of limited queues vs the same jobs
 # unlimited, and unlimited queues' claims vs the binary before limits
@@ -214,7 +217,6 @@ limits_rows() {
   # the median of its turns' (the machine's other load moves single
   # turns), their range in the detail, and the statements each binary
   # sent the server per job (the server's count, Questions)
-  questions() { mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
   : >"$T_TMP/lim.pc"; : >"$T_TMP/lim.wk"
   pcq_new=0 pcq_old=0 wkq_new=0 wkq_old=0 turn=0
   while [ $turn -lt 5 ]; do
@@ -367,6 +369,13 @@ fi
 
 if [ "${MQ_BENCH_ONLY:-}" = galera-failover ]; then
   . "$top/tests/bench/galera-failover.sh"
+  table
+  exit 0
+fi
+
+. "$top/tests/bench/schedules.sh"
+if [ "${MQ_BENCH_ONLY:-}" = schedules ]; then
+  schedules_rows
   table
   exit 0
 fi
@@ -679,7 +688,6 @@ med=$(mysqlc -e "SELECT TIMESTAMPDIFF(MICROSECOND, created_at, leased_until - IN
   FROM mq_jobs WHERE queue = 'wake' ORDER BY 1" | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] / 1000 }')
 # an idle waiter: statements a second beyond those of a pop that does
 # not wait (connecting, the table check, one claim)
-questions() { mysqlc -e "SHOW GLOBAL STATUS LIKE 'Questions'" | cut -f2; }
 q0=$(questions); "$MQ" pop --queue idle >/dev/null 2>&1
 q1=$(questions); "$MQ" pop --queue idle --wait 10s >/dev/null 2>&1
 q2=$(questions)
@@ -691,6 +699,8 @@ row "wakeup: push commit -> claim by pop --wait, median" "$med ms; idle $idle st
 limits_rows
 # ---- dependencies: see deps_rows above
 deps_rows
+# ---- calendar schedules: tests/bench/schedules.sh
+schedules_rows
 
 # ---- fleets of waiters (tests/bench/fleet.sh: each on a server of its
 # own, max_connections raised): how soon a push wakes hundreds of parked
