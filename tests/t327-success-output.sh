@@ -92,6 +92,15 @@ dead 0" "  how many"
     "$MQ" ack "$(receipt ar)"
     silent "archive --quiet" "$MQ" archive --older-than 0s --quiet
     is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'ar'")" 0 "  (both archived)" ;;
+  schedule) printf '[t327]\ncron = @daily\nqueue = sc\n' >"$T_TMP/s.conf"
+    says "schedule apply" "$MQ" schedule apply "$T_TMP/s.conf"
+    like "$OUT" "added t327 (next * UTC)" "  what it did"
+    says "schedule run" "$MQ" schedule run t327
+    like "$OUT" "[0-9]*" "  the run's id"
+    says "schedule fire" "$MQ" schedule fire
+    like "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped*" "  what it fired"
+    says "schedule rm" "$MQ" schedule rm t327
+    is "$OUT" "removed t327" "  which schedule" ;;
   *) not_ok "$c: what it prints on success is checked here" ;;
   esac
 done

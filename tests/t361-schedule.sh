@@ -312,6 +312,7 @@ is "$(next_of berlin)" "9999-12-31 23:59:59.000000" "  its next_at is the end of
 
 # ---- rm ----
 expect_status 0 "schedule rm" "$MQ" schedule rm berlin
+is "$OUT" "removed berlin" "  says which"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules WHERE name = 'berlin'"):$(sql "SELECT COUNT(*) > 0 FROM mq_jobs_fired WHERE schedule = 'berlin'")" "0:1" \
   "  the schedule is gone, its ledger stays"
 expect_status 1 "schedule rm again: 1" "$MQ" schedule rm berlin

@@ -277,7 +277,9 @@ do_rm(struct mq_global *g, const char *name)
 	mq_close(c);
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
-	return 0;
+	/* as apply --prune says it (mq(1) OUTPUT: a change is confirmed) */
+	printf("removed %s\n", name);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
 }
 
 static int
