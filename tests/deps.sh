@@ -5,10 +5,14 @@
 # zsh and fish: t310 checks the completion scripts for them.
 # galera-4 and rsync: the 3-node cluster of tests/galera.sh (t400); its
 # SST scripts ship only in mariadb-server and are taken out of it below.
-# libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
+# libssl-dev and zlib1g-dev: OpenSSL's headers (the lighter client start,
+# lib/client_init.c) and the static archives -Dstatic-client=enabled
+# links in.
 # python3-pymysql, php-cli, php-mysql and libdbd-mysql-perl: the client
 # libraries of the examples/ producers and consumers, which t330 runs
 # against mq (mq-sql(7)).
+# strace: t217 checks what an mq process opens as it starts (skipped
+# without it).
 # tzdata: the zone files of calendar schedules (lib/tz.c, test-cron).
 # python3-croniter (and the python3-tz it brings): the reference nobody
 # here wrote that t360 compares lib's next runs of cron expressions with
@@ -21,7 +25,7 @@ set -eu
 # usage: deps.sh [bench]   (bench: also what tests/bench/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
-libclang-rt-dev zsh fish galera-4 rsync tzdata"
+libclang-rt-dev zsh fish galera-4 rsync strace tzdata"
 pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl python3-croniter"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
 missing=
