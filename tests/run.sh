@@ -45,8 +45,9 @@ trap 'exit 130' INT TERM
 sh tests/server.sh start "$srv"
 export MQ_TEST_SOCKET="$srv/sock"
 # one 3-node Galera cluster for the Galera tests of both builds (each
-# would start its own otherwise: 15 s a time); without galera-4 they skip
-if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+# would start its own otherwise: 15 s a time); without galera-4 or the
+# SST scripts (tests/galera.sh missing) they skip
+if [ -z "$(sh tests/galera.sh missing)" ]; then
   gal=$(mktemp -d "${TMPDIR:-/tmp}/mq-gal.XXXXXX")
   sh tests/galera.sh start "$gal"
   export MQ_TEST_GALERA="$gal"

@@ -807,23 +807,23 @@ if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_FLEET:-}" ]; then
     "10 waiters; push $(fv "$a" push_ms) ms vs $(fv "$b" push_ms) ms; claims median $(fv "$a" median_ms) vs $(fv "$b" median_ms) ms"
   # on a 3-node Galera cluster of its own: waiters on every node, the
   # push on node 1
-  if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+  if [ -z "$(sh "$top/tests/galera.sh" missing)" ]; then
     f=$(FLEET_GALERA=1 fleet 150 1 0)
     row "fleet on Galera: 150 parked over 3 nodes, one push of 150 on node 1" \
       "median $(fv "$f" median_ms) ms, max $(fv "$f" max_ms) ms" \
       "median <= 30 ms" "$(fmet "$f" 150 30 1e9)" \
       "claimed $(fv "$f" claimed) of 150$(ferr); the push took $(fv "$f" push_ms) ms; $(fv "$f" cert_failures) certification failures, $(fv "$f" bf_aborts) brute-force aborts; idle $(fv "$f" idle_stmts_per_s) statements/s per waiter"
   else
-    echo "# fleet on Galera skipped: galera-4 is not installed" >&2
+    echo "# fleet on Galera skipped: missing $(sh "$top/tests/galera.sh" missing | paste -sd, -)" >&2
   fi
 fi
 
 # ---- Galera: the same consumers over three nodes vs on one
 if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
-  if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+  if [ -z "$(sh "$top/tests/galera.sh" missing)" ]; then
     . "$top/tests/bench/galera.sh"
   else
-    echo "# galera rows skipped: galera-4 is not installed" >&2
+    echo "# galera rows skipped: missing $(sh "$top/tests/galera.sh" missing | paste -sd, -)" >&2
   fi
 fi
 
