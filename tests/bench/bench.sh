@@ -408,13 +408,20 @@ fi
 # ---- per call and floor. call_turn MQ FLOOR TAG N: N jobs popped and
 # acked by MQ, the same SQL through the mariadb client, N mq push and N
 # runs of FLOOR (a program that only connects and inserts, linked as MQ
-# is); prints the four times in ms. Its queues end in TAG.
+# is); prints the four times in ms, then the CPU time (user + system,
+# of the processes this shell waited for: `times`) of the first, third
+# and fourth, which a busy machine moves less. Its queues end in TAG.
+# (`times` in this shell, not in the subshell of a $(...))
+cpu_ms() {
+  awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] }
+    printf "%d", s * 1000 }' "$T_TMP/times"
+}
 call_turn() {
   seq 1 "$4" | "$1" push --lines --queue "pc1$3" >/dev/null
   seq 1 "$4" | "$1" push --lines --queue "pc2$3" >/dev/null
-  t0=$(now_ms)
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
   while r=$("$1" pop --queue "pc1$3" -o /dev/null); do "$1" ack "$r"; done
-  ct_mq=$(($(now_ms) - t0))
+  ct_mq=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_mq=$(($(cpu_ms) - c0))
   t0=$(now_ms)
   while :; do
     tok=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -437,13 +444,13 @@ call_turn() {
         ON DUPLICATE KEY UPDATE n = n + VALUES(n); COMMIT"
   done
   ct_cli=$(($(now_ms) - t0))
-  t0=$(now_ms)
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
   i=0; while [ $i -lt "$4" ]; do "$1" push --queue "fl$3" x >/dev/null; i=$((i + 1)); done
-  ct_push=$(($(now_ms) - t0))
-  t0=$(now_ms)
+  ct_push=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_push=$(($(cpu_ms) - c0))
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
   i=0; while [ $i -lt "$4" ]; do "$2" "$MQ_TEST_SOCKET" "$T_DB" mq_jobs >/dev/null; i=$((i + 1)); done
-  ct_floor=$(($(now_ms) - t0))
-  echo "$ct_mq $ct_cli $ct_push $ct_floor"
+  ct_floor=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_floor=$(($(cpu_ms) - c0))
+  echo "$ct_mq $ct_cli $ct_push $ct_floor $cc_mq $cc_push $cc_floor"
 }
 # call_rows SUFFIX MQ_MS CLI_MS PUSH_MS FLOOR_MS JOBS: the two rows
 call_rows() {
@@ -459,6 +466,7 @@ if [ "${MQ_BENCH_ONLY:-}" = link ]; then
   # 3 turns, each build first in every other one: the machine's other
   # load moves single turns
   sd=0 sc=0 sp=0 sf=0 dd=0 dc=0 dp=0 df=0 turn=0
+  sdu=0 spu=0 sfu=0 ddu=0 dpu=0 dfu=0
   while [ $turn -lt 3 ]; do
     turn=$((turn + 1))
     if [ $((turn % 2)) = 1 ]; then order="s d"; else order="d s"; fi
@@ -467,13 +475,15 @@ if [ "${MQ_BENCH_ONLY:-}" = link ]; then
       # shellcheck disable=SC2046
       set -- $(call_turn "$dir/cmd/mq" "$dir/tests/bench-floor" "$v$turn" "$CALLS")
       eval "${v}d=\$((${v}d + $1)) ${v}c=\$((${v}c + $2)) ${v}p=\$((${v}p + $3)) ${v}f=\$((${v}f + $4))"
+      eval "${v}du=\$((${v}du + $5)) ${v}pu=\$((${v}pu + $6)) ${v}fu=\$((${v}fu + $7))"
     done
   done
   call_rows " ($(linked "$LINK_STATIC/cmd/mq"))" "$sd" "$sc" "$sp" "$sf" $((3 * CALLS))
   call_rows " ($(linked "$LINK_DYNAMIC/cmd/mq"))" "$dd" "$dc" "$dp" "$df" $((3 * CALLS))
+  n3=$((3 * CALLS))
   row "link: mq linked dynamically vs statically" \
-    "pop+ack $(ratio "$dd" "$sd")x, push $(ratio "$dp" "$sp")x its time" "-" "-" \
-    "3 turns of $CALLS: pop+ack $dd vs $sd ms, push $dp vs $sp ms; the floor programs $df vs $sf ms, the mariadb client $dc vs $sc ms"
+    "pop+ack $(ratio "$dd" "$sd")x, push $(ratio "$dp" "$sp")x its time; CPU $(ratio "$ddu" "$sdu")x, $(ratio "$dpu" "$spu")x" "-" "-" \
+    "3 turns of $CALLS: pop+ack $dd vs $sd ms, push $dp vs $sp ms; the floor programs $df vs $sf ms, the mariadb client $dc vs $sc ms; CPU a call: pop+ack $(ratio "$ddu" "$n3") vs $(ratio "$sdu" "$n3") ms, push $(ratio "$dpu" "$n3") vs $(ratio "$spu" "$n3") ms, floor $(ratio "$dfu" "$n3") vs $(ratio "$sfu" "$n3") ms"
   table
   exit 0
 fi
