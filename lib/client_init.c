@@ -4,27 +4,39 @@
  * libmariadb's initialisation starts OpenSSL in full (every error text,
  * every legacy cipher and digest name: ~0.35 ms) even for a Unix socket,
  * and looks the "mysql" service up in the services database (~0.1 ms,
- * more where nsswitch.conf names a missing "db" module).
+ * more where nsswitch.conf names a missing "db" module: ~40 failed
+ * opens, the loader searching every library directory for it).
  *
- * When the client library is linked in (the default build), mq starts
- * OpenSSL first itself: with its configuration (openssl.cnf, the
- * system's TLS policy) but without those tables, unless TLS is asked
- * for, on the command line or in an option file the library will read.
- * OpenSSL's init steps run once, so the library's own call then finds
- * them done. Should TLS be used after all (a setting this reading
+ * mq starts OpenSSL first itself: with its configuration (openssl.cnf,
+ * the system's TLS policy) but without those tables, unless TLS is
+ * asked for, on the command line or in an option file the library will
+ * read. OpenSSL's init steps run once, so the library's own call then
+ * finds them done. Should TLS be used after all (a setting this reading
  * missed), it runs under the system's policy still, but may refuse the
  * server's certificate (without the digest names, "CA signature digest
  * algorithm too weak", seen in a test) and tells failures by number: it
- * fails, it is never weaker. The default port is taken from
- * MYSQL_TCP_PORT or 3306, as the library would after the lookup.
- * OpenSSL is not torn down at exit either: the process is ending.
+ * fails, it is never weaker. OpenSSL is not torn down at exit either:
+ * the process is ending.
  *
- * Linked dynamically, libmariadb's symbols and OpenSSL's are not ours to
- * reach before it starts: this does nothing.
+ * Linked in (static-client), that OpenSSL is mq's own. Linked
+ * dynamically, it is the one the shared libmariadb loaded, found by
+ * name in the process (dlsym): none if that library uses another TLS
+ * library, and only from the Connector/C these headers are of, before
+ * 3.4, whatever the headers said (a newer one under the same soname
+ * turns TLS on by itself: see internal.h).
+ *
+ * The service lookup: mq defines getservbyname() below, which the
+ * library's call reaches either way (a program's own symbols come
+ * before a shared library's), and does not look "mysql" up: the
+ * default port is MYSQL_TCP_PORT or 3306, as the library takes it
+ * after the lookup (mq(1), --port).
  */
+/* getservbyname_r, a GNU and BSD extension */
+#define _DEFAULT_SOURCE 1
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +45,31 @@
 
 #include "internal.h"
 
+#if defined(MARIADB_PACKAGE_VERSION_ID)
+/* The client library's one call (its start): "mysql" is not looked up
+ * (the top of this file says why); any other name is, as libc would. */
+struct servent *
+getservbyname(const char *name, const char *proto)
+{
+	static struct servent ent;
+	static char buf[4096];
+	struct servent *found = NULL;
+
+	if (name == NULL || strcmp(name, "mysql") == 0)
+		return NULL;
+	if (getservbyname_r(name, proto, &ent, buf, sizeof buf, &found) != 0)
+		return NULL;
+	return found;
+}
+#endif
+
 /* (Connector/C 3.4 turns TLS on by itself for TCP: there, nothing may
  * start OpenSSL short of what the library expects; internal.h) */
 #if defined(MQ_LIGHT_CLIENT_INIT)
 #include <openssl/ssl.h>
+#if !defined(MQ_STATIC_CLIENT)
+#include <dlfcn.h>
+#endif
 
 /* the groups the library reads (ma_default.c), mq's own last */
 static const char *const groups[] = {
@@ -190,25 +223,48 @@ mq__tls_asked(const struct mq_connopts *o)
 	    option_files_ask_tls(o->defaults_file);
 }
 
+typedef int init_ssl_fn(uint64_t, const OPENSSL_INIT_SETTINGS *);
+
+/* The OpenSSL start the client library will call; NULL if there is none
+ * to start lighter (the top of this file). */
+static init_ssl_fn *
+library_init_ssl(void)
+{
+#if defined(MQ_STATIC_CLIENT)
+	return OPENSSL_init_ssl;
+#else
+	/* Connector/C's own version (3.3.20: 30320; before 3.1.10 the
+	 * server's, 10xxxx, so left alone) */
+	unsigned long version = mysql_get_client_version();
+	init_ssl_fn *f = NULL;
+	void *self, *sym;
+
+	if (version < 30000 || version >= 30400 ||
+	    (self = dlopen(NULL, RTLD_LAZY)) == NULL)
+		return NULL;
+	/* (a function's address through an object pointer: POSIX's way) */
+	if ((sym = dlsym(self, "OPENSSL_init_ssl")) != NULL)
+		memcpy(&f, &sym, sizeof f);
+	dlclose(self);
+	return f;
+#endif
+}
+
 void
 mq__client_init(const struct mq_connopts *o)
 {
 	static int done;
-	const char *port;
+	init_ssl_fn *init_ssl;
 
 	if (done)
 		return;
 	done = 1;
-	if (!mq__tls_asked(o))
-		OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
+	if ((init_ssl = library_init_ssl()) != NULL && !mq__tls_asked(o))
+		init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
 		    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
 		    OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
 		    OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
 		    OPENSSL_INIT_NO_ATEXIT, NULL);
-	if (mysql_port == 0) {
-		port = getenv("MYSQL_TCP_PORT");
-		mysql_port = port ? (unsigned)atoi(port) : MYSQL_PORT;
-	}
 	mysql_library_init(0, NULL, NULL);
 }
 

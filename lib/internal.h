@@ -265,10 +265,12 @@ int mq__retry_again(struct mq_conn *c, unsigned attempt, int64_t t0);
 int mq__socket(const struct mq_conn *c);
 void mq__cut(struct mq_conn *c);
 
-/* mq starts OpenSSL itself, lighter when nothing asks for TLS, where it
- * links the client library in and that library (Connector/C before 3.4)
- * uses TLS only when asked. */
-#if defined(MQ_STATIC_CLIENT) && defined(MARIADB_PACKAGE_VERSION_ID) && \
+/* mq starts OpenSSL itself, lighter when nothing asks for TLS, where
+ * the client library (Connector/C before 3.4) uses TLS only when asked
+ * and uses OpenSSL, whose headers are here (MQ_CLIENT_OPENSSL, from
+ * meson.build): linked in (MQ_STATIC_CLIENT) or not. Linked dynamically,
+ * client_init.c checks the library it runs with as well. */
+#if defined(MQ_CLIENT_OPENSSL) && defined(MARIADB_PACKAGE_VERSION_ID) && \
     MARIADB_PACKAGE_VERSION_ID < 30400
 #define MQ_LIGHT_CLIENT_INIT 1
 #endif

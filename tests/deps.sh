@@ -5,10 +5,14 @@
 # zsh and fish: t310 checks the completion scripts for them.
 # galera-4 and rsync: the 3-node cluster of tests/galera.sh (t400); its
 # SST scripts ship only in mariadb-server and are taken out of it below.
-# libssl-dev and zlib1g-dev: static archives, for a faster-starting mq.
+# libssl-dev and zlib1g-dev: OpenSSL's headers (the lighter client start,
+# lib/client_init.c) and the static archives -Dstatic-client=enabled
+# links in.
 # python3-pymysql, php-cli, php-mysql and libdbd-mysql-perl: the client
 # libraries of the examples/ producers and consumers, which t330 runs
 # against mq (mq-sql(7)).
+# strace: t217 checks what an mq process opens as it starts (skipped
+# without it).
 # tzdata: the zone files of calendar schedules (lib/tz.c, test-cron).
 # python3-croniter (and the python3-tz it brings): the reference nobody
 # here wrote that t360 compares lib's next runs of cron expressions with
@@ -25,7 +29,7 @@ set -eu
 # usage: deps.sh [bench]   (bench: also what tests/bench/bench.sh compares with)
 pkgs="build-essential meson ninja-build pkg-config libmariadb-dev libssl-dev zlib1g-dev scdoc
 mariadb-server-core mariadb-client python3 valgrind openssl clang
-libclang-rt-dev zsh fish galera-4 rsync tzdata"
+libclang-rt-dev zsh fish galera-4 rsync strace tzdata"
 pkgs="$pkgs python3-pymysql php-cli php-mysql libdbd-mysql-perl python3-croniter"
 pkgs="$pkgs dpkg-dev debhelper lintian systemd"
 [ "${1:-}" = bench ] && pkgs="$pkgs percona-toolkit"
@@ -58,23 +62,29 @@ fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 # from_deb PACKAGE FILE...: copies FILEs (paths in the package, under
-# usr/bin) out of Debian's PACKAGE into .deps/bin, without installing it
+# usr/bin) out of Debian's PACKAGE into .deps/bin, without installing it.
+# A download: without network (a package build) it says so and goes on,
+# and the tests that need them skip (promtool_check in tests/lib.sh,
+# `tests/galera.sh missing`)
 from_deb() {
   pkg=$1
   shift
   tmp=$(mktemp -d)
   if ! (cd "$tmp" && apt-get download "$pkg" >/dev/null 2>&1); then
     # the package lists may be missing (a fresh image): fetch them
-    if [ "$sudo" = none ]; then
-      echo "deps.sh: cannot download the $pkg package for $*;" \
-        "run as root (or with sudo) once" >&2
+    [ "$sudo" = none ] || $sudo apt-get update -q >&2 || :
+    if ! (cd "$tmp" && apt-get download "$pkg" >/dev/null 2>&1); then
+      echo "deps.sh: cannot download Debian's $pkg package (no network," \
+        "or run as root once): without $*, the tests that need it skip" >&2
       rm -rf "$tmp"
-      exit 1
+      return 0
     fi
-    $sudo apt-get update -q >&2
-    (cd "$tmp" && apt-get download "$pkg" >/dev/null)
   fi
-  dpkg-deb -x "$tmp/${pkg}"_*.deb "$tmp/x"
+  if ! dpkg-deb -x "$tmp/${pkg}"_*.deb "$tmp/x"; then
+    echo "deps.sh: cannot unpack $pkg: without $*, the tests that need it skip" >&2
+    rm -rf "$tmp"
+    return 0
+  fi
   mkdir -p "$top/.deps/bin"
   for f in "$@"; do
     cp "$tmp/x/usr/bin/$f" "$top/.deps/bin/$f"

@@ -9,6 +9,8 @@
 #   galera.sh kill DIR N         kill -9 node N's server (a crash)
 #   galera.sh rejoin DIR N       start node N again; waits until synced
 #   galera.sh status DIR N       node N's wsrep_local_state_comment
+#   galera.sh missing            what a cluster needs that is not here,
+#                                one a line (nothing: all there)
 # Ports: DIR/base holds a free base port P (20000-32000); node N uses P+10N (group
 # communication), +1 (IST), +2 (SST) and +3 (clients, 127.0.0.1).
 # Needs Debian's galera-4 and rsync, and the SST scripts that ship only
@@ -21,13 +23,28 @@ PATH=$PATH:/usr/sbin:/usr/local/sbin
 top=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$top/.deps/bin:$PATH
 export PATH
-usage="usage: galera.sh start|stop|kill|rejoin|status DIR [N]"
+usage="usage: galera.sh start|stop|kill|rejoin|status DIR [N] | missing"
 cmd=${1:?$usage}
+provider=/usr/lib/galera/libgalera_smm.so
+
+# what is not here: the provider (galera-4), rsync, and the SST scripts
+# (downloaded by tests/deps.sh: a build without network has none, and
+# the Galera tests skip)
+missing() {
+  [ -e "$provider" ] || echo "$provider (galera-4)"
+  command -v rsync >/dev/null 2>&1 || echo "rsync"
+  for f in wsrep_sst_rsync wsrep_sst_common; do
+    command -v $f >/dev/null 2>&1 || echo "$f (tests/deps.sh takes it out of mariadb-server)"
+  done
+}
+if [ "$cmd" = missing ]; then
+  missing
+  exit 0
+fi
 dir=${2:?$usage}
 
 as_user=
 [ "$(id -u)" -eq 0 ] && as_user=--user=root
-provider=/usr/lib/galera/libgalera_smm.so
 
 port_free() { # port_free PORT
   ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .
@@ -124,13 +141,11 @@ stop_node() { # stop_node N SIGNAL
 case $cmd in
 start)
   mkdir -p "$dir/n1" "$dir/n2" "$dir/n3"
-  for f in "$provider" "$(command -v wsrep_sst_rsync || echo /nonexistent)" \
-      "$(command -v rsync || echo /nonexistent)"; do
-    [ -e "$f" ] || {
-      echo "galera.sh: missing $f: run tests/deps.sh" >&2
-      exit 1
-    }
-  done
+  m=$(missing)
+  if [ -n "$m" ]; then
+    echo "galera.sh: missing $(echo "$m" | paste -sd, - | sed 's/,/, /g'): run tests/deps.sh" >&2
+    exit 1
+  fi
   pick_base >"$dir/base"
   mariadb-install-db --no-defaults --datadir="$dir/n1/data" $as_user \
     --auth-root-authentication-method=normal --skip-test-db \

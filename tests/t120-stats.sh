@@ -3,7 +3,6 @@
 # the Prometheus form passes promtool.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
-PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
 
 # queue a: 3 ready (one 100 s old), 2 scheduled, 2 leased (1 stale), 4 done, 1 dead
 seq 1 3 | "$MQ" push --lines --queue a >/dev/null
@@ -74,12 +73,7 @@ like "$OUT" '*mq_recurring_jobs{table="mq_jobs",queue="r"} 2
 like "$OUT" '*mq_queue_paused{table="mq_jobs",queue="b"} 1
 *' "paused gauge"
 like "$OUT" '*mq_archive_jobs{table="mq_jobs"} 2' "archive gauge"
-if [ -x "$PROMTOOL" ]; then
-  run "$PROMTOOL" check metrics <"$T_TMP/metrics.prom"
-  is "$RC:$OUT$ERR" "0:" "promtool check metrics passes"
-else
-  not_ok "promtool found (tests/deps.sh puts it in .deps/bin)"
-fi
+promtool_check "$T_TMP/metrics.prom" "promtool check metrics passes"
 
 # The counts of done, dead and archived jobs are kept by the writes that
 # make them, not read from the table: after each kind of write they must
@@ -149,8 +143,7 @@ expect_status 78 "stats on a missing table" "$MQ" stats --table empty_q
 "$MQ" init --table empty_q >/dev/null
 expect_status 0 "stats on an empty table" "$MQ" stats --table empty_q --prometheus
 printf '%s\n' "$OUT" >"$T_TMP/empty.prom"
-[ ! -x "$PROMTOOL" ] || check "promtool accepts the empty table's metrics" \
-  sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$T_TMP/empty.prom"
+promtool_check "$T_TMP/empty.prom" "promtool accepts the empty table's metrics"
 
 expect_status 64 "--json with --prometheus" "$MQ" stats --json --prometheus
 expect_status 64 "bad --queue" "$MQ" stats --queue ''

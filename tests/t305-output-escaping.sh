@@ -9,7 +9,6 @@
 # leased_by, dedup keys and the history's workers and errors too.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null
-PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
 
 # only printable ASCII and newlines in file $1: no ESC, no other control
 # byte, nothing above 0x7e
@@ -107,12 +106,7 @@ has_line "$T_TMP/metrics.prom" \
 has_line "$T_TMP/metrics.prom" \
   'mq_jobs{table="mq_jobs",queue="nul\\x00x",state="ready"} 1' \
   'prometheus: NUL as hex text'
-if [ -x "$PROMTOOL" ]; then
-  run "$PROMTOOL" check metrics <"$T_TMP/metrics.prom"
-  is "$RC:$OUT$ERR" "0:" "promtool check metrics passes"
-else
-  not_ok "promtool found (tests/deps.sh puts it in .deps/bin)"
-fi
+promtool_check "$T_TMP/metrics.prom" "promtool check metrics passes"
 
 # ---- counting commands: nothing of the names reaches their output ----
 sql "SET SESSION check_constraint_checks=0; UPDATE mq_jobs SET state = 'leased', leased_until = NOW(6) - INTERVAL 1 SECOND, lease_token = 0x0123456789abcdef0123456789abcdef, attempts = 1 WHERE queue <> 'nul'"

@@ -136,9 +136,7 @@ is "$(sql "SELECT CONCAT_WS(',', (SELECT COUNT(*) FROM mq_jobs WHERE queue = 'ol
 is "$(cd "$CRON_HOME" && ls -A | grep -c '\.lock$')" 3 "the three lock files are in \$HOME"
 is "$(ls -A "$TEXTFILE")" mq.prom "stats left mq.prom and no temporary file"
 is "$(stat -c %a "$TEXTFILE/mq.prom")" 644 "readable by node_exporter's user"
-PROMTOOL=$(command -v promtool || echo "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/.deps/bin/promtool")
-check "mq.prom is complete metrics (promtool)" \
-  sh -c '"$0" check metrics <"$1"' "$PROMTOOL" "$TEXTFILE/mq.prom"
+promtool_check "$TEXTFILE/mq.prom" "mq.prom is complete metrics (promtool)"
 like "$(cat "$TEXTFILE/mq.prom")" '*mq_jobs{table="mq_jobs",queue="stale",state="ready"} 3*' \
   "and says what the queues hold"
 

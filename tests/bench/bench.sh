@@ -15,6 +15,12 @@
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
+# MQ_BENCH_ONLY=link: only the per call and floor rows, for mq linked
+# dynamically (the default build) and statically (-Dstatic-client=
+# enabled), in 3 turns each in one run, and the dynamic one's times
+# against the static one's; it builds both (build-dynamic and
+# build-static beside build; MQ_BENCH_DYNAMIC and MQ_BENCH_STATIC name
+# other build directories). About 2 minutes at full size.
 set -u
 SIZE=${1:-${MQ_BENCH_SIZE:-full}}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +30,19 @@ if [ -z "${MQ_BENCH_NO_SETUP:-}" ]; then
   # the floor program is a test program: -Dtests=true builds it
   meson setup --reconfigure "$top/build" -Dtests=true >/dev/null || exit 1
   ninja -C "$top/build" >/dev/null || exit 1
+fi
+LINK_DYNAMIC=${MQ_BENCH_DYNAMIC:-$top/build-dynamic}
+LINK_STATIC=${MQ_BENCH_STATIC:-$top/build-static}
+if [ "${MQ_BENCH_ONLY:-}" = link ] && [ -z "${MQ_BENCH_NO_SETUP:-}" ]; then
+  for d in "$LINK_DYNAMIC:disabled" "$LINK_STATIC:enabled"; do
+    dir=${d%:*}
+    if [ -f "$dir/build.ninja" ]; then
+      meson setup --reconfigure "$dir" -Dtests=true -Dstatic-client="${d##*:}" >/dev/null
+    else
+      meson setup "$dir" "$top" -Dtests=true -Dstatic-client="${d##*:}" >/dev/null
+    fi || exit 1
+    ninja -C "$dir" cmd/mq tests/bench-floor >/dev/null || exit 1
+  done
 fi
 MQ_TESTS_DIR=$top/tests
 . "$top/tests/lib.sh"
@@ -52,11 +71,20 @@ meets() { awk -v v="$1" -v g="$2" -v op="$3" 'BEGIN {
 mysqlc() { mariadb --no-defaults --skip-ssl --socket="$MQ_TEST_SOCKET" --user=root -N -B "$T_DB" "$@"; }
 # the table of the rows measured (at the end)
 table() {
-  printf '\nmq %s, %s, %s, %s cores, MariaDB %s, size %s\n\n' \
-    "$("$MQ" --version | cut -d' ' -f2)" "$(date -u +%Y-%m-%d)" "$(uname -m)" \
-    "$(nproc)" "$(mysqlc -e 'SELECT VERSION()')" "$SIZE"
+  printf '\nmq %s (%s), %s, %s, %s cores, MariaDB %s, size %s\n\n' \
+    "$("$MQ" --version | cut -d' ' -f2)" "$(linked "$MQ")" "$(date -u +%Y-%m-%d)" \
+    "$(uname -m)" "$(nproc)" "$(mysqlc -e 'SELECT VERSION()')" "$SIZE"
   printf '| row | measured | goal | met | detail |\n|---|---|---|---|---|\n'
   awk -F '\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$ROWS"
+}
+# linked MQ: how MQ has the client library, "linked dynamically" or
+# "linked statically" (-Dstatic-client)
+linked() {
+  if ldd "$1" 2>/dev/null | grep -q 'libmariadb\|libmysqlclient'; then
+    echo "linked dynamically"
+  else
+    echo "linked statically"
+  fi
 }
 # (entries InnoDB skips by itself, index condition pushdown, count as
 # Handler_icp_attempts, not as reads)
@@ -386,48 +414,93 @@ if [ "${MQ_BENCH_ONLY:-}" = limits ]; then
   exit 0
 fi
 
-# ---- per call: mq pop + mq ack vs the same SQL through the mariadb client
-seq 1 "$CALLS" | "$MQ" push --lines --queue pc1 >/dev/null
-seq 1 "$CALLS" | "$MQ" push --lines --queue pc2 >/dev/null
-t0=$(now_ms)
-while r=$("$MQ" pop --queue pc1 -o /dev/null); do "$MQ" ack "$r"; done
-mq_ms=$(($(now_ms) - t0))
-t0=$(now_ms)
-while :; do
-  tok=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  id=$(mysqlc -e "START TRANSACTION;
-    SELECT id INTO @id FROM mq_jobs FORCE INDEX (claim) WHERE queue = 'pc2'
-      AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
-      ORDER BY priority, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED;
-    UPDATE mq_jobs SET state = 'leased', attempts = attempts + 1,
-      lease_token = '$tok', leased_until = UTC_TIMESTAMP(6) + INTERVAL 5 MINUTE
-      WHERE id = @id;
-    SELECT id, payload FROM mq_jobs WHERE id = @id; COMMIT;" | cut -f1)
-  [ -n "$id" ] || break
-  # the ack and its count, as mq does them (mq-queue(7), COUNTS)
-  mysqlc -e "START TRANSACTION;
-    UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6)
-      WHERE id = $id AND lease_token = '$tok' AND state = 'leased';
-    INSERT INTO mq_jobs_counts (queue, state, slot, n)
-      SELECT queue, CAST(state AS CHAR), CONNECTION_ID() % 16, COUNT(*) FROM mq_jobs
-      WHERE id = $id AND state = 'done' GROUP BY queue, state
-      ON DUPLICATE KEY UPDATE n = n + VALUES(n); COMMIT"
-done
-cli_ms=$(($(now_ms) - t0))
-r=$(ratio "$cli_ms" "$mq_ms")
-row "per call: mq pop+ack vs mariadb client, per job" "${r}x faster" ">= 2.5x" \
-  "$(meets "$r" 2.5 '>=')" "$CALLS jobs: mq $mq_ms ms, mariadb $cli_ms ms"
+# ---- per call and floor. call_turn MQ FLOOR TAG N: N jobs popped and
+# acked by MQ, the same SQL through the mariadb client, N mq push and N
+# runs of FLOOR (a program that only connects and inserts, linked as MQ
+# is); prints the four times in ms, then the CPU time (user + system,
+# of the processes this shell waited for: `times`) of the first, third
+# and fourth, which a busy machine moves less. Its queues end in TAG.
+# (`times` in this shell, not in the subshell of a $(...))
+cpu_ms() {
+  awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] }
+    printf "%d", s * 1000 }' "$T_TMP/times"
+}
+call_turn() {
+  seq 1 "$4" | "$1" push --lines --queue "pc1$3" >/dev/null
+  seq 1 "$4" | "$1" push --lines --queue "pc2$3" >/dev/null
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
+  while r=$("$1" pop --queue "pc1$3" -o /dev/null); do "$1" ack "$r"; done
+  ct_mq=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_mq=$(($(cpu_ms) - c0))
+  t0=$(now_ms)
+  while :; do
+    tok=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    id=$(mysqlc -e "START TRANSACTION;
+      SELECT id INTO @id FROM mq_jobs FORCE INDEX (claim) WHERE queue = 'pc2$3'
+        AND state = 'ready' AND available_at <= UTC_TIMESTAMP(6)
+        ORDER BY priority, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+      UPDATE mq_jobs SET state = 'leased', attempts = attempts + 1,
+        lease_token = '$tok', leased_until = UTC_TIMESTAMP(6) + INTERVAL 5 MINUTE
+        WHERE id = @id;
+      SELECT id, payload FROM mq_jobs WHERE id = @id; COMMIT;" | cut -f1)
+    [ -n "$id" ] || break
+    # the ack and its count, as mq does them (mq-queue(7), COUNTS)
+    mysqlc -e "START TRANSACTION;
+      UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6)
+        WHERE id = $id AND lease_token = '$tok' AND state = 'leased';
+      INSERT INTO mq_jobs_counts (queue, state, slot, n)
+        SELECT queue, CAST(state AS CHAR), CONNECTION_ID() % 16, COUNT(*) FROM mq_jobs
+        WHERE id = $id AND state = 'done' GROUP BY queue, state
+        ON DUPLICATE KEY UPDATE n = n + VALUES(n); COMMIT"
+  done
+  ct_cli=$(($(now_ms) - t0))
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
+  i=0; while [ $i -lt "$4" ]; do "$1" push --queue "fl$3" x >/dev/null; i=$((i + 1)); done
+  ct_push=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_push=$(($(cpu_ms) - c0))
+  times >"$T_TMP/times"; t0=$(now_ms) c0=$(cpu_ms)
+  i=0; while [ $i -lt "$4" ]; do "$2" "$MQ_TEST_SOCKET" "$T_DB" mq_jobs >/dev/null; i=$((i + 1)); done
+  ct_floor=$(($(now_ms) - t0)); times >"$T_TMP/times"; cc_floor=$(($(cpu_ms) - c0))
+  echo "$ct_mq $ct_cli $ct_push $ct_floor $cc_mq $cc_push $cc_floor"
+}
+# call_rows SUFFIX MQ_MS CLI_MS PUSH_MS FLOOR_MS JOBS: the two rows
+call_rows() {
+  r=$(ratio "$3" "$2")
+  row "per call: mq pop+ack vs mariadb client, per job$1" "${r}x faster" ">= 2.5x" \
+    "$(meets "$r" 2.5 '>=')" "$6 jobs: mq $2 ms, mariadb $3 ms"
+  r=$(ratio "$4" "$5")
+  row "floor: mq push vs connect+INSERT program$1" "${r}x its time" "<= 1.25x" \
+    "$(meets "$r" 1.25 '<=')" "$6 calls: mq $4 ms, floor $5 ms"
+}
 
-# ---- floor: mq push vs a program that only connects and inserts
-t0=$(now_ms)
-i=0; while [ $i -lt "$CALLS" ]; do "$MQ" push --queue fl x >/dev/null; i=$((i + 1)); done
-mq_ms=$(($(now_ms) - t0))
-t0=$(now_ms)
-i=0; while [ $i -lt "$CALLS" ]; do "$FLOOR" "$MQ_TEST_SOCKET" "$T_DB" mq_jobs >/dev/null; i=$((i + 1)); done
-fl_ms=$(($(now_ms) - t0))
-r=$(ratio "$mq_ms" "$fl_ms")
-row "floor: mq push vs connect+INSERT program" "${r}x its time" "<= 1.25x" \
-  "$(meets "$r" 1.25 '<=')" "$CALLS calls: mq $mq_ms ms, floor $fl_ms ms"
+if [ "${MQ_BENCH_ONLY:-}" = link ]; then
+  # 3 turns, each build first in every other one: the machine's other
+  # load moves single turns
+  sd=0 sc=0 sp=0 sf=0 dd=0 dc=0 dp=0 df=0 turn=0
+  sdu=0 spu=0 sfu=0 ddu=0 dpu=0 dfu=0
+  while [ $turn -lt 3 ]; do
+    turn=$((turn + 1))
+    if [ $((turn % 2)) = 1 ]; then order="s d"; else order="d s"; fi
+    for v in $order; do
+      if [ $v = s ]; then dir=$LINK_STATIC; else dir=$LINK_DYNAMIC; fi
+      # shellcheck disable=SC2046
+      set -- $(call_turn "$dir/cmd/mq" "$dir/tests/bench-floor" "$v$turn" "$CALLS")
+      eval "${v}d=\$((${v}d + $1)) ${v}c=\$((${v}c + $2)) ${v}p=\$((${v}p + $3)) ${v}f=\$((${v}f + $4))"
+      eval "${v}du=\$((${v}du + $5)) ${v}pu=\$((${v}pu + $6)) ${v}fu=\$((${v}fu + $7))"
+    done
+  done
+  call_rows " ($(linked "$LINK_STATIC/cmd/mq"))" "$sd" "$sc" "$sp" "$sf" $((3 * CALLS))
+  call_rows " ($(linked "$LINK_DYNAMIC/cmd/mq"))" "$dd" "$dc" "$dp" "$df" $((3 * CALLS))
+  n3=$((3 * CALLS))
+  row "link: mq linked dynamically vs statically" \
+    "pop+ack $(ratio "$dd" "$sd")x, push $(ratio "$dp" "$sp")x its time; CPU $(ratio "$ddu" "$sdu")x, $(ratio "$dpu" "$spu")x" "-" "-" \
+    "3 turns of $CALLS: pop+ack $dd vs $sd ms, push $dp vs $sp ms; the floor programs $df vs $sf ms, the mariadb client $dc vs $sc ms; CPU a call: pop+ack $(ratio "$ddu" "$n3") vs $(ratio "$sdu" "$n3") ms, push $(ratio "$dpu" "$n3") vs $(ratio "$spu" "$n3") ms, floor $(ratio "$dfu" "$n3") vs $(ratio "$sfu" "$n3") ms"
+  table
+  exit 0
+fi
+
+# ---- per call and floor, this build
+# shellcheck disable=SC2046
+set -- $(call_turn "$MQ" "$FLOOR" "" "$CALLS")
+call_rows "" "$1" "$2" "$3" "$4" "$CALLS"
 
 # ---- bulk: push --lines vs the server loading multi-row INSERTs
 seq 1 "$BULK" | sed 's/^/job payload /' >"$T_TMP/bulk"
@@ -754,23 +827,23 @@ if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_FLEET:-}" ]; then
     "10 waiters; push $(fv "$a" push_ms) ms vs $(fv "$b" push_ms) ms; claims median $(fv "$a" median_ms) vs $(fv "$b" median_ms) ms"
   # on a 3-node Galera cluster of its own: waiters on every node, the
   # push on node 1
-  if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+  if [ -z "$(sh "$top/tests/galera.sh" missing)" ]; then
     f=$(FLEET_GALERA=1 fleet 150 1 0)
     row "fleet on Galera: 150 parked over 3 nodes, one push of 150 on node 1" \
       "median $(fv "$f" median_ms) ms, max $(fv "$f" max_ms) ms" \
       "median <= 30 ms" "$(fmet "$f" 150 30 1e9)" \
       "claimed $(fv "$f" claimed) of 150$(ferr); the push took $(fv "$f" push_ms) ms; $(fv "$f" cert_failures) certification failures, $(fv "$f" bf_aborts) brute-force aborts; idle $(fv "$f" idle_stmts_per_s) statements/s per waiter"
   else
-    echo "# fleet on Galera skipped: galera-4 is not installed" >&2
+    echo "# fleet on Galera skipped: missing $(sh "$top/tests/galera.sh" missing | paste -sd, -)" >&2
   fi
 fi
 
 # ---- Galera: the same consumers over three nodes vs on one
 if [ "$SIZE" = full ] || [ -n "${MQ_BENCH_GALERA:-}" ]; then
-  if [ -e /usr/lib/galera/libgalera_smm.so ]; then
+  if [ -z "$(sh "$top/tests/galera.sh" missing)" ]; then
     . "$top/tests/bench/galera.sh"
   else
-    echo "# galera rows skipped: galera-4 is not installed" >&2
+    echo "# galera rows skipped: missing $(sh "$top/tests/galera.sh" missing | paste -sd, -)" >&2
   fi
 fi
 
