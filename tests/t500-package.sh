@@ -122,7 +122,8 @@ for f in /usr/bin/mq /usr/share/doc/mq/copyright /usr/share/doc/mq/NEWS.gz \
     /usr/share/fish/vendor_completions.d/mq.fish /usr/lib/sysusers.d/mq.conf \
     /lib/systemd/system/mq-work@.service /lib/systemd/system/mq-requeue-stale.service \
     /lib/systemd/system/mq-requeue-stale.timer /lib/systemd/system/mq-archive.service \
-    /lib/systemd/system/mq-archive.timer /usr/share/man/man1/mq-resume.1.gz; do
+    /lib/systemd/system/mq-archive.timer /lib/systemd/system/mq-schedule-fire.service \
+    /lib/systemd/system/mq-schedule-fire.timer /usr/share/man/man1/mq-resume.1.gz; do
   grep -qxF "$f" "$TMP/contents" || missing="$missing $f"
 done
 for page in "$ROOT"/man/*.scd; do
@@ -206,7 +207,8 @@ check "no unit is enabled" \
 if command -v systemd-analyze >/dev/null 2>&1; then
   (cd /lib/systemd/system && systemd-analyze verify mq-work@.service \
     mq-requeue-stale.service mq-requeue-stale.timer mq-archive.service \
-    mq-archive.timer) >"$TMP/verify.log" 2>&1
+    mq-archive.timer mq-schedule-fire.service mq-schedule-fire.timer) \
+    >"$TMP/verify.log" 2>&1
   rc=$?
   is "$rc:$(cat "$TMP/verify.log")" "0:" "systemd-analyze verify: the installed units are clean"
 fi
