@@ -27,6 +27,9 @@
  * not an mq table, or statement logging this account cannot turn to rows.
  * --lock-wait: a row lock is waited for S seconds (default 50, as mq),
  * then retried.
+ * The runs of calendar schedules (mq-schedule(1)) are jobs like any other;
+ * this program does not fire schedules (SQL cannot compute a cron instant):
+ * where only it consumes a queue, run `mq schedule fire` from a timer.
  * Connection as producer.php. Debian: apt-get install php-cli php-mysql.
  */
 
