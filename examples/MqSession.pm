@@ -51,7 +51,8 @@ use constant SQL_DROP_TEMPORARY => <<'SQL';
 DROP TEMPORARY TABLE IF EXISTS `mq_jobs`, `mq_jobs_archive`,
   `mq_jobs_queues`, `mq_jobs_counts`, `mq_jobs_history`,
   `mq_jobs_waiters`, `mq_jobs_gates`, `mq_jobs_ticks`,
-  `mq_jobs_deps`, `mq_jobs_waits`
+  `mq_jobs_deps`, `mq_jobs_waits`, `mq_jobs_schedules`,
+  `mq_jobs_fired`
 SQL
 use constant SQL_BINLOG => <<'SQL';
 SELECT IF(@@GLOBAL.log_bin AND @@SESSION.sql_log_bin,
