@@ -4,7 +4,9 @@
 # no mq schedule fire; a schedule's instant that comes while they wait
 # is fired then; a consumer of other queues leaves it alone; an account
 # that may not write the schedules' tables still claims its jobs (mq
-# work says once that it cannot fire), and a plain mq pop never fires.
+# work says once that it cannot fire), and a plain mq pop never fires;
+# 16 consumers of both claim strategies run a due instant once; mq push
+# --cron makes and changes a schedule, and refuses bad input.
 . "$(dirname "$0")/lib.sh"
 "$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
 
@@ -108,6 +110,23 @@ is "$(cat "$LOG")" "second job" "  the job ran"
 is "$(printf '%s\n' "$ERR" | grep -c 'mq work: cannot fire the schedules (this worker stops trying): .*error 1142')" 1 \
   "  and it says once that it cannot fire, with the server's code"
 sql_root "DROP USER t362@localhost"
+
+# ---- 16 consumers of both claim strategies at once, one due instant
+printf '[many]\ncron = * * * * *\nqueue = qm\npayload = the one run\n' >"$T_TMP/many.conf"
+"$MQ" schedule apply "$T_TMP/many.conf" >/dev/null
+due many
+i=0 pids=
+while [ $i -lt 16 ]; do
+  if [ $((i % 2)) -eq 0 ]; then how=skip-locked; else how=update; fi
+  "$MQ" pop --queue qm --claim $how --wait 3s >"$T_TMP/run.$i" 2>/dev/null &
+  pids="$pids $!"
+  i=$((i + 1))
+done
+for p in $pids; do wait "$p"; done
+is "$(cat "$T_TMP"/run.* | grep -c "the one run")" 1 \
+  "16 pop --wait, both claim strategies, one due instant: one of them ran it"
+is "$(fired many):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'qm'")" "1:1" \
+  "  one ledger row, one job"
 
 # ---- mq push --cron: a schedule from the command line
 count() { sql "SELECT COUNT(*) FROM mq_jobs_schedules"; }
