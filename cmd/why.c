@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "output/output.h"
+#include "schedule.h"
 
 enum { OPT_JSON = OPT_CMD };
 
@@ -195,7 +196,8 @@ put_waiting(const struct mq_job_deps *d)
 /* The first line: the answer as a sentence. */
 static void
 sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
-    const struct mq_job_hold *h, const struct mq_job_deps *d)
+    const struct mq_job_hold *h, const struct mq_job_deps *d,
+    const struct mq_run_of *r, const struct mq_tz *tz)
 {
 	int used_up = j->attempts >= j->max_attempts;
 
@@ -263,6 +265,38 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		printf("; it is recurring, next due at ");
 		put_when(j->available_at, j->due_in_us);
 	}
+	if (r) {
+		printf("; it is the run of schedule ");
+		TEXT(r->schedule, r->schedule_len);
+		printf(" at ");
+		put_instant(instant_s(r->run.instant_us), tz);
+		if (r->run.manual)
+			printf(", by hand");
+	}
+	putchar('\n');
+}
+
+/* A run's schedule: "schedule:" and "next run:" lines (mq-why(1)). */
+static void
+schedule_facts(const struct mq_run_of *r, const struct mq_tz *tz)
+{
+	int64_t next = instant_s(r->next_at_us + 999999);
+
+	printf("schedule: ");
+	TEXT(r->schedule, r->schedule_len);
+	printf("\nnext run: ");
+	if (!r->has_schedule) {
+		printf("none (the schedule was removed)\n");
+		return;
+	}
+	if (next >= MQ_SCHEDULE_NEVER)
+		printf("never");
+	else
+		put_instant(next, tz);
+	printf(", by cron ");
+	TEXT(r->s.expr, strlen(r->s.expr));
+	printf(" in ");
+	TEXT(r->s.zone, strlen(r->s.zone));
 	putchar('\n');
 }
 
@@ -398,7 +432,8 @@ json_parents(const struct mq_job_info *j, const struct mq_job_deps *d)
 
 static void
 print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
-    const struct mq_job_hold *h, int counted, const struct mq_job_deps *d)
+    const struct mq_job_hold *h, int counted, const struct mq_job_deps *d,
+    const struct mq_run_of *r, const struct mq_tz *tz)
 {
 	static const char *const names[] = { "ready", "missing", "paused",
 	    "scheduled", "leased", "stale", "dead", "done", "archived",
@@ -432,6 +467,7 @@ print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		printf("null");
 	}
 	json_parents(j, d);
+	put_run_json(r, tz, 0);
 	printf("}\n");
 }
 
@@ -441,12 +477,14 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 	struct mq_job_info j;
 	struct mq_job_hold h;
 	struct mq_job_deps d;
+	struct mq_run_of run;
+	struct mq_tz *tz = NULL;
 	struct mq_conn *c;
 	struct mq_error e;
 	enum mq_status st;
 	enum answer a = WHY_MISSING;
 	uint64_t id, ahead = 0;
-	int json = 0, n, counted = 0;
+	int json = 0, n, counted = 0, is_run = 0;
 
 	n = parse_options(&why_command, argc, argv, g, option, &json);
 	settle(&why_command, g, 0);
@@ -473,6 +511,17 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 	}
 	if (st == MQ_OK && a == WHY_READY)
 		st = mq_job_ahead(c, &j, AHEAD_MAX, &ahead);
+	/* a calendar schedule's run: its schedule's next run */
+	if (st == MQ_OK) {
+		st = mq_run_of_job(c, id, 0, &run);
+		is_run = st == MQ_OK;
+		if (st == MQ_EMPTY)
+			st = MQ_OK;
+	}
+	memset(&e, 0, sizeof e);
+	if (is_run && run.has_schedule &&
+	    mq_tz_load(run.s.zone, NULL, &tz, &e) != MQ_OK)
+		tz = NULL;	/* a zone that does not load: UTC */
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st == MQ_EMPTY) {
@@ -489,11 +538,17 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 		die(&why_command, &e);
 	}
 	if (json)
-		print_json(&j, a, ahead, &h, counted, &d);
+		print_json(&j, a, ahead, &h, counted, &d, is_run ? &run : NULL,
+		    tz);
 	else {
-		sentence(&j, a, ahead, &h, &d);
+		sentence(&j, a, ahead, &h, &d, is_run ? &run : NULL, tz);
 		facts(&j, &h, &d);
+		if (is_run)
+			schedule_facts(&run, tz);
 	}
+	mq_tz_free(tz);
+	if (is_run)
+		mq_run_of_free(&run);
 	mq_job_info_free(&j);
 	return (int)a;
 }

@@ -1,6 +1,7 @@
 /*
  * inspect_list.c: lists of jobs for mq ls, by queue, key, state, error
- * text and time, paged by id, from the job table and its archive (inspect.h).
+ * text, time and recurrence (--every, a calendar schedule's runs), paged
+ * by id, from the job table and its archive (inspect.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,9 @@ one_stored_state(unsigned live)
 static const char *
 live_index(unsigned live, const struct mq_list_filter *f)
 {
-	if (live == (1u << MQ_ST_ARCHIVED) - 1)
+	/* a schedule's runs: found from its ledger rows (their primary
+	 * key), each job by id */
+	if (live == (1u << MQ_ST_ARCHIVED) - 1 || f->schedule)
 		return "";
 	if (f->queue && one_stored_state(live))
 		return " FORCE INDEX (list)";
@@ -69,6 +72,16 @@ add_read(char *b, size_t cap, const char *cols, unsigned live,
 		ok = ok && add(b, cap, " AND queue = ?");
 	if (f->key)
 		ok = ok && add(b, cap, " AND job_key = ?");
+	/* runs of schedules are known by the ledger, which archive and
+	 * purge leave (the archive keeps no --every) */
+	if (f->schedule)
+		ok = ok && add(b, cap, " AND id IN (SELECT job FROM"
+		    " `{{TABLE}}_fired` WHERE schedule = ?)");
+	if (f->recurring)
+		ok = ok && add(b, cap, live ? " AND (every_us IS NOT NULL OR"
+		    " id IN (SELECT job FROM `{{TABLE}}_fired` WHERE job IS NOT"
+		    " NULL))" : " AND id IN (SELECT job FROM `{{TABLE}}_fired`"
+		    " WHERE job IS NOT NULL)");
 	if (live && live != (1u << MQ_ST_ARCHIVED) - 1) {
 		ok = ok && add(b, cap, " AND (");
 		for (i = 0; i < MQ_ST_ARCHIVED; i++)
@@ -135,8 +148,9 @@ mq__list_sql(const struct mq_list_filter *f)
 /* Binds one read's parameters from in[*k] on. */
 static void
 bind_read(MYSQL_BIND *in, size_t *k, const struct mq_list_filter *f,
-    uint64_t *after, unsigned long *qlen, unsigned long *klen, char *pat,
-    unsigned long *plen, int64_t *since, int64_t *before, uint64_t *limit)
+    uint64_t *after, unsigned long *qlen, unsigned long *klen,
+    unsigned long *slen, char *pat, unsigned long *plen, int64_t *since,
+    int64_t *before, uint64_t *limit)
 {
 	mq__bind_u64(&in[(*k)++], after);
 	if (f->queue)
@@ -144,6 +158,10 @@ bind_read(MYSQL_BIND *in, size_t *k, const struct mq_list_filter *f,
 	if (f->key) {
 		*klen = (unsigned long)strlen(f->key);
 		mq__bind_blob(&in[(*k)++], f->key, klen);
+	}
+	if (f->schedule) {
+		*slen = (unsigned long)strlen(f->schedule);
+		mq__bind_str(&in[(*k)++], f->schedule, slen);
 	}
 	if (f->error) {
 		unsigned long n = *plen;
@@ -162,8 +180,8 @@ enum mq_status
 mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
     mq_job_fn fn, void *ctx, int *more)
 {
-	MYSQL_BIND in[16];
-	unsigned long qlen = 0, klen = 0, plen = 0;
+	MYSQL_BIND in[20];
+	unsigned long qlen = 0, klen = 0, slen = 0, plen = 0;
 	uint64_t after = f->after, limit = (uint64_t)f->limit + 1, seen = 0;
 	int64_t since = f->since_us, before = f->before_us;
 	char *sql, *pat = NULL;
@@ -177,7 +195,8 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 	if ((rc = mq__see_cluster(c)) != MQ_OK)
 		return rc;
 	if (f->limit < 1 || f->limit > MQ_LIST_MAX || (f->queue &&
-	    !mq_valid_queue(f->queue)) || (f->key && !mq_valid_key(f->key)))
+	    !mq_valid_queue(f->queue)) || (f->key && !mq_valid_key(f->key)) ||
+	    (f->schedule && !mq_valid_queue(f->schedule)))
 		return mq__fail(c, MQ_EINVAL, "invalid list filter");
 	if ((sql = mq__list_sql(f)) == NULL ||
 	    (f->error && (pat = mq__like_substring(f->error,
@@ -191,10 +210,10 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 		goto out;
 	}
 	if (live_states(f))
-		bind_read(in, &k, f, &after, &qlen, &klen, pat, &plen,
+		bind_read(in, &k, f, &after, &qlen, &klen, &slen, pat, &plen,
 		    &since, &before, &limit);
 	if (f->states & 1u << MQ_ST_ARCHIVED)
-		bind_read(in, &k, f, &after, &qlen, &klen, pat, &plen,
+		bind_read(in, &k, f, &after, &qlen, &klen, &slen, pat, &plen,
 		    &since, &before, &limit);
 	if (live_states(f) && (f->states & 1u << MQ_ST_ARCHIVED))
 		mq__bind_u64(&in[k++], &limit);

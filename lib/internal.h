@@ -16,6 +16,7 @@
  * layer 4: queues.c deps.c deps_read.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c limits.c
+ * layer 4: schedule_runs.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
  * layer 3: finished.c
@@ -580,6 +581,8 @@ extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];
 /* mq why's reads: the job by id in both tables, the due jobs ahead. */
 extern const char mq__sql_job_get[], mq__sql_job_ahead[];
+/* a job's ledger row, a schedule's newest runs (schedule_runs.c) */
+extern const char mq__sql_run_of[], mq__sql_schedule_runs[];
 /* The slots held in a queue, in a key of it: their live leases
  * (limits.c; binds the queue, then the key). */
 extern const char mq__sql_live_queue[], mq__sql_live_key[];

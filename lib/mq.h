@@ -1049,6 +1049,11 @@ struct mq_list_filter {
 	unsigned limit;		/* 1..MQ_LIST_MAX */
 	const char *key;	/* only jobs of this key (mq_valid_key), or
 				 * NULL */
+	int recurring;		/* only recurring jobs: pushed with --every,
+				 * or runs of a calendar schedule */
+	const char *schedule;	/* only the runs of this calendar schedule
+				 * (a name as mq_valid_queue takes), from
+				 * its ledger, or NULL */
 };
 #define MQ_LIST_DEFAULT 100
 #define MQ_LIST_MAX 10000

@@ -246,4 +246,66 @@ enum mq_status mq_schedule_instants(const struct mq_schedule *s,
     int64_t from_s, int64_t *out, size_t n, size_t *got,
     struct mq_error *err);
 
+/* ---- a schedule's runs, read for operators (schedule_runs.c) ---- */
+
+/** One ledger row of a schedule and its job's outcome. */
+struct mq_schedule_run {
+	int64_t instant_us;	/* its instant (UTC), µs since the epoch */
+	int manual;		/* mq schedule run */
+	uint64_t job;		/* 0: the instant was skipped (missed) */
+	char state[16];		/* the job's stored state: ready, leased,
+				 * done, dead (the archive's if archived);
+				 * "gone" once purged, "skipped" for job 0 */
+	int archived;		/* the job is in the archive */
+};
+
+/** The schedule a job runs (mq_run_of_job). */
+struct mq_run_of {
+	char schedule[MQ_SCHEDULE_NAME_MAX + 1];	/* from the ledger */
+	size_t schedule_len;	/* a row another program wrote may hold a
+				 * NUL: show schedule_len bytes, escaped */
+	struct mq_schedule_run run;	/* this job's row (state unset) */
+	int has_schedule;	/* the schedule still exists: s (name, expr,
+				 * zone, queue; payload NULL), its next
+				 * instant and the server's now */
+	struct mq_schedule s;
+	int64_t next_at_us, now_us;
+	struct mq_schedule_run *last;	/* its newest runs, newest first
+					 * (malloc'd) */
+	size_t nlast;
+};
+
+/**
+ * The schedule and instant job runs, from the ledger (its job index),
+ * with that schedule's row if it still exists and its newest last runs
+ * (mq_schedule_runs). MQ_OK; MQ_EMPTY if the job is no schedule's run.
+ * Free with mq_run_of_free.
+ */
+enum mq_status mq_run_of_job(struct mq_conn *c, uint64_t job, size_t last,
+    struct mq_run_of *r);
+void mq_run_of_free(struct mq_run_of *r);
+
+/** Schedule name's expression, zone and queue (payload NULL), its next
+ * instant and the server's now. MQ_EMPTY if there is no such schedule. */
+enum mq_status mq_schedule_next(struct mq_conn *c, const char *name,
+    struct mq_schedule *s, int64_t *next_at_us, int64_t *now_us);
+
+/** The newest max ledger rows of schedule name (those of a schedule
+ * removed too), newest first, with their jobs' outcomes: *runs
+ * (malloc'd, free()), *n of them. */
+enum mq_status mq_schedule_runs(struct mq_conn *c, const char *name,
+    size_t max, struct mq_schedule_run **runs, size_t *n);
+
+/** A schedule's name (mq_schedule_names): len bytes, which a row
+ * another program wrote may make other than strlen(name). */
+struct mq_schedule_name {
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	size_t len;
+};
+
+/** Every schedule's name, in order: *names (malloc'd, free()), *n of
+ * them (shell completion). */
+enum mq_status mq_schedule_names(struct mq_conn *c,
+    struct mq_schedule_name **names, size_t *n);
+
 #endif

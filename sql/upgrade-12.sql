@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS `{{TABLE}}_fired` (
   instant       DATETIME(6) NOT NULL,
   job           BIGINT UNSIGNED NULL,
   fired_at      DATETIME(6) NOT NULL DEFAULT UTC_TIMESTAMP(6),
-  PRIMARY KEY (schedule, manual, instant)
+  PRIMARY KEY (schedule, manual, instant),
+  -- which schedule and instant a job runs (mq show, mq why of a run)
+  KEY job (job)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='mq fired 1';
 
 ALTER TABLE `{{TABLE}}` COMMENT='mq schema 12';

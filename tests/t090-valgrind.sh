@@ -98,6 +98,24 @@ print(" ".join(str(len(json.loads(l)["history"])) for l in sys.stdin))')" "2 1" 
 vg 0 "show -o" show -o "$T_TMP/shown" "$d2"
 is "$(cat "$T_TMP/shown")" dead-two "show -o wrote the payload"
 vg 1 "show of a missing job" show "$d1" 999999
+# a calendar schedule's runs (t363): show, why, ls, and the names that
+# completion reads
+printf '[vg]\ncron = * * * * *\ntz = Europe/Berlin\nqueue = vgs\n' >"$T_TMP/vg.conf"
+"$MQ" schedule apply "$T_TMP/vg.conf" >/dev/null
+sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') - INTERVAL 2 MINUTE"
+"$MQ" schedule fire >/dev/null
+sr=$(sql "SELECT MAX(job) FROM mq_jobs_fired")
+vg 0 "show of a schedule's run" show "$sr"
+like "$OUT" "*schedule: vg*last runs:*job $sr, ready*" "show: its schedule and runs"
+vg 0 "show --json of a schedule's run" show --json "$sr"
+is "$(printf '%s\n' "$OUT" | python3 -c 'import json, sys; print(json.load(sys.stdin)["schedule"]["name"])')" vg \
+  "show --json: valid JSON, its schedule"
+vg 0 "why of a schedule's run" why "$sr"
+like "$OUT" "*next run: *, by cron * * * * * in Europe/Berlin" "why: the next run"
+vg 0 "ls --schedule" ls --schedule vg --ids
+vg 0 "ls --recurring --state ready,archived" ls --recurring --state ready,archived --ids
+vg 0 "completion --schedules" completion --schedules
+is "$OUT" vg "completion --schedules: the names"
 vg 64 "show -o of two jobs" show -o "$T_TMP/x" "$d1" "$d2"
 vg 0 "check" check --queue ops
 vg 2 "check, critical" check --max-dead 0 --warn-age 1s

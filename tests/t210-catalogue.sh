@@ -77,6 +77,7 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
   refuse 64 "queue '$shown' (ls)" "$MQ" ls --queue "$name"
   refuse 64 "state '$shown' (ls)" "$MQ" ls --state "ready,$name"
   refuse 64 "id '$shown' (ls --after)" "$MQ" ls --after "$name"
+  refuse 64 "schedule '$shown' (ls)" "$MQ" ls --schedule "$name"
   refuse 64 "queue '$shown' (retry)" "$MQ" retry --queue "$name" --all
   refuse 64 "queue '$shown' (retry --to-queue)" "$MQ" retry --to-queue "$name" "$a"
   refuse 64 "job id '$shown' (retry)" "$MQ" retry "$name"

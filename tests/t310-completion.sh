@@ -62,6 +62,8 @@ is "$(comp mq sch)" "schedule" "mq sch<TAB>: schedule"
 is "$(comp mq schedule '')" "apply fire ls rm run" "mq schedule <TAB>: its subcommands"
 is "$(comp mq schedule apply --pr)" "--prune" "mq schedule apply --pr<TAB>: --prune"
 is "$(comp mq schedule ls --ne)" "--next" "mq schedule ls --ne<TAB>: --next"
+is "$(comp mq ls --rec)" "--recurring" "mq ls --rec<TAB>: --recurring"
+is "$(comp mq ls --sch)" "--schedule" "mq ls --sch<TAB>: --schedule"
 is "$(comp mq completion '')" "bash fish zsh" "mq completion <TAB>: shells"
 is "$(comp mq help wo)" "work" "mq help wo<TAB>: work"
 like " $(comp mq push -) " "* -0 *" "mq push -<TAB> offers -0"
@@ -122,6 +124,15 @@ is "$(comp mq stats --table = other --queue '')" "gamma" \
   "--table=other (split at =): that table's queues"
 is "$(MQ_SOCKET=/nonexistent comp mq stats --socket "$MQ_TEST_SOCKET" \
   --queue '')" "alpha beta" "--socket typed: the server named on the line"
+# calendar schedules' names, the same way
+printf '[nightly]\ncron = @daily\nqueue = alpha\n[hourly]\ncron = @hourly\nqueue = alpha\n' >"$T_TMP/s.conf"
+"$MQ" schedule apply "$T_TMP/s.conf" >/dev/null
+is "$(comp mq ls --schedule '')" "hourly nightly" \
+  "mq ls --schedule <TAB>: the table's schedules"
+is "$(comp mq ls --schedule n)" "nightly" "mq ls --schedule n<TAB>: nightly"
+is "$(comp mq ls --table other --schedule '')" "" \
+  "--table other typed: that table's schedules (none)"
+is "$(comp mq stats --queue '')" "alpha beta" "  the queues are still the queues"
 
 # no server: no queues, no error text, at once
 t0=$(date +%s)
@@ -358,6 +369,8 @@ if command -v zsh >/dev/null 2>&1; then
   is "$(zcomp mq stats "--defaults-file=\$HOME/x.cnf" --queue '')" "alpha beta" \
     "zsh: --defaults-file=\$HOME/x.cnf"
   is "$(zcomp mq pause --def "~/x.cnf" '')" "alpha beta" "zsh: mq pause --def ~/x.cnf <TAB>"
+  is "$(zcomp mq ls --def "~/x.cnf" --schedule '')" "hourly nightly" \
+    "zsh: mq ls --def ~/x.cnf --schedule <TAB>: the schedules"
   is "$(zcomp mq stats --defaults-file "\$(touch $T_TMP/pwned)" --queue '')" "" \
     "zsh: --defaults-file \$(command): nothing offered"
   is "$(zcomp mq stats --defaults-file "~/x.cnf" --table "\`touch $T_TMP/pwned\`" --queue '')" "" \
@@ -396,6 +409,8 @@ if command -v fish >/dev/null 2>&1; then
     is "$(fcomp "mq stats --defaults-file $line --queue ")" "alpha beta" \
       "fish: mq stats --defaults-file $(printf '%s' "$line" | sed "s|$T_TMP|T|") --queue <TAB>"
   done
+  is "$(fcomp "mq ls --def ~/x.cnf --schedule ")" "hourly nightly" \
+    "fish: mq ls --def ~/x.cnf --schedule <TAB>: the schedules"
   is "$(fcomp "mq stats --def ~/x.cnf --queue ")" "alpha beta" \
     "fish: --def ~/x.cnf (an abbreviation)"
   is "$(fcomp "mq --def \$HOME/x.cnf stats --queue ")" "alpha beta" \

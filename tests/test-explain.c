@@ -739,7 +739,7 @@ main(void)
 		 * id: the ranges' rows, not the table's); with no filter,
 		 * the primary key in order */
 		struct mq_list_filter f;
-		char *sql;
+		char *sql, plan[8192];
 
 		memset(&f, 0, sizeof f);
 		f.queue = "a";
@@ -776,6 +776,45 @@ main(void)
 		check(c->db, "ls of archived jobs", sql, "@id1, @n", "PRIMARY",
 		    "|range|");
 		free(sql);
+		/* the runs of calendar schedules: 2,000 ledger rows of
+		 * schedule 's', one a job, and 2,000 of others */
+		ok(mysql_query(c->db, "INSERT INTO explain_jobs_fired "
+		    "(schedule, instant, job) SELECT IF(seq % 2, 's', "
+		    "CONCAT('o', seq % 50)), '2026-01-01' + INTERVAL seq "
+		    "MINUTE, seq FROM seq_1_to_4000") == 0 &&
+		    mysql_query(c->db, "ANALYZE TABLE explain_jobs_fired") == 0,
+		    "fill the ledger", mysql_error(c->db));
+		mysql_free_result(mysql_store_result(c->db));
+		check(c->db, "show: the run a job is", mq__sql_run_of, "@id1",
+		    "job", "|ref|");
+		f.states = 0;
+		f.schedule = "s";
+		sql = mq__list_sql(&f);
+		explained(c->db, "ls --schedule", sql, "@zero, @s, @n", plan,
+		    sizeof plan);
+		ok(strstr(plan, "|explain_jobs_fired|ref|PRIMARY") != NULL,
+		    "ls --schedule reads the schedule's ledger rows by its "
+		    "primary key", plan);
+		free(sql);
+		explained(c->db, "show: a schedule's runs",
+		    mq__sql_schedule_runs, "@s, @n, @s, @n, @n", plan,
+		    sizeof plan);
+		/* each part a range of the ledger's primary key read in
+		 * order (no sort), its jobs by primary key; only the merge
+		 * of the two parts' 2n rows at most is sorted */
+		{
+			const char *p = strstr(plan, "filesort");
+
+			ok(strstr(plan, "|f|ref|PRIMARY|PRIMARY|") != NULL &&
+			    strstr(plan, "|j|eq_ref|PRIMARY|") != NULL &&
+			    strstr(plan, "|a|eq_ref|PRIMARY|") != NULL &&
+			    strstr(plan, "<union1,2>|ALL|NULL|NULL|NULL|NULL|"
+			    "NULL|Using filesort|") != NULL && p != NULL &&
+			    strstr(p + 1, "filesort") == NULL,
+			    "show: a schedule's runs: the ledger's primary key "
+			    "in order, each job by id, only the merge sorted",
+			    plan);
+		}
 	}
 	/* a limited claim (limits.c): queue 'lim' at per key 1, 2,000 due
 	 * jobs of key 'hot' (one more of it leased, live), 200 keys with a

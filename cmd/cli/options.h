@@ -22,7 +22,8 @@ enum complete {
 	COMPLETE_WORDS,		/* one of a fixed list of words */
 	COMPLETE_PROGRAM,	/* a command to run, then its arguments */
 	COMPLETE_COMMAND,	/* an mq command name */
-	COMPLETE_WORD_LIST	/* a comma-separated list of fixed words */
+	COMPLETE_WORD_LIST,	/* a comma-separated list of fixed words */
+	COMPLETE_SCHEDULE	/* a calendar schedule's name, from the server */
 };
 
 /* One row of a table. The rows of a command end with a row whose name

@@ -140,8 +140,10 @@ static const char bash_body[] =
     "# command line (nothing when no server answers). COMP_WORDS split\n"
     "# \"--opt=value\" at the \"=\" (and at \":\"): the words are joined again\n"
     "# where COMP_LINE has no space between them.\n"
+    "# _mq_queues --schedules: the calendar schedules' names, the same way.\n"
     "_mq_queues()\n"
     "{\n"
+    "\tlocal what=${1:---queues}\n"
     "\tlocal line=${COMP_LINE:0:COMP_POINT} rest w j=0 k\n"
     "\tlocal -a raw=() args=() _mq_u\n"
     "\twhile [ \"$j\" -le \"$COMP_CWORD\" ]; do\n"
@@ -160,7 +162,7 @@ static const char bash_body[] =
     "\t\targs+=(\"${_mq_u[@]}\")\n"
     "\tdone\n"
     "\t_mq_unquote \"${raw[0]}\"\n"
-    "\t\"${_mq_u[0]:-mq}\" completion --queues -- \"${args[@]}\" 2>/dev/null\n"
+    "\t\"${_mq_u[0]:-mq}\" completion \"$what\" -- \"${args[@]}\" 2>/dev/null\n"
     "}\n"
     "\n"
     "# _mq_list WORD...: completes the last item of the comma-separated list\n"
@@ -199,6 +201,7 @@ static const char bash_body[] =
     "\tlocal -a q\n"
     "\tcase $1 in\n"
     "\tqueue) _mq_reply -W \"$(_mq_queues)\" -- \"$cur\" ;;\n"
+    "\tschedule) _mq_reply -W \"$(_mq_queues --schedules)\" -- \"$cur\" ;;\n"
     "\tqueues)\n"
     "\t\tmapfile -t q < <(_mq_queues)\n"
     "\t\t_mq_list \"${q[@]}\" ;;\n"
@@ -289,7 +292,7 @@ static const char bash_main[] =
 
 static const char *const kinds[] = {
 	"none", "duration", "queue", "queues", "file", "dir", "words",
-	"program", "command", "wordlist"
+	"program", "command", "wordlist", "schedule"
 };
 
 void

@@ -1,7 +1,8 @@
 /*
  * completion.c: mq completion: shell completion scripts generated from
  * the option tables, and the two hidden helpers the scripts and t070 call:
- * the options of a command, and the queue names of a table.
+ * the options of a command, and the queue (or calendar schedule) names
+ * of a table.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -10,19 +11,22 @@
 #include <unistd.h>
 
 #include "completion.h"
+#include "schedule.h"
 
 /* A server that does not answer soon is not waited for: a completion
  * must come back at once, with or without names. The bound of the whole
  * of --queues: option files, connection, answers (mq-completion(1)). */
 #define QUEUES_TIMEOUT_S 2
 
-enum { OPT_OPTIONS = OPT_CMD, OPT_QUEUES };
+enum { OPT_OPTIONS = OPT_CMD, OPT_QUEUES, OPT_SCHEDULES };
 
 static const struct opt opts[] = {
 	{ OPT_OPTIONS, "options", 0, NULL, "the options of a command",
 	    COMPLETE_NONE, NULL, "", 0, OPT_HIDDEN },
 	{ OPT_QUEUES, "queues", 0, NULL, "the queue names of the table",
 	    COMPLETE_NONE, NULL, "", 0, OPT_HIDDEN },
+	{ OPT_SCHEDULES, "schedules", 0, NULL, "the schedule names of the "
+	    "table", COMPLETE_NONE, NULL, "", 0, OPT_HIDDEN },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
@@ -133,7 +137,8 @@ read_line(struct mq_global *g, int n, char **words)
 	return m;
 }
 
-/* The queue names of the table, one a line; nothing, and status 0, when
+/* The queue names of the table (schedules: its calendar schedules'
+ * names), one a line; nothing, and status 0, when
  * the server cannot tell within QUEUES_TIMEOUT_S, whatever held it up (a
  * piped or included option file nobody writes, a host name that does not
  * resolve, a server that does not answer). The settings are read as
@@ -141,9 +146,10 @@ read_line(struct mq_global *g, int n, char **words)
  * file), the line's options over the environment over the option files.
  * Only names mq accepts are printed. */
 static int
-list_queues(struct mq_global *g, int nwords, char **words)
+list_queues(struct mq_global *g, int nwords, char **words, int schedules)
 {
-	struct mq_queue_stats *q;
+	struct mq_schedule_name *sn = NULL;
+	struct mq_queue_stats *q = NULL;
 	struct mq_error e;
 	struct mq_conn *c;
 	struct sigaction sa;
@@ -164,18 +170,21 @@ list_queues(struct mq_global *g, int nwords, char **words)
 	g->conn.read_timeout_s = QUEUES_TIMEOUT_S;
 	if ((c = mq_connect(&g->conn, &e)) == NULL)
 		return 0;
-	if (mq_use_table(c, g->table) != MQ_OK ||
-	    mq_queue_names(c, &q, &n) != MQ_OK) {
+	if (mq_use_table(c, g->table) != MQ_OK || (schedules ?
+	    mq_schedule_names(c, &sn, &n) : mq_queue_names(c, &q, &n)) !=
+	    MQ_OK) {
 		mq_close(c);
 		return 0;
 	}
 	mq_close(c);
 	alarm(0);
 	for (i = 0; i < n; i++)
-		if (q[i].queue_len == strlen(q[i].queue) &&
-		    mq_valid_queue(q[i].queue))
-			printf("%s\n", q[i].queue);
+		if (schedules ? sn[i].len == strlen(sn[i].name) &&
+		    mq_valid_queue(sn[i].name) : q[i].queue_len ==
+		    strlen(q[i].queue) && mq_valid_queue(q[i].queue))
+			printf("%s\n", schedules ? sn[i].name : q[i].queue);
 	free(q);
+	free(sn);
 	return 0;
 }
 
@@ -187,8 +196,8 @@ cmd_completion(int argc, char **argv, struct mq_global *g)
 	n = parse_options(&completion_command, argc, argv, g, option, &mode);
 	if (mode == OPT_OPTIONS)
 		return list_options(n, argv);
-	if (mode == OPT_QUEUES)
-		return list_queues(g, n, argv + 1);
+	if (mode == OPT_QUEUES || mode == OPT_SCHEDULES)
+		return list_queues(g, n, argv + 1, mode == OPT_SCHEDULES);
 	/* the script needs no connection: a bad MQ_TABLE or MQ_PORT is
 	 * not its business */
 	if (n != 1)

@@ -164,12 +164,15 @@ static const char fish_queues[] =
     "# before the current one as fish would pass them (__mq_words): mq reads\n"
     "# its settings from them as it would read its command line (nothing when\n"
     "# no server answers); with \"list\", completes the last name of a\n"
-    "# comma-separated list\n"
+    "# comma-separated list; with \"schedules\", the calendar schedules' names\n"
     "function __mq_queues\n"
+    "\tset -l what --queues\n"
+    "\ttest \"$argv[1]\" = schedules\n"
+    "\tand set what --schedules\n"
     "\tset -l args (__mq_words)\n"
     "\tset -l mq $args[1]\n"
     "\tset -e args[1]\n"
-    "\tset -l q ($mq completion --queues -- $args 2>/dev/null)\n"
+    "\tset -l q ($mq completion $what -- $args 2>/dev/null)\n"
     "\tif test \"$argv[1]\" = list\n"
     "\t\t__mq_list $q\n"
     "\telse\n"
@@ -224,6 +227,9 @@ put_fish_value(FILE *f, enum complete k, const char *words)
 		break;
 	case COMPLETE_QUEUE:	fputs(" -x -a '(__mq_queues)'", f); break;
 	case COMPLETE_QUEUES:	fputs(" -x -a '(__mq_queues list)'", f); break;
+	case COMPLETE_SCHEDULE:
+		fputs(" -x -a '(__mq_queues schedules)'", f);
+		break;
 	case COMPLETE_WORDS:	fprintf(f, " -x -a '%s'", words); break;
 	case COMPLETE_WORD_LIST:
 		fprintf(f, " -x -a '(__mq_list %s)'", words);

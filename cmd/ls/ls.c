@@ -1,5 +1,6 @@
 /*
- * ls.c: mq ls: jobs by queue, key, state, error text and time, oldest first,
+ * ls.c: mq ls: jobs by queue, key, state, error text, time and recurrence,
+ * oldest first,
  * a page at a time: a table for people (ls/table.c), JSON lines or bare
  * ids for programs.
  */
@@ -11,7 +12,7 @@
 #include "ls.h"
 
 enum { OPT_STATE = OPT_CMD, OPT_KEY, OPT_ERROR, OPT_SINCE, OPT_BEFORE, OPT_LIMIT,
-	OPT_AFTER, OPT_JSON, OPT_IDS };
+	OPT_AFTER, OPT_JSON, OPT_IDS, OPT_RECURRING, OPT_SCHEDULE };
 
 static const struct opt opts[] = {
 	{ OPT_QUEUE, "queue", 0, "Q", "only this queue (default: every queue)",
@@ -23,6 +24,11 @@ static const struct opt opts[] = {
 	    0 },
 	{ OPT_KEY, "key", 0, "KEY", "only jobs of this key (mq push --key)",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_RECURRING, "recurring", 0, NULL, "only recurring jobs: pushed with "
+	    "--every, and\nthe runs of calendar schedules", COMPLETE_NONE,
+	    NULL, NULL, 0, 0 },
+	{ OPT_SCHEDULE, "schedule", 0, "NAME", "only the runs of this calendar "
+	    "schedule\n(mq schedule ls)", COMPLETE_SCHEDULE, NULL, NULL, 0, 0 },
 	{ OPT_ERROR, "error", 0, "PATTERN",
 	    "only jobs whose last error contains PATTERN\n(plain text: % and _ "
 	    "are not wildcards)", COMPLETE_NONE, NULL, NULL, 0, 0 },
@@ -113,6 +119,16 @@ option(void *ctx, int id, const char *arg)
 			    "bytes, no control characters", shown(arg),
 			    MQ_KEY_MAX);
 		a->f.key = arg;
+		break;
+	case OPT_RECURRING:
+		a->f.recurring = 1;
+		break;
+	case OPT_SCHEDULE:
+		if (!mq_valid_queue(arg))
+			usage_error(&ls_command, "invalid --schedule '%s': a "
+			    "schedule name is 1 to %d of A-Z a-z 0-9 _ . -",
+			    shown(arg), MQ_QUEUE_MAX);
+		a->f.schedule = arg;
 		break;
 	case OPT_ERROR:
 		a->f.error = arg;

@@ -5,10 +5,14 @@
  * microseconds, text from the table JSON-escaped. leased_until and
  * leased_by are the holder's, null unless the job is held; last_held_by
  * is the worker of the last claim in any state (a dead job's too).
+ * And, for mq show and mq why, the calendar schedule a job runs
+ * (mq-show(1)).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "output/output.h"
+#include "schedule.h"
 
 #define JSON_STR(p, n) put_json_string((const unsigned char *)(p), (n))
 
@@ -78,4 +82,68 @@ put_job_json(const struct mq_job_info *j)
 		printf(",\"if_parent_dies\":\"%s\"", j->if_parent_dies);
 	else
 		printf(",\"if_parent_dies\":null");
+}
+
+/* "name":{"utc":"...","local":"...","epoch":N} */
+static void
+json_instant(const char *name, int64_t t, const struct mq_tz *tz)
+{
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
+
+	fmt_instant(t, tz, utc, local);
+	printf("\"%s\":{\"utc\":\"%s\",\"local\":", name, utc);
+	JSON_STR(local, strlen(local));
+	printf(",\"epoch\":%lld}", (long long)t);
+}
+
+void
+put_run_json(const struct mq_run_of *r, const struct mq_tz *tz, int runs)
+{
+	size_t i;
+
+	printf(",\"schedule\":");
+	if (r == NULL) {
+		printf("null");
+		return;
+	}
+	printf("{\"name\":");
+	JSON_STR(r->schedule, r->schedule_len);
+	putchar(',');
+	json_instant("instant", instant_s(r->run.instant_us), tz);
+	printf(",\"manual\":%s,\"exists\":%s,\"cron\":",
+	    r->run.manual ? "true" : "false",
+	    r->has_schedule ? "true" : "false");
+	if (r->has_schedule) {
+		JSON_STR(r->s.expr, strlen(r->s.expr));
+		printf(",\"tz\":");
+		JSON_STR(r->s.zone, strlen(r->s.zone));
+	} else {
+		printf("null,\"tz\":null");
+	}
+	putchar(',');
+	if (r->has_schedule && instant_s(r->next_at_us + 999999) <
+	    MQ_SCHEDULE_NEVER)
+		json_instant("next", instant_s(r->next_at_us + 999999), tz);
+	else
+		printf("\"next\":null");
+	if (!runs) {
+		putchar('}');
+		return;
+	}
+	printf(",\"runs\":[");
+	for (i = 0; i < r->nlast; i++) {
+		const struct mq_schedule_run *u = &r->last[i];
+
+		printf("%s{", i ? "," : "");
+		json_instant("at", instant_s(u->instant_us), tz);
+		printf(",\"manual\":%s,\"job\":", u->manual ? "true" : "false");
+		if (u->job)
+			printf("%llu", (unsigned long long)u->job);
+		else
+			printf("null");
+		printf(",\"state\":");
+		JSON_STR(u->state, strlen(u->state));
+		printf(",\"archived\":%s}", u->archived ? "true" : "false");
+	}
+	printf("]}");
 }

@@ -77,6 +77,24 @@ void put_job_json(const struct mq_job_info *j);
  * are what the last claim left (output/job_json.c). */
 int job_held(const struct mq_job_info *j);
 
+/* An instant of a calendar schedule (output/instant.c), seconds since
+ * the epoch, as "2026-11-30 01:30:00 UTC" into utc and in zone tz as
+ * "2026-11-30 02:30:00 CET" into local (tz NULL: the UTC text), each
+ * INSTANT_MAX bytes. instant_s: µs since the epoch to its second. */
+#define INSTANT_MAX 64
+struct mq_tz;
+void fmt_instant(int64_t t, const struct mq_tz *tz, char *utc, char *local);
+int64_t instant_s(int64_t us);
+/* On stdout: "LOCAL (UTC)", or the UTC text alone if tz is NULL. */
+void put_instant(int64_t t, const struct mq_tz *tz);
+
+/* ,"schedule":{...} of a job that is a calendar schedule's run (r; NULL:
+ * ,"schedule":null), its times in zone tz (job_json.c, mq-show(1)); with
+ * runs, the schedule's last runs too. */
+struct mq_run_of;
+void put_run_json(const struct mq_run_of *r, const struct mq_tz *tz,
+    int runs);
+
 /* A human table (output/table.c): row by row, column 0 a name from the table
  * (shown as put_text() shows it, left-aligned), the others short cells
  * mq wrote (numbers, units), right-aligned; each column as wide as its

@@ -105,9 +105,13 @@ show_one(struct mq_conn *c, uint64_t id, const struct args *a, int first)
 	if (st != MQ_OK)
 		die(&show_command, mq_conn_error(c));
 	if (a->json)
-		printf("]}\n");
+		putchar(']');
 	else if (events == 0)
 		printf("  none\n");
+	if (show_run(c, id, a->json) != 0)
+		die(&show_command, mq_conn_error(c));
+	if (a->json)
+		printf("}\n");
 	mq_job_info_free(&j);
 	return 0;
 }

@@ -26,4 +26,14 @@ void show_json_start(const struct mq_job_info *j,
     const struct mq_job_deps *d);
 int show_json_event(const struct mq_history_entry *h, void *ctx);
 
+/* How many of a schedule's last runs show lists for one of its runs. */
+#define SHOW_RUNS 10
+
+/* For a job that is a calendar schedule's run (show/schedule.c): its
+ * schedule, instant and that schedule's last runs, as text lines or
+ * the JSON member ,"schedule":{...} (,"schedule":null for another job);
+ * a text job that is no run prints nothing. 0, or -1 on an error (in
+ * c's error). */
+int show_run(struct mq_conn *c, uint64_t id, int json);
+
 #endif

@@ -1,0 +1,214 @@
+#!/bin/sh
+# Issue 33's guarantee 4, every run is visible: mq show of a schedule's
+# run names its schedule and instant (UTC and the schedule's zone, by
+# hand or not) and lists that schedule's last runs with their outcomes
+# (ready, leased, done, dead, archived, gone once purged, skipped);
+# mq why of a run says which schedule and instant, and when and why the
+# next run comes; mq ls --recurring and --schedule select the runs (and
+# --every jobs); all in text and JSON, the table's odd bytes escaped.
+. "$(dirname "$0")/lib.sh"
+"$MQ" init >/dev/null || { echo "Bail out! mq init failed"; exit 1; }
+
+F=$T_TMP/sched.conf
+cat >"$F" <<'EOF2'
+[ticks]
+cron = * * * * *
+tz = Asia/Kolkata
+queue = vis
+payload = tick\x00\x1b[31m
+missed = all
+missed-max = 3
+max-attempts = 1
+
+[other]
+cron = 0 0 1 1 *
+queue = vis
+payload = other
+EOF2
+expect_status 0 "apply two schedules" "$MQ" schedule apply "$F"
+
+# firing must not cross a minute: start early in one
+while [ "$(sql "SELECT SECOND(UTC_TIMESTAMP())")" -ge 45 ]; do sleep 1; done
+M=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00')")
+# minute M - k: its UTC text, its Kolkata (+05:30) text, its epoch
+utc() { sql "SELECT DATE_FORMAT('$M' - INTERVAL $1 MINUTE, '%Y-%m-%d %H:%i:%s UTC')"; }
+ist() { sql "SELECT DATE_FORMAT('$M' - INTERVAL $1 MINUTE + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s IST')"; }
+epoch() { sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', '$M' - INTERVAL $1 MINUTE)"; }
+at() { echo "$(ist "$1") ($(utc "$1"))"; }
+job_at() { sql "SELECT job FROM mq_jobs_fired WHERE schedule = 'ticks' AND manual = 0 AND instant = '$M' - INTERVAL $1 MINUTE"; }
+
+# due five minutes ago: M-5 .. M-1 late (all, at most 3: M-3 .. M-1 run,
+# M-5 and M-4 skipped), M on time
+sql "UPDATE mq_jobs_schedules SET next_at = '$M' - INTERVAL 5 MINUTE WHERE name = 'ticks'"
+expect_status 0 "fire" "$MQ" schedule fire
+like "$OUT" "fired 1 schedule: 4 runs pushed, 2 missed instants skipped;*" "  4 runs, 2 skipped"
+is "$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'ticks'")" "$(sql "SELECT '$M' + INTERVAL 1 MINUTE")".000000 "  next run: the next minute"
+expect_status 0 "a run by hand" "$MQ" schedule run ticks
+manual=$OUT
+man_utc=$(sql "SELECT DATE_FORMAT(instant, '%Y-%m-%d %H:%i:%s UTC') FROM mq_jobs_fired WHERE manual = 1")
+man_ist=$(sql "SELECT DATE_FORMAT(instant + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s IST') FROM mq_jobs_fired WHERE manual = 1")
+man_epoch=$(sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', instant) FROM mq_jobs_fired WHERE manual = 1")
+j3=$(job_at 3) j2=$(job_at 2) j1=$(job_at 1) j0=$(job_at 0)
+
+# outcomes: M-3 done and archived, M-2 dead and archived, M-1 done and
+# purged, M leased, the manual run ready
+run "$MQ" pop --queue vis --receipt-file "$T_TMP/r"
+is "$(cut -d. -f1 "$T_TMP/r")" "$j3" "pop takes the oldest run (M-3)"
+expect_status 0 "  acked" "$MQ" ack "$(cat "$T_TMP/r")"
+run "$MQ" pop --queue vis --receipt-file "$T_TMP/r"
+expect_status 0 "the next (M-2) fails for good" "$MQ" fail --no-retry --error 'boom' "$(cat "$T_TMP/r")"
+expect_status 0 "archive them" "$MQ" archive --older-than 0s --dead --quiet
+run "$MQ" pop --queue vis --receipt-file "$T_TMP/r"
+expect_status 0 "M-1 acked" "$MQ" ack "$(cat "$T_TMP/r")"
+expect_status 0 "and purged" "$MQ" archive --older-than 0s --purge --quiet
+run "$MQ" pop --queue vis --receipt-file "$T_TMP/r"
+is "$(cut -d. -f1 "$T_TMP/r")" "$j0" "M is leased"
+is "$(sql "SELECT CONCAT_WS(' ', (SELECT COUNT(*) FROM mq_jobs WHERE id IN ($j3, $j2, $j1)), (SELECT COUNT(*) FROM mq_jobs_archive WHERE id IN ($j3, $j2)))")" "0 2" \
+  "  the first two are archived, the third purged"
+
+runs_text="last runs:
+  $man_ist ($man_utc) by hand: job $manual, ready
+  $(at 0): job $j0, leased
+  $(at 1): job $j1, gone
+  $(at 2): job $j2, dead (archived)
+  $(at 3): job $j3, done (archived)
+  $(at 4): skipped (missed)
+  $(at 5): skipped (missed)"
+
+# ---- mq show ----
+expect_status 0 "show of the leased run" "$MQ" show "$j0"
+is "$(printf '%s\n' "$OUT" | sed -n '/^schedule:/,$p')" "schedule: ticks
+instant: $(at 0)
+cron: * * * * *, tz Asia/Kolkata
+next run: $(at -1)
+$runs_text" "  its schedule, instant, next run and last runs"
+like "$OUT" "*payload: 10 bytes
+  tick\\\\x00\\\\x1b\\[31m
+history:*" "  its payload escaped"
+expect_status 0 "show of the manual run" "$MQ" show "$manual"
+like "$OUT" "*
+schedule: ticks
+instant: $man_ist ($man_utc), by hand (mq schedule run)
+cron: *" "  says by hand"
+expect_status 0 "show of an archived run" "$MQ" show "$j2"
+like "$OUT" "*state: archived (dead)*
+schedule: ticks
+instant: $(at 2)
+*" "  names its schedule too"
+
+jt() { echo "{\"utc\":\"$(utc "$1")\",\"local\":\"$(ist "$1")\",\"epoch\":$(epoch "$1")}"; }
+runs_json="[{\"at\":{\"utc\":\"$man_utc\",\"local\":\"$man_ist\",\"epoch\":$man_epoch},\"manual\":true,\"job\":$manual,\"state\":\"ready\",\"archived\":false},\
+{\"at\":$(jt 0),\"manual\":false,\"job\":$j0,\"state\":\"leased\",\"archived\":false},\
+{\"at\":$(jt 1),\"manual\":false,\"job\":$j1,\"state\":\"gone\",\"archived\":false},\
+{\"at\":$(jt 2),\"manual\":false,\"job\":$j2,\"state\":\"dead\",\"archived\":true},\
+{\"at\":$(jt 3),\"manual\":false,\"job\":$j3,\"state\":\"done\",\"archived\":true},\
+{\"at\":$(jt 4),\"manual\":false,\"job\":null,\"state\":\"skipped\",\"archived\":false},\
+{\"at\":$(jt 5),\"manual\":false,\"job\":null,\"state\":\"skipped\",\"archived\":false}]"
+sched_json="{\"name\":\"ticks\",\"instant\":$(jt 0),\"manual\":false,\"exists\":true,\"cron\":\"* * * * *\",\"tz\":\"Asia/Kolkata\",\"next\":$(jt -1)"
+expect_status 0 "show --json" "$MQ" show --json "$j0"
+is "$(printf '%s\n' "$OUT" | sed 's/.*,"schedule"://')" "$sched_json,\"runs\":$runs_json}}" \
+  "  the member schedule: instant, cron, tz, next, runs"
+like "$OUT" "{\"id\":$j0,*\"history\":\[*\],\"schedule\":{*" "  after history, in the job's object"
+
+# ---- mq why ----
+run "$MQ" why "$j0"
+is "$RC:$ERR" "12:" "why of the leased run: 12 (running)"
+like "$(printf '%s\n' "$OUT" | head -1)" "job $j0 is running: *; it is the run of schedule ticks at $(at 0)" \
+  "  the sentence names its schedule and instant"
+is "$(printf '%s\n' "$OUT" | tail -2)" "schedule: ticks
+next run: $(at -1), by cron * * * * * in Asia/Kolkata" "  the next run and why"
+expect_status 0 "why --json of the manual run" "$MQ" why --json "$manual"
+is "$(printf '%s\n' "$OUT" | sed 's/.*,"schedule"://')" \
+  "{\"name\":\"ticks\",\"instant\":{\"utc\":\"$man_utc\",\"local\":\"$man_ist\",\"epoch\":$man_epoch},\"manual\":true,\"exists\":true,\"cron\":\"* * * * *\",\"tz\":\"Asia/Kolkata\",\"next\":$(jt -1)}}" \
+  "  the member schedule, without the runs"
+
+# ---- a schedule removed: its runs still name it ----
+expect_status 0 "a run by hand of other" "$MQ" schedule run other
+other=$OUT
+o_utc=$(sql "SELECT DATE_FORMAT(instant, '%Y-%m-%d %H:%i:%s UTC') FROM mq_jobs_fired WHERE schedule = 'other'")
+expect_status 0 "other removed" "$MQ" schedule rm other
+expect_status 0 "show of its run" "$MQ" show "$other"
+is "$(printf '%s\n' "$OUT" | sed -n '/^schedule:/,$p')" "schedule: other
+instant: $o_utc, by hand (mq schedule run)
+cron: none (the schedule was removed)
+last runs:
+  $o_utc by hand: job $other, ready" "  names it, times in UTC (its zone is gone)"
+run "$MQ" why "$other"
+is "$RC" 0 "why of it: 0 (ready)"
+like "$OUT" "job $other is ready and due*; it is the run of schedule other at $o_utc, by hand
+*
+schedule: other
+next run: none (the schedule was removed)" "  says the schedule was removed"
+expect_status 0 "why --json of it" "$MQ" why --json "$other"
+like "$OUT" "*,\"schedule\":{\"name\":\"other\",\"instant\":{\"utc\":\"$o_utc\",\"local\":\"$o_utc\",*},\"manual\":true,\"exists\":false,\"cron\":null,\"tz\":null,\"next\":null}}" \
+  "  exists false, cron, tz and next null"
+
+# ---- rows another program wrote: shown escaped ----
+"$MQ" push --queue vis odd >/dev/null
+odd=$(sql "SELECT MAX(id) FROM mq_jobs")
+sql "INSERT INTO mq_jobs_fired (schedule, manual, instant, job) VALUES (CONCAT('ev', CHAR(27), '[1m', CHAR(9)), 0, '2026-01-01 00:00:00', $odd)"
+sql "INSERT INTO mq_jobs_schedules (name, expr, zone, queue, payload, next_at) VALUES (CONCAT('ev', CHAR(27), '[1m', CHAR(9)), CONCAT('* *', CHAR(10), ' * * *'), CONCAT('No/', CHAR(7)), 'vis', '', '2030-01-01 00:00:00')"
+expect_status 0 "show of a run whose ledger and schedule rows hold control bytes" "$MQ" show "$odd"
+is "$(printf '%s\n' "$OUT" | sed -n '/^schedule:/,$p')" 'schedule: ev\x1b[1m\x09
+instant: 2026-01-01 00:00:00 UTC
+cron: * *\x0a * * *, tz No/\x07
+next run: 2030-01-01 00:00:00 UTC
+last runs:
+  2026-01-01 00:00:00 UTC: job '"$odd"', ready' "  escaped (the zone does not load: UTC)"
+expect_status 0 "show --json of it" "$MQ" show --json "$odd"
+is "$(printf '%s\n' "$OUT" | sed 's/.*,"schedule"://')" '{"name":"ev\u001b[1m\t","instant":{"utc":"2026-01-01 00:00:00 UTC","local":"2026-01-01 00:00:00 UTC","epoch":1767225600},"manual":false,"exists":true,"cron":"* *\n * * *","tz":"No/\u0007","next":{"utc":"2030-01-01 00:00:00 UTC","local":"2030-01-01 00:00:00 UTC","epoch":1893456000},"runs":[{"at":{"utc":"2026-01-01 00:00:00 UTC","local":"2026-01-01 00:00:00 UTC","epoch":1767225600},"manual":false,"job":'"$odd"',"state":"ready","archived":false}]}}' \
+  "  JSON-escaped"
+run "$MQ" why "$odd"
+is "$(printf '%s\n' "$OUT" | tail -2)" 'schedule: ev\x1b[1m\x09
+next run: 2030-01-01 00:00:00 UTC, by cron * *\x0a * * * in No/\x07' "  why escapes them too"
+like "$(printf '%s\n' "$OUT" | head -1)" "*; it is the run of schedule ev\\\\x1b\\[1m\\\\x09 at 2026-01-01 00:00:00 UTC" "  in its sentence too"
+sql "DELETE FROM mq_jobs_fired WHERE job = $odd; DELETE FROM mq_jobs_schedules WHERE name <> 'ticks'"
+
+# ---- a job that is no run ----
+"$MQ" push --queue vis plain >/dev/null
+plain=$(sql "SELECT MAX(id) FROM mq_jobs")
+expect_status 0 "show of a job that is no run" "$MQ" show "$plain"
+is "$(printf '%s\n' "$OUT" | grep -c '^schedule:')" 0 "  has no schedule section"
+expect_status 0 "show --json of it" "$MQ" show --json "$plain"
+like "$OUT" '*\],"schedule":null}' "  schedule null"
+expect_status 0 "why --json of it" "$MQ" why --json "$plain"
+like "$OUT" '*,"schedule":null}' "  schedule null"
+
+# ---- mq ls --recurring, --schedule ----
+"$MQ" push --queue vis --every 1h every >/dev/null
+every=$(sql "SELECT MAX(id) FROM mq_jobs")
+ids() { printf '%s\n' "$@" | sort -n | tr '\n' ' '; }
+expect_status 0 "ls --recurring" "$MQ" ls --recurring --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j0" "$manual" "$other" "$every")" \
+  "  the runs (of schedules removed too) and the --every job, not the others"
+expect_status 0 "ls --recurring --state archived" "$MQ" ls --recurring --state archived --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j3" "$j2")" "  the archived runs"
+expect_status 0 "ls --schedule ticks --state ready,leased,archived" "$MQ" ls --schedule ticks --state ready,leased,archived --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j3" "$j2" "$j0" "$manual")" "  its runs, from the archive too"
+expect_status 0 "ls --schedule ticks --queue vis --state leased" "$MQ" ls --schedule ticks --queue vis --state leased --ids
+is "$OUT" "$j0" "  with the other filters"
+expect_status 0 "ls --schedule other (removed)" "$MQ" ls --schedule other --ids
+is "$OUT" "$other" "  the runs of a removed schedule"
+expect_status 0 "ls --schedule ticks --json" "$MQ" ls --schedule ticks --json
+is "$(printf '%s\n' "$OUT" | sed 's/^{"id":\([0-9]*\),"queue":"vis".*/\1/' | tr '\n' ' ')" "$(ids "$j0" "$manual")" "  JSON lines"
+expect_status 0 "ls --schedule ticks --recurring" "$MQ" ls --schedule ticks --recurring --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j0" "$manual")" "  both filters: the schedule's"
+expect_status 0 "ls --recurring --queue vis --state ready" "$MQ" ls --recurring --queue vis --state ready --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$manual" "$other" "$every")" "  a queue's ready ones (the list index)"
+expect_status 0 "ls --recurring --state done,dead,archived" "$MQ" ls --recurring --state done,dead,archived --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j3" "$j2")" "  the finished ones"
+expect_status 0 "ls --recurring --error boom --state archived" "$MQ" ls --recurring --error boom --state archived --ids
+is "$OUT" "$j2" "  with --error"
+expect_status 0 "ls --schedule ticks --state archived,leased,ready --limit 2" "$MQ" ls --schedule ticks --state archived,leased,ready --limit 2 --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' '):$ERR" "$(ids "$j3" "$j2"):mq ls: more: --after $j2" "  a page, and the next one's --after"
+expect_status 0 "ls --schedule ticks ... --after" "$MQ" ls --schedule ticks --state archived,leased,ready --limit 2 --after "$j2" --ids
+is "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "$(ids "$j0" "$manual")" "  the next page"
+expect_status 0 "ls --schedule ticks (the table)" "$MQ" ls --schedule ticks
+is "$(printf '%s\n' "$OUT" | awk 'NR > 1 { print $1, $3 }' | tr '\n' ' ')" "$j0 leased $manual ready " "  the table: ids and states"
+expect_status 1 "ls --schedule nosuch: 1" "$MQ" ls --schedule nosuch --ids
+is "$OUT" "" "  lists nothing"
+expect_status 64 "ls --schedule with a bad name: 64" "$MQ" ls --schedule 'a b'
+is "$ERR" "mq ls: invalid --schedule 'a b': a schedule name is 1 to 64 of A-Z a-z 0-9 _ . -" "  says why"
+expect_status 64 "ls --schedule without its name: 64" "$MQ" ls --schedule
+
+done_testing
