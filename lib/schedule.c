@@ -1279,10 +1279,16 @@ static const char sql_ledger_heads[] =
     "SELECT schedule, " TO_US("MAX(instant)") " FROM `{{TABLE}}_fired`"
     " WHERE manual = ? GROUP BY schedule";
 /* a range of the primary key: older than the newest, fired long ago */
+/* (a row whose run is still a job, or archived, stays: mq show lists a
+ * schedule's last runs with their outcomes from it; it goes once the
+ * run is purged) */
 static const char sql_ledger_prune[] =
     "DELETE FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = ?"
     " AND instant < TIMESTAMPADD(MICROSECOND, ?, " EPOCH ")"
     " AND fired_at < " MQ_SQL_NOW " - INTERVAL ? MICROSECOND"
+    " AND (job IS NULL OR (NOT EXISTS (SELECT 1 FROM `{{TABLE}}` AS j"
+    " WHERE j.id = job) AND NOT EXISTS (SELECT 1 FROM `{{TABLE}}_archive`"
+    " AS a WHERE a.id = job)))"
     " ORDER BY instant LIMIT ?";
 
 struct head {

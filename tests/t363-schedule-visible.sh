@@ -35,6 +35,7 @@ utc() { sql "SELECT DATE_FORMAT('$M' - INTERVAL $1 MINUTE, '%Y-%m-%d %H:%i:%s UT
 ist() { sql "SELECT DATE_FORMAT('$M' - INTERVAL $1 MINUTE + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s IST')"; }
 epoch() { sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', '$M' - INTERVAL $1 MINUTE)"; }
 at() { echo "$(ist "$1") ($(utc "$1"))"; }
+jt() { echo "{\"utc\":\"$(utc "$1")\",\"local\":\"$(ist "$1")\",\"epoch\":$(epoch "$1")}"; }
 job_at() { sql "SELECT job FROM mq_jobs_fired WHERE schedule = 'ticks' AND manual = 0 AND instant = '$M' - INTERVAL $1 MINUTE"; }
 
 # due five minutes ago: M-5 .. M-1 late (all, at most 3: M-3 .. M-1 run,
@@ -49,6 +50,13 @@ man_utc=$(sql "SELECT DATE_FORMAT(instant, '%Y-%m-%d %H:%i:%s UTC') FROM mq_jobs
 man_ist=$(sql "SELECT DATE_FORMAT(instant + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s IST') FROM mq_jobs_fired WHERE manual = 1")
 man_epoch=$(sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', instant) FROM mq_jobs_fired WHERE manual = 1")
 j3=$(job_at 3) j2=$(job_at 2) j1=$(job_at 1) j0=$(job_at 0)
+# before the archive prunes them: the skipped instants are listed
+expect_status 0 "show of a run before any archive" "$MQ" show "$j0"
+is "$(printf '%s\n' "$OUT" | sed -n '/^last runs:/,$p' | tail -2)" "  $(at 4): skipped (missed)
+  $(at 5): skipped (missed)" "  the skipped instants, last"
+expect_status 0 "show --json of it" "$MQ" show --json "$j0"
+like "$OUT" "*{\"at\":$(jt 5),\"manual\":false,\"job\":null,\"state\":\"skipped\",\"archived\":false}]}}" \
+  "  in JSON too"
 
 # outcomes: M-3 done and archived, M-2 dead and archived, M-1 done and
 # purged, M leased, the manual run ready
@@ -69,11 +77,8 @@ is "$(sql "SELECT CONCAT_WS(' ', (SELECT COUNT(*) FROM mq_jobs WHERE id IN ($j3,
 runs_text="last runs:
   $man_ist ($man_utc) by hand: job $manual, ready
   $(at 0): job $j0, leased
-  $(at 1): job $j1, gone
   $(at 2): job $j2, dead (archived)
-  $(at 3): job $j3, done (archived)
-  $(at 4): skipped (missed)
-  $(at 5): skipped (missed)"
+  $(at 3): job $j3, done (archived)"
 
 # ---- mq show ----
 expect_status 0 "show of the leased run" "$MQ" show "$j0"
@@ -96,14 +101,10 @@ schedule: ticks
 instant: $(at 2)
 *" "  names its schedule too"
 
-jt() { echo "{\"utc\":\"$(utc "$1")\",\"local\":\"$(ist "$1")\",\"epoch\":$(epoch "$1")}"; }
 runs_json="[{\"at\":{\"utc\":\"$man_utc\",\"local\":\"$man_ist\",\"epoch\":$man_epoch},\"manual\":true,\"job\":$manual,\"state\":\"ready\",\"archived\":false},\
 {\"at\":$(jt 0),\"manual\":false,\"job\":$j0,\"state\":\"leased\",\"archived\":false},\
-{\"at\":$(jt 1),\"manual\":false,\"job\":$j1,\"state\":\"gone\",\"archived\":false},\
 {\"at\":$(jt 2),\"manual\":false,\"job\":$j2,\"state\":\"dead\",\"archived\":true},\
-{\"at\":$(jt 3),\"manual\":false,\"job\":$j3,\"state\":\"done\",\"archived\":true},\
-{\"at\":$(jt 4),\"manual\":false,\"job\":null,\"state\":\"skipped\",\"archived\":false},\
-{\"at\":$(jt 5),\"manual\":false,\"job\":null,\"state\":\"skipped\",\"archived\":false}]"
+{\"at\":$(jt 3),\"manual\":false,\"job\":$j3,\"state\":\"done\",\"archived\":true}]"
 sched_json="{\"name\":\"ticks\",\"instant\":$(jt 0),\"manual\":false,\"exists\":true,\"cron\":\"* * * * *\",\"tz\":\"Asia/Kolkata\",\"next\":$(jt -1)"
 expect_status 0 "show --json" "$MQ" show --json "$j0"
 is "$(printf '%s\n' "$OUT" | sed 's/.*,"schedule"://')" "$sched_json,\"runs\":$runs_json}}" \
