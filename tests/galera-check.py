@@ -148,11 +148,16 @@ for e in execs:
     by_job[e["id"]].append(e)
 for jid, es in by_job.items():
     es.sort(key=lambda e: e["t0"])
-    # mq work: the refusals it reported for the job, taken by its latest
-    # executions that exited 0 (the ack is refused after the run)
+    # mq work: its stderr says which job's ack was refused, not which
+    # execution's (a worker may run a job twice, its first ack held up by
+    # a fault). The refusals go first to the executions of an earlier
+    # claim than the row's last (whose ack, had it succeeded, would have
+    # left the job done with their token), the rest to the last claim's.
+    final = every.get(jid, {}).get("tok")
     for who in {e["who"] for e in es if e["who"].startswith("w")}:
         n = refused.get((who, jid), 0)
-        for e in reversed([e for e in es if e["who"] == who]):
+        mine = [e for e in es if e["who"] == who]
+        for e in sorted(mine, key=lambda e: e["tok"] == final):
             e["ack"] = acked(e)
             if e["ack"] == "pending":
                 e["ack"] = "no" if n > 0 else "yes"
@@ -306,7 +311,7 @@ if len(dg) != 1:
 reaped = lines("reaped")
 rt = reaped[0].split(" ", 2)[2] if reaped else "9999"
 for jid, r in jobs.items():
-    if r["state"] == "leased" and r["until"] < rt:
+    if r["state"] == "leased" and r["until"].replace("_", " ") < rt:
         V["leases"].append((jid, f"job {jid} leased until {r['until']}, past it at the "
                             f"last reaper run ({rt})"))
 

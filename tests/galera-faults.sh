@@ -28,6 +28,8 @@
 #                         drawn; the suspect timeout is 3 s)
 #   MQ_FAULT_LEASE=D      mq work's --lease (default 4s: a stopped node
 #                         outlasts it)
+#   MQ_FAULT_JOB_MS=M     a job runs up to M ms (default 400)
+#   MQ_FAULT_NODE=N       every fault on node N (kill2: and another)
 #   MQ_DATABASE           the database (default mq_faults)
 #   MQ                    the mq binary (default build/cmd/mq)
 set -u
@@ -43,6 +45,7 @@ KINDS=${MQ_FAULT_FAULTS:-kill1,kill2,stop,isolate}
 DURATION=${MQ_FAULT_SECONDS:-0}
 JOBS=${MQ_FAULT_JOBS:-300}
 LEASE=${MQ_FAULT_LEASE:-4s}
+JOBMS=${MQ_FAULT_JOB_MS:-400}
 export MQ_DATABASE=${MQ_DATABASE:-mq_faults}
 export MQ_SOCKET='' MQ_USER=root MQ_CLOCK=$CLOCK
 unset MQ_HOST MQ_QUEUE MQ_TABLE
@@ -98,7 +101,7 @@ recover() {
 # ---- the schedule: one line per fault, drawn from the seed
 #   KIND NODE NODE2 GAP_MS HOLD_MS
 awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
-    -v stopms="${MQ_FAULT_STOP_MS:-}" 'BEGIN {
+    -v stopms="${MQ_FAULT_STOP_MS:-}" -v node="${MQ_FAULT_NODE:-}" 'BEGIN {
   srand(seed); nk = split(kinds, k, ",")
   # the list once, shuffled; with a duration, 200 drawn (enough)
   for (i = nk; i > 1; i--) { j = int(rand() * i) + 1; t = k[i]; k[i] = k[j]; k[j] = t }
@@ -106,6 +109,7 @@ awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
   for (i = 1; i <= n; i++) {
     kind = dur > 0 && i > nk ? k[int(rand() * nk) + 1] : k[i]
     a = int(rand() * 3) + 1; b = (a + int(rand() * 2)) % 3 + 1
+    if (node != "") { a = node; b = (a + int(rand() * 2)) % 3 + 1 }
     gap = 2000 + int(rand() * 4000)
     if (kind == "stop") hold = stopms != "" ? stopms : 3500 + int(rand() * 1500)
     else if (kind == "isolate") hold = 4000 + int(rand() * 4000)
@@ -181,7 +185,8 @@ poploop() {
     eval "$_out"
     _t0=$(now)
     echo "S $_name $MQ_ID $MQ_ATTEMPT ${_h##*:} $_t0 $$ ${MQ_RECEIPT#*.}" >>"$out/$_name.log"
-    sleep 0.$(( (MQ_ID * 7) % 3 + 1 ))
+    _ms=$(( (MQ_ID * 7919) % JOBMS + 50 ))
+    sleep "$((_ms / 1000)).$(printf %03d $((_ms % 1000)))"
     _t1=$(now) _acks= _k=0 _ah=$_cur
     while [ $_k -lt 12 ]; do
       eval "_a=\${$_ah}"
@@ -202,7 +207,7 @@ poploop() {
 # the worker's (its parent's) connections to the cluster.
 cat >"$out/job.sh" <<'EOF'
 #!/bin/sh
-log=$1 name=$2 ports=$3
+log=$1 name=$2 ports=$3 jobms=$4
 port=$(ss -Htnp state established 2>/dev/null | grep "pid=$PPID," |
   awk -v p="$ports" '{ n = split($4, a, ":"); if (index(p, "," a[n] ",")) s[a[n]] = 1 }
     END { for (k in s) o = o (o == "" ? "" : "+") k; print (o == "" ? "?" : o) }')
@@ -210,7 +215,8 @@ t0=$("$MQ_CLOCK")
 tok=${MQ_RECEIPT#*.}
 echo "S $name $MQ_ID $MQ_ATTEMPT $port $t0 $$ $tok" >>"$log"
 trap 'echo "E $name $MQ_ID $MQ_ATTEMPT $port $t0 $("$MQ_CLOCK") $$ $tok killed" >>"$log"; exit 143' TERM
-sleep 0.$(( (MQ_ID * 7) % 4 + 1 )) &
+ms=$(( (MQ_ID * 7919) % jobms + 50 ))
+sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))" &
 wait $!
 echo "E $name $MQ_ID $MQ_ATTEMPT $port $t0 $("$MQ_CLOCK") $$ $tok exit0" >>"$log"
 EOF
@@ -218,7 +224,7 @@ EOF
 worker() {
   while [ ! -e "$out/stop" ]; do
     "$MQ" work --host "$3" --queue fq --lease "$LEASE" --concurrency 2 \
-      --claim "$2" -- sh "$out/job.sh" "$out/$1.log" "$1" ",$P1,$P2,$P3," \
+      --claim "$2" -- sh "$out/job.sh" "$out/$1.log" "$1" ",$P1,$P2,$P3," "$JOBMS" \
       2>>"$out/$1.err" &
     echo $! >"$out/$1.pid"
     wait $!

@@ -10,6 +10,9 @@
 # minutes; MQ_BENCH_GFANIN=N parents, 20,000 by default).
 # MQ_BENCH_ONLY=galera-failover: only the Galera failover row (kill -9
 # of mq work's node, 10 times: about 3 minutes; MQ_BENCH_GFAIL=N kills).
+# MQ_BENCH_ONLY=galera-faults: only the Galera fault-injection run and
+# its checker's verdict (tests/galera-faults.sh, FAULTS in
+# mq-galera(7); MQ_BENCH_GFAULTS=S seconds of faults, 600 by default).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -367,6 +370,12 @@ fi
 
 if [ "${MQ_BENCH_ONLY:-}" = galera-failover ]; then
   . "$top/tests/bench/galera-failover.sh"
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-faults ]; then
+  . "$top/tests/bench/galera-faults.sh"
   table
   exit 0
 fi
