@@ -79,16 +79,52 @@ synced() {
 size() { nsql "$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" | cut -f2; }
 # all_back: the three nodes Synced in one primary component of three (a
 # node resumed or healed first says Synced in the view it had: its
-# eviction comes after); a node that cannot get there is restarted
+# eviction comes after); when no node is in a primary component, one is
+# made (bootstrap); a node that cannot get there is restarted
 all_back() {
   sleep 1
-  for _n in 1 2 3; do
-    _j=0
-    while ! synced $_n 10 || [ "$(size $_n)" != 3 ]; do
-      _j=$((_j + 1))
-      if [ $_j -ge 60 ]; then recover $_n; break; fi
+  _j=0
+  while [ $_j -lt 40 ]; do
+    _ok=0
+    for _n in 1 2 3; do
+      [ "$(state $_n)" = Synced ] && [ "$(prim $_n)" = Primary ] &&
+        [ "$(size $_n)" = 3 ] && _ok=$((_ok + 1))
     done
+    [ $_ok = 3 ] && return 0
+    [ $_j = 20 ] && bootstrap_if_none
+    sleep 1
+    _j=$((_j + 1))
   done
+  bootstrap_if_none
+  for _n in 1 2 3; do
+    { synced $_n 200 && [ "$(size $_n)" = 3 ]; } || recover $_n
+  done
+}
+# bootstrap_if_none: no node in a primary component (the survivors of a
+# crash, or Galera's own failure: a node whose group communication threw
+# and closed, the others left without quorum): the node that committed
+# most (wsrep_last_committed) is made the primary component, as an
+# operator would: pc.bootstrap where it still talks to the group, else
+# restarted as a new cluster. Another choice would drop what it alone
+# committed (seen: a run where node 1 had committed 5 write sets more
+# than the two others when its group communication failed).
+bootstrap_if_none() {
+  _best= _lc=-1
+  for _n in 1 2 3; do
+    [ "$(prim $_n)" = Primary ] && return 0
+    _c=$(nsql $_n "SHOW STATUS LIKE 'wsrep_last_committed'" | cut -f2)
+    if [ -n "$_c" ] && [ "$_c" -gt "$_lc" ]; then _best=$_n _lc=$_c; fi
+  done
+  [ -n "$_best" ] || { flog "note no node answers"; return 1; }
+  flog "note no primary component: node $_best has committed most ($_lc; $(for _n in 1 2 3; do printf 'node %s %s %s, ' $_n "$(prim $_n)" "$(nsql $_n "SHOW STATUS LIKE 'wsrep_last_committed'" | cut -f2)"; done))"
+  if [ "$(prim $_best)" = Disconnected ]; then
+    gal kill "$dir" "$_best"
+    gal bootstrap "$dir" "$_best"
+    flog "note node $_best restarted as a new primary component"
+  else
+    nsql $_best "SET GLOBAL wsrep_provider_options = 'pc.bootstrap=YES'"
+    flog "note node $_best bootstrapped (pc.bootstrap)"
+  fi
 }
 # recover N: node N back, Synced; restarted if it cannot get there
 recover() {
@@ -275,10 +311,7 @@ while read -r kind a b gap hold; do
     i=0
     while [ "$(prim $c)" = Primary ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
     flog "note node $c: $(prim $c)"
-    if [ "$(prim $c)" != Primary ]; then
-      nsql $c "SET GLOBAL wsrep_provider_options = 'pc.bootstrap=YES'"
-      flog "note node $c bootstrapped"
-    fi
+    bootstrap_if_none
     synced $c 300 || recover $c
     gal rejoin "$dir" "$a" || recover "$a"
     gal rejoin "$dir" "$b" || recover "$b"
