@@ -78,9 +78,12 @@ for f in sorted(os.listdir(out)):
 # and its acks of unknown outcome
 refused = defaultdict(int)
 unknown_ack = set()
+unknown_commit = set()   # workers told "outcome unknown" by a commit
 for f in ("w1.err", "w2.err"):
     who = f[:-4]
     for l in lines(f):
+        if "outcome unknown" in l:
+            unknown_commit.add(who)
         if ": job " not in l:
             continue
         try:
@@ -161,6 +164,12 @@ for jid, es in by_job.items():
             e["ack"] = acked(e)
             if e["ack"] == "pending":
                 e["ack"] = "no" if n > 0 else "yes"
+                # the last claim's ack refused, the job done with its
+                # token, after a commit of unknown outcome: that commit
+                # had done it, and the ack sent again found it done
+                if n > 0 and e["tok"] == final and who in unknown_commit \
+                        and every[jid]["state"] == "done":
+                    e["ack"] = "unknown"
                 n -= n > 0
     for e in es:
         e.setdefault("ack", acked(e))
