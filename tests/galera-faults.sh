@@ -109,7 +109,7 @@ all_back() {
 # committed (seen: a run where node 1 had committed 5 write sets more
 # than the two others when its group communication failed).
 bootstrap_if_none() {
-  _best= _lc=-1
+  _best='' _lc=-1
   for _n in 1 2 3; do
     [ "$(prim $_n)" = Primary ] && return 0
     _c=$(nsql $_n "SHOW STATUS LIKE 'wsrep_last_committed'" | cut -f2)
@@ -205,11 +205,10 @@ producer() {
 #   S NAME ID ATTEMPT PORT T0 PID TOKEN
 #   E NAME ID ATTEMPT PORT T0 T1 PID TOKEN ACKSTATUSES
 poploop() {
-  _name=$1 _claim=$2
-  shift 2
+  _name=$1 _claim=$2 _nodes="$3 $4 $5"
   _cur=1
   while :; do
-    eval "_h=\${$_cur}"
+    _h=$(echo "$_nodes" | cut -d' ' -f$_cur)
     _out=$("$MQ" pop --host "$_h" --queue fq --wait 2s --lease 10s \
       --claim "$_claim" --shell 2>>"$out/$_name.err")
     _st=$?
@@ -223,9 +222,9 @@ poploop() {
     echo "S $_name $MQ_ID $MQ_ATTEMPT ${_h##*:} $_t0 $$ ${MQ_RECEIPT#*.}" >>"$out/$_name.log"
     _ms=$(( (MQ_ID * 7919) % JOBMS + 50 ))
     sleep "$((_ms / 1000)).$(printf %03d $((_ms % 1000)))"
-    _t1=$(now) _acks= _k=0 _ah=$_cur
+    _t1=$(now) _acks='' _k=0 _ah=$_cur
     while [ $_k -lt 12 ]; do
-      eval "_a=\${$_ah}"
+      _a=$(echo "$_nodes" | cut -d' ' -f$_ah)
       "$MQ" ack --host "$_a" "$MQ_RECEIPT" 2>>"$out/$_name.err"
       _as=$?
       _acks=$_acks${_acks:+,}$_as@${_a##*:}

@@ -5,6 +5,7 @@
 # 2 jobs a second pushed meanwhile, then tests/galera-check.py on it.
 # Goal: no violation. MQ_FAULT_SEED=N replays a schedule; the run's
 # directory is kept when the checker finds something.
+# shellcheck shell=sh disable=SC2154
 galera_cluster
 G_SECS=${MQ_BENCH_GFAULTS:-600}
 grun=$T_TMP/gfaults
