@@ -30,7 +30,7 @@
 #                         outlasts it)
 #   MQ_FAULT_JOB_MS=M     a job runs up to M ms (default 400)
 #   MQ_FAULT_NODE=N       every fault on node N (kill2: and another)
-#   MQ_DATABASE           the database (default mq_faults)
+#   MQ_DATABASE           the database (default mq_faults; made anew)
 #   MQ                    the mq binary (default build/cmd/mq)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,7 +158,9 @@ awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
 # ---- the workload
 : >"$out/faults.log"
 rm -f "$out/stop"
-nsql 1 "CREATE DATABASE IF NOT EXISTS \`$MQ_DATABASE\`"
+# a database of the run's own, made anew: jobs left by another run
+# would come from no push of this one
+nsql 1 "DROP DATABASE IF EXISTS \`$MQ_DATABASE\`; CREATE DATABASE \`$MQ_DATABASE\`"
 "$MQ" init --host "$H1,$H2,$H3" >"$out/init.out" 2>&1 || {
   echo "galera-faults.sh: mq init failed: $(cat "$out/init.out")" >&2; exit 1; }
 for n in 1 2 3; do
