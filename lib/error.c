@@ -130,14 +130,21 @@ set_db_error(struct mq_error *e, unsigned no, const char *state,
 			e->msg[n] = ' ';
 }
 
-/* The connection was lost after a statement went out: the server may
- * have run it. (2006 is a send that failed: nothing reached the server.) */
+/* The server may have done a write that commits, or a COMMIT, that
+ * failed this way: the connection was lost after it went out (2006 is
+ * a send that failed: nothing reached the server), or the server said
+ * the commit failed without knowing: a Galera node that loses its
+ * primary component while it replicates the transaction answers 1180
+ * ("Error while appending streaming replication fragment(provider
+ * status: Not connected to Primary Component)"), and the other nodes
+ * may have committed it (seen: an ack so refused had been done). */
 static int
 lost_in_flight(unsigned err)
 {
 	/* and Connector/C's read errors: the statement may have run */
 	return err == CR_SERVER_LOST || err == 2055 /* MySQL's, extended */ ||
-	    err == 5013 || err == 5015;
+	    err == 5013 || err == 5015 ||
+	    err == ER_ERROR_DURING_COMMIT;	/* 1180 */
 }
 
 enum mq_status

@@ -28,6 +28,15 @@ away: the client's transaction ends without the client being told, as
 a Galera brute-force abort that lands in a COM_STMT_PREPARE leaves it
 (mq-sql(7), WHAT BREAKS THE CONTRACT). Then it relays plainly.
 
+With FP_ERROR=E it answers with an error instead: once the matching
+packet has reached the server, the server's answer (an OK: a COMMIT's,
+an autocommitted write's) is replaced by error E, the connection kept.
+The server did it; the client is told it failed, as a Galera node that
+lost its primary component while it replicated the transaction tells it
+(1180, "Error while appending streaming replication fragment(provider
+status: Not connected to Primary Component)"), the other nodes having
+committed it (seen in tests/galera-faults.sh runs).
+
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
@@ -56,6 +65,9 @@ times = int(os.environ.get("FP_TIMES", "1"))
 cut_s = float(os.environ.get("FP_CUT_MS", "0")) / 1000
 cuts = {}  # server socket -> when to close it
 silent_rollback = os.environ.get("FP_ROLLBACK") == "1"
+answer_error = int(os.environ.get("FP_ERROR", "0"))
+ERROR_TEXT = {1180: b"Error while appending streaming replication fragment"
+              b"(provider status: Not connected to Primary Component)"}
 
 
 def read_packet(s):
@@ -74,6 +86,13 @@ def interrupted(seq):
     body = (b"\xff" + (1317).to_bytes(2, "little") + b"#70100" +
             b"Query execution was interrupted")
     return len(body).to_bytes(3, "little") + bytes([(seq + 1) & 0xff]) + body
+
+def error_packet(seq, err):
+    """An ERR packet: err, SQLSTATE HY000, the server's text for it."""
+    body = (b"\xff" + err.to_bytes(2, "little") + b"#HY000" +
+            ERROR_TEXT.get(err, b"Injected error"))
+    return len(body).to_bytes(3, "little") + bytes([seq]) + body
+
 
 if os.path.exists(listen_path):
     os.unlink(listen_path)
@@ -123,6 +142,12 @@ while True:
             data = b""
         if not data:
             close(s)
+            continue
+        if s in armed and answer_error:
+            # the server answered the statement: tell the client it failed
+            armed.discard(s)
+            open(fired_file, "w").close()
+            peer[s].sendall(error_packet(data[3], answer_error))
             continue
         if s in armed:
             # the server answered the statement: lose the answer

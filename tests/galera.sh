@@ -8,6 +8,12 @@
 #   galera.sh stop DIR           stop them all and remove DIR
 #   galera.sh kill DIR N         kill -9 node N's server (a crash)
 #   galera.sh rejoin DIR N       start node N again; waits until synced
+#   galera.sh bootstrap DIR N    start node N (down) as the primary
+#                                component from its own data, when no
+#                                node is one (an operator's recovery after
+#                                the nodes crashed, or were cut off,
+#                                together: run it on the node that has
+#                                committed most); waits until synced
 #   galera.sh status DIR N       node N's wsrep_local_state_comment
 #   galera.sh missing            what a cluster needs that is not here,
 #                                one a line (nothing: all there)
@@ -23,7 +29,7 @@ PATH=$PATH:/usr/sbin:/usr/local/sbin
 top=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$top/.deps/bin:$PATH
 export PATH
-usage="usage: galera.sh start|stop|kill|rejoin|status DIR [N] | missing"
+usage="usage: galera.sh start|stop|kill|rejoin|bootstrap|status DIR [N] | missing"
 cmd=${1:?$usage}
 provider=/usr/lib/galera/libgalera_smm.so
 
@@ -186,6 +192,17 @@ rejoin)
     exit 1
   fi
   run_node "$3"
+  wait_synced "$3"
+  ;;
+bootstrap)
+  if [ -n "$(node_state "${3:?$usage}")" ]; then
+    echo "galera.sh: node $3 is running" >&2
+    exit 1
+  fi
+  # Galera refuses a new cluster from a node that did not stop last and
+  # cleanly unless told that it is safe: the caller chose this node
+  sed -i 's/^safe_to_bootstrap:.*/safe_to_bootstrap: 1/' "$dir/n$3/data/grastate.dat"
+  run_node "$3" --wsrep-new-cluster
   wait_synced "$3"
   ;;
 status)

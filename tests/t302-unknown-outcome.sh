@@ -77,6 +77,35 @@ like "$ERR" "mq ack: *outcome unknown: cannot commit: * (error 2013, SQLSTATE HY
 is "$(sql "SELECT state FROM mq_jobs WHERE id = ${r%%.*}")" done \
   "the server did ack it"
 
+# 3b. the server committed, and answered with an error: a Galera node
+# that lost its primary component while it replicated the transaction
+# answers 1180 ("Error while appending streaming replication fragment
+# (provider status: Not connected to Primary Component)"), the other
+# nodes having committed it (tests/galera-faults.sh, seed 3405: an ack
+# refused with status 70 had been done). Outcome unknown, status 3.
+export FP_ERROR=1180
+"$MQ" push a2 >/dev/null
+r=$("$MQ" pop --queue default --shell | sed -n 's/^MQ_RECEIPT=//p')
+proxy "\\x03COMMIT"
+expect_status 3 "ack: its COMMIT done and answered with error 1180: status 3" via "$MQ" ack "$r"
+check "the relay fired" fired
+like "$ERR" "mq ack: *outcome unknown: cannot commit: Error while appending streaming replication fragment(provider status: Not connected to Primary Component) (error 1180, SQLSTATE HY000)" \
+  "  the message says the outcome is unknown, with the error"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = ${r%%.*}")" done "  the server did ack it"
+proxy "INSERT INTO"
+expect_status 3 "push: its INSERT done and answered with error 1180: status 3" via "$MQ" push p1180
+is "$OUT" "" "  no id printed"
+like "$ERR" "mq push: outcome unknown: cannot push: * (error 1180, SQLSTATE HY000)" \
+  "  the message says the outcome is unknown (a producer would push again after 70)"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'p1180'")" 1 "  the server did push it"
+proxy "INSERT INTO"
+expect_status 0 "push --dedup: INSERT answered with error 1180: pushed again with its key" \
+  via "$MQ" push --dedup dk1180 pd1180
+is "$OUT" "$(sql "SELECT id FROM mq_jobs WHERE payload = 'pd1180'")" "  the id of the job pushed"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'pd1180'")" 1 "  one job, not two"
+unproxy
+unset FP_ERROR
+
 # 4. claims: the UPDATE claim (autocommitted) and the SKIP LOCKED claim
 # (its COMMIT). The server claimed the job; pop, connected again, gives
 # it back (it stayed leased to nobody until its lease ended, status 3):

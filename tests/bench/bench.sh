@@ -12,6 +12,9 @@
 # of mq work's node, 10 times: about 3 minutes; MQ_BENCH_GFAIL=N kills).
 # MQ_BENCH_ONLY=schedules: only the calendar schedules' rows (about a
 # minute).
+# MQ_BENCH_ONLY=galera-faults: only the Galera fault-injection run and
+# its checker's verdict (tests/galera-faults.sh, FAULTS in
+# mq-galera(7); MQ_BENCH_GFAULTS=S seconds of faults, 600 by default).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -404,6 +407,12 @@ fi
 . "$top/tests/bench/schedules.sh"
 if [ "${MQ_BENCH_ONLY:-}" = schedules ]; then
   schedules_rows
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-faults ]; then
+  . "$top/tests/bench/galera-faults.sh"
   table
   exit 0
 fi
