@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "push.h"
 #include "schedule.h"
@@ -63,9 +62,7 @@ push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
 	struct mq_error e;
 	struct mq_conn *c;
 	size_t nres;
-	char utc[64];
-	struct tm tm;
-	time_t t;
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	static const char *const verbs[] = { "added", "changed", "unchanged",
 	    "removed" };
 
@@ -90,9 +87,7 @@ push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
 		if (res[0].next_at >= MQ_SCHEDULE_NEVER) {
 			fprintf(stderr, " (never fires again)\n");
 		} else {
-			t = (time_t)res[0].next_at;
-			gmtime_r(&t, &tm);
-			strftime(utc, sizeof utc, "%Y-%m-%d %H:%M:%S UTC", &tm);
+			fmt_instant(res[0].next_at, NULL, utc, local);
 			fprintf(stderr, " (next %s)\n", utc);
 		}
 	}

@@ -26,7 +26,7 @@ static void
 text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
     const int64_t *next, size_t got, const char *why)
 {
-	char utc[SCHED_TIME_MAX], local[SCHED_TIME_MAX];
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	size_t i;
 
 	TEXT(r->s.name);
@@ -46,14 +46,14 @@ text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 		putchar('\n');
 	}
 	for (i = 0; i < got; i++) {
-		sched_times(next[i], tz, utc, local);
+		fmt_instant(next[i], tz, utc, local);
 		printf("  next %s (%s)\n", local, utc);
 	}
 	if (!r->has_last) {
 		printf("  last none\n");
 		return;
 	}
-	sched_times(r->last_us / 1000000, tz, utc, local);
+	fmt_instant(r->last_us / 1000000, tz, utc, local);
 	printf("  last %s (%s)%s: ", local, utc, r->last_manual ?
 	    " by hand" : "");
 	if (r->last_job == 0)
@@ -68,9 +68,9 @@ text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 static void
 json_time(const char *name, int64_t t, const struct mq_tz *tz)
 {
-	char utc[SCHED_TIME_MAX], local[SCHED_TIME_MAX];
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
 
-	sched_times(t, tz, utc, local);
+	fmt_instant(t, tz, utc, local);
 	printf("\"%s\":{\"utc\":", name);
 	JSTR(utc);
 	printf(",\"local\":");

@@ -63,26 +63,6 @@ option(void *ctx, int id, const char *arg)
 	}
 }
 
-void
-sched_times(int64_t t, const struct mq_tz *tz, char *utc, char *local)
-{
-	struct mq_local l;
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (gmtime_r(&tt, &tm) == NULL)
-		memset(&tm, 0, sizeof tm);
-	snprintf(utc, SCHED_TIME_MAX, "%04d-%02d-%02d %02d:%02d:%02d UTC",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec);
-	if (local == NULL || tz == NULL)
-		return;
-	mq_tz_local(tz, t, &l);
-	snprintf(local, SCHED_TIME_MAX, "%04lld-%02d-%02d %02d:%02d:%02d %s",
-	    (long long)l.year, l.month, l.day, l.hour, l.minute, l.second,
-	    l.abbr);
-}
-
 /* The file's bytes (FILE "-": standard input), at most MQ_SCHEDFILE_MAX;
  * exits 66 if it cannot be read, 65 if it is too large. */
 static char *
@@ -171,7 +151,7 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	struct mq_conn *c;
 	size_t len, n, nres, i;
 	char *text = read_file(path, &len), *dir = dir_of(path);
-	char utc[SCHED_TIME_MAX];
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	enum mq_status st;
 
 	memset(&e, 0, sizeof e);
@@ -204,7 +184,7 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 			if (res[i].next_at >= MQ_SCHEDULE_NEVER)
 				printf(" (never fires again)");
 			else {
-				sched_times(res[i].next_at, NULL, utc, NULL);
+				fmt_instant(res[i].next_at, NULL, utc, local);
 				printf(" (next %s)", utc);
 			}
 		}
@@ -289,7 +269,7 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 	struct mq_conn *c = open_queue_table(&schedule_command, g);
 	struct mq_error e;
 	enum mq_status st;
-	char utc[SCHED_TIME_MAX];
+	char utc[INSTANT_MAX], local[INSTANT_MAX];
 
 	st = mq_schedule_fire(c, a->queue ? g->queue : NULL, 0, &r);
 	e = *mq_conn_error(c);
@@ -302,8 +282,8 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 		printf(", %llu unusable (never fire)",
 		    (unsigned long long)r.broken);
 	if (st == MQ_OK && r.next_us) {
-		sched_times(r.next_us / 1000000 + (r.next_us % 1000000 > 0),
-		    NULL, utc, NULL);
+		fmt_instant(r.next_us / 1000000 + (r.next_us % 1000000 > 0),
+		    NULL, utc, local);
 		printf("; next %s", utc);
 	}
 	putchar('\n');
