@@ -301,7 +301,7 @@ like "$(printf '%s\n' "$OUT" | head -1)" "*queue 'wy' rate 2/10s reached (2 clai
   "both rates, the key's last"
 run "$MQ" why --json "$a2"
 is "$RC" 17 "why --json: 17"
-like "$OUT" '*"rates":{"queue":{"rate":2,"window_us":10000000,"used":2,"full":true,"next_slot_us":*},"key":{"rate":1,"window_us":60000000,"used":1,"full":true,"next_slot_us":*}},"parents":null}' \
+like "$OUT" '*"rates":{"queue":{"rate":2,"window_us":10000000,"used":2,"full":true,"next_slot_us":*},"key":{"rate":1,"window_us":60000000,"used":1,"full":true,"next_slot_us":*}},"parents":null,"schedule":null}' \
   "the rates in JSON"
 # a key whose rate window is full is passed over like a full key: its
 # 30 jobs at the head do not hold the others back (before: the claim
