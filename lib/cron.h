@@ -114,7 +114,9 @@ struct mq_tz;
 /**
  * Nonzero if s is a zone name mq looks up: 1 to MQ_TZ_NAME_MAX bytes
  * of A-Z a-z 0-9 and _ + - . /, not starting with '/', no empty, "."
- * or ".." component. It says nothing of whether the zone exists.
+ * or ".." component, and not localtime, posixrules or Factory (the
+ * host's own choices, not places). It says nothing of whether the zone
+ * exists.
  */
 int mq_tz_valid_name(const char *s);
 

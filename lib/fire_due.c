@@ -53,12 +53,17 @@ mq_fire_due(struct mq_conn *c, const char *queues, struct mq_fire_state *s,
 	 * more than once a second */
 	if (now < s->at_us && !(woken && now - s->last_us >= MQ_FIRE_MIN_US))
 		return MQ_OK;
-	if (now - s->last_us < MQ_FIRE_MIN_US && s->last_us != 0) {
+	if (now - s->last_us < MQ_FIRE_MIN_US && s->last_us != 0 &&
+	    !s->more) {
 		s->at_us = s->last_us + MQ_FIRE_MIN_US;
 		return MQ_OK;
 	}
 	s->last_us = now;
-	rc = mq_schedule_fire(c, queues, 0, &r);
+	/* a few schedules at a time: the caller claims their runs (a
+	 * midnight of thousands of schedules does not hold a pop --wait
+	 * past its time), and comes back at once for the rest */
+	rc = mq_schedule_fire(c, queues, MQ_FIRE_BATCH, &r);
+	s->more = 0;
 	*runs = r.runs;
 	s->fired += r.runs;
 	if (rc != MQ_OK) {
@@ -78,6 +83,10 @@ mq_fire_due(struct mq_conn *c, const char *queues, struct mq_fire_state *s,
 		next = now + (r.next_us > r.now_us ? r.next_us - r.now_us : 0);
 	if (next < now + MQ_FIRE_MIN_US)
 		next = now + MQ_FIRE_MIN_US;
+	if (r.next_us > 0 && r.next_us <= r.now_us) {	/* more are due */
+		next = now;
+		s->more = 1;
+	}
 	s->at_us = next;
 	return MQ_OK;
 }

@@ -425,10 +425,12 @@ enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
  */
 #define MQ_FIRE_MIN_US 1000000
 #define MQ_FIRE_RECHECK_US 10000000
+#define MQ_FIRE_BATCH 8		/* schedules a look fires at most */
 struct mq_fire_state {
 	int64_t at_us;		/* look when mq_now_us() reaches it */
 	int64_t last_us;	/* the last look (0: none) */
 	int off;		/* never again (refused: err) */
+	int more;		/* the last look left due ones: at once */
 	int failed;		/* the last look failed: err */
 	struct mq_error err;
 	uint64_t fired;		/* runs pushed in all */

@@ -7,8 +7,9 @@
  * the server.
  *
  * Raw control bytes (other than tab) are refused anywhere in the file,
- * so that every message quoting the file's text is safe to print; a
- * payload gets any byte through its escapes.
+ * so that a message quoting the file's text holds no control byte but a
+ * tab (the command shows it as \t); a payload gets any byte through its
+ * escapes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -139,24 +140,6 @@ fail(struct file *f, enum mq_status st, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	/* a tab, the one control byte a file may hold, quoted from a
-	 * value: shown as \t, so that the message prints as one line */
-	for (char *t = strchr(what, '\t'); t != NULL; t = strchr(t, '\t')) {
-		size_t rest = strlen(t + 1);
-		size_t room = (size_t)(what + sizeof what - t);
-
-		if (room < 3) {		/* no room for the 2 bytes and NUL */
-			*t = '\0';
-			break;
-		}
-		if (rest > room - 3)
-			rest = room - 3;
-		memmove(t + 2, t + 1, rest);
-		t[2 + rest] = '\0';
-		t[0] = '\\';
-		t[1] = 't';
-		t += 2;
-	}
 	memset(f->err, 0, sizeof *f->err);
 	f->err->status = st;
 	if (f->named && f->n > 0 && f->line > 0)

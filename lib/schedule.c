@@ -352,6 +352,25 @@ engine_load(const struct mq_schedule *s, struct engine *e,
 	return mq_tz_load(s->zone, NULL, &e->tz, err);
 }
 
+/* Whether a schedule's row holds what no mq writes (mq_schedule_apply
+ * checks the same before it writes): a fact of the row, the same on
+ * every host, unlike whether its zone loads here. */
+static int
+unusable(const struct mq_schedule *s)
+{
+	struct mq_cron cron;
+	struct mq_error err;
+
+	return !mq_valid_queue(s->name) || !mq_valid_queue(s->queue) ||
+	    !mq_tz_valid_name(s->zone) ||
+	    mq_cron_parse(s->expr, &cron, &err) != MQ_OK ||
+	    (s->has_key && !mq_valid_key(s->key)) ||
+	    s->priority < MQ_PRIORITY_MIN || s->priority > MQ_PRIORITY_MAX ||
+	    s->max_attempts < 1 || s->missed_max < 1 ||
+	    s->missed_max > MQ_MISSED_MAX_LIMIT ||
+	    s->missed < MQ_MISSED_SKIP || s->missed > MQ_MISSED_ALL;
+}
+
 /* The first instant after t (MQ_SCHEDULE_NEVER if there is none). */
 static int64_t
 engine_next(const struct engine *e, int64_t t)
@@ -590,7 +609,9 @@ cmp_last(const void *key, const void *elem)
 }
 
 /* The instant a new or changed schedule is due at: its first after the
- * later of now and the last it fired. */
+ * later of now_s and the last it fired (now_s: a second before the old
+ * next instant of a changed schedule that was due and not fired yet, so
+ * that an instant both expressions hold is not lost by the change). */
 static enum mq_status
 first_instant(struct mq_conn *c, struct apply *a, const struct mq_schedule *s,
     int64_t now_s, int64_t *next_s)
@@ -669,7 +690,12 @@ apply_tx(struct mq_conn *c, void *ctx)
 		}
 		if (r->what == MQ_APPLIED_ADDED || (r->changed &
 		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE))) {
-			if ((rc = first_instant(c, a, want, floor_s(now_us),
+			int64_t base = floor_s(now_us);
+
+			if (r->what == MQ_APPLIED_CHANGED &&
+			    floor_s(rows[j].next_at_us) <= base)
+				base = floor_s(rows[j].next_at_us) - 1;
+			if ((rc = first_instant(c, a, want, base,
 			    &next_s)) != MQ_OK)
 				break;
 			r->next_at = next_s;
@@ -1011,13 +1037,22 @@ fire_tx(struct mq_conn *c, void *ctx)
 		goto out;
 	if (last > from)
 		from = last;
-	if (engine_load(s, &e, &err) != MQ_OK) {
-		/* a row mq would not write: it cannot fire, and must not
-		 * stand first in the due index forever */
-		mq_tz_free(e.tz);
+	/* a row mq would not write (another program's: an expression,
+	 * a zone name, a queue, a key or a number mq refuses) cannot fire
+	 * anywhere, and must not stand first in the due index forever */
+	if (unusable(s)) {
 		f->broken = 1;
 		rc = move_next(c, s->name, rows[0].version,
 		    MQ_SCHEDULE_NEVER);
+		goto out;
+	}
+	/* a zone this host cannot load (its zone database lacks it, or
+	 * TZDIR points elsewhere) is this host's fault, not the row's:
+	 * left due for the others, and said */
+	if (engine_load(s, &e, &err) != MQ_OK) {
+		mq_tz_free(e.tz);
+		rc = mq__fail(c, err.status == MQ_ENOMEM ? MQ_ENOMEM :
+		    MQ_ECONFIG, "schedule '%s': %s", s->name, err.msg);
 		goto out;
 	}
 	if (from < now_s)

@@ -67,7 +67,12 @@ mq_tz_valid_name(const char *s)
 			return 0;
 		comp++;
 	}
-	return comp > 0 && !(comp <= 2 && strncmp(s + i - comp, "..", comp) == 0);
+	if (comp == 0 || (comp <= 2 && strncmp(s + i - comp, "..", comp) == 0))
+		return 0;
+	/* names whose zone is the host's own choice, not a place: two
+	 * hosts would compute two instants for one schedule */
+	return strcmp(s, "localtime") != 0 && strcmp(s, "posixrules") != 0 &&
+	    strcmp(s, "Factory") != 0;
 }
 
 /* s for a message: printable ASCII, at most 64 bytes, '?' for others */

@@ -417,8 +417,8 @@ fuzz_tz(const char *s)
 static int
 all_printable(const char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	for (; *s; s++)	/* a tab quoted from a value: the command shows it */
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
 			return 0;
 	return 1;
 }

@@ -173,4 +173,46 @@ done
 is "$(count)" "$before" "  nothing written by the refused ones"
 expect_status 64 "a zone with control bytes is refused, shown escaped" "$MQ" push --cron @daily --tz "$(printf 'X\033[2J')" x
 is "$ERR" "mq push: invalid --tz: 'X\\x1b[2J' is not a zone name" "  escaped"
+# ---- review findings (each failed on 896704c)
+# a zone this host cannot load: the schedule stays due for the others
+printf '[ber]\ncron = * * * * *\ntz = Europe/Berlin\nqueue = qz\n' >"$T_TMP/ber.conf"
+"$MQ" schedule apply "$T_TMP/ber.conf" >/dev/null
+due ber
+mkdir -p "$T_TMP/tz" && cp /usr/share/zoneinfo/UTC "$T_TMP/tz/"
+expect_status 78 "fire where the zone database lacks the zone: 78" env TZDIR="$T_TMP/tz" "$MQ" schedule fire --queue qz
+like "$ERR" "mq schedule: schedule 'ber': unknown time zone 'Europe/Berlin'*" "  names the schedule and the zone"
+is "$(later ber):$(fired ber)" "0:0" "  the schedule left due, nothing fired"
+expect_status 1 "a consumer there: claims what it can, fires nothing" env TZDIR="$T_TMP/tz" "$MQ" pop --queue qz --wait 2s
+is "$(later ber):$(fired ber)" "0:0" "  still due"
+expect_status 0 "another host fires it" "$MQ" pop --queue qz --wait 3s
+is "$(fired ber)" 1 "  once"
+# a row no mq writes (a key with a control byte, by SQL): set aside, the
+# others fire
+sql "INSERT INTO mq_jobs_schedules (name, expr, zone, queue, payload, job_key, next_at, version, changed_at) VALUES ('badkey', '* * * * *', 'UTC', 'qk', 'x', CONCAT('k', CHAR(9)), DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 SECOND, '%Y-%m-%d %H:%i:00'), 1, UTC_TIMESTAMP(6))"
+printf '[goodk]\ncron = * * * * *\nqueue = qk\npayload = good\n' >"$T_TMP/goodk.conf"
+"$MQ" schedule apply "$T_TMP/goodk.conf" >/dev/null
+due goodk
+expect_status 0 "fire with an unusable row first in the due index" "$MQ" schedule fire --queue qk
+like "$OUT" "fired 2 schedules: 1 run pushed, 0 missed instants skipped, 1 unusable (never fire)*" "  it is set aside, the other fires"
+is "$(fired goodk):$(fired badkey)" "1:0" "  the good one ran"
+# an apply that changes the zone of a due schedule not fired yet keeps
+# its instant
+printf '[keep]\ncron = * * * * *\ntz = UTC\nqueue = qkeep\n' >"$T_TMP/keep.conf"
+"$MQ" schedule apply "$T_TMP/keep.conf" >/dev/null
+due keep
+inst=$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'keep'")
+sed 's|tz = UTC|tz = Etc/UTC|' "$T_TMP/keep.conf" >"$T_TMP/keep2.conf"
+expect_status 0 "apply the zone changed while its instant is due" "$MQ" schedule apply "$T_TMP/keep2.conf"
+is "$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'keep'")" "$inst" "  the due instant kept"
+expect_status 0 "fire" "$MQ" schedule fire --queue qkeep
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE schedule = 'keep' AND instant = '$inst' AND job IS NOT NULL")" 1 "  it ran"
+# a midnight of 40 schedules: a pop --wait fires a few and claims
+awk 'BEGIN { for (i = 0; i < 40; i++) printf "[m%02d]\ncron = * * * * *\nqueue = qmid\n\n", i }' >"$T_TMP/mid.conf"
+"$MQ" schedule apply "$T_TMP/mid.conf" >/dev/null
+sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE queue = 'qmid'"
+expect_status 0 "pop --wait with 40 schedules due" "$MQ" pop --queue qmid --wait 5s
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired f JOIN mq_jobs_schedules s ON s.name = f.schedule WHERE s.queue = 'qmid'")" 8 \
+  "  it fired 8 (MQ_FIRE_BATCH), claimed, and is gone"
+expect_status 0 "mq schedule fire does the rest" "$MQ" schedule fire --queue qmid
+like "$OUT" "fired 32 schedules: 32 runs pushed*" "  32 more"
 done_testing

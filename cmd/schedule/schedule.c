@@ -126,6 +126,22 @@ dir_of(const char *path)
 	return d;
 }
 
+/* A parser's message on stderr, one line: its text as the file has it
+ * (backslashes are the file's escapes, as mq-schedule(5) writes them),
+ * but a control byte (a tab quoted from a value) as \t or \xHH. */
+static void
+put_file_message(const char *msg)
+{
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+		if (*p == '\t')
+			fputs("\\t", stderr);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	fputc('\n', stderr);
+}
+
 static void
 put_changed(unsigned changed)
 {
@@ -160,8 +176,7 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	free(dir);
 	if (st != MQ_OK) {
 		fprintf(stderr, "mq schedule: %s: ", shown(path));
-		put_text(stderr, (const unsigned char *)e.msg, strlen(e.msg));
-		fputc('\n', stderr);
+		put_file_message(e.msg);
 		exit(st == MQ_ENOMEM ? EX_OSERR : st == MQ_EIO ? EX_NOINPUT :
 		    EX_DATAERR);
 	}
