@@ -28,11 +28,27 @@ queue = qc
 payload = run of c
 EOF
 "$MQ" schedule apply "$F" >/dev/null || { echo "Bail out! apply failed"; exit 1; }
+# calm: not in the last 15 s of a minute, so that the checks after it
+# run before the next whole minute (a schedule of every minute fires
+# again there)
+calm() {
+  _s=$(date -u +%S)
+  _s=${_s#0}
+  [ "$_s" -lt 45 ] || sleep $((61 - _s))
+}
 # due: this minute's instant, less than a minute late (not missed: one
-# run, whatever the missed policy)
+# run, whatever the missed policy); park: not due before 2099 (a
+# schedule done with, so that the next minute fires it no more)
 due() {
+  calm
   sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE name = '$1'"
 }
+park() {
+  for _n in "$@"; do
+    sql "UPDATE mq_jobs_schedules SET next_at = '2099-01-01 00:00:00' WHERE name = '$_n'"
+  done
+}
+park a b c
 fired() { sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE schedule = '$1' AND job IS NOT NULL"; }
 later() { sql "SELECT next_at > UTC_TIMESTAMP(6) FROM mq_jobs_schedules WHERE name = '$1'"; }
 
@@ -50,6 +66,8 @@ is "$(fired a)" 1 "  one ledger row with its job"
 is "$(later a)" 1 "  next_at moved past now"
 is "$(sql "SELECT state FROM mq_jobs j JOIN mq_jobs_fired f ON f.job = j.id WHERE f.schedule = 'a'")" leased \
   "  the run is leased (an ordinary job)"
+
+park a
 
 # ---- a consumer of other queues leaves it alone
 due b
@@ -69,7 +87,10 @@ is "$(cat "$LOG")" "run of b" "  the run ran"
 is "$(sql "SELECT j.state FROM mq_jobs j JOIN mq_jobs_fired f ON f.job = j.id WHERE f.schedule = 'b'")" done \
   "  and is done"
 
+park b
+
 # ---- an instant that comes while they wait (the next whole minute)
+sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP() + INTERVAL 1 MINUTE, '%Y-%m-%d %H:%i:00') WHERE name IN ('a', 'c')"
 : >"$LOG"
 "$MQ" pop --queue qa --wait 75s >"$T_TMP/pop.out" 2>"$T_TMP/pop.err" &
 pop_pid=$!
@@ -87,6 +108,7 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE SECOND(instant) <> 0 OR MICR
   "  every instant a whole minute"
 is "$(cat "$T_TMP/pop.err" "$T_TMP/work.err" | grep -v '^[0-9]*\.[0-9a-f]*$' | grep -c .)" 0 \
   "  nothing said on stderr but the receipt"
+park a c
 
 # ---- an account that may not write the schedules' tables
 sql_root "CREATE USER IF NOT EXISTS t362@localhost"
@@ -110,6 +132,7 @@ is "$(cat "$LOG")" "second job" "  the job ran"
 is "$(printf '%s\n' "$ERR" | grep -c 'mq work: cannot fire the schedules (this worker stops trying): .*error 1142')" 1 \
   "  and it says once that it cannot fire, with the server's code"
 sql_root "DROP USER t362@localhost"
+park a
 
 # ---- 16 consumers of both claim strategies at once, one due instant
 printf '[many]\ncron = * * * * *\nqueue = qm\npayload = the one run\n' >"$T_TMP/many.conf"
@@ -127,6 +150,7 @@ is "$(cat "$T_TMP"/run.* | grep -c "the one run")" 1 \
   "16 pop --wait, both claim strategies, one due instant: one of them ran it"
 is "$(fired many):$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'qm'")" "1:1" \
   "  one ledger row, one job"
+park many
 
 # ---- mq push --cron: a schedule from the command line
 count() { sql "SELECT COUNT(*) FROM mq_jobs_schedules"; }
@@ -186,6 +210,8 @@ expect_status 1 "a consumer there: claims what it can, fires nothing" env TZDIR=
 is "$(later ber):$(fired ber)" "0:0" "  still due"
 expect_status 0 "another host fires it" "$MQ" pop --queue qz --wait 3s
 is "$(fired ber)" 1 "  once"
+park ber
+calm
 # a row no mq writes (a key with a control byte, by SQL): set aside, the
 # others fire
 sql "INSERT INTO mq_jobs_schedules (name, expr, zone, queue, payload, job_key, next_at, version, changed_at) VALUES ('badkey', '* * * * *', 'UTC', 'qk', 'x', CONCAT('k', CHAR(9)), DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 SECOND, '%Y-%m-%d %H:%i:00'), 1, UTC_TIMESTAMP(6))"
@@ -195,6 +221,7 @@ due goodk
 expect_status 0 "fire with an unusable row first in the due index" "$MQ" schedule fire --queue qk
 like "$OUT" "fired 2 schedules: 1 run pushed, 0 missed instants skipped, 1 unusable (never fire)*" "  it is set aside, the other fires"
 is "$(fired goodk):$(fired badkey)" "1:0" "  the good one ran"
+park goodk
 # an apply that changes the zone of a due schedule not fired yet keeps
 # its instant
 printf '[keep]\ncron = * * * * *\ntz = UTC\nqueue = qkeep\n' >"$T_TMP/keep.conf"
@@ -206,9 +233,11 @@ expect_status 0 "apply the zone changed while its instant is due" "$MQ" schedule
 is "$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'keep'")" "$inst" "  the due instant kept"
 expect_status 0 "fire" "$MQ" schedule fire --queue qkeep
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired WHERE schedule = 'keep' AND instant = '$inst' AND job IS NOT NULL")" 1 "  it ran"
+park keep
 # a midnight of 40 schedules: a pop --wait fires a few and claims
 awk 'BEGIN { for (i = 0; i < 40; i++) printf "[m%02d]\ncron = * * * * *\nqueue = qmid\n\n", i }' >"$T_TMP/mid.conf"
 "$MQ" schedule apply "$T_TMP/mid.conf" >/dev/null
+calm
 sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE queue = 'qmid'"
 expect_status 0 "pop --wait with 40 schedules due" "$MQ" pop --queue qmid --wait 5s
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired f JOIN mq_jobs_schedules s ON s.name = f.schedule WHERE s.queue = 'qmid'")" 8 \

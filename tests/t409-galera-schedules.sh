@@ -51,6 +51,9 @@ round() {
 }
 
 c0=$(certs)
+# not in the last 20 s of a minute: both rounds run before the next
+# whole minute (every schedule fires again there)
+while [ "$(date -u +%S)" -ge 40 ]; do sleep 1; done
 due_all
 instant=$(gsql 1 "SELECT DATE_FORMAT(MIN(next_at), '%Y-%m-%d %H:%i:%s') FROM mq_jobs_schedules")
 round
