@@ -20,8 +20,7 @@ static const char sql_insert_head[] =
 /* the due time: one parameter, in one of three forms */
 static const char sql_due_delay[] = MQ_SQL_NOW_PLUS_US;
 /* seconds since the epoch, as a UTC DATETIME whatever the session's zone */
-static const char sql_due_epoch[] =
-    "TIMESTAMPADD(SECOND, ?, '1970-01-01 00:00:00')";
+static const char sql_due_epoch[] = MQ_SQL_FROM_EPOCH_S;
 static const char sql_due_time[] = "CAST(? AS DATETIME(6))";
 /* a live job with the same key: its id. A plain INSERT that fails on the
  * dedup index, then this read, needs only INSERT and SELECT (id, queue,

@@ -18,8 +18,8 @@
 #include "sql_terms.h"
 
 #define EPOCH "'1970-01-01 00:00:00'"
-#define TO_US(x) "TIMESTAMPDIFF(MICROSECOND, " EPOCH ", " x ")"
-#define FROM_S "TIMESTAMPADD(SECOND, ?, " EPOCH ")"
+#define TO_US(x) MQ_SQL_EPOCH_US(x)
+#define FROM_S MQ_SQL_FROM_EPOCH_S
 
 /* A schedule's columns, as every read takes them. */
 #define COLUMNS_OF(p) \

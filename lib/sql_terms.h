@@ -183,6 +183,9 @@
     "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " x ")"
 #define MQ_SQL_FROM_EPOCH_US \
     "('1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)"
+/* Whole seconds since 1970 (the parameter), as a UTC DATETIME whatever
+ * the session's zone (never FROM_UNIXTIME, which reads it). */
+#define MQ_SQL_FROM_EPOCH_S "TIMESTAMPADD(SECOND, ?, '1970-01-01 00:00:00')"
 
 /* A Galera node, as the waiters table names it (waiters.c, wakeup.c):
  * host and port, one per server even with several nodes on one machine.
