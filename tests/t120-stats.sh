@@ -21,7 +21,7 @@ sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE queue = 
 # queue r: 2 recurring (one due, one later), one cancelled, one ordinary
 "$MQ" push --queue r --every 1h x >/dev/null
 "$MQ" push --queue r --every 1h --delay 1h y >/dev/null
-"$MQ" cancel "$("$MQ" push --queue r --every 1h z)"
+"$MQ" cancel "$("$MQ" push --queue r --every 1h z)" >/dev/null
 "$MQ" push --queue r w >/dev/null
 # archive: 2 rows, put there by hand: counted by --recount only
 sql "INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (1000001, 'a', 'done', 0, '', 1, 1, NOW(), NOW()), (1000002, 'a', 'done', 0, '', 1, 1, NOW(), NOW())"

@@ -63,7 +63,7 @@ r=$("$MQ" pop --queue pre -o /dev/null)
 "$MQ" archive --older-than 0s --quiet >/dev/null
 is "$(sql "SELECT state FROM mq_jobs_archive WHERE id = $jc")" done "(job $jc is archived)"
 jd=$("$MQ" push --queue pre d)
-"$MQ" cancel "$jd"
+"$MQ" cancel "$jd" >/dev/null
 run "$MQ" wait "$ja" "$jb" "$jc" "$jd"
 is "$RC:$ERR" "14:" "done, dead, archived and cancelled jobs: 14 (one is dead)"
 is "$(printf '%s\n' "$OUT" | sort)" "$(printf '%s\n' "$ja done" "$jb dead disk full" "$jc done" "$jd dead cancelled" | sort)" \
@@ -97,7 +97,7 @@ r=$("$MQ" pop --queue live -o /dev/null)	# q2
 "$MQ" fail --error 'exit status 3' "$r" >/dev/null
 sleep 1.5
 is "$(cat "$T_TMP/w.out")" "$(printf '%s\n' "$q1 done" "$q2 dead exit status 3")" "a failure for good: dead, with its error"
-"$MQ" cancel "$q3"
+"$MQ" cancel "$q3" >/dev/null
 sleep 1.5
 is "$(sed -n 3p "$T_TMP/w.out")" "$q3 dead cancelled" "a cancel: dead cancelled"
 # archived and purged between two looks (the waiter stopped meanwhile)
@@ -330,7 +330,7 @@ for mode in ORACLE ANSI; do
     j1=$("$MQ" push a); j2=$("$MQ" push --max-attempts 1 b); j3=$("$MQ" push c); j4=$("$MQ" push d)
     "$MQ" ack "$("$MQ" pop -o /dev/null)"
     "$MQ" fail --error boom "$("$MQ" pop -o /dev/null)" >/dev/null
-    "$MQ" cancel "$j3"
+    "$MQ" cancel "$j3" >/dev/null
     run "$MQ" wait --timeout 2s "$j1" "$j2" "$j3" "$j4"
     is "$RC:$(echo $OUT)" "124:$j1 done $j2 dead boom $j3 dead cancelled $j4 waiting" "[$mode, $u] done, dead, cancelled, waiting: 124"
     "$MQ" ack "$("$MQ" pop -o /dev/null)"
