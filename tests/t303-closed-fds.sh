@@ -25,6 +25,14 @@ expect_status 0 "push --lines with stderr closed works" \
 is "$OUT" "2
 3" "ids printed"
 
+printf '[t303]\ncron = @daily\nqueue = s303\n' >"$T_TMP/s.conf"
+"$MQ" schedule apply "$T_TMP/s.conf" >/dev/null
+expect_status 74 "schedule run with stdout closed: refused" timeout 20 sh -c '"$0" schedule run t303 >&-' "$MQ"
+like "$ERR" "mq schedule: standard output is closed: nothing done" "said so"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 's303'")" 0 "no run pushed"
+expect_status 74 "push --cron with stdout closed: refused" timeout 20 sh -c '"$0" push --cron @daily --queue s303 x >&-' "$MQ"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" 1 "no schedule made"
+
 expect_status 74 "pop with stdout closed: refused" timeout 20 sh -c '"$0" pop --json >&-' "$MQ"
 like "$ERR" "mq pop: standard output is closed: nothing done" "said so"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE state = 'ready' AND attempts = 0")" 3 \

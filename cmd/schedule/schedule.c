@@ -248,6 +248,8 @@ do_run(struct mq_global *g, const char *name)
 	uint64_t id;
 
 	check_name(name);
+	/* its run's id is what it hands over, as mq push's */
+	need_stdio(&schedule_command, STDOUT_CLOSED);
 	c = open_queue_table(&schedule_command, g);
 	st = mq_schedule_run(c, name, &id);
 	e = *mq_conn_error(c);
