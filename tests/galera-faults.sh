@@ -9,8 +9,10 @@
 # while a seeded scheduler injects faults one after another: kill -9 of
 # one node (then its rejoin), of two nodes within a second (the survivor,
 # left without quorum, is bootstrapped, the two rejoin), SIGSTOP of a
-# node past the suspect timeout then SIGCONT, and isolation of a node
-# (gmcast.isolate) then its heal. Then it settles (all nodes Synced, the
+# node past the suspect timeout then SIGCONT, isolation of a node
+# (gmcast.isolate) then its heal, and (asked for only) kill -9 of all
+# three within a second, the whole cluster's crash, after which the node
+# whose data holds most is bootstrapped and the others rejoin it. Then it settles (all nodes Synced, the
 # queue drained, consumers stopped, a last requeue-stale) and dumps the
 # tables; tests/galera-check.py OUT decides.
 # Every execution of a job logs a start and an end line (job, attempt,
@@ -20,7 +22,8 @@
 #   MQ_FAULT_SEED=N       the seed (printed; the same seed replays the
 #                         same schedule: faults, nodes, gaps, durations)
 #   MQ_FAULT_FAULTS=LIST  kinds, in the seed's order: kill1,kill2,stop,
-#                         isolate (default: all four once each); with
+#                         isolate (default: these four once each), kill3
+#                         (the whole cluster; not by default); with
 #   MQ_FAULT_SECONDS=S    faults of kinds drawn from LIST go on until S
 #                         seconds have passed (default: the list once)
 #   MQ_FAULT_JOBS=N       jobs pushed (default 300), over the faults
@@ -30,6 +33,9 @@
 #                         outlasts it)
 #   MQ_FAULT_JOB_MS=M     a job runs up to M ms (default 400)
 #   MQ_FAULT_NODE=N       every fault on node N (kill2: and another)
+#   MQ_FAULT_FLUSH=V      innodb_flush_log_at_trx_commit on every node
+#                         for the run (restarts too), 1 again after it:
+#                         what a crash loses with each setting
 #   MQ_DATABASE           the database (default mq_faults; made anew)
 #   MQ                    the mq binary (default build/cmd/mq)
 set -u
@@ -50,6 +56,10 @@ export MQ_DATABASE=${MQ_DATABASE:-mq_faults}
 export MQ_SOCKET='' MQ_USER=root MQ_CLOCK=$CLOCK
 unset MQ_HOST MQ_QUEUE MQ_TABLE
 mkdir -p "$out"
+FLUSH=${MQ_FAULT_FLUSH:-}
+case $FLUSH in ''|0|1|2) ;; *) echo "galera-faults.sh: MQ_FAULT_FLUSH: 0, 1 or 2" >&2; exit 64 ;; esac
+# the nodes restarted by the run keep the setting
+[ -z "$FLUSH" ] || export MQ_SERVER_ARGS="${MQ_SERVER_ARGS:-} --innodb-flush-log-at-trx-commit=$FLUSH"
 base=$(cat "$dir/base")
 P1=$((base + 13)) P2=$((base + 23)) P3=$((base + 33))
 H1=127.0.0.1:$P1 H2=127.0.0.1:$P2 H3=127.0.0.1:$P3
@@ -149,7 +159,7 @@ awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
     gap = 2000 + int(rand() * 4000)
     if (kind == "stop") hold = stopms != "" ? stopms : 3500 + int(rand() * 1500)
     else if (kind == "isolate") hold = 4000 + int(rand() * 4000)
-    else if (kind == "kill2") hold = int(rand() * 900)   # between the kills
+    else if (kind == "kill2" || kind == "kill3") hold = int(rand() * 900)   # between the kills
     else hold = 1000 + int(rand() * 3000)                # down before rejoin
     print kind, a, b, gap, hold
   }
@@ -160,6 +170,9 @@ awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
 rm -f "$out/stop"
 # a database of the run's own, made anew: jobs left by another run
 # would come from no push of this one
+[ -z "$FLUSH" ] || for n in 1 2 3; do
+  nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = $FLUSH"
+done
 nsql 1 "DROP DATABASE IF EXISTS \`$MQ_DATABASE\`; CREATE DATABASE \`$MQ_DATABASE\`"
 "$MQ" init --host "$H1,$H2,$H3" >"$out/init.out" 2>&1 || {
   echo "galera-faults.sh: mq init failed: $(cat "$out/init.out")" >&2; exit 1; }
@@ -318,6 +331,33 @@ while read -r kind a b gap hold; do
     gal rejoin "$dir" "$b" || recover "$b"
     flog "kill2 $a $b end"
     ;;
+  kill3)
+    # the whole cluster crashes (Jepsen's coordinated crash): node a,
+    # then the two others, all within a second; what each node's data
+    # holds is what its last flushed commit left
+    c=$(( 6 - a - b ))
+    flog "kill3 $a $b $c begin"
+    kill -9 "$(cat "$dir/n$a/mariadbd.pid")"
+    sleep "$(awk -v h="$hold" 'BEGIN { printf "%.3f", h / 1000 }')"
+    kill -9 "$(cat "$dir/n$b/mariadbd.pid")" "$(cat "$dir/n$c/mariadbd.pid")"
+    for n in 1 2 3; do gal kill "$dir" $n; done
+    flog "kill3 $a $b $c killed ($hold ms apart)"
+    # the operator's recovery: each node's recovered position; the one
+    # that holds most starts a new primary component, the others join it
+    best='' lc=-2 seqs=''
+    for n in 1 2 3; do
+      _pos=$(sh "$top/tests/galera.sh" recovered "$dir" $n 2>>"$out/galera.log")
+      seqs="$seqs${seqs:+, }node $n ${_pos:-?}"
+      if [ -n "$_pos" ] && [ "$_pos" -gt "$lc" ]; then best=$n lc=$_pos; fi
+    done
+    [ -n "$best" ] || best=$a
+    flog "note recovered positions: $seqs; node $best bootstrapped"
+    gal bootstrap "$dir" "$best" || recover "$best"
+    for n in 1 2 3; do
+      [ $n = "$best" ] || gal rejoin "$dir" $n || recover $n
+    done
+    flog "kill3 $a $b $c end"
+    ;;
   stop)
     flog "stop $a begin ($hold ms)"
     kill -STOP "$(cat "$dir/n$a/mariadbd.pid")"
@@ -384,4 +424,7 @@ q 1 "SELECT state, SUM(n) FROM mq_jobs_counts WHERE queue = 'fq' GROUP BY state"
 for n in 1 2 3; do
   echo "node$n $(q $n "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(' ', id, state, attempts, lease_token))), 0) FROM mq_jobs")"
 done >"$out/digests"
+[ -z "$FLUSH" ] || for n in 1 2 3; do
+  nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+done
 flog "done"

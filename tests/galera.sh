@@ -14,6 +14,11 @@
 #                                the nodes crashed, or were cut off,
 #                                together: run it on the node that has
 #                                committed most); waits until synced
+#   galera.sh recovered DIR N    node N (down) its recovered position:
+#                                the last write set its data holds
+#                                (mariadbd --wsrep-recover), a seqno;
+#                                after the whole cluster crashed, the
+#                                node to bootstrap is the one with most
 #   galera.sh status DIR N       node N's wsrep_local_state_comment
 #   galera.sh missing            what a cluster needs that is not here,
 #                                one a line (nothing: all there)
@@ -29,7 +34,7 @@ PATH=$PATH:/usr/sbin:/usr/local/sbin
 top=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$top/.deps/bin:$PATH
 export PATH
-usage="usage: galera.sh start|stop|kill|rejoin|bootstrap|status DIR [N] | missing"
+usage="usage: galera.sh start|stop|kill|rejoin|bootstrap|recovered|status DIR [N] | missing"
 cmd=${1:?$usage}
 provider=/usr/lib/galera/libgalera_smm.so
 
@@ -204,6 +209,30 @@ bootstrap)
   sed -i 's/^safe_to_bootstrap:.*/safe_to_bootstrap: 1/' "$dir/n$3/data/grastate.dat"
   run_node "$3" --wsrep-new-cluster
   wait_synced "$3"
+  ;;
+recovered)
+  if [ -n "$(node_state "${3:?$usage}")" ]; then
+    echo "galera.sh: node $3 is running" >&2
+    exit 1
+  fi
+  nd=$dir/n$3
+  rm -f "$nd/recover.log"
+  [ -z "$as_user" ] || chown -R nobody "$nd/data"
+  # shellcheck disable=SC2086
+  mariadbd --no-defaults --datadir="$nd/data" --socket="$nd/recover.sock" \
+    --skip-networking --log-error="$nd/recover.log" \
+    --innodb-buffer-pool-size=128M --innodb-log-file-size=48M \
+    --binlog-format=ROW --wsrep-on=ON --wsrep-provider=$provider \
+    --wsrep-cluster-address="gcomm://127.0.0.1:$(( $(cat "$dir/base") + 10 * $3 ))" \
+    --wsrep-recover $as_user ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 || :
+  pos=$(sed -n 's/.*WSREP: Recovered position: *[^:]*:\(-\{0,1\}[0-9][0-9]*\).*/\1/p' \
+    "$nd/recover.log" | tail -n 1)
+  if [ -z "$pos" ]; then
+    echo "galera.sh: node $3: no recovered position:" >&2
+    tail -n 20 "$nd/recover.log" >&2
+    exit 1
+  fi
+  echo "$pos"
   ;;
 status)
   node_state "${3:?$usage}"

@@ -21,9 +21,9 @@ fi
 cp -r "$TESTS_DIR/fixtures/faults" "$T_TMP/planted"
 python3 "$TESTS_DIR/galera-check.py" "$T_TMP/planted" >"$T_TMP/planted.out"
 is "$?:$(tr '\t\n' '= ' <"$T_TMP/planted/verdict")" \
-  "1:pushed=1 once=2 overlap=1 counts=2 leases=1 " \
+  "1:pushed=2 once=2 overlap=1 counts=2 leases=1 " \
   "checker, a run with violations planted: each found, status 1"
-like "$(cat "$T_TMP/planted.out")" "*push p1 #5 printed id 5 (status 0) and the job is gone*job 1 acked 2 times*job 3 is leased, not done*job 1: attempt 1 (c1, port 31903, ack yes) and attempt 2 (w1, port 31923, ack yes) ran at once*_counts says 2 done, the tables 3*job tables differ*job 3 leased until*" \
+like "$(cat "$T_TMP/planted.out")" "*push p1 #5 printed id 5 (status 0) and the job is gone*push p1 #7 printed id 2, whose payload is p1-2-1, not p1-7-1*job 1 acked 2 times*job 3 is leased, not done*job 1: attempt 1 (c1, port 31903, ack yes) and attempt 2 (w1, port 31923, ack yes) ran at once*_counts says 2 done, the tables 3*job tables differ*job 3 leased until*" \
   "  each violation named"
 like "$(cat "$T_TMP/planted.out")" "# allowed loss: job 6 (push p1 #4): innodb_flush_log_at_trx_commit=2 on node1, coordinated crash*" \
   "  the loss the settings allow is named, not counted"

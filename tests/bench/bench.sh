@@ -15,6 +15,13 @@
 # MQ_BENCH_ONLY=galera-faults: only the Galera fault-injection run and
 # its checker's verdict (tests/galera-faults.sh, FAULTS in
 # mq-galera(7); MQ_BENCH_GFAULTS=S seconds of faults, 600 by default).
+# MQ_BENCH_ONLY=galera-spread: only the rows of consumers spread over
+# the Galera nodes vs one node (jobs a second, the servers' CPU a job,
+# conflicts; G_ROUNDS=N rounds, 4 by default: about 5 minutes).
+# MQ_BENCH_ONLY=galera-durability: only the Galera durability rows: what
+# whole-cluster crashes lose at each innodb_flush_log_at_trx_commit
+# (MQ_BENCH_GDURABLE=S seconds of crashes a setting, 90 by default:
+# about 6 minutes).
 # MQ_BENCH_ONLY=limits: only the limits rows (about 3 minutes at full
 # size); MQ_BENCH_BASE=PATH: the mq of b471dc2 they compare with (else
 # built from the repository's history, at full size)
@@ -413,6 +420,18 @@ fi
 
 if [ "${MQ_BENCH_ONLY:-}" = galera-faults ]; then
   . "$top/tests/bench/galera-faults.sh"
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-spread ]; then
+  . "$top/tests/bench/galera-spread.sh"
+  table
+  exit 0
+fi
+
+if [ "${MQ_BENCH_ONLY:-}" = galera-durability ]; then
+  . "$top/tests/bench/galera-durability.sh"
   table
   exit 0
 fi

@@ -22,6 +22,14 @@ if [ "$gst" != 0 ]; then
   cp -r "$grun" "$gkeep"
   echo "# the run is kept in $gkeep" >&2
 fi
+# the drain goes on during the faults: jobs done a second in each kind's
+# windows (their mean), against the rest of the time
+gtput=$(awk -F '\t' '{ split($1, w, " "); k = w[1]; r[k] += $2; n[k]++ }
+  END { for (k in r) if (k != "healthy") printf "%s%s %.1f/s", (s++ ? ", " : ""), k, r[k] / n[k];
+        printf "%sotherwise %.1f/s", (s ? ", " : ""), r["healthy"] }' "$grun/throughput" 2>/dev/null)
+row "Galera faults: jobs done a second during faults" "${gtput:-?}" \
+  "> 0 in each" "$(echo "$gtput" | grep -q ' 0\.0/s' && echo NO || echo yes)" \
+  "a workload paced by its producers (2 jobs a second pushed): outside faults, that rate and the backlog the faults left"
 row "Galera faults: violations the checker found (${G_SECS}s of faults)" \
   "$gviol" "0" "$( [ "$gviol" = 0 ] && echo yes || echo NO)" \
   "seed $(cat "$grun/seed"); faults: $gkinds; $(wc -l <"$grun/jobs.tsv" | tr -d ' ') jobs; $(tr '\t\n' '= ' <"$grun/verdict")"
