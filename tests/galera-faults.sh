@@ -12,9 +12,10 @@
 # node past the suspect timeout then SIGCONT, isolation of a node
 # (gmcast.isolate) then its heal, and (asked for only) kill -9 of all
 # three within a second, the whole cluster's crash, after which the node
-# whose data holds most is bootstrapped and the others rejoin it. Then it settles (all nodes Synced, the
-# queue drained, consumers stopped, a last requeue-stale) and dumps the
-# tables; tests/galera-check.py OUT decides.
+# whose data holds most is bootstrapped and the others rejoin it. Then
+# it settles (all nodes Synced, the queue drained, consumers stopped, a
+# last requeue-stale) and dumps the tables; tests/galera-check.py OUT
+# decides.
 # Every execution of a job logs a start and an end line (job, attempt,
 # node, monotonic times, pid, receipt token, ack status) to its
 # process's log, appended (O_APPEND, lines under PIPE_BUF).
@@ -170,9 +171,20 @@ awk -v seed="$SEED" -v kinds="$KINDS" -v dur="$DURATION" \
 rm -f "$out/stop"
 # a database of the run's own, made anew: jobs left by another run
 # would come from no push of this one
-[ -z "$FLUSH" ] || for n in 1 2 3; do
-  nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = $FLUSH"
-done
+# the setting back to 1 however the run ends: a cluster shared with
+# other tests must not keep a lossy one
+restore_flush() {
+  for n in 1 2 3; do
+    nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
+  done
+}
+[ -z "$FLUSH" ] || {
+  trap restore_flush EXIT
+  trap 'exit 130' INT TERM
+  for n in 1 2 3; do
+    nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = $FLUSH"
+  done
+}
 nsql 1 "DROP DATABASE IF EXISTS \`$MQ_DATABASE\`; CREATE DATABASE \`$MQ_DATABASE\`"
 "$MQ" init --host "$H1,$H2,$H3" >"$out/init.out" 2>&1 || {
   echo "galera-faults.sh: mq init failed: $(cat "$out/init.out")" >&2; exit 1; }
@@ -352,7 +364,10 @@ while read -r kind a b gap hold; do
     done
     [ -n "$best" ] || best=$a
     flog "note recovered positions: $seqs; node $best bootstrapped"
-    gal bootstrap "$dir" "$best" || recover "$best"
+    # (no primary component to rejoin if it fails: bootstrapped again)
+    gal bootstrap "$dir" "$best" ||
+      { gal kill "$dir" "$best"; gal bootstrap "$dir" "$best"; } ||
+      flog "note node $best did not start a primary component"
     for n in 1 2 3; do
       [ $n = "$best" ] || gal rejoin "$dir" $n || recover $n
     done
@@ -424,7 +439,4 @@ q 1 "SELECT state, SUM(n) FROM mq_jobs_counts WHERE queue = 'fq' GROUP BY state"
 for n in 1 2 3; do
   echo "node$n $(q $n "SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(' ', id, state, attempts, lease_token))), 0) FROM mq_jobs")"
 done >"$out/digests"
-[ -z "$FLUSH" ] || for n in 1 2 3; do
-  nsql $n "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
-done
 flog "done"

@@ -72,6 +72,15 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 1; printf "%.2f", a / b }'; }
 ROWS=$T_TMP/rows
 : >"$ROWS"
+# a Galera cluster's conflicts so far: its nodes' certification failures
+# and brute-force aborts (each retried inside mq)
+gconflicts() {
+  _t=0
+  for _n in 1 2 3; do
+    _t=$((_t + $(gstatus $_n wsrep_local_cert_failures) + $(gstatus $_n wsrep_local_bf_aborts)))
+  done
+  echo $_t
+}
 row() { # row NAME MEASURED GOAL MET(yes/no) DETAIL
   printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$ROWS"
   printf '# %s: %s (goal %s): %s\n' "$1" "$2" "$3" "$4" >&2
@@ -399,39 +408,18 @@ if [ "${MQ_BENCH_ONLY:-}" = deps ]; then
   exit 0
 fi
 
-if [ "${MQ_BENCH_ONLY:-}" = galera-fanin ]; then
-  . "$top/tests/bench/galera-fanin.sh"
+# the Galera rows run alone: each mode is the file of its name
+case ${MQ_BENCH_ONLY:-} in
+galera-fanin | galera-failover | galera-faults | galera-spread | galera-durability)
+  . "$top/tests/bench/$MQ_BENCH_ONLY.sh"
   table
   exit 0
-fi
-
-if [ "${MQ_BENCH_ONLY:-}" = galera-failover ]; then
-  . "$top/tests/bench/galera-failover.sh"
-  table
-  exit 0
-fi
+  ;;
+esac
 
 . "$top/tests/bench/schedules.sh"
 if [ "${MQ_BENCH_ONLY:-}" = schedules ]; then
   schedules_rows
-  table
-  exit 0
-fi
-
-if [ "${MQ_BENCH_ONLY:-}" = galera-faults ]; then
-  . "$top/tests/bench/galera-faults.sh"
-  table
-  exit 0
-fi
-
-if [ "${MQ_BENCH_ONLY:-}" = galera-spread ]; then
-  . "$top/tests/bench/galera-spread.sh"
-  table
-  exit 0
-fi
-
-if [ "${MQ_BENCH_ONLY:-}" = galera-durability ]; then
-  . "$top/tests/bench/galera-durability.sh"
   table
   exit 0
 fi

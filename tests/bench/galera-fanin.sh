@@ -1,15 +1,8 @@
 # galera-fanin.sh: sourced by galera.sh, or alone by bench.sh with
 # MQ_BENCH_ONLY=galera-fanin (then on a cluster of its own, or the one of
 # MQ_TEST_GALERA=DIR: tests/galera.sh start DIR).
-if ! command -v gconflicts >/dev/null 2>&1; then
+if [ -z "${G_DIR:-}" ]; then
   galera_cluster
-  gconflicts() {
-    _t=0
-    for _n in 1 2 3; do
-      _t=$((_t + $(gstatus $_n wsrep_local_cert_failures) + $(gstatus $_n wsrep_local_bf_aborts)))
-    done
-    echo $_t
-  }
   gmq 1 init >/dev/null
 fi
 # ---- G_FANIN parents pushed on node 1 and a

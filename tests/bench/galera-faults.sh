@@ -28,7 +28,7 @@ gtput=$(awk -F '\t' '{ split($1, w, " "); k = w[1]; r[k] += $2; n[k]++ }
   END { for (k in r) if (k != "healthy") printf "%s%s %.1f/s", (s++ ? ", " : ""), k, r[k] / n[k];
         printf "%sotherwise %.1f/s", (s ? ", " : ""), r["healthy"] }' "$grun/throughput" 2>/dev/null)
 row "Galera faults: jobs done a second during faults" "${gtput:-?}" \
-  "> 0 in each" "$(echo "$gtput" | grep -q ' 0\.0/s' && echo NO || echo yes)" \
+  "> 0 in each" "$( [ -n "$gtput" ] && ! echo "$gtput" | grep -q ' 0\.0/s' && echo yes || echo NO)" \
   "a workload paced by its producers (2 jobs a second pushed): outside faults, that rate and the backlog the faults left"
 row "Galera faults: violations the checker found (${G_SECS}s of faults)" \
   "$gviol" "0" "$( [ "$gviol" = 0 ] && echo yes || echo NO)" \

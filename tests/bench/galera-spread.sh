@@ -13,13 +13,6 @@
 # shellcheck shell=sh disable=SC2154
 galera_cluster
 G_WORKJOBS=${G_WORKJOBS:-3000} G_SHELLJOBS=${G_SHELLJOBS:-600} G_ROUNDS=${G_ROUNDS:-4}
-gconflicts() {
-  _t=0
-  for _n in 1 2 3; do
-    _t=$((_t + $(gstatus $_n wsrep_local_cert_failures) + $(gstatus $_n wsrep_local_bf_aborts)))
-  done
-  echo $_t
-}
 gmq 1 init >/dev/null
 g_loop() { # g_loop NODE QUEUE: pop/ack until the queue is empty
   while r=$(gmq "$1" pop --queue "$2" -o /dev/null 2>/dev/null); do
