@@ -62,10 +62,10 @@ static const char sql_rm[] =
 /* the due schedule that fires first, locked: one range of an index */
 static const char sql_due_all[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` FORCE INDEX (due)"
-    " WHERE next_at <= " MQ_SQL_NOW " ORDER BY next_at LIMIT 1 {{LOCK}}";
+    " WHERE next_at <= " MQ_SQL_NOW " ORDER BY next_at LIMIT ?, 1 {{LOCK}}";
 static const char sql_due_queues[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` FORCE INDEX (queue_due)"
-    " WHERE queue IN (%s) AND next_at <= " MQ_SQL_NOW " LIMIT 1 {{LOCK}}";
+    " WHERE queue IN (%s) AND next_at <= " MQ_SQL_NOW " LIMIT ?, 1 {{LOCK}}";
 /* the earliest instant and the server's now: one look, which is all
  * an idle consumer's firing costs while nothing is due (fire_due.c) */
 static const char sql_next_all[] =
@@ -888,7 +888,11 @@ wake_changed(struct mq_conn *c, const struct mq_schedule *s, size_t n,
 
 struct fire {
 	const char *due_sql;	/* the due read, a template */
-	MYSQL_BIND qb[MQ_QUEUES_MAX];
+	/* the queues, then how many due schedules to pass over: those this
+	 * host could not fire (below) */
+	MYSQL_BIND qb[MQ_QUEUES_MAX + 1];
+	uint64_t pass;
+	int host_fault;		/* this transaction's schedule: this host's */
 	unsigned long qlen[MQ_QUEUES_MAX];
 	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq;
@@ -1020,9 +1024,11 @@ fire_tx(struct mq_conn *c, void *ctx)
 
 	f->runs = f->skipped = 0;
 	f->broken = 0;
+	f->host_fault = 0;
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
-	rc = read_schedules(c, st, f->nq ? f->qb : NULL, 0, &rows, &nrows, &cap);
+	mq__bind_u64(&f->qb[f->nq], &f->pass);
+	rc = read_schedules(c, st, f->qb, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
 	if (rc != MQ_OK || nrows == 0) {
 		mq_schedule_rows_free(rows, nrows);
@@ -1051,6 +1057,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	 * left due for the others, and said */
 	if (engine_load(s, &e, &err) != MQ_OK) {
 		mq_tz_free(e.tz);
+		f->host_fault = err.status != MQ_ENOMEM;
 		rc = mq__fail(c, err.status == MQ_ENOMEM ? MQ_ENOMEM :
 		    MQ_ECONFIG, "schedule '%s': %s", s->name, err.msg);
 		goto out;
@@ -1061,8 +1068,13 @@ fire_tx(struct mq_conn *c, void *ctx)
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		id = 0;
 		if (run[i] && (rc = push_run(c, s, f->instants[i], &id)) !=
-		    MQ_OK)
+		    MQ_OK) {
+			/* a payload over this server's max_allowed_packet
+			 * (lowered since the apply; another node's may be
+			 * larger): this host's, as a zone above */
+			f->host_fault = rc == MQ_ETOOBIG;
 			break;
+		}
 		if (run[i])
 			f->runs++;
 		else
@@ -1157,7 +1169,9 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 {
 	struct fire *f = calloc(1, sizeof *f);
 	char *due = NULL, *next = NULL;
+	struct mq_error first;
 	enum mq_status rc;
+	int held = 0;
 
 	memset(r, 0, sizeof *r);
 	if (f == NULL || (f->instants = malloc(MQ_MISSED_MAX_LIMIT *
@@ -1175,8 +1189,21 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 		goto out;
 	if (rc == MQ_OK)
 		rc = mq__read_committed(c);
-	while (rc == MQ_OK && (max == 0 || r->schedules < max)) {
+	while (rc == MQ_OK && (max == 0 || r->schedules + f->pass < max)) {
 		rc = mq__in_tx(c, fire_tx, f);
+		/* a schedule this host cannot fire stays due, for the hosts
+		 * that can; it must not stand before the others here: passed
+		 * over (the due read's offset), the others fired, and its
+		 * error, the first such, returned at the end */
+		if (rc != MQ_OK && rc != MQ_EMPTY && f->host_fault) {
+			if (!held) {
+				held = 1;
+				first = c->err;
+			}
+			f->pass++;
+			rc = MQ_OK;
+			continue;
+		}
 		if (rc != MQ_OK)
 			break;
 		r->schedules++;
@@ -1190,6 +1217,10 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 		rc = MQ_OK;
 	if (rc == MQ_OK)
 		rc = look(c, f, next ? next : sql_next_all, r);
+	if (rc == MQ_OK && held) {
+		c->err = first;
+		rc = first.status;
+	}
 out:
 	free(due);
 	free(next);

@@ -212,6 +212,21 @@ expect_status 0 "another host fires it" "$MQ" pop --queue qz --wait 3s
 is "$(fired ber)" 1 "  once"
 park ber
 calm
+# ... and passed over there, not in the way: the queue's other due
+# schedules fire on that host (they stood behind it for ever)
+printf '[ber2]\ncron = * * * * *\ntz = Europe/Berlin\nqueue = qz2\n[utc2]\ncron = * * * * *\nqueue = qz2\n' >"$T_TMP/ber2.conf"
+printf '[ber3]\ncron = * * * * *\ntz = Europe/Berlin\nqueue = qz3\n[utc3]\ncron = * * * * *\nqueue = qz3\n' >"$T_TMP/ber3.conf"
+"$MQ" schedule apply "$T_TMP/ber2.conf" >/dev/null
+"$MQ" schedule apply "$T_TMP/ber3.conf" >/dev/null
+due ber2; due utc2; due ber3; due utc3
+expect_status 78 "fire there, the unloadable zone first in the queue: still 78" env TZDIR="$T_TMP/tz" "$MQ" schedule fire --queue qz2
+like "$ERR" "mq schedule: schedule 'ber2': unknown time zone 'Europe/Berlin'*" "  naming it"
+like "$OUT" "fired 1 schedule: 1 run pushed, 0 missed instants skipped" "  and what it fired"
+is "$(fired ber2):$(fired utc2):$(later ber2)" "0:1:0" "  passed over: the schedule behind it fired, it left due"
+expect_status 0 "a consumer there: fires the schedule behind it and claims its run" env TZDIR="$T_TMP/tz" "$MQ" pop --queue qz3 --wait 3s -o /dev/null
+is "$(fired ber3):$(fired utc3)" "0:1" "  the one it can, once"
+park ber2 utc2 ber3 utc3
+calm
 # a row no mq writes (a key with a control byte, by SQL): set aside, the
 # others fire
 sql "INSERT INTO mq_jobs_schedules (name, expr, zone, queue, payload, job_key, next_at, version, changed_at) VALUES ('badkey', '* * * * *', 'UTC', 'qk', 'x', CONCAT('k', CHAR(9)), DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 SECOND, '%Y-%m-%d %H:%i:00'), 1, UTC_TIMESTAMP(6))"

@@ -1001,11 +1001,15 @@ main(void)
 		char due[1024], next[2048];
 
 		mysql_free_result(r);
+		/* (the last parameter: the due schedules passed over, those
+		 * this host cannot fire) */
 		check(c->db, "schedule fire: the due schedule of every queue",
-		    sql_due_all, "", "due", NULL);
+		    sql_due_all, "@zero", "due", NULL);
+		check(c->db, "schedule fire: the due schedule of every queue, "
+		    "3 passed over", sql_due_all, "@three", "due", NULL);
 		snprintf(due, sizeof due, sql_due_queues, "?");
 		check(c->db, "schedule fire: the due schedule of a queue", due,
-		    "@q", "queue_due", NULL);
+		    "@q, @zero", "queue_due", NULL);
 		char plan[4096];
 
 		snprintf(next, sizeof next, "%s%s UNION ALL %s%s",
