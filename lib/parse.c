@@ -63,6 +63,24 @@ mq_valid_queue(const char *s)
 }
 
 int
+mq__padcmp(const char *a, const char *b)
+{
+	const unsigned char *x = (const unsigned char *)a;
+	const unsigned char *y = (const unsigned char *)b;
+
+	while (*x || *y) {
+		/* past its end, the shorter goes on as blanks */
+		int cx = *x ? *x : ' ', cy = *y ? *y : ' ';
+
+		if (cx != cy)
+			return cx - cy;
+		x += *x != 0;
+		y += *y != 0;
+	}
+	return 0;
+}
+
+int
 mq_valid_key(const char *s)
 {
 	size_t n;

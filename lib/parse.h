@@ -16,4 +16,9 @@ size_t mq__queue_list(const char *s, char names[][MQ_QUEUE_MAX + 1]);
  * characters. malloc'ed, its length in *len; NULL if out of memory. */
 char *mq__like_substring(const char *s, size_t n, unsigned long *len);
 
+/* Compares two names as the schema's ascii_bin columns do (PAD SPACE:
+ * trailing blanks do not count), so that names the server sorted and
+ * matched merge in C the same way. */
+int mq__padcmp(const char *a, const char *b);
+
 #endif

@@ -53,7 +53,7 @@ static const char sql_change[] =
     "UPDATE `{{TABLE}}_schedules` SET expr = ?, zone = ?, queue = ?,"
     " payload = ?, priority = ?, max_attempts = ?, job_key = ?, missed = ?,"
     " missed_max = ?, next_at = COALESCE(" FROM_S ", next_at),"
-    " version = version + 1, changed_at = " MQ_SQL_NOW
+    " version = version + 1, changed_at = " MQ_SQL_NOW ", name = ?"
     " WHERE name = ? AND version = ?";
 static const char sql_prune[] =
     "DELETE FROM `{{TABLE}}_schedules` WHERE name = ? AND version = ?";
@@ -103,7 +103,7 @@ static const char sql_list[] =
 
 static const char *const field_names[MQ_SCHED_FIELDS] = {
 	"cron", "tz", "queue", "payload", "priority", "max-attempts", "key",
-	"missed", "missed-max"
+	"missed", "missed-max", "name"
 };
 
 const char *
@@ -446,6 +446,8 @@ differences(const struct mq_schedule *have, const struct mq_schedule *want)
 		d |= MQ_SCHED_MISSED;
 	if (have->missed_max != want->missed_max)
 		d |= MQ_SCHED_MISSED_MAX;
+	if (strcmp(have->name, want->name) != 0)
+		d |= MQ_SCHED_NAME;
 	return d;
 }
 
@@ -472,8 +474,8 @@ struct apply {
 /* The row's values bound for sql_add (from name) or sql_change (from
  * expr); next_s NULL: kept (change). */
 struct write_binds {
-	MYSQL_BIND b[13];
-	unsigned long len[13];
+	MYSQL_BIND b[14];
+	unsigned long len[14];
 	int32_t priority;
 	uint32_t max_attempts, missed_max;
 	int64_t next_s;
@@ -605,7 +607,7 @@ read_lasts(struct mq_conn *c, struct apply *a)
 static int
 cmp_last(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct last *)elem)->name);
+	return mq__padcmp(key, ((const struct last *)elem)->name);
 }
 
 /* The instant a new or changed schedule is due at: its first after the
@@ -646,7 +648,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int64_t now_us = 0, next_s;
-	int null, have_now = 0;
+	int null, have_now = 0, moved;
 
 	a->nres = 0;
 	a->lasts_read = 0;	/* read again in this transaction */
@@ -654,13 +656,13 @@ apply_tx(struct mq_conn *c, void *ctx)
 		return c->err.status;
 	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
-	/* rows by name (ascii_bin: byte order, as strcmp), file by name */
+	/* rows by name as the server orders them, file by name */
 	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
 		const struct mq_schedule *want = a->sorted[i];
 		struct mq_apply_result *r = &a->res[want - a->s];
 		int cmp = 1;
 
-		while (j < nrows && (cmp = strcmp(rows[j].s.name,
+		while (j < nrows && (cmp = mq__padcmp(rows[j].s.name,
 		    want->name)) < 0) {
 			j++;
 			cmp = 1;
@@ -688,8 +690,12 @@ apply_tx(struct mq_conn *c, void *ctx)
 				break;
 			have_now = 1;
 		}
-		if (r->what == MQ_APPLIED_ADDED || (r->changed &
-		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE))) {
+		/* a row set aside as unusable (next_at the end of time)
+		 * that the file repairs is due again from its expression,
+		 * as if that had changed */
+		moved = r->what == MQ_APPLIED_ADDED || (r->changed &
+		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) || unusable(&rows[j].s);
+		if (moved) {
 			int64_t base = floor_s(now_us);
 
 			if (r->what == MQ_APPLIED_CHANGED &&
@@ -709,13 +715,14 @@ apply_tx(struct mq_conn *c, void *ctx)
 			    "cannot add the schedule");
 		} else {
 			struct write_binds w;
-			int moved = (r->changed &
-			    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) != 0;
 			unsigned long nlen = (unsigned long)strlen(want->name);
+			unsigned long rlen = (unsigned long)strlen(
+			    rows[j].s.name);
 			bind_schedule(&w, want, 0, moved ? &next_s : NULL);
 			mq__bind_str(&w.b[10], want->name, &nlen);
+			mq__bind_str(&w.b[11], rows[j].s.name, &rlen);
 			w.version = rows[j].version;
-			mq__bind_u64(&w.b[11], &w.version);
+			mq__bind_u64(&w.b[12], &w.version);
 			rc = exec_write(c, sql_change, w.b, want->name,
 			    "cannot change the schedule");
 		}

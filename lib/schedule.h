@@ -108,11 +108,16 @@ int mq_missed_parse(const char *s);
 #define MQ_SCHED_KEY		0x040
 #define MQ_SCHED_MISSED		0x080
 #define MQ_SCHED_MISSED_MAX	0x100
-#define MQ_SCHED_FIELDS		9
+/* the row's name differs from the file's in trailing blanks only (a
+ * row written by SQL: the column pads with spaces, so the server takes
+ * them for the same name): the row is renamed to the file's */
+#define MQ_SCHED_NAME		0x200
+#define MQ_SCHED_FIELDS		10
 
 /** The name of field bit (1 << i for i < MQ_SCHED_FIELDS) as the file
  * writes it ("cron", "tz", "queue", "payload", "priority",
- * "max-attempts", "key", "missed", "missed-max"); NULL for another. */
+ * "max-attempts", "key", "missed", "missed-max", "name"); NULL for
+ * another. */
 const char *mq_schedule_field_name(unsigned bit);
 
 /** A late instant (now - instant >= this) is missed: the policy says

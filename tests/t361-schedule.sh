@@ -309,6 +309,23 @@ like "$OUT" "*unusable: *" "  and says it cannot be used"
 expect_status 0 "fire passes over it, to never" "$MQ" schedule fire
 like "$OUT" "*1 unusable (never fire)*" "  and says so"
 is "$(next_of berlin)" "9999-12-31 23:59:59.000000" "  its next_at is the end of time"
+# a row set aside as unusable and then repaired by the file is due
+# again (it stayed at the end of time: "changed ... (never fires
+# again)"); a name written by SQL with trailing blanks is the file's
+# name to the server (PAD SPACE): renamed, not refused as "changed
+# meanwhile" for ever (exit 75)
+printf '[pad]\ncron = 0 * * * *\nqueue = pq\npayload = p\n' >"$T_TMP/pad.conf"
+expect_status 0 "apply a schedule pad" "$MQ" schedule apply "$T_TMP/pad.conf"
+sql "UPDATE mq_jobs_schedules SET name = 'pad ', queue = 'bad q', next_at = UTC_TIMESTAMP() - INTERVAL 1 MINUTE WHERE name = 'pad'"
+expect_status 0 "fire sets the row 'pad ' aside" "$MQ" schedule fire
+is "$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'pad'")" "9999-12-31 23:59:59.000000" "  to the end of time"
+expect_status 0 "apply the file again" "$MQ" schedule apply "$T_TMP/pad.conf"
+like "$OUT" "changed pad: queue, name (next ????-??-?? ??:00:00 UTC)" "  repairs queue and name, due again"
+is "$(sql "SELECT CONCAT('[', name, ']'), queue, next_at > UTC_TIMESTAMP() AND next_at <= UTC_TIMESTAMP() + INTERVAL 1 HOUR FROM mq_jobs_schedules WHERE name = 'pad'" | tr '\t' ' ')" "[pad] pq 1" \
+  "  the row holds the file's name and queue, its next instant within the hour"
+expect_status 0 "apply once more" "$MQ" schedule apply "$T_TMP/pad.conf"
+is "$OUT" "unchanged pad (next $(sql "SELECT DATE_FORMAT(next_at, '%Y-%m-%d %H:%i:%s') FROM mq_jobs_schedules WHERE name = 'pad'") UTC)" "  then unchanged"
+expect_status 0 "rm pad" "$MQ" schedule rm pad
 
 # ---- rm ----
 expect_status 0 "schedule rm" "$MQ" schedule rm berlin
