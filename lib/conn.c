@@ -306,12 +306,14 @@ add_tried(char *msg, size_t size, const char *host, unsigned port,
 }
 
 /* A list of hosts (hosts.c): each in turn until one connects and is
- * ready (a Galera node Synced in the primary component); skip: the
- * entry already tried (an option file's list, whose first reachable
- * entry the client library took). 0, or -1 with *err naming each. */
+ * ready (a Galera node Synced in the primary component); from the
+ * entry from on (an option file's list: the client library tried the
+ * entries before it, took the first that answered and found it not
+ * ready, named in skip: each is connected to once). 0, or -1 with *err
+ * naming each. */
 static int
 open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
-    const char *skip, unsigned timeout, unsigned io_timeout,
+    size_t from, const char *skip, unsigned timeout, unsigned io_timeout,
     struct mq_error *err)
 {
 	char host[256], why[160], tried[sizeof err->msg];
@@ -337,6 +339,8 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 	first = o->host_random && n > 1 ? (size_t)getpid() % n : 0;
 	for (k = 0; k < n; k++) {
 		i = (first + k) % n;
+		if (i < from)
+			continue;
 		(void)mq__host_entry(list, i, host, sizeof host, &port, err);
 		memset(&e, 0, sizeof e);
 		if (open_db(c, o, host, port, timeout, io_timeout, &e) != 0) {
@@ -359,6 +363,24 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 	return -1;
 }
 
+/* The index after the entry of list the client library connected to
+ * (host, port: an entry without a port took the default), 0 if none
+ * matches. */
+static size_t
+list_after(const char *list, const char *host, unsigned port)
+{
+	char h[256];
+	unsigned p;
+	size_t i;
+	struct mq_error e;
+
+	for (i = 0; host && mq__host_entry(list, i, h, sizeof h, &p, &e) ==
+	    MQ_OK; i++)
+		if (strcmp(h, host) == 0 && (p == port || p == 0))
+			return i + 1;
+	return 0;
+}
+
 struct mq_conn *
 mq_connect(const struct mq_connopts *o, struct mq_error *err)
 {
@@ -367,6 +389,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	unsigned timeout = 10, io_timeout = o->long_statements ?
 	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
 	char hostname[200], skip[300], state[160], *file_list = NULL;
+	size_t from;
 	int rc;
 
 	memset(err, 0, sizeof *err);
@@ -387,7 +410,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		return NULL;
 	}
 	if (mq__host_list(host)) {
-		rc = open_list(c, o, host, NULL, timeout, io_timeout, err);
+		rc = open_list(c, o, host, 0, NULL, timeout, io_timeout, err);
 	} else if (host && (strchr(host, ':') || *host == '[')) {
 		/* one entry with a port (HOST:PORT, [ADDRESS]:PORT): as a
 		 * list's, but used ready or not, as a plain host is */
@@ -413,9 +436,10 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 			}
 			snprintf(skip, sizeof skip, "%.100s: %s",
 			    c->db->host ? c->db->host : "?", state);
+			from = list_after(file_list, c->db->host, c->db->port);
 			mysql_close(c->db);
 			c->db = NULL;
-			rc = open_list(c, o, file_list, skip, timeout,
+			rc = open_list(c, o, file_list, from, skip, timeout,
 			    io_timeout, err);
 			free(file_list);
 		}
