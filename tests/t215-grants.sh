@@ -60,6 +60,9 @@ s=$(sum)
 
 expect_status 77 "producer: pop is denied" as producer pop --queue g
 like "$ERR" "mq pop: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "with the server's reason"
+expect_status 77 "producer: work is denied" as producer work --queue g --exit-when-empty -- true
+like "$ERR" "mq work: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "  with the server's reason"
+is "$(printf '%s\n' "$ERR" | wc -l)" 1 "  said once (it was said twice)"
 expect_status 77 "producer: archive is denied" as producer archive --older-than 0s
 expect_status 77 "producer: purge is denied" as producer purge --queue g --yes
 expect_status 77 "producer: pause is denied" as producer pause g
