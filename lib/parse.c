@@ -81,6 +81,16 @@ mq__padcmp(const char *a, const char *b)
 }
 
 int
+mq__padeq(const char *a, size_t alen, const char *b, size_t blen)
+{
+	while (alen && a[alen - 1] == ' ')
+		alen--;
+	while (blen && b[blen - 1] == ' ')
+		blen--;
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+int
 mq_valid_key(const char *s)
 {
 	size_t n;

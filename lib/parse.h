@@ -20,5 +20,8 @@ char *mq__like_substring(const char *s, size_t n, unsigned long *len);
  * trailing blanks do not count), so that names the server sorted and
  * matched merge in C the same way. */
 int mq__padcmp(const char *a, const char *b);
+/* Whether a[0..alen) and b[0..blen) are one name to those columns (the
+ * bytes may hold NUL: a name another program wrote). */
+int mq__padeq(const char *a, size_t alen, const char *b, size_t blen);
 
 #endif

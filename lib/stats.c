@@ -90,7 +90,9 @@ struct acc {
 
 /* The entry of queue[0..len), added (zeroed) if new. Names are compared
  * with their lengths: a name another program wrote may hold NUL, and
- * "a<NUL>b" is not queue "a". */
+ * "a<NUL>b" is not queue "a"; and as the server compares them (trailing
+ * blanks do not count): a settings row "a " is queue a's, which the
+ * claims obey; the name first seen is shown (the job table's first). */
 static struct mq_queue_stats *
 entry(struct acc *a, const char *queue, size_t len)
 {
@@ -98,8 +100,8 @@ entry(struct acc *a, const char *queue, size_t len)
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (a->qs[i].queue_len == len &&
-		    memcmp(a->qs[i].queue, queue, len) == 0)
+		if (mq__padeq(a->qs[i].queue, a->qs[i].queue_len, queue,
+		    len))
 			return &a->qs[i];
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 16;
@@ -221,7 +223,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		/* a queue whose counts are all 0 and whose counters are too
 		 * is left out; its counters are kept otherwise */
 		if ((part == COUNTS && n == 0 && due == 0) || (want &&
-		    (len[0] != strlen(want) || memcmp(q, want, len[0]) != 0)))
+		    !mq__padeq(q, len[0], want, strlen(want))))
 			continue;
 		if ((e = entry(a, q, len[0])) == NULL) {
 			rc = mq__fail(c, MQ_ENOMEM, "out of memory");

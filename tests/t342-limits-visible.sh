@@ -398,4 +398,23 @@ is "$(held rr)" 0 "stats: room in the queue's rate window: nothing held"
 "$MQ" limit kr --clear-key-rate >/dev/null
 is "$(held kr)" 0 "stats: the key rate cleared: nothing held"
 
+# a settings row another program wrote with trailing blanks ('pb '): the
+# server takes it for queue pb's (the claims obey it), and so do stats,
+# check and Prometheus: one queue, its limit and what it holds back (two
+# rows of pb before, the limit on one, nothing held on the other)
+sql "INSERT INTO mq_jobs_queues (queue, concurrency) VALUES ('pb ', 2)"
+for i in 1 2 3 4 5; do "$MQ" push --queue pb "b$i" >/dev/null; done
+claim pb 5
+is "$(echo $IDS | wc -w)" 2 "a settings row 'pb ': the claims obey its concurrency 2"
+expect_status 0 "stats --queue pb" "$MQ" stats --queue pb
+is "$(printf '%s\n' "$OUT" | grep -c '^pb ')" 1 "  one row for pb"
+like "$(printf '%s\n' "$OUT" | grep '^pb ')" "pb * 3 * 2 * 2 * - * - * - * 3" "  3 ready, 2 leased, concurrency 2, 3 held back"
+expect_status 0 "stats --json" "$MQ" stats --json
+is "$(printf '%s\n' "$OUT" | grep -c '"queue":"pb *"')" 1 "  one object for pb"
+run "$MQ" check --queue pb --max-held 0
+is "$RC" 2 "check --queue pb --max-held 0: critical (2)"
+like "$OUT" "MQ CRITICAL - pb: 3 held back*" "  it counts what the limit holds back"
+expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
+is "$(printf '%s\n' "$OUT" | grep -c 'queue="pb *",state="ready"')" 1 "  one ready series for pb"
+
 done_testing
