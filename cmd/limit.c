@@ -69,7 +69,8 @@ rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
 	size_t len;
 
 	if (slash == NULL || (len = (size_t)(slash - arg)) == 0 ||
-	    len >= sizeof num || strlen(slash + 1) + 2 > sizeof d)
+	    len >= sizeof num || slash[1] == '\0' ||
+	    strlen(slash + 1) + 2 > sizeof d)
 		usage_error(&limit_command, "invalid %s '%s': N/D expected, "
 		    "e.g. 10/s or 600/5m", opt, shown(arg));
 	memcpy(num, arg, len);
@@ -83,8 +84,8 @@ rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
 		d[len - 2] = '\0';
 	if (mq_parse_duration(d, &v) != MQ_OK || v <= 0)
 		usage_error(&limit_command, "invalid %s '%s': the window D must "
-		    "be a positive duration (ms, s, m or min, h, d)", opt,
-		    shown(arg));
+		    "be a duration from 1ms to 36600d (ms, s, m or min, h, d)",
+		    opt, shown(arg));
 	*us = (uint64_t)v;
 }
 

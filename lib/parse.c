@@ -10,6 +10,10 @@
 
 #include "parse.h"
 
+/* Largest duration: 100 years, far beyond any sane lease or delay and far
+ * below what DATETIME arithmetic on the server can overflow. */
+#define MAX_DURATION_US ((int64_t)100 * 366 * 86400 * 1000000)
+
 static int
 is_digit(int ch)
 {
@@ -78,6 +82,12 @@ mq__padcmp(const char *a, const char *b)
 		y += *y != 0;
 	}
 	return 0;
+}
+
+uint64_t
+mq__window_us(uint64_t us)
+{
+	return us > (uint64_t)MAX_DURATION_US ? (uint64_t)MAX_DURATION_US : us;
 }
 
 int
@@ -158,9 +168,6 @@ parse_u64(const char *s, uint64_t *v)
 	return p;
 }
 
-/* Largest duration: 100 years, far beyond any sane lease or delay and far
- * below what DATETIME arithmetic on the server can overflow. */
-#define MAX_DURATION_US ((int64_t)100 * 366 * 86400 * 1000000)
 
 enum mq_status
 mq_parse_duration(const char *s, int64_t *usec)

@@ -308,11 +308,11 @@ settings(struct mq_conn *c, const struct mq_queue_stats *want,
 		e->per_key = limit32(v[2]);
 		if (v[3] && v[4]) {
 			e->rate = limit32(v[3]);
-			e->rate_us = v[4];
+			e->rate_us = mq__window_us(v[4]);
 		}
 		if (v[5] && v[6]) {
 			e->key_rate = limit32(v[5]);
-			e->key_rate_us = v[6];
+			e->key_rate_us = mq__window_us(v[6]);
 		}
 	}
 	if (rc == MQ_OK && r == 1)

@@ -417,4 +417,22 @@ like "$OUT" "MQ CRITICAL - pb: 3 held back*" "  it counts what the limit holds b
 expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
 is "$(printf '%s\n' "$OUT" | grep -c 'queue="pb *",state="ready"')" 1 "  one ready series for pb"
 
+# a rate window longer than mq takes (100 years), written by SQL: the
+# server's date arithmetic went out of range, no claim counted in it,
+# and every job was claimed; it is held to 36600d
+sql "INSERT INTO mq_jobs_queues (queue, rate, rate_us) VALUES ('wl', 1, 18446744073709551615)"
+for i in 1 2 3; do "$MQ" push --queue wl "w$i" >/dev/null; done
+n=0
+for i in 1 2 3; do "$MQ" pop --queue wl --lease 1m >/dev/null 2>&1 && n=$((n + 1)); done
+is "$n" 1 "a rate 1 in a window of 2^64-1 us: one claim of three pops"
+wid=$(sql "SELECT MIN(id) FROM mq_jobs WHERE queue = 'wl' AND state = 'ready'")
+run "$MQ" why "$wid"
+is "$RC" 17 "  why of a job left: held back (17)"
+like "$OUT" "*rate: 1 of 1 claim in 36600d*" "  by the rate, its window shown as held"
+# the longest rate mq limit takes is shown whole by stats (its cell cut
+# it to 23 bytes: "4294967295/316223999999")
+"$MQ" limit lq --rate 4294967295/36599d23h59m59s999ms >/dev/null
+expect_status 0 "stats of the longest rate" "$MQ" stats --queue lq
+like "$(printf '%s\n' "$OUT" | grep '^lq ')" "* 4294967295/3162239999999ms *" "  its cell whole, as mq limit shows it"
+
 done_testing

@@ -100,7 +100,7 @@ void put_run_json(const struct mq_run_of *r, const struct mq_tz *tz,
  * mq wrote (numbers, units), right-aligned; each column as wide as its
  * widest cell or header. */
 #define TABLE_COLS_MAX 16
-#define TABLE_CELL 24
+#define TABLE_CELL 48	/* LIMIT_RATE_MAX: the longest rate */
 struct table_row {
 	const unsigned char *name;
 	size_t name_len;
