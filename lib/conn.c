@@ -505,6 +505,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	if (host) {
 		rc = open_spec(c, o, host, timeout, io_timeout, err);
 	} else {
+		*file_host = '\0';
 		rc = open_db(c, o, NULL, 0, timeout, io_timeout, err,
 		    file_host, sizeof file_host);
 		if (rc == 0 && c->db->options.host)
