@@ -27,7 +27,7 @@ static const struct opt opts[] = {
 
 const struct command stats_command = {
 	"stats", "queue health: counts, ages", opts, { "", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_stats, NULL
+	CMD_READS_ONLY, cmd_stats, NULL
 };
 
 struct stats_args {

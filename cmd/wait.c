@@ -28,7 +28,7 @@ static const struct opt opts[] = {
 
 const struct command wait_command = {
 	"wait", "wait until jobs finish", opts, { "[ID...]", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_wait, NULL
+	CMD_READS_ONLY, cmd_wait, NULL
 };
 
 /* Where the waiters table can be used (mq_finish_arm), a look when a

@@ -21,7 +21,7 @@ static const struct opt opts[] = {
 
 const struct command why_command = {
 	"why", "why a job is not running now", opts, { "ID", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_why, NULL
+	CMD_READS_ONLY, cmd_why, NULL
 };
 
 /* The answers, and their exit statuses (mq-why(1)). */

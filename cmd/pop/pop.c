@@ -297,9 +297,8 @@ static const struct opt opts[] = {
 	    COMPLETE_DURATION, NULL, NULL, 0, 0 },
 	{ OPT_WAIT, "wait", 0, "D", "wait up to D for a job (default: do not "
 	    "wait)", COMPLETE_DURATION, NULL, NULL, 0, 0 },
-	{ OPT_CLAIM, "claim", 0, "HOW", "skip-locked or update (default: by "
-	    "server)", COMPLETE_WORDS, "skip-locked update",
-	    "[--claim skip-locked|update]", 0, 0 },
+	{ OPT_CLAIM, "claim", 0, "skip-locked|update", "how jobs are claimed "
+	    "(default: by server)", COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ 'o', "output", 'o', "FILE", "payload to FILE, receipt to standard "
 	    "output", COMPLETE_FILE, NULL, "[-o FILE | --shell | --json]", 0,
 	    0 },
@@ -314,7 +313,7 @@ static const struct opt opts[] = {
 };
 
 const struct command pop_command = {
-	"pop", "claim jobs", opts, { "", NULL }, COMPLETE_NONE, NULL,
+	"pop", "claim jobs", opts, { "", NULL },
 	CMD_QUEUE_LIST, cmd_pop, NULL
 };
 

@@ -46,7 +46,7 @@ static const struct opt opts[] = {
 	    "(default: from\nwhat it pushes)", COMPLETE_NONE, NULL, "",
 	    FORM(0), 0 },
 	{ OPT_MISSED, "missed", 0, "skip|once|all", "with --cron: the "
-	    "instants missed (default once)", COMPLETE_WORDS, "skip once all", "",
+	    "instants missed (default once)", COMPLETE_NONE, NULL, "",
 	    FORM(0), 0 },
 	{ OPT_DEDUP, "dedup", 0, "KEY",
 	    "if a live job has KEY, print its id instead", COMPLETE_NONE, NULL,
@@ -75,7 +75,7 @@ static const struct opt opts[] = {
 };
 
 const struct command push_command = {
-	"push", "add jobs", opts, { "[PAYLOAD]", "" }, COMPLETE_NONE, NULL, 0,
+	"push", "add jobs", opts, { "[PAYLOAD]", "" }, 0,
 	cmd_push, NULL
 };
 

@@ -35,8 +35,8 @@ static const struct opt opts[] = {
 
 const struct command schedule_command = {
 	"schedule", "calendar schedules: apply a file, list, run, fire", opts,
-	{ "apply FILE", "ls | run NAME | rm NAME | fire" }, COMPLETE_WORDS,
-	"apply ls run rm fire", CMD_QUEUE_LIST, cmd_schedule, NULL
+	{ "apply FILE", "ls | run NAME | rm NAME | fire" },
+	CMD_QUEUE_LIST, cmd_schedule, NULL
 };
 
 struct sched_args {

@@ -23,7 +23,7 @@ static const struct opt opts[] = {
 
 const struct command show_command = {
 	"show", "one job whole: fields, payload, history", opts,
-	{ "ID...", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_show,
+	{ "ID...", NULL }, CMD_READS_ONLY, cmd_show,
 	NULL
 };
 
