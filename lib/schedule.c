@@ -29,6 +29,11 @@
 #define COLUMNS COLUMNS_OF("")
 #define NCOLUMNS 13
 #define COL_PAYLOAD 4
+/* a write's new version: never out of range (a row written by SQL may
+ * hold the largest BIGINT UNSIGNED, where version + 1 fails, error
+ * 1690): after it comes 1. A version is only compared for equality
+ * with the one just read, so a wrap is as good as a step. */
+#define BUMP_VERSION "version = version % 18446744073709551615 + 1"
 
 static const char sql_all[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` ORDER BY name";
@@ -52,8 +57,8 @@ static const char sql_add[] =
 static const char sql_change[] =
     "UPDATE `{{TABLE}}_schedules` SET expr = ?, zone = ?, queue = ?,"
     " payload = ?, priority = ?, max_attempts = ?, job_key = ?, missed = ?,"
-    " missed_max = ?, next_at = COALESCE(" FROM_S ", next_at),"
-    " version = version + 1, changed_at = " MQ_SQL_NOW ", name = ?"
+    " missed_max = ?, next_at = COALESCE(" FROM_S ", next_at), "
+    BUMP_VERSION ", changed_at = " MQ_SQL_NOW ", name = ?"
     " WHERE name = ? AND version = ?";
 static const char sql_prune[] =
     "DELETE FROM `{{TABLE}}_schedules` WHERE name = ? AND version = ?";
@@ -85,8 +90,8 @@ static const char sql_manual[] =
     "INSERT INTO `{{TABLE}}_fired` (schedule, manual, instant, job,"
     " fired_at) VALUES (?, 1, " MQ_SQL_NOW ", ?, " MQ_SQL_NOW ")";
 static const char sql_move[] =
-    "UPDATE `{{TABLE}}_schedules` SET next_at = " FROM_S ","
-    " version = version + 1 WHERE name = ? AND version = ?";
+    "UPDATE `{{TABLE}}_schedules` SET next_at = " FROM_S ", "
+    BUMP_VERSION " WHERE name = ? AND version = ?";
 static const char sql_one[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name = ? FOR UPDATE";
 /* the list: each schedule and its newest run (or skipped instant) */
@@ -900,6 +905,8 @@ struct fire {
 	MYSQL_BIND qb[MQ_QUEUES_MAX + 1];
 	uint64_t pass;
 	int host_fault;		/* this transaction's schedule: this host's */
+	int row_read;		/* this transaction read its schedule: name */
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
 	unsigned long qlen[MQ_QUEUES_MAX];
 	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq;
@@ -1032,6 +1039,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	f->runs = f->skipped = 0;
 	f->broken = 0;
 	f->host_fault = 0;
+	f->row_read = 0;
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
 	mq__bind_u64(&f->qb[f->nq], &f->pass);
@@ -1043,6 +1051,8 @@ fire_tx(struct mq_conn *c, void *ctx)
 	}
 	s = &rows[0].s;
 	memcpy(f->queue, s->queue, sizeof f->queue);
+	memcpy(f->name, s->name, sizeof f->name);
+	f->row_read = 1;
 	now_s = floor_s(rows[0].now_us);
 	/* from next_at on (itself if an instant), but none fired already */
 	from = floor_s(rows[0].next_at_us + 999999) - 1;
@@ -1095,6 +1105,48 @@ fire_tx(struct mq_conn *c, void *ctx)
 out:
 	mq_schedule_rows_free(rows, nrows);
 	return rc;
+}
+
+/* Whether a firing failed for its schedule's values: a data error the
+ * server found in them (SQLSTATE class 22: a value out of range, an
+ * incorrect value, data too long; a CHECK constraint, a NULL where none
+ * goes), or mq's own check of a value (MQ_EINVAL, no server error). The
+ * row's fault, on every host: not the connection's, the grants', a
+ * read-only server's, nor a deadlock's or a lock wait's. */
+static int
+row_fault(const struct mq_error *e)
+{
+	if (e->status == MQ_EINVAL && e->db_errno == 0)
+		return 1;
+	if (e->status != MQ_EDB)
+		return 0;
+	return strncmp(e->sqlstate, "22", 2) == 0 ||
+	    e->db_errno == ER_CONSTRAINT_FAILED ||	/* 4025: a CHECK */
+	    e->db_errno == 3819 ||			/* MySQL's CHECK */
+	    e->db_errno == ER_BAD_NULL_ERROR ||		/* 1048 */
+	    e->db_errno == ER_WARN_DATA_OUT_OF_RANGE ||	/* 1264 */
+	    e->db_errno == WARN_DATA_TRUNCATED ||	/* 1265 */
+	    e->db_errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD || /* 1366 */
+	    e->db_errno == ER_DATA_TOO_LONG ||		/* 1406 */
+	    e->db_errno == ER_DATA_OUT_OF_RANGE;	/* 1690 */
+}
+
+/* e, said of schedule name (a pass-over's error: which one it was). */
+static void
+name_it(struct mq_error *e, const char *name)
+{
+	char prefix[MQ_SCHEDULE_NAME_MAX + 16];
+	size_t p, m = strnlen(e->msg, sizeof e->msg - 1);
+
+	snprintf(prefix, sizeof prefix, "schedule '%s': ", name);
+	p = strlen(prefix);
+	if (strncmp(e->msg, prefix, p) == 0)
+		return;
+	if (p + m >= sizeof e->msg)
+		m = sizeof e->msg - 1 - p;
+	memmove(e->msg + p, e->msg, m);
+	memcpy(e->msg, prefix, p);
+	e->msg[p + m] = '\0';
 }
 
 /* The queues' list bound for the due read and the earliest next_at;
@@ -1199,13 +1251,17 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 	while (rc == MQ_OK && (max == 0 || r->schedules + f->pass < max)) {
 		rc = mq__in_tx(c, fire_tx, f);
 		/* a schedule this host cannot fire stays due, for the hosts
-		 * that can; it must not stand before the others here: passed
-		 * over (the due read's offset), the others fired, and its
-		 * error, the first such, returned at the end */
-		if (rc != MQ_OK && rc != MQ_EMPTY && f->host_fault) {
+		 * that can; one whose values the server refuses (a data
+		 * error: out of range, too long, a CHECK) stays due until
+		 * they are repaired. Neither may stand before the others:
+		 * passed over (the due read's offset), the others fired, and
+		 * its error, the first such, returned at the end, naming it */
+		if (rc != MQ_OK && rc != MQ_EMPTY && (f->host_fault ||
+		    (f->row_read && row_fault(&c->err)))) {
 			if (!held) {
 				held = 1;
 				first = c->err;
+				name_it(&first, f->name);
 			}
 			f->pass++;
 			rc = MQ_OK;
