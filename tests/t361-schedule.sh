@@ -386,4 +386,13 @@ is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next 209
 expect_status 0 "schedule -h" "$MQ" schedule -h
 like "$OUT" "usage: mq schedule*apply FILE*" "  shows the usage"
 
+# stop 46's review, finding 5: missed-max without missed = all is the
+# missed-max line's error (it named the header's, line 1)
+printf '[a]\ncron = * * * * *\nmissed-max = 5\n' >"$T_TMP/mm.conf"
+expect_status 65 "missed-max without missed = all: 65" "$MQ" schedule apply --dry-run "$T_TMP/mm.conf"
+is "$ERR" "mq schedule: $T_TMP/mm.conf: line 3: [a]: missed-max is for missed = all" "  on its line"
+printf '# x\n[a]\ncron = * * * * *\nmissed-max = 5\nmissed = once\n' >"$T_TMP/mm2.conf"
+expect_status 65 "the same, missed after it" "$MQ" schedule apply --dry-run "$T_TMP/mm2.conf"
+is "$ERR" "mq schedule: $T_TMP/mm2.conf: line 4: [a]: missed-max is for missed = all" "  on missed-max's line"
+
 done_testing
