@@ -225,6 +225,37 @@ take_row(struct mq_conn *c, MYSQL_STMT *st, struct row_out *o,
 	return MQ_OK;
 }
 
+/* The row's true lengths (o's, as read) against its strings in w->s:
+ * the fields that hold a NUL byte or more than w->s holds. */
+static void
+row_lengths(const struct row_out *o, struct mq_schedule_row *w)
+{
+	static const unsigned bit[] = { MQ_SCHED_NAME, MQ_SCHED_EXPR,
+	    MQ_SCHED_ZONE, MQ_SCHED_QUEUE };
+	const char *strs[] = { w->s.name, w->s.expr, w->s.zone, w->s.queue };
+	size_t sizes[] = { sizeof w->s.name, sizeof w->s.expr,
+	    sizeof w->s.zone, sizeof w->s.queue }, i, len;
+
+	w->nul = w->toolong = 0;
+	for (i = 0; i < 4; i++) {
+		len = o->len[i] < sizes[i] - 1 ? o->len[i] : sizes[i] - 1;
+		if (o->len[i] > sizes[i] - 1)
+			w->toolong |= bit[i];
+		if (strlen(strs[i]) != len)
+			w->nul |= bit[i];
+		if (i == 0)
+			w->name_len = len;
+	}
+	w->key_len = 0;
+	if (w->s.has_key) {
+		w->key_len = o->len[7] < MQ_KEY_MAX ? o->len[7] : MQ_KEY_MAX;
+		if (o->len[7] > MQ_KEY_MAX)
+			w->toolong |= MQ_SCHED_KEY;
+		if (strlen(w->s.key) != w->key_len)
+			w->nul |= MQ_SCHED_KEY;
+	}
+}
+
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
  * row to *rows (*n of them, *cap allocated). */
 static enum mq_status
@@ -258,6 +289,7 @@ read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
 		if ((rc = take_row(c, st, o, &w->s)) != MQ_OK)
 			break;
 		(*n)++;
+		row_lengths(o, w);
 		w->next_at_us = o->next_at_us;
 		w->version = o->version;
 		w->now_us = o->now_us;
@@ -357,23 +389,55 @@ engine_load(const struct mq_schedule *s, struct engine *e,
 	return mq_tz_load(s->zone, NULL, &e->tz, err);
 }
 
-/* Whether a schedule's row holds what no mq writes (mq_schedule_apply
- * checks the same before it writes): a fact of the row, the same on
- * every host, unlike whether its zone loads here. */
-static int
-unusable(const struct mq_schedule *s)
+int
+mq_schedule_unusable(const struct mq_schedule_row *r, char *why)
 {
+	static const unsigned nul_fields[] = { MQ_SCHED_NAME, MQ_SCHED_EXPR,
+	    MQ_SCHED_ZONE, MQ_SCHED_QUEUE, MQ_SCHED_KEY };
+	const struct mq_schedule *s = &r->s;
 	struct mq_cron cron;
 	struct mq_error err;
+	size_t i;
 
-	return !mq_valid_queue(s->name) || !mq_valid_queue(s->queue) ||
-	    !mq_tz_valid_name(s->zone) ||
-	    mq_cron_parse(s->expr, &cron, &err) != MQ_OK ||
-	    (s->has_key && !mq_valid_key(s->key)) ||
-	    s->priority < MQ_PRIORITY_MIN || s->priority > MQ_PRIORITY_MAX ||
-	    s->max_attempts < 1 || s->missed_max < 1 ||
-	    s->missed_max > MQ_MISSED_MAX_LIMIT ||
-	    s->missed < MQ_MISSED_SKIP || s->missed > MQ_MISSED_ALL;
+	for (i = 0; i < sizeof nul_fields / sizeof *nul_fields; i++)
+		if (r->nul & nul_fields[i]) {
+			snprintf(why, MQ_UNUSABLE_MAX, "its %s holds a NUL "
+			    "byte", mq_schedule_field_name(nul_fields[i]));
+			return 1;
+		}
+	for (i = 0; i < sizeof nul_fields / sizeof *nul_fields; i++)
+		if (r->toolong & nul_fields[i]) {
+			snprintf(why, MQ_UNUSABLE_MAX, "its %s is too long",
+			    mq_schedule_field_name(nul_fields[i]));
+			return 1;
+		}
+	if (!mq_valid_queue(s->name))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid schedule name '%s'",
+		    s->name);
+	else if (!mq_valid_queue(s->queue))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid queue name '%s'",
+		    s->queue);
+	else if (!mq_tz_valid_name(s->zone))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid time zone name "
+		    "'%.200s'", s->zone);
+	else if (mq_cron_parse(s->expr, &cron, &err) != MQ_OK)
+		snprintf(why, MQ_UNUSABLE_MAX, "cron: %.280s", err.msg);
+	else if (s->has_key && !mq_valid_key(s->key))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid job key '%.255s'",
+		    s->key);
+	else if (s->priority < MQ_PRIORITY_MIN || s->priority > MQ_PRIORITY_MAX)
+		snprintf(why, MQ_UNUSABLE_MAX, "priority %d is out of range "
+		    "%d to %d", s->priority, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX);
+	else if (s->max_attempts < 1)
+		snprintf(why, MQ_UNUSABLE_MAX, "max-attempts 0 is below 1");
+	else if (s->missed_max < 1 || s->missed_max > MQ_MISSED_MAX_LIMIT)
+		snprintf(why, MQ_UNUSABLE_MAX, "missed-max %u is out of range "
+		    "1 to %d", s->missed_max, MQ_MISSED_MAX_LIMIT);
+	else if (s->missed < MQ_MISSED_SKIP || s->missed > MQ_MISSED_ALL)
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid missed policy");
+	else
+		return 0;
+	return 1;
 }
 
 /* The first instant after t (MQ_SCHEDULE_NEVER if there is none). */
@@ -654,6 +718,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 	enum mq_status rc;
 	int64_t now_us = 0, next_s;
 	int null, have_now = 0, moved;
+	char why[MQ_UNUSABLE_MAX];
 
 	a->nres = 0;
 	a->lasts_read = 0;	/* read again in this transaction */
@@ -678,7 +743,10 @@ apply_tx(struct mq_conn *c, void *ctx)
 			/* has_last, unused by this read, marks the row
 			 * matched: --prune keeps it */
 			rows[j].has_last = 1;
-			r->changed = differences(&rows[j].s, want);
+			/* a field holding a NUL byte, or cut, is not the
+			 * file's, whatever its first bytes */
+			r->changed = differences(&rows[j].s, want) |
+			    rows[j].nul | rows[j].toolong;
 			r->next_at = floor_s(rows[j].next_at_us);
 			if (rows[j].next_at_us % 1000000)
 				r->next_at++;
@@ -699,7 +767,8 @@ apply_tx(struct mq_conn *c, void *ctx)
 		 * that the file repairs is due again from its expression,
 		 * as if that had changed */
 		moved = r->what == MQ_APPLIED_ADDED || (r->changed &
-		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) || unusable(&rows[j].s);
+		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) ||
+		    mq_schedule_unusable(&rows[j], why);
 		if (moved) {
 			int64_t base = floor_s(now_us);
 
@@ -721,11 +790,10 @@ apply_tx(struct mq_conn *c, void *ctx)
 		} else {
 			struct write_binds w;
 			unsigned long nlen = (unsigned long)strlen(want->name);
-			unsigned long rlen = (unsigned long)strlen(
-			    rows[j].s.name);
+			unsigned long rlen = (unsigned long)rows[j].name_len;
 			bind_schedule(&w, want, 0, moved ? &next_s : NULL);
 			mq__bind_str(&w.b[10], want->name, &nlen);
-			mq__bind_str(&w.b[11], rows[j].s.name, &rlen);
+			mq__bind_name(&w.b[11], rows[j].s.name, &rlen);
 			w.version = rows[j].version;
 			mq__bind_u64(&w.b[12], &w.version);
 			rc = exec_write(c, sql_change, w.b, want->name,
@@ -757,7 +825,8 @@ apply_tx(struct mq_conn *c, void *ctx)
 		r->what = MQ_APPLIED_REMOVED;
 		if (a->dry_run)
 			continue;
-		mq__bind_str(&b[0], rows[j].s.name, &nlen);
+		nlen = (unsigned long)rows[j].name_len;
+		mq__bind_name(&b[0], rows[j].s.name, &nlen);
 		mq__bind_u64(&b[1], &version);
 		rc = exec_write(c, sql_prune, b, rows[j].s.name,
 		    "cannot remove the schedule");
@@ -988,15 +1057,17 @@ push_run(struct mq_conn *c, const struct mq_schedule *s, int64_t instant,
 	return mq__push_in_tx(c, &o, s->payload, s->payload_len, id);
 }
 
+/* (name: name_len bytes, a NUL among them in a row another program
+ * wrote) */
 static enum mq_status
-move_next(struct mq_conn *c, const char *name, uint64_t version,
-    int64_t next_s)
+move_next(struct mq_conn *c, const char *name, size_t name_len,
+    uint64_t version, int64_t next_s)
 {
 	MYSQL_BIND b[3];
-	unsigned long nlen;
+	unsigned long nlen = (unsigned long)name_len;
 
 	mq__bind_i64(&b[0], &next_s);
-	mq__bind_str(&b[1], name, &nlen);
+	mq__bind_name(&b[1], name, &nlen);
 	mq__bind_u64(&b[2], &version);
 	return exec_write(c, sql_move, b, name, "cannot move the schedule");
 }
@@ -1028,6 +1099,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	struct mq_schedule_row *rows = NULL;
 	size_t nrows = 0, cap = 0, n = 0, i;
 	unsigned char run[MQ_MISSED_MAX_LIMIT];
+	char why[MQ_UNUSABLE_MAX];
 	struct mq_schedule *s;
 	struct mq_error err;
 	struct engine e;
@@ -1063,9 +1135,9 @@ fire_tx(struct mq_conn *c, void *ctx)
 	/* a row mq would not write (another program's: an expression,
 	 * a zone name, a queue, a key or a number mq refuses) cannot fire
 	 * anywhere, and must not stand first in the due index forever */
-	if (unusable(s)) {
+	if (mq_schedule_unusable(&rows[0], why)) {
 		f->broken = 1;
-		rc = move_next(c, s->name, rows[0].version,
+		rc = move_next(c, s->name, rows[0].name_len, rows[0].version,
 		    MQ_SCHEDULE_NEVER);
 		goto out;
 	}
@@ -1101,7 +1173,8 @@ fire_tx(struct mq_conn *c, void *ctx)
 	next_s = engine_next(&e, from > now_s ? from : now_s);
 	mq_tz_free(e.tz);
 	if (rc == MQ_OK)
-		rc = move_next(c, s->name, rows[0].version, next_s);
+		rc = move_next(c, s->name, rows[0].name_len, rows[0].version,
+		    next_s);
 out:
 	mq_schedule_rows_free(rows, nrows);
 	return rc;
@@ -1310,6 +1383,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	unsigned long nlen;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	char why[MQ_UNUSABLE_MAX];
 
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
@@ -1318,6 +1392,11 @@ run_tx(struct mq_conn *c, void *ctx)
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
+	/* a row no mq writes runs nowhere, by hand neither (a key cut
+	 * at a NUL byte would be another job's key) */
+	if (rc == MQ_OK && mq_schedule_unusable(&rows[0], why))
+		rc = mq__fail(c, MQ_EINVAL, "schedule '%s' is unusable: %s",
+		    m->name, why);
 	if (rc == MQ_OK)
 		rc = push_run(c, &rows[0].s, -1, &m->id);
 	if (rc == MQ_OK) {
