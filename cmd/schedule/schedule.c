@@ -311,7 +311,13 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 	if (r.broken)
 		printf(", %llu unusable (never fire)",
 		    (unsigned long long)r.broken);
-	if (st == MQ_OK && r.next_us) {
+	/* a schedule still due after the firing is one another process
+	 * holds (SKIP LOCKED passed it over, its move not committed yet):
+	 * its instant is past, and not what comes next */
+	if (st == MQ_OK && r.next_us && r.next_us <= r.now_us)
+		printf("; next now (a due schedule another process is "
+		    "firing)");
+	else if (st == MQ_OK && r.next_us) {
 		fmt_instant(r.next_us / 1000000 + (r.next_us % 1000000 > 0),
 		    NULL, utc, local);
 		printf("; next %s", utc);
