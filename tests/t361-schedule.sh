@@ -386,4 +386,30 @@ is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next 209
 expect_status 0 "schedule -h" "$MQ" schedule -h
 like "$OUT" "usage: mq schedule*apply FILE*" "  shows the usage"
 
+# stop 46's review, finding 5: missed-max without missed = all is the
+# missed-max line's error (it named the header's, line 1)
+printf '[a]\ncron = * * * * *\nmissed-max = 5\n' >"$T_TMP/mm.conf"
+expect_status 65 "missed-max without missed = all: 65" "$MQ" schedule apply --dry-run "$T_TMP/mm.conf"
+is "$ERR" "mq schedule: $T_TMP/mm.conf: line 3: [a]: missed-max is for missed = all" "  on its line"
+printf '# x\n[a]\ncron = * * * * *\nmissed-max = 5\nmissed = once\n' >"$T_TMP/mm2.conf"
+expect_status 65 "the same, missed after it" "$MQ" schedule apply --dry-run "$T_TMP/mm2.conf"
+is "$ERR" "mq schedule: $T_TMP/mm2.conf: line 4: [a]: missed-max is for missed = all" "  on missed-max's line"
+
+# stop 46's review, finding 6: a fire that passes over a schedule another
+# process holds printed its past instant as "next"
+printf '[held]\ncron = * * * * *\nqueue = qheld\n' >"$T_TMP/held.conf"
+"$MQ" schedule apply "$T_TMP/held.conf" >/dev/null
+sql "UPDATE mq_jobs_schedules SET next_at = UTC_TIMESTAMP() - INTERVAL 30 MINUTE WHERE name = 'held'"
+sql "BEGIN; SELECT name FROM mq_jobs_schedules WHERE name = 'held' FOR UPDATE; SELECT SLEEP(4); COMMIT" >/dev/null &
+hold=$!
+i=0
+while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(4)%'")" -eq 0 ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+expect_status 0 "fire --queue qheld while another process holds its schedule" "$MQ" schedule fire --queue qheld
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next now (a due schedule another process is firing)" \
+  "  says what its next is, not its past instant"
+wait "$hold"
+sql "UPDATE mq_jobs_schedules SET next_at = '2099-01-01' WHERE name = 'held'"
+
 done_testing

@@ -296,3 +296,16 @@ put_shell_word(const unsigned char *p, size_t n)
 	else
 		put_shell_quoted(p, n);
 }
+
+void
+put_json_payload(const unsigned char *p, size_t n)
+{
+	if (utf8_valid(p, n)) {
+		fputs("\"payload\":", stdout);
+		put_json_string(p, n);
+	} else {
+		fputs("\"payload_base64\":\"", stdout);
+		put_base64(p, n);
+		putchar('"');
+	}
+}

@@ -63,6 +63,10 @@ void put_json_string(const unsigned char *p, size_t n);
  * (written \\xHH), as put_text shows them. */
 void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
+
+/* A payload as a JSON member, in its exact form (mq(1) OUTPUT OF TABLE
+ * DATA): "payload":"..." when it is UTF-8, else "payload_base64":"...". */
+void put_json_payload(const unsigned char *p, size_t n);
 void put_shell_quoted(const unsigned char *p, size_t n);
 
 /* p as one shell word: as is if made of A-Z a-z 0-9 _ . - only (a name

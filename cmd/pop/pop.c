@@ -480,6 +480,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    "are all paused\n" : "mq pop: queue '%s' is paused\n",
 		    o->queue);
 	if (st != MQ_OK) {
+		struct mq_error fe;
+
+		/* nothing claimed, and firing the due schedules of the queues
+		 * failed (a schedule passed over: its runs are not there):
+		 * said, the status stays (mq-pop(1) CALENDAR SCHEDULES). With
+		 * jobs claimed it is not: the receipt may be on stderr */
+		if (a.wait && mq_pop_fire_failed(c, &fe))
+			report(&pop_command, "cannot fire the schedules", &fe);
 		mq_close(c);
 		orphans_after(g, orphans, norphans);
 		return stop_signal ? 128 + stop_signal : EXIT_EMPTY;
