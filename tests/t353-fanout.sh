@@ -147,7 +147,8 @@ midpush() {
   exec 3>"$T_TMP/in$1"
   seq 1 1500 >&3
   _i=0
-  while [ "$(wc -l <"$T_TMP/ids$1")" -lt 1000 ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+  # (up to 2 minutes: a loaded machine has taken more than 30 s)
+  while [ "$(wc -l <"$T_TMP/ids$1")" -lt 1000 ] && [ $_i -lt 1200 ]; do sleep 0.1; _i=$((_i + 1)); done
   case $3 in
     ack) "$MQ" ack "$_r" >/dev/null ;;
     fail) "$MQ" fail --no-retry "$_r" >/dev/null ;;
