@@ -281,4 +281,23 @@ run "$MQ" check --queue huge --max-dead 1
 is "$RC" 2 "counts summing above 2^63: mq check --max-dead 1 is CRITICAL (2)"
 like "$OUT" "MQ CRITICAL - huge: 9223372036854775807 dead > 1 (critical) |*" "and names the queue"
 sql "DELETE FROM mq_jobs_counts WHERE queue = 'huge'"
+# a done or dead row without finished_at: mq why, show and ls say the
+# time is unknown, not an empty one (on 6eb561e: "is dead since  (in
+# 0ms)", "is done (finished at )")
+sql "DELETE FROM mq_jobs"
+nocheck "$ins, state, last_error) VALUES ('fin', 'p', 'dead', 'boom'), ('fin', 'p', 'done', NULL)"
+dead_id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'fin' AND state = 'dead'")
+done_id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'fin' AND state = 'done'")
+run "$MQ" why "$dead_id"
+is "$RC:$(echo "$OUT" | head -1)" "14:job $dead_id is dead since an unknown time, with error: boom" \
+  "why: a dead row without finished_at is dead since an unknown time"
+like "$OUT" "*finished: unknown (the row has no finished_at)*" "(and its facts say so)"
+run "$MQ" why "$done_id"
+is "$RC:$(echo "$OUT" | head -1)" "15:job $done_id is done (finished at an unknown time)" \
+  "why: a done row without finished_at finished at an unknown time"
+run "$MQ" show "$done_id"
+like "$OUT" "*finished: unknown (the row has no finished_at)*" "show: the same"
+run "$MQ" why --json "$done_id"
+like "$OUT" '*"finished_at":null,"finished_at_from_now_us":null,*' "why --json: null"
+sql "DELETE FROM mq_jobs"
 done_testing

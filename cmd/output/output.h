@@ -80,6 +80,14 @@ void put_job_json(const struct mq_job_info *j);
  * so that its lease columns are its holder's; in any other state they
  * are what the last claim left (output/job_json.c). */
 int job_held(const struct mq_job_info *j);
+/* Whether the job is finished: done, dead or archived. */
+int job_finished(const struct mq_job_info *j);
+/* When it finished: "ISO (3s ago)", or, for a row another program wrote
+ * without finished_at, "an unknown time"; and a "finished: " line, for a
+ * finished job or one that has the time ("unknown (the row has no
+ * finished_at)"). */
+void put_finished(const struct mq_job_info *j);
+void put_finished_line(const struct mq_job_info *j);
 
 /* An instant of a calendar schedule (output/instant.c), seconds since
  * the epoch, as "2026-11-30 01:30:00 UTC" into utc and in zone tz as
