@@ -252,14 +252,13 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		}
 		break;
 	case WHY_DONE:
-		printf("is done (finished at ");
-		put_finished(j);
-		putchar(')');
+		printf("is done (finished at %s)", j->has_finished &&
+		    *j->finished_at ? j->finished_at : "an unknown time");
 		break;
 	case WHY_ARCHIVED:
-		printf("is archived (%s at ", j->stored_state);
-		put_finished(j);
-		putchar(')');
+		printf("is archived (%s at %s)", j->stored_state,
+		    j->has_finished && *j->finished_at ? j->finished_at :
+		    "an unknown time");
 		break;
 	case WHY_MISSING:
 		break;
