@@ -54,6 +54,14 @@ void put_when_line(const char *label, const char *iso, int64_t us);
 /* The columns put_text() would take. */
 size_t text_width(const unsigned char *p, size_t n);
 
+/* Text as put_text() writes it (UTF-8, escapes in ASCII), s[0..n): the
+ * columns a terminal gives it (display width: 2 for a wide character, 0
+ * for a combining one; an escape its printed length); and the bytes of
+ * its longest start that fits in max columns (0: all), its columns in
+ * *width (if not NULL), never half a character. */
+size_t shown_width(const char *s, size_t n);
+size_t shown_fit(const char *s, size_t n, size_t max, size_t *width);
+
 /* A JSON string for any bytes: control characters as \u00XX, a byte
  * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
 void put_json_string(const unsigned char *p, size_t n);
