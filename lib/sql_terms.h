@@ -181,10 +181,15 @@
     "CAST(CONCAT(LPAD(YEAR(" x "), 4, '0'), '-', GREATEST(MONTH(" x "), 1)," \
     " '-', GREATEST(DAYOFMONTH(" x "), 1), ' ', TIME(" x ")) AS DATETIME(6))"
 
-/* x - now, in microseconds (NULL if x is): a zero date is as old as the
- * date it reads as (MQ_SQL_REAL_DATE), not now, in every command that
- * shows an age (why, show, ls, stats, check, top). */
+/* x - now, in microseconds (NULL if x is). */
 #define MQ_SQL_US_FROM_NOW(x) \
+    "TIMESTAMPDIFF(MICROSECOND, " MQ_SQL_NOW ", " x ")"
+
+/* The same for a date as the readers show it: a zero date is as old as
+ * the date it reads as (MQ_SQL_REAL_DATE), not now, in every command
+ * that shows an age (why, show, ls, stats, check, top). x is written
+ * several times: a column, or an expression without parameters. */
+#define MQ_SQL_AGE_FROM_NOW(x) \
     "TIMESTAMPDIFF(MICROSECOND, " MQ_SQL_NOW ", IF(MONTH(" x ") > 0" \
     " AND DAYOFMONTH(" x ") > 0, " x ", " MQ_SQL_REAL_DATE(x) "))"
 

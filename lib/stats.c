@@ -39,7 +39,7 @@ const char mq__sql_stats_queues[] =
 const char mq__sql_stats_live[] =
     "SELECT '', 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
     "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
-    " COUNT(*), COALESCE(-" MQ_SQL_US_FROM_NOW("MIN(available_at)") ", 0)"
+    " COUNT(*), COALESCE(-" MQ_SQL_AGE_FROM_NOW("MIN(available_at)") ", 0)"
     " FROM `{{TABLE}}` FORCE INDEX (due) WHERE " MQ_SQL_DUE_ROW("?")
     " UNION ALL SELECT '', 'leased', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
