@@ -189,6 +189,17 @@ expect_status 64 "push --wait with --lines: refused" sh -c 'echo x | "$0" push -
 expect_status 64 "push --wait with --every: refused" "$MQ" push --every 1h --wait x
 expect_status 64 "push --timeout without --wait: refused" "$MQ" push --timeout 1s x
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'x' AND queue = 'default'")" 0 "  nothing pushed by those"
+# its id not written (a full disk): 74, said once (main's flush at exit
+# said it again after push had: two lines on 6eb561e), with or without
+# --timeout; mq wait's own line the same
+for t in "" "--timeout 1s"; do
+  # shellcheck disable=SC2086
+  expect_status 74 "push --wait ${t:+$t }>/dev/full: 74, one line" sh -c '"$0" push --queue full --wait '"$t"' x >/dev/full' "$MQ"
+  is "$ERR" "mq push: write failure on standard output" "  said once"
+done
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'full'")" 2 "  the jobs are pushed (their ids could not be written)"
+expect_status 74 "wait >/dev/full of a done job: 74, one line" sh -c '"$0" wait "$1" >/dev/full' "$MQ" "$ja"
+is "$ERR" "mq wait: write failure on standard output" "  said once"
 
 # ---- SIGTERM: 143 at once, nothing changed
 s1=$("$MQ" push --queue sig s1)

@@ -384,8 +384,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		free(payload);
 	if (a.wait && fflush(stdout) == EOF) {
 		mq_close(c);
-		say(&push_command, "write failure on standard output");
-		return EX_IOERR;
+		return stdout_failure(&push_command);	/* main: not again */
 	}
 	if (stop_signal_pending(&held)) {
 		if (a.wait)
