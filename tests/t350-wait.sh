@@ -42,6 +42,14 @@ expect_status 64 "an invalid --timeout is a usage error" "$MQ" wait --timeout 3x
 printf '1\n\nabc\n' >"$T_TMP/bad"
 expect_status 64 "a bad line on stdin is a usage error" sh -c '"$0" wait <"$1"' "$MQ" "$T_TMP/bad"
 like "$ERR" "*'abc' on line 3 of standard input*" "  naming its line"
+# a NUL in a line: the line shown whole, escaped (on 6eb561e cut at the
+# NUL: "invalid job id '1'", an id that looks valid)
+expect_status 64 "a line with a NUL is a usage error" sh -c 'printf "1\\0002\\n" | "$0" wait' "$MQ"
+is "$ERR" "mq wait: invalid job id '1\\x002' on line 1 of standard input: a positive number, as push prints it" "  the line shown whole, escaped"
+# standard input that cannot be read: the cause named (on 6eb561e
+# "cannot read standard input after line 0", no reason)
+expect_status 74 "stdin a directory: 74" sh -c '"$0" wait <"$1"' "$MQ" "$T_TMP"
+is "$ERR" "mq wait: cannot read standard input: Is a directory" "  the cause named"
 expect_status 64 "a bad id is refused before connecting" env MQ_SOCKET=/nonexistent "$MQ" wait 7 zz
 
 # ---- an id in neither table: one line on stderr, status 1

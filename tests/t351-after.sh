@@ -45,6 +45,18 @@ like "$ERR" "mq push: cannot open --after-file *" "  said so"
 printf '%s\n\nzz\n' "$p" >"$T_TMP/badfile"
 expect_status 64 "--after-file with a bad line" "$MQ" push --queue bad --after-file "$T_TMP/badfile" job
 like "$ERR" "*'zz' on line 3 of --after-file*" "  naming its line"
+# a NUL in a line shown whole, escaped; a file that cannot be read
+# names the cause (on 6eb561e: "invalid job id '1'", cut at the NUL;
+# "cannot read --after-file '...' after line 0" with no reason)
+printf '%s\n1\0002\n' "$p" >"$T_TMP/nulfile"
+expect_status 64 "--after-file with a NUL in a line" "$MQ" push --queue bad --after-file "$T_TMP/nulfile" job
+is "$ERR" "mq push: invalid job id '1\\x002' on line 2 of --after-file '$T_TMP/nulfile': a positive number, as push prints it" "  the line shown whole, escaped"
+expect_status 74 "--after-file a directory" "$MQ" push --queue bad --after-file "$T_TMP" job
+is "$ERR" "mq push: cannot read --after-file '$T_TMP': Is a directory" "  the cause named"
+expect_status 74 "--after-file - from a directory" sh -c '"$0" push --queue bad --after-file - job <"$1"' "$MQ" "$T_TMP"
+is "$ERR" "mq push: cannot read --after-file '-': Is a directory" "  the cause named"
+expect_status 74 "--lines with --after-file a directory" sh -c 'echo "$1" | "$0" push --queue bad --lines --after-file "$2"' "$MQ" "$p" "$T_TMP"
+is "$ERR" "mq push: cannot read --after-file '$T_TMP': Is a directory" "  the cause named"
 expect_status 74 "--after-file - with standard input closed" sh -c '"$0" push --queue bad --after-file - job <&-' "$MQ"
 is "$ERR" "mq push: standard input is closed: nothing done" "  said so (it read no parent: a job due at once)"
 expect_status 64 "--after-file - without a PAYLOAD argument" sh -c 'echo 1 | "$0" push --queue bad --after-file -' "$MQ"
