@@ -62,6 +62,29 @@ is "$ERR" "mq push: standard input is closed: nothing done" "  said so (it read 
 expect_status 64 "--after-file - without a PAYLOAD argument" sh -c 'echo 1 | "$0" push --queue bad --after-file -' "$MQ"
 is "$(njobs)" "$n0" "nothing pushed by any of them"
 
+# ---- no parents in --after-file (an empty file, blank lines only: a
+# fan-in of zero jobs): a job due at once, as after parents all done,
+# whatever --if-parent-dies says; the rules of --after all the same (on
+# 6eb561e a policy with it was 64, "--if-parent-dies goes with --after
+# or --after-file", while --delay with it was taken)
+: >"$T_TMP/none0"
+printf '\n  \n\t\n' >"$T_TMP/blank0"
+for f in none0 blank0; do
+  for pol in "" cancel run wait; do
+    expect_status 0 "--after-file $f${pol:+ --if-parent-dies $pol}: pushed" sh -c '"$0" push --queue zero --after-file "$1" ${2:+--if-parent-dies "$2"} job' "$MQ" "$T_TMP/$f" "$pol"
+    is "$(st "$OUT"):$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $OUT")" "ready:0" "  due at once, no edge"
+  done
+done
+expect_status 0 "--after-file - of no ids, --if-parent-dies run: pushed" sh -c '"$0" push --queue zero --after-file - --if-parent-dies run job </dev/null' "$MQ"
+is "$(st "$OUT")" ready "  due at once"
+for o in "--delay 1m" "--at 2030-01-01T00:00" "--every 1h"; do
+  # shellcheck disable=SC2086
+  expect_status 64 "--after-file of no ids with $o: refused as with ids" "$MQ" push --queue bad --after-file "$T_TMP/none0" $o job
+  like "$ERR" "*--after excludes --every, --delay and --at*" "  said so"
+done
+expect_status 64 "--after-file of no ids with --cron: refused as with ids" "$MQ" push --queue bad --after-file "$T_TMP/none0" --cron '* * * * *' job
+is "$(njobs)" "$((n0 + 9))" "nothing pushed by the refused ones"
+
 # ---- parents that cannot be: 66, one line, nothing pushed
 expect_status 66 "a parent that does not exist" "$MQ" push --queue bad --after "$p,424242" job
 is "$ERR" "mq push: parent 424242 does not exist" "  one line naming it"
@@ -72,7 +95,7 @@ dp=$("$MQ" push --queue dead --max-attempts 1 gone)
 die_one dead >/dev/null
 expect_status 66 "a dead parent, --if-parent-dies cancel (the default)" "$MQ" push --queue bad --after "$dp" job
 is "$ERR" "mq push: parent $dp is dead (--if-parent-dies cancel)" "  one line naming it"
-is "$(njobs)" "$((n0 + 2))" "nothing pushed (the recurring and the dead parent only)"
+is "$(njobs)" "$((n0 + 11))" "nothing pushed (the recurring and the dead parent only)"
 is "$(sql "SELECT IFNULL(children, 'none') FROM mq_jobs WHERE id = $p")" none "the parent's count of dependents untouched (rolled back)"
 
 # ---- the simple case: after two parents, due once both are done
