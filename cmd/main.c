@@ -137,9 +137,7 @@ main(int argc, char **argv)
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if ((cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
-		fprintf(stderr, "mq %s: write failure on standard output\n",
-		    cmd->name);
-		return EX_IOERR;
+		return stdout_failure(cmd);	/* said once */
 	}
 	return rc;
 }

@@ -94,8 +94,7 @@ flush_out(const struct waiting *w)
 	if (rc != 0) {
 		if (reader_gone(errno))
 			end_by_sigpipe();
-		say(w->cmd, "write failure on standard output");
-		exit(EX_IOERR);
+		exit(stdout_failure(w->cmd));
 	}
 	return 0;
 }

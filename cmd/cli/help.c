@@ -96,10 +96,7 @@ exit_written(const struct command *cmd)
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (reader_gone(errno))
 			exit(0);
-		fprintf(stderr, "mq%s%s: write failure on standard output\n",
-		    cmd->flags & CMD_MAIN ? "" : " ",
-		    cmd->flags & CMD_MAIN ? "" : cmd->name);
-		exit(EX_IOERR);
+		exit(stdout_failure(cmd));
 	}
 	exit(0);
 }

@@ -15,9 +15,15 @@
 const char *
 shown(const char *s)
 {
+	return shown_bytes(s, strlen(s));
+}
+
+const char *
+shown_bytes(const void *s, size_t n)
+{
 	static char buf[80 + TEXT_NEXT_MAX + 4];
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, o = 0, len;
+	const unsigned char *p = s;
+	size_t i = 0, o = 0, len;
 
 	while (i < n && o < 80) {
 		i += text_next(p + i, n - i, buf + o, &len);

@@ -21,6 +21,9 @@ struct command;
  * it, long text cut after 80 columns with "...". Returns a static
  * buffer. */
 const char *shown(const char *s);
+/* The same for the bytes p[0..n), a NUL among them shown as \x00 (input
+ * read from a file or a pipe: a message must not cut it at a NUL). */
+const char *shown_bytes(const void *p, size_t n);
 
 /* "s" unless n is 1: "1 job", "2 jobs". */
 #define PLURAL(n) ((n) == 1 ? "" : "s")
