@@ -14,7 +14,7 @@ static const struct opt opts[] = {
 
 const struct command ack_command = {
 	"ack", "mark claimed jobs done", opts, { "RECEIPT...", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_ack, NULL
+	0, cmd_ack, NULL
 };
 
 int

@@ -27,7 +27,7 @@ static const struct opt opts[] = {
 
 const struct command archive_command = {
 	"archive", "move finished jobs to the archive table", opts,
-	{ "", NULL }, COMPLETE_NONE, NULL, 0, cmd_archive, NULL
+	{ "", NULL }, 0, cmd_archive, NULL
 };
 
 struct archive_args {

@@ -17,7 +17,7 @@ static const struct opt opts[] = {
 
 const struct command extend_command = {
 	"extend", "extend a claimed job's lease", opts, { "RECEIPT", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_extend, NULL
+	0, cmd_extend, NULL
 };
 
 static void

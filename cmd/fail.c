@@ -24,7 +24,7 @@ static const struct opt opts[] = {
 
 const struct command fail_command = {
 	"fail", "give a claimed job back, to retry or bury", opts,
-	{ "RECEIPT", NULL }, COMPLETE_NONE, NULL, 0, cmd_fail, NULL
+	{ "RECEIPT", NULL }, 0, cmd_fail, NULL
 };
 
 static void

@@ -19,7 +19,7 @@ static const struct opt opts[] = {
 
 const struct command init_command = {
 	"init", "create or upgrade the job table", opts, { "", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_init, NULL
+	0, cmd_init, NULL
 };
 
 static void

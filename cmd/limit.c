@@ -46,7 +46,7 @@ static const struct opt opts[] = {
 
 const struct command limit_command = {
 	"limit", "show, set or clear a queue's limits", opts,
-	{ "QUEUE", "QUEUE" }, COMPLETE_QUEUE, NULL, 0, cmd_limit, NULL
+	{ "QUEUE", "QUEUE" }, 0, cmd_limit, NULL
 };
 
 /* The largest limit: the columns are INT UNSIGNED. */
@@ -69,7 +69,8 @@ rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
 	size_t len;
 
 	if (slash == NULL || (len = (size_t)(slash - arg)) == 0 ||
-	    len >= sizeof num || strlen(slash + 1) + 2 > sizeof d)
+	    len >= sizeof num || slash[1] == '\0' ||
+	    strlen(slash + 1) + 2 > sizeof d)
 		usage_error(&limit_command, "invalid %s '%s': N/D expected, "
 		    "e.g. 10/s or 600/5m", opt, shown(arg));
 	memcpy(num, arg, len);
@@ -83,8 +84,8 @@ rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
 		d[len - 2] = '\0';
 	if (mq_parse_duration(d, &v) != MQ_OK || v <= 0)
 		usage_error(&limit_command, "invalid %s '%s': the window D must "
-		    "be a positive duration (ms, s, m or min, h, d)", opt,
-		    shown(arg));
+		    "be a duration from 1ms to 36600d (ms, s, m or min, h, d)",
+		    opt, shown(arg));
 	*us = (uint64_t)v;
 }
 

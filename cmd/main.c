@@ -18,13 +18,30 @@
 #define MQ_VERSION "unknown"
 #endif
 
+static int cmd_help(int argc, char **argv, struct mq_global *g);
+
+/* mq help [COMMAND]: parsed as every command is (--, an unknown option's
+ * line), but it takes no connection option: it never connects. Its -h is
+ * mq's own help. */
+static const struct opt help_opts[] = {
+	{ 'h', "help", 'h', NULL, "show mq's help", COMPLETE_NONE, NULL, "",
+	    0, 0 },
+	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
+};
+
+static const struct command help_command = {
+	"help", HELP_SUMMARY, help_opts, { "[COMMAND]", NULL },
+	CMD_OWN_HELP | CMD_NO_SHARED, cmd_help, NULL
+};
+
+/* help last, as mq -h lists it */
 static const struct command *const table[] = {
 	&ack_command, &archive_command, &cancel_command, &check_command,
 	&completion_command, &extend_command, &fail_command, &init_command,
 	&limit_command, &ls_command, &pause_command, &pop_command, &purge_command,
 	&push_command, &requeue_stale_command, &resume_command, &retry_command,
 	&schedule_command, &show_command, &stats_command, &top_command, &wait_command,
-	&why_command, &work_command, NULL
+	&why_command, &work_command, &help_command, NULL
 };
 
 static const struct opt main_opts[] = {
@@ -34,8 +51,8 @@ static const struct opt main_opts[] = {
 };
 
 static const struct command main_command = {
-	"mq", NULL, main_opts, { "COMMAND [ARG...]", NULL }, COMPLETE_COMMAND,
-	NULL, CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL, NULL
+	"mq", NULL, main_opts, { "COMMAND [ARG...]", NULL },
+	CMD_POSIX | CMD_OWN_HELP | CMD_MAIN, NULL, NULL
 };
 
 static void
@@ -47,8 +64,6 @@ help(void)
 	printf("\ncommands:\n");
 	for (i = 0; table[i]; i++)
 		printf("  %-14s %s\n", table[i]->name, table[i]->summary);
-	/* not in table[]: it runs no command of its own */
-	printf("  %-14s %s\n", "help", HELP_SUMMARY);
 	put_option_help(stdout, &main_command);
 	printf("\n'mq COMMAND -h' and mq-COMMAND(1) tell more.\n");
 	exit_written(&main_command);
@@ -63,6 +78,36 @@ main_option(void *ctx, int id, const char *arg)
 		printf("mq %s\n", MQ_VERSION);
 		exit_written(&main_command);
 	}
+}
+
+static void
+help_option(void *ctx, int id, const char *arg)
+{
+	if (id == 'h')
+		help();
+}
+
+/* mq help COMMAND is mq COMMAND -h; mq help alone, mq -h */
+static int
+cmd_help(int argc, char **argv, struct mq_global *g)
+{
+	const struct command *cmd;
+	char *av[3];
+	int n;
+
+	n = parse_options(&help_command, argc, argv, g, help_option, NULL);
+	if (n > 1)
+		usage_error(&help_command, "unexpected argument '%s'",
+		    shown(argv[2]));
+	if (n == 0)
+		help();
+	if ((cmd = find_command_spec(argv[1])) == NULL)
+		usage_error(&help_command, "'%s' is not a command (see 'mq -h')",
+		    shown(argv[1]));
+	av[0] = argv[1];
+	av[1] = "-h";
+	av[2] = NULL;
+	return cmd->fn(2, av, g);
 }
 
 int
@@ -84,16 +129,6 @@ main(int argc, char **argv)
 		put_usage(stderr, &main_command);
 		return EX_USAGE;
 	}
-	if (strcmp(argv[0], "help") == 0) {
-		if (argc > 2)
-			usage_error(&main_command, "help takes one COMMAND at most");
-		if (argc < 2 || strcmp(argv[1], "help") == 0 ||
-		    strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
-			help();
-		argv[0] = argv[1];
-		argv[1] = "-h";
-		argc = 2;
-	}
 	if ((cmd = find_command_spec(argv[0])) == NULL)
 		usage_error(&main_command, "'%s' is not a command (see 'mq -h')",
 		    shown(argv[0]));
@@ -102,9 +137,7 @@ main(int argc, char **argv)
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if ((cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
-		fprintf(stderr, "mq %s: write failure on standard output\n",
-		    cmd->name);
-		return EX_IOERR;
+		return stdout_failure(cmd);	/* said once */
 	}
 	return rc;
 }

@@ -23,7 +23,7 @@ static const struct opt opts[] = {
 
 const struct command purge_command = {
 	"purge", "delete a queue's waiting jobs", opts, { "", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_purge, NULL
+	0, cmd_purge, NULL
 };
 
 struct purge_args {

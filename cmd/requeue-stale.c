@@ -30,7 +30,7 @@ static const struct opt opts[] = {
 
 const struct command requeue_stale_command = {
 	"requeue-stale", "put jobs of expired leases back", opts, { "", NULL },
-	COMPLETE_NONE, NULL, 0, cmd_requeue_stale, NULL
+	0, cmd_requeue_stale, NULL
 };
 
 struct requeue_args {

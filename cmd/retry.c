@@ -42,7 +42,7 @@ static const struct opt opts[] = {
 
 const struct command retry_command = {
 	"retry", "put dead jobs back to ready", opts, { "ID...", "" },
-	COMPLETE_NONE, NULL, 0, cmd_retry, NULL
+	0, cmd_retry, NULL
 };
 
 /* Ids shown in a message at most; the count says how many more. */

@@ -27,7 +27,7 @@ static const struct opt opts[] = {
 
 const struct command stats_command = {
 	"stats", "queue health: counts, ages", opts, { "", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_stats, NULL
+	CMD_READS_ONLY, cmd_stats, NULL
 };
 
 struct stats_args {
@@ -60,9 +60,8 @@ limit_cell(char *cell, uint32_t v)
 		snprintf(cell, TABLE_CELL, "-");
 }
 
-/* A rate limit as a cell, as mq limit shows it ("10/1s"; "-": none);
- * cut to the cell (a window of years, from a row another program
- * wrote). */
+/* A rate limit as a cell, as mq limit shows it ("10/1s"; "-": none):
+ * the cell holds the longest (LIMIT_RATE_MAX). */
 static void
 rate_cell(char *cell, uint32_t n, uint64_t us)
 {

@@ -28,7 +28,7 @@ static const struct opt opts[] = {
 
 const struct command wait_command = {
 	"wait", "wait until jobs finish", opts, { "[ID...]", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_wait, NULL
+	CMD_READS_ONLY, cmd_wait, NULL
 };
 
 /* Where the waiters table can be used (mq_finish_arm), a look when a
@@ -94,8 +94,7 @@ flush_out(const struct waiting *w)
 	if (rc != 0) {
 		if (reader_gone(errno))
 			end_by_sigpipe();
-		say(w->cmd, "write failure on standard output");
-		exit(EX_IOERR);
+		exit(stdout_failure(w->cmd));
 	}
 	return 0;
 }

@@ -21,7 +21,7 @@ static const struct opt opts[] = {
 
 const struct command why_command = {
 	"why", "why a job is not running now", opts, { "ID", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_why, NULL
+	CMD_READS_ONLY, cmd_why, NULL
 };
 
 /* The answers, and their exit statuses (mq-why(1)). */
@@ -244,7 +244,7 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		break;
 	case WHY_DEAD:
 		printf("is dead since ");
-		put_when(j->finished_at, -j->finished_ago_us);
+		put_finished(j);
 		printf(used_up ? ": its attempts are used up" : "");
 		if (j->error) {
 			printf(", with error: ");
@@ -252,11 +252,13 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		}
 		break;
 	case WHY_DONE:
-		printf("is done (finished at %s)", j->finished_at);
+		printf("is done (finished at %s)", j->has_finished &&
+		    *j->finished_at ? j->finished_at : "an unknown time");
 		break;
 	case WHY_ARCHIVED:
 		printf("is archived (%s at %s)", j->stored_state,
-		    j->finished_at);
+		    j->has_finished && *j->finished_at ? j->finished_at :
+		    "an unknown time");
 		break;
 	case WHY_MISSING:
 		break;
@@ -351,8 +353,7 @@ facts(const struct mq_job_info *j, const struct mq_job_hold *h,
 	} else if (!job_held(j) && j->leased_by_len) {
 		put_text_line("last held by", j->leased_by, j->leased_by_len);
 	}
-	if (j->has_finished)
-		put_when_line("finished", j->finished_at, -j->finished_ago_us);
+	put_finished_line(j);
 	if (j->error)
 		put_text_line("error", j->error, j->error_len);
 	if (j->archived)

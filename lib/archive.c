@@ -38,6 +38,20 @@ const char mq__sql_archive_pick[] =
     " AND a.id IS NULL AND " AWAITED("j")
     " ORDER BY j.finished_at, j.id LIMIT ? {{LOCK}}";
 
+/* The picked ids (locked by now) that dependents await, read again by a
+ * statement of its own. The pick's test of AWAITED read the edges as
+ * they were when its statement began (a consistent read), and a push
+ * --after or a retry that made a dependent wait for one of them may
+ * have committed between that and the pick's lock on its row: the
+ * parent archived, the dependent waiting for ever (a race of the two,
+ * 13 of 60 tries). Read now, with the rows locked (a push or retry
+ * writes its parents first, so none can start waiting for them until
+ * this batch commits), it sees every edge there is. */
+static const char sql_awaited_head[] =
+    "SELECT j.id FROM `{{TABLE}}` j WHERE NOT " AWAITED("j")
+    " AND j.id IN (";
+static const char sql_awaited_tail[] = ") ORDER BY j.id";
+
 /* --purge copies nothing: every finished job goes */
 static const char sql_purge_pick[] =
     "SELECT j.id FROM `{{TABLE}}` j FORCE INDEX (finished)"
@@ -63,10 +77,36 @@ struct batch {
 	const char *state;
 	uint32_t want;
 	uint64_t *ids;
-	size_t got;
+	size_t got, picked;	/* moved; picked, awaited ones too */
 	uint64_t moved;
 	uint64_t counted;	/* the count rows' changes */
 };
+
+/* Leaves out of the batch the dead jobs that dependents await now
+ * (sql_awaited_head). */
+static enum mq_status
+drop_awaited(struct mq_conn *c, struct batch *b)
+{
+	uint64_t *awaited;
+	size_t n = 0, i, k, keep = 0;
+	enum mq_status rc;
+
+	if ((awaited = malloc(b->got * sizeof *awaited)) == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = mq__select_ids_in(c, sql_awaited_head, sql_awaited_tail, NULL, 0,
+	    b->ids, b->got, awaited, b->got, &n);
+	/* (few, if any: each id of the batch looked up among them) */
+	for (i = 0; rc == MQ_OK && i < b->got; i++) {
+		for (k = 0; k < n && awaited[k] != b->ids[i]; k++)
+			;
+		if (k == n)
+			b->ids[keep++] = b->ids[i];
+	}
+	if (rc == MQ_OK)
+		b->got = keep;
+	free(awaited);
+	return rc;
+}
 
 static enum mq_status
 batch_tx(struct mq_conn *c, void *ctx)
@@ -88,6 +128,9 @@ batch_tx(struct mq_conn *c, void *ctx)
 	mq__bind_u32(&in[2], &b->want);
 	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
 	mq__release(c, st);
+	b->picked = b->got;
+	if (rc == MQ_OK && b->got && strcmp(b->state, "dead") == 0)
+		rc = drop_awaited(c, b);
 	if (rc != MQ_OK || b->got == 0)
 		return rc;
 	if (!b->o->purge) {
@@ -161,7 +204,7 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 				*moved += b.moved;
 			if (rc == MQ_OK && b.moved && o->progress)
 				o->progress(b.moved, o->ctx);
-			if (rc != MQ_OK || b.got != b.want)
+			if (rc != MQ_OK || b.picked != b.want)
 				break;
 			/* the batch's own rows: copied (unless purged) and
 			 * deleted, and the counts (yield.c) */

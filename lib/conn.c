@@ -249,11 +249,12 @@ connect_error(struct mq_error *e, MYSQL *db)
 
 /* A handle with mq's options, connected to host and port (NULL, 0: the
  * caller's settings, else the option files'): 0, or -1 with *err (the
- * handle closed, c->db NULL). */
+ * handle closed, c->db NULL; the host an option file gave, if any, in
+ * file_host: the client library read it as it tried). */
 static int
 open_db(struct mq_conn *c, const struct mq_connopts *o, const char *host,
     unsigned port, unsigned timeout, unsigned io_timeout,
-    struct mq_error *err)
+    struct mq_error *err, char *file_host, size_t size)
 {
 	if ((c->db = mysql_init(NULL)) == NULL) {
 		err->status = MQ_ENOMEM;
@@ -278,14 +279,20 @@ open_db(struct mq_conn *c, const struct mq_connopts *o, const char *host,
 
 	/* several statements in one text query: the schema probe sends its
 	 * reads (and the isolation level) in one round trip. Text queries
-	 * here are fixed, with validated names only, never values. */
+	 * here are fixed, with validated names only, never values. The
+	 * options are kept when it fails (the library drops them), for the
+	 * host an option file gave (file_hosts). */
 	if (!mysql_real_connect(c->db, host, pick(o->user, o->env_user), NULL,
 	    pick(o->database, o->env_database),
 	    port ? port : o->port ? o->port : o->env_port,
-	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS)) {
+	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS |
+	    CLIENT_REMEMBER_OPTIONS)) {
 		connect_error(err, c->db);
 		if (err->status == MQ_EDB)
 			err->status = MQ_EUNAVAIL;
+		if (file_host && size)
+			snprintf(file_host, size, "%s", host == NULL &&
+			    c->db->options.host ? c->db->options.host : "");
 		mysql_close(c->db);
 		c->db = NULL;
 		return -1;
@@ -306,16 +313,18 @@ add_tried(char *msg, size_t size, const char *host, unsigned port,
 }
 
 /* A list of hosts (hosts.c): each in turn until one connects and is
- * ready (a Galera node Synced in the primary component); skip: the
- * entry already tried (an option file's list, whose first reachable
- * entry the client library took). 0, or -1 with *err naming each. */
+ * ready (a Galera node Synced in the primary component); from the
+ * entry from on (an option file's list: the client library tried the
+ * entries before it, took the first that answered and found it not
+ * ready, named in skip: each is connected to once). 0, or -1 with *err
+ * naming each. */
 static int
 open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
-    const char *skip, unsigned timeout, unsigned io_timeout,
+    size_t from, const char *skip, unsigned timeout, unsigned io_timeout,
     struct mq_error *err)
 {
 	char host[256], why[160], tried[sizeof err->msg];
-	struct mq_error e, last_e;
+	struct mq_error e, last_e, refused;
 	enum mq_status st;
 	unsigned port;
 	size_t i, k, n, first;
@@ -323,6 +332,7 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 	*tried = '\0';
 	memset(&last_e, 0, sizeof last_e);
 	last_e.status = MQ_EUNAVAIL;
+	memset(&refused, 0, sizeof refused);
 	if (skip)
 		snprintf(tried, sizeof tried, "%s", skip);
 	for (n = 0; (st = mq__host_entry(list, n, host, sizeof host, &port,
@@ -337,11 +347,19 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 	first = o->host_random && n > 1 ? (size_t)getpid() % n : 0;
 	for (k = 0; k < n; k++) {
 		i = (first + k) % n;
+		if (i < from)
+			continue;
 		(void)mq__host_entry(list, i, host, sizeof host, &port, err);
 		memset(&e, 0, sizeof e);
-		if (open_db(c, o, host, port, timeout, io_timeout, &e) != 0) {
+		if (open_db(c, o, host, port, timeout, io_timeout, &e, NULL,
+		    0) != 0) {
 			add_tried(tried, sizeof tried, host, port, e.msg);
 			last_e = e;
+			/* a server that answered and refused (the account,
+			 * the database: 77, 78) says more than a node that is
+			 * down, whatever their order in the list */
+			if (e.status != MQ_EUNAVAIL && refused.status == 0)
+				refused = e;
 			continue;
 		}
 		if (mq__node_ready(c->db, why, sizeof why))
@@ -352,11 +370,109 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 		memset(&last_e, 0, sizeof last_e);
 		last_e.status = MQ_EUNAVAIL;
 	}
-	/* the status and the server's code of the last attempt */
-	*err = last_e;
+	/* the status and the server's code of the first refusal, else of
+	 * the last attempt */
+	*err = refused.status ? refused : last_e;
 	snprintf(err->msg, sizeof err->msg, "cannot connect to any host of "
 	    "the list: %.460s", tried);
 	return -1;
+}
+
+/* The index after the entry of list the client library connected to
+ * (host, port: an entry without a port took the default), 0 if none
+ * matches. */
+static size_t
+list_after(const char *list, const char *host, unsigned port)
+{
+	char h[256];
+	unsigned p;
+	size_t i;
+	struct mq_error e;
+
+	for (i = 0; host && mq__host_entry(list, i, h, sizeof h, &p, &e) ==
+	    MQ_OK; i++)
+		if (strcmp(h, host) == 0 && (p == port || p == 0))
+			return i + 1;
+	return 0;
+}
+
+/* A host as --host and MQ_HOST give it: a list (open_list), one entry
+ * with a port (HOST:PORT, [ADDRESS]:PORT: as a list's, but used ready
+ * or not, as a plain host is), or a plain host. */
+static int
+open_spec(struct mq_conn *c, const struct mq_connopts *o, const char *spec,
+    unsigned timeout, unsigned io_timeout, struct mq_error *err)
+{
+	char h[256];
+	unsigned port;
+
+	if (mq__host_list(spec))
+		return open_list(c, o, spec, 0, NULL, timeout, io_timeout,
+		    err);
+	if (strchr(spec, ':') || *spec == '[')
+		return mq__host_entry(spec, 0, h, sizeof h, &port, err) ==
+		    MQ_OK ? open_db(c, o, h, port, timeout, io_timeout, err,
+		    NULL, 0) : -1;
+	return open_db(c, o, spec, 0, timeout, io_timeout, err, NULL, 0);
+}
+
+/* The host an option file gave (spec, "" if none), after the client
+ * library's own try (rc: 0, connected): taken as --host takes it. The
+ * library connects to a list's first entry that answers, passing over
+ * entries that are not valid, and takes a single HOST:PORT for a host
+ * name; so a list is checked (78), spread (--host-order random), its
+ * node passed over when not ready (from the entry after it: each is
+ * connected to once) or, none answering, tried again entry by entry
+ * for the reasons and statuses; a single entry with a port is parsed. */
+static int
+file_hosts(struct mq_conn *c, const struct mq_connopts *o, int rc,
+    const char *spec, unsigned timeout, unsigned io_timeout,
+    struct mq_error *err)
+{
+	char h[256], skip[300], state[160];
+	unsigned port;
+	size_t n;
+	enum mq_status st;
+
+	if (mq__host_list(spec)) {
+		for (n = 0; (st = mq__host_entry(spec, n, h, sizeof h, &port,
+		    err)) == MQ_OK; n++)
+			;
+		if (st == MQ_ECONFIG) {
+			if (rc == 0) {
+				mysql_close(c->db);
+				c->db = NULL;
+			}
+			return -1;
+		}
+		/* random: the library's node kept when it is the one drawn
+		 * (open_list draws the same) */
+		if (rc == 0 && o->host_random && n > 1 &&
+		    list_after(spec, c->db->host, c->db->port) !=
+		    (size_t)getpid() % n + 1) {
+			mysql_close(c->db);
+			c->db = NULL;
+			rc = -1;
+		}
+		if (rc != 0) {
+			memset(err, 0, sizeof *err);
+			return open_list(c, o, spec, 0, NULL, timeout,
+			    io_timeout, err);
+		}
+		if (mq__node_ready(c->db, state, sizeof state))
+			return 0;
+		snprintf(skip, sizeof skip, "%.100s: %s",
+		    c->db->host ? c->db->host : "?", state);
+		n = list_after(spec, c->db->host, c->db->port);
+		mysql_close(c->db);
+		c->db = NULL;
+		return open_list(c, o, spec, n, skip, timeout, io_timeout, err);
+	}
+	if (rc != 0 && (strchr(spec, ':') || *spec == '[')) {
+		memset(err, 0, sizeof *err);
+		return open_spec(c, o, spec, timeout, io_timeout, err);
+	}
+	return rc;
 }
 
 struct mq_conn *
@@ -366,7 +482,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	const char *why, *host = pick(o->host, o->env_host);
 	unsigned timeout = 10, io_timeout = o->long_statements ?
 	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
-	char hostname[200], skip[300], state[160], *file_list = NULL;
+	char hostname[200], file_host[1024];
 	int rc;
 
 	memset(err, 0, sizeof *err);
@@ -386,39 +502,16 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return NULL;
 	}
-	if (mq__host_list(host)) {
-		rc = open_list(c, o, host, NULL, timeout, io_timeout, err);
-	} else if (host && (strchr(host, ':') || *host == '[')) {
-		/* one entry with a port (HOST:PORT, [ADDRESS]:PORT): as a
-		 * list's, but used ready or not, as a plain host is */
-		char h[256];
-		unsigned port;
-
-		rc = mq__host_entry(host, 0, h, sizeof h, &port, err) == MQ_OK ?
-		    open_db(c, o, h, port, timeout, io_timeout, err) : -1;
+	if (host) {
+		rc = open_spec(c, o, host, timeout, io_timeout, err);
 	} else {
-		rc = open_db(c, o, host, 0, timeout, io_timeout, err);
-		/* an option file's host list: the client library connected
-		 * to its first reachable entry, which may not be ready */
-		if (rc == 0 && host == NULL &&
-		    mq__host_list(c->db->options.host) &&
-		    !mq__node_ready(c->db, state, sizeof state)) {
-			if ((file_list = strdup(c->db->options.host)) == NULL) {
-				mysql_close(c->db);
-				free(c);
-				err->status = MQ_ENOMEM;
-				snprintf(err->msg, sizeof err->msg,
-				    "out of memory");
-				return NULL;
-			}
-			snprintf(skip, sizeof skip, "%.100s: %s",
-			    c->db->host ? c->db->host : "?", state);
-			mysql_close(c->db);
-			c->db = NULL;
-			rc = open_list(c, o, file_list, skip, timeout,
-			    io_timeout, err);
-			free(file_list);
-		}
+		*file_host = '\0';
+		rc = open_db(c, o, NULL, 0, timeout, io_timeout, err,
+		    file_host, sizeof file_host);
+		if (rc == 0 && c->db->options.host)
+			snprintf(file_host, sizeof file_host, "%s",
+			    c->db->options.host);
+		rc = file_hosts(c, o, rc, file_host, timeout, io_timeout, err);
 	}
 	if (rc != 0) {
 		free(c);

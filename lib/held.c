@@ -20,7 +20,7 @@
 #define OF_KEY " AND job_key = ?"
 #define HOLDERS \
     "SELECT id, leased_by, " MQ_SQL_ISO("leased_until") ", " \
-    MQ_SQL_US_FROM_NOW("leased_until")
+    MQ_SQL_AGE_FROM_NOW("leased_until")
 #define FIRST_TO_END " ORDER BY leased_until, id LIMIT ?"
 
 /* Their holders, the lease that ends first first. */

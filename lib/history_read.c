@@ -12,7 +12,7 @@
 /* one range of the primary key, already in seq order */
 const char mq__sql_history_get[] =
     "SELECT seq, CAST(event AS CHAR), CAST(state AS CHAR), attempt, "
-    MQ_SQL_ISO("at") ", " MQ_SQL_US_FROM_NOW("at") ", worker, error"
+    MQ_SQL_ISO("at") ", " MQ_SQL_AGE_FROM_NOW("at") ", worker, error"
     " FROM `{{TABLE}}_history` FORCE INDEX (PRIMARY)"
     " WHERE job_id = ? ORDER BY job_id, seq";
 

@@ -15,11 +15,11 @@
     policy, related) \
     "SELECT " archived ", id, queue, " shown ", CAST(state AS CHAR)," \
     " priority, attempts, max_attempts, " \
-    MQ_SQL_ISO("created_at") ", " MQ_SQL_US_FROM_NOW("created_at") ", " \
-    MQ_SQL_ISO("available_at") ", " MQ_SQL_US_FROM_NOW("available_at") \
+    MQ_SQL_ISO("created_at") ", " MQ_SQL_AGE_FROM_NOW("created_at") ", " \
+    MQ_SQL_ISO("available_at") ", " MQ_SQL_AGE_FROM_NOW("available_at") \
     ", " MQ_SQL_ISO("leased_until") ", " \
-    MQ_SQL_US_FROM_NOW("leased_until") ", leased_by, " \
-    MQ_SQL_ISO("finished_at") ", " MQ_SQL_US_FROM_NOW("finished_at") \
+    MQ_SQL_AGE_FROM_NOW("leased_until") ", leased_by, " \
+    MQ_SQL_ISO("finished_at") ", " MQ_SQL_AGE_FROM_NOW("finished_at") \
     ", last_error, " every ", " archived_at ", " \
     "NOT (" MQ_SQL_NOT_PAUSED("{{TABLE}}", "j.queue") "), dedup_key, " \
     payload ", " MQ_SQL_EPOCH_US("available_at") \

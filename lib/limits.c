@@ -188,11 +188,11 @@ read_settings(struct mq_conn *c, const char *queue, struct limits *l)
 			/* half a rate (a row the CHECK did not see): none */
 			if (!rate_null && !rus_null && rate && rate_us) {
 				l->rate = rate;
-				l->rate_us = rate_us;
+				l->rate_us = mq__window_us(rate_us);
 			}
 			if (!krate_null && !krus_null && krate && krate_us) {
 				l->key_rate = krate;
-				l->key_rate_us = krate_us;
+				l->key_rate_us = mq__window_us(krate_us);
 			}
 			mysql_stmt_free_result(st);
 		}
@@ -277,11 +277,11 @@ same_settings(const struct cand_settings *s, const struct limits *l)
 		return 0;
 	if (v[3] && v[4]) {	/* half a rate: none (read_settings) */
 		rate = v[3];
-		rate_us = v[4];
+		rate_us = mq__window_us(v[4]);
 	}
 	if (v[5] && v[6]) {
 		krate = v[5];
-		krate_us = v[6];
+		krate_us = mq__window_us(v[6]);
 	}
 	return v[0] == 0 && v[1] == l->concurrency && v[2] == l->per_key &&
 	    rate == l->rate && rate_us == l->rate_us &&

@@ -412,6 +412,15 @@ enum mq_status mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 
 /**
+ * Whether the last look of mq_pop_wait on c at the due schedules of its
+ * queues (mq_fire_due, a consumer's side duty) failed: 1 and *e its
+ * error (a schedule passed over: its zone, its payload, its values; the
+ * server's), 0 if it did not, or did for an account that may not write
+ * the schedules' tables (such a consumer does not fire, by design).
+ */
+int mq_pop_fire_failed(struct mq_conn *c, struct mq_error *e);
+
+/**
  * Consumers fire the calendar schedules of their queues (mq-schedule(1)):
  * mq_fire_due, called between claims, fires them (mq_schedule_fire)
  * when the earliest instant it last read has come, MQ_FIRE_RECHECK_US
@@ -675,7 +684,9 @@ struct mq_queue_stats {
 	uint64_t waiting;	/* waiting for parents (mq push --after) */
 	uint64_t leased;	/* claimed, stale ones included */
 	uint64_t stale;		/* claimed, lease expired */
-	uint64_t done, dead;
+	uint64_t done, dead;	/* dead: invalid ones included */
+	uint64_t invalid;	/* of dead: rows whose state is '', which
+				 * no count holds (mq-queue(7) CONSTRAINTS) */
 	uint64_t recurring;	/* recurring jobs, ready or leased */
 	int paused;
 	double oldest_ready_s;	/* age of the oldest due job, 0 if none */

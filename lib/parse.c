@@ -10,6 +10,10 @@
 
 #include "parse.h"
 
+/* Largest duration: 100 years, far beyond any sane lease or delay and far
+ * below what DATETIME arithmetic on the server can overflow. */
+#define MAX_DURATION_US ((int64_t)100 * 366 * 86400 * 1000000)
+
 static int
 is_digit(int ch)
 {
@@ -60,6 +64,40 @@ mq_valid_queue(const char *s)
 			return 0;
 	}
 	return n >= 1 && n <= MQ_QUEUE_MAX;
+}
+
+int
+mq__padcmp(const char *a, const char *b)
+{
+	const unsigned char *x = (const unsigned char *)a;
+	const unsigned char *y = (const unsigned char *)b;
+
+	while (*x || *y) {
+		/* past its end, the shorter goes on as blanks */
+		int cx = *x ? *x : ' ', cy = *y ? *y : ' ';
+
+		if (cx != cy)
+			return cx - cy;
+		x += *x != 0;
+		y += *y != 0;
+	}
+	return 0;
+}
+
+uint64_t
+mq__window_us(uint64_t us)
+{
+	return us > (uint64_t)MAX_DURATION_US ? (uint64_t)MAX_DURATION_US : us;
+}
+
+int
+mq__padeq(const char *a, size_t alen, const char *b, size_t blen)
+{
+	while (alen && a[alen - 1] == ' ')
+		alen--;
+	while (blen && b[blen - 1] == ' ')
+		blen--;
+	return alen == blen && memcmp(a, b, alen) == 0;
 }
 
 int
@@ -130,9 +168,6 @@ parse_u64(const char *s, uint64_t *v)
 	return p;
 }
 
-/* Largest duration: 100 years, far beyond any sane lease or delay and far
- * below what DATETIME arithmetic on the server can overflow. */
-#define MAX_DURATION_US ((int64_t)100 * 366 * 86400 * 1000000)
 
 enum mq_status
 mq_parse_duration(const char *s, int64_t *usec)

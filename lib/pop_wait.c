@@ -94,3 +94,12 @@ mq_pop_wait(struct mq_conn *c, const struct mq_pop_opts *o, int64_t wait_us,
 		c->err = saved;
 	return rc;
 }
+
+int
+mq_pop_fire_failed(struct mq_conn *c, struct mq_error *e)
+{
+	if (!c->fire.failed || c->fire.off)
+		return 0;
+	*e = c->fire.err;
+	return 1;
+}

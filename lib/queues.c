@@ -190,8 +190,8 @@ mq_limits_get(struct mq_conn *c, const char *queue, struct mq_limits *l)
 	l->concurrency = (uint32_t)v[0];
 	l->per_key = (uint32_t)v[1];
 	l->rate = (uint32_t)v[2];
-	l->rate_us = v[3];
+	l->rate_us = mq__window_us(v[3]);
 	l->key_rate = (uint32_t)v[4];
-	l->key_rate_us = v[5];
+	l->key_rate_us = mq__window_us(v[5]);
 	return MQ_OK;
 }

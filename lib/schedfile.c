@@ -70,6 +70,7 @@ struct file {
 	unsigned line;
 	int named;		/* messages name the last block */
 	unsigned seen;		/* settings of the current block (bits) */
+	unsigned missed_max_line;	/* its missed-max's line */
 	int payload_file;	/* current block's payload came from a file */
 	struct mq_error *err;
 	/* the names so far, by hash: index + 1 into v (0: empty), open
@@ -433,6 +434,8 @@ setting(struct file *f, const char *name, size_t nlen, const char *val,
 		return fail(f, MQ_EINVAL, "payload and payload-file exclude "
 		    "each other");
 	f->seen |= 1u << which;
+	if (which == S_MISSED_MAX)
+		f->missed_max_line = f->line;
 	if (which == S_PAYLOAD)
 		return unescape(f, val, vlen, sc);
 	if (vlen >= sizeof v)
@@ -464,8 +467,12 @@ end_block(struct file *f, unsigned header_line)
 	f->line = header_line;
 	if (!(f->seen & (1u << S_CRON)))
 		return fail(f, MQ_EINVAL, "no cron expression (cron = ...)");
-	if ((f->seen & (1u << S_MISSED_MAX)) && sc->missed != MQ_MISSED_ALL)
+	/* named on missed-max's line: the block's settings are all read
+	 * (missed may come after it), the error is that line's */
+	if ((f->seen & (1u << S_MISSED_MAX)) && sc->missed != MQ_MISSED_ALL) {
+		f->line = f->missed_max_line;
 		return fail(f, MQ_EINVAL, "missed-max is for missed = all");
+	}
 	if (sc->payload == NULL && (sc->payload = malloc(1)) == NULL)
 		return fail(f, MQ_ENOMEM, "out of memory");
 	f->line = line;

@@ -29,6 +29,11 @@
 #define COLUMNS COLUMNS_OF("")
 #define NCOLUMNS 13
 #define COL_PAYLOAD 4
+/* a write's new version: never out of range (a row written by SQL may
+ * hold the largest BIGINT UNSIGNED, where version + 1 fails, error
+ * 1690): after it comes 1. A version is only compared for equality
+ * with the one just read, so a wrap is as good as a step. */
+#define BUMP_VERSION "version = version % 18446744073709551615 + 1"
 
 static const char sql_all[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` ORDER BY name";
@@ -52,8 +57,8 @@ static const char sql_add[] =
 static const char sql_change[] =
     "UPDATE `{{TABLE}}_schedules` SET expr = ?, zone = ?, queue = ?,"
     " payload = ?, priority = ?, max_attempts = ?, job_key = ?, missed = ?,"
-    " missed_max = ?, next_at = COALESCE(" FROM_S ", next_at),"
-    " version = version + 1, changed_at = " MQ_SQL_NOW
+    " missed_max = ?, next_at = COALESCE(" FROM_S ", next_at), "
+    BUMP_VERSION ", changed_at = " MQ_SQL_NOW ", name = ?"
     " WHERE name = ? AND version = ?";
 static const char sql_prune[] =
     "DELETE FROM `{{TABLE}}_schedules` WHERE name = ? AND version = ?";
@@ -85,8 +90,8 @@ static const char sql_manual[] =
     "INSERT INTO `{{TABLE}}_fired` (schedule, manual, instant, job,"
     " fired_at) VALUES (?, 1, " MQ_SQL_NOW ", ?, " MQ_SQL_NOW ")";
 static const char sql_move[] =
-    "UPDATE `{{TABLE}}_schedules` SET next_at = " FROM_S ","
-    " version = version + 1 WHERE name = ? AND version = ?";
+    "UPDATE `{{TABLE}}_schedules` SET next_at = " FROM_S ", "
+    BUMP_VERSION " WHERE name = ? AND version = ?";
 static const char sql_one[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name = ? FOR UPDATE";
 /* the list: each schedule and its newest run (or skipped instant) */
@@ -103,7 +108,7 @@ static const char sql_list[] =
 
 static const char *const field_names[MQ_SCHED_FIELDS] = {
 	"cron", "tz", "queue", "payload", "priority", "max-attempts", "key",
-	"missed", "missed-max"
+	"missed", "missed-max", "name"
 };
 
 const char *
@@ -220,6 +225,37 @@ take_row(struct mq_conn *c, MYSQL_STMT *st, struct row_out *o,
 	return MQ_OK;
 }
 
+/* The row's true lengths (o's, as read) against its strings in w->s:
+ * the fields that hold a NUL byte or more than w->s holds. */
+static void
+row_lengths(const struct row_out *o, struct mq_schedule_row *w)
+{
+	static const unsigned bit[] = { MQ_SCHED_NAME, MQ_SCHED_EXPR,
+	    MQ_SCHED_ZONE, MQ_SCHED_QUEUE };
+	const char *strs[] = { w->s.name, w->s.expr, w->s.zone, w->s.queue };
+	size_t sizes[] = { sizeof w->s.name, sizeof w->s.expr,
+	    sizeof w->s.zone, sizeof w->s.queue }, i, len;
+
+	w->nul = w->toolong = 0;
+	for (i = 0; i < 4; i++) {
+		len = o->len[i] < sizes[i] - 1 ? o->len[i] : sizes[i] - 1;
+		if (o->len[i] > sizes[i] - 1)
+			w->toolong |= bit[i];
+		if (strlen(strs[i]) != len)
+			w->nul |= bit[i];
+		if (i == 0)
+			w->name_len = len;
+	}
+	w->key_len = 0;
+	if (w->s.has_key) {
+		w->key_len = o->len[7] < MQ_KEY_MAX ? o->len[7] : MQ_KEY_MAX;
+		if (o->len[7] > MQ_KEY_MAX)
+			w->toolong |= MQ_SCHED_KEY;
+		if (strlen(w->s.key) != w->key_len)
+			w->nul |= MQ_SCHED_KEY;
+	}
+}
+
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
  * row to *rows (*n of them, *cap allocated). */
 static enum mq_status
@@ -253,6 +289,7 @@ read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
 		if ((rc = take_row(c, st, o, &w->s)) != MQ_OK)
 			break;
 		(*n)++;
+		row_lengths(o, w);
 		w->next_at_us = o->next_at_us;
 		w->version = o->version;
 		w->now_us = o->now_us;
@@ -352,23 +389,55 @@ engine_load(const struct mq_schedule *s, struct engine *e,
 	return mq_tz_load(s->zone, NULL, &e->tz, err);
 }
 
-/* Whether a schedule's row holds what no mq writes (mq_schedule_apply
- * checks the same before it writes): a fact of the row, the same on
- * every host, unlike whether its zone loads here. */
-static int
-unusable(const struct mq_schedule *s)
+int
+mq_schedule_unusable(const struct mq_schedule_row *r, char *why)
 {
+	static const unsigned nul_fields[] = { MQ_SCHED_NAME, MQ_SCHED_EXPR,
+	    MQ_SCHED_ZONE, MQ_SCHED_QUEUE, MQ_SCHED_KEY };
+	const struct mq_schedule *s = &r->s;
 	struct mq_cron cron;
 	struct mq_error err;
+	size_t i;
 
-	return !mq_valid_queue(s->name) || !mq_valid_queue(s->queue) ||
-	    !mq_tz_valid_name(s->zone) ||
-	    mq_cron_parse(s->expr, &cron, &err) != MQ_OK ||
-	    (s->has_key && !mq_valid_key(s->key)) ||
-	    s->priority < MQ_PRIORITY_MIN || s->priority > MQ_PRIORITY_MAX ||
-	    s->max_attempts < 1 || s->missed_max < 1 ||
-	    s->missed_max > MQ_MISSED_MAX_LIMIT ||
-	    s->missed < MQ_MISSED_SKIP || s->missed > MQ_MISSED_ALL;
+	for (i = 0; i < sizeof nul_fields / sizeof *nul_fields; i++)
+		if (r->nul & nul_fields[i]) {
+			snprintf(why, MQ_UNUSABLE_MAX, "its %s holds a NUL "
+			    "byte", mq_schedule_field_name(nul_fields[i]));
+			return 1;
+		}
+	for (i = 0; i < sizeof nul_fields / sizeof *nul_fields; i++)
+		if (r->toolong & nul_fields[i]) {
+			snprintf(why, MQ_UNUSABLE_MAX, "its %s is too long",
+			    mq_schedule_field_name(nul_fields[i]));
+			return 1;
+		}
+	if (!mq_valid_queue(s->name))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid schedule name '%s'",
+		    s->name);
+	else if (!mq_valid_queue(s->queue))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid queue name '%s'",
+		    s->queue);
+	else if (!mq_tz_valid_name(s->zone))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid time zone name "
+		    "'%.200s'", s->zone);
+	else if (mq_cron_parse(s->expr, &cron, &err) != MQ_OK)
+		snprintf(why, MQ_UNUSABLE_MAX, "cron: %.280s", err.msg);
+	else if (s->has_key && !mq_valid_key(s->key))
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid job key '%.255s'",
+		    s->key);
+	else if (s->priority < MQ_PRIORITY_MIN || s->priority > MQ_PRIORITY_MAX)
+		snprintf(why, MQ_UNUSABLE_MAX, "priority %d is out of range "
+		    "%d to %d", s->priority, MQ_PRIORITY_MIN, MQ_PRIORITY_MAX);
+	else if (s->max_attempts < 1)
+		snprintf(why, MQ_UNUSABLE_MAX, "max-attempts 0 is below 1");
+	else if (s->missed_max < 1 || s->missed_max > MQ_MISSED_MAX_LIMIT)
+		snprintf(why, MQ_UNUSABLE_MAX, "missed-max %u is out of range "
+		    "1 to %d", s->missed_max, MQ_MISSED_MAX_LIMIT);
+	else if (s->missed < MQ_MISSED_SKIP || s->missed > MQ_MISSED_ALL)
+		snprintf(why, MQ_UNUSABLE_MAX, "invalid missed policy");
+	else
+		return 0;
+	return 1;
 }
 
 /* The first instant after t (MQ_SCHEDULE_NEVER if there is none). */
@@ -446,6 +515,8 @@ differences(const struct mq_schedule *have, const struct mq_schedule *want)
 		d |= MQ_SCHED_MISSED;
 	if (have->missed_max != want->missed_max)
 		d |= MQ_SCHED_MISSED_MAX;
+	if (strcmp(have->name, want->name) != 0)
+		d |= MQ_SCHED_NAME;
 	return d;
 }
 
@@ -472,8 +543,8 @@ struct apply {
 /* The row's values bound for sql_add (from name) or sql_change (from
  * expr); next_s NULL: kept (change). */
 struct write_binds {
-	MYSQL_BIND b[13];
-	unsigned long len[13];
+	MYSQL_BIND b[14];
+	unsigned long len[14];
 	int32_t priority;
 	uint32_t max_attempts, missed_max;
 	int64_t next_s;
@@ -605,7 +676,7 @@ read_lasts(struct mq_conn *c, struct apply *a)
 static int
 cmp_last(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct last *)elem)->name);
+	return mq__padcmp(key, ((const struct last *)elem)->name);
 }
 
 /* The instant a new or changed schedule is due at: its first after the
@@ -646,7 +717,8 @@ apply_tx(struct mq_conn *c, void *ctx)
 	MYSQL_STMT *st;
 	enum mq_status rc;
 	int64_t now_us = 0, next_s;
-	int null, have_now = 0;
+	int null, have_now = 0, moved;
+	char why[MQ_UNUSABLE_MAX];
 
 	a->nres = 0;
 	a->lasts_read = 0;	/* read again in this transaction */
@@ -654,13 +726,13 @@ apply_tx(struct mq_conn *c, void *ctx)
 		return c->err.status;
 	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
 	mq__release(c, st);
-	/* rows by name (ascii_bin: byte order, as strcmp), file by name */
+	/* rows by name as the server orders them, file by name */
 	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
 		const struct mq_schedule *want = a->sorted[i];
 		struct mq_apply_result *r = &a->res[want - a->s];
 		int cmp = 1;
 
-		while (j < nrows && (cmp = strcmp(rows[j].s.name,
+		while (j < nrows && (cmp = mq__padcmp(rows[j].s.name,
 		    want->name)) < 0) {
 			j++;
 			cmp = 1;
@@ -671,7 +743,10 @@ apply_tx(struct mq_conn *c, void *ctx)
 			/* has_last, unused by this read, marks the row
 			 * matched: --prune keeps it */
 			rows[j].has_last = 1;
-			r->changed = differences(&rows[j].s, want);
+			/* a field holding a NUL byte, or cut, is not the
+			 * file's, whatever its first bytes */
+			r->changed = differences(&rows[j].s, want) |
+			    rows[j].nul | rows[j].toolong;
 			r->next_at = floor_s(rows[j].next_at_us);
 			if (rows[j].next_at_us % 1000000)
 				r->next_at++;
@@ -688,8 +763,13 @@ apply_tx(struct mq_conn *c, void *ctx)
 				break;
 			have_now = 1;
 		}
-		if (r->what == MQ_APPLIED_ADDED || (r->changed &
-		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE))) {
+		/* a row set aside as unusable (next_at the end of time)
+		 * that the file repairs is due again from its expression,
+		 * as if that had changed */
+		moved = r->what == MQ_APPLIED_ADDED || (r->changed &
+		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) ||
+		    mq_schedule_unusable(&rows[j], why);
+		if (moved) {
 			int64_t base = floor_s(now_us);
 
 			if (r->what == MQ_APPLIED_CHANGED &&
@@ -709,13 +789,13 @@ apply_tx(struct mq_conn *c, void *ctx)
 			    "cannot add the schedule");
 		} else {
 			struct write_binds w;
-			int moved = (r->changed &
-			    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) != 0;
 			unsigned long nlen = (unsigned long)strlen(want->name);
+			unsigned long rlen = (unsigned long)rows[j].name_len;
 			bind_schedule(&w, want, 0, moved ? &next_s : NULL);
 			mq__bind_str(&w.b[10], want->name, &nlen);
+			mq__bind_name(&w.b[11], rows[j].s.name, &rlen);
 			w.version = rows[j].version;
-			mq__bind_u64(&w.b[11], &w.version);
+			mq__bind_u64(&w.b[12], &w.version);
 			rc = exec_write(c, sql_change, w.b, want->name,
 			    "cannot change the schedule");
 		}
@@ -745,7 +825,8 @@ apply_tx(struct mq_conn *c, void *ctx)
 		r->what = MQ_APPLIED_REMOVED;
 		if (a->dry_run)
 			continue;
-		mq__bind_str(&b[0], rows[j].s.name, &nlen);
+		nlen = (unsigned long)rows[j].name_len;
+		mq__bind_name(&b[0], rows[j].s.name, &nlen);
 		mq__bind_u64(&b[1], &version);
 		rc = exec_write(c, sql_prune, b, rows[j].s.name,
 		    "cannot remove the schedule");
@@ -893,6 +974,8 @@ struct fire {
 	MYSQL_BIND qb[MQ_QUEUES_MAX + 1];
 	uint64_t pass;
 	int host_fault;		/* this transaction's schedule: this host's */
+	int row_read;		/* this transaction read its schedule: name */
+	char name[MQ_SCHEDULE_NAME_MAX + 1];
 	unsigned long qlen[MQ_QUEUES_MAX];
 	char names[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	size_t nq;
@@ -974,15 +1057,17 @@ push_run(struct mq_conn *c, const struct mq_schedule *s, int64_t instant,
 	return mq__push_in_tx(c, &o, s->payload, s->payload_len, id);
 }
 
+/* (name: name_len bytes, a NUL among them in a row another program
+ * wrote) */
 static enum mq_status
-move_next(struct mq_conn *c, const char *name, uint64_t version,
-    int64_t next_s)
+move_next(struct mq_conn *c, const char *name, size_t name_len,
+    uint64_t version, int64_t next_s)
 {
 	MYSQL_BIND b[3];
-	unsigned long nlen;
+	unsigned long nlen = (unsigned long)name_len;
 
 	mq__bind_i64(&b[0], &next_s);
-	mq__bind_str(&b[1], name, &nlen);
+	mq__bind_name(&b[1], name, &nlen);
 	mq__bind_u64(&b[2], &version);
 	return exec_write(c, sql_move, b, name, "cannot move the schedule");
 }
@@ -1014,6 +1099,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	struct mq_schedule_row *rows = NULL;
 	size_t nrows = 0, cap = 0, n = 0, i;
 	unsigned char run[MQ_MISSED_MAX_LIMIT];
+	char why[MQ_UNUSABLE_MAX];
 	struct mq_schedule *s;
 	struct mq_error err;
 	struct engine e;
@@ -1025,6 +1111,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	f->runs = f->skipped = 0;
 	f->broken = 0;
 	f->host_fault = 0;
+	f->row_read = 0;
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
 	mq__bind_u64(&f->qb[f->nq], &f->pass);
@@ -1036,6 +1123,8 @@ fire_tx(struct mq_conn *c, void *ctx)
 	}
 	s = &rows[0].s;
 	memcpy(f->queue, s->queue, sizeof f->queue);
+	memcpy(f->name, s->name, sizeof f->name);
+	f->row_read = 1;
 	now_s = floor_s(rows[0].now_us);
 	/* from next_at on (itself if an instant), but none fired already */
 	from = floor_s(rows[0].next_at_us + 999999) - 1;
@@ -1046,9 +1135,9 @@ fire_tx(struct mq_conn *c, void *ctx)
 	/* a row mq would not write (another program's: an expression,
 	 * a zone name, a queue, a key or a number mq refuses) cannot fire
 	 * anywhere, and must not stand first in the due index forever */
-	if (unusable(s)) {
+	if (mq_schedule_unusable(&rows[0], why)) {
 		f->broken = 1;
-		rc = move_next(c, s->name, rows[0].version,
+		rc = move_next(c, s->name, rows[0].name_len, rows[0].version,
 		    MQ_SCHEDULE_NEVER);
 		goto out;
 	}
@@ -1084,10 +1173,53 @@ fire_tx(struct mq_conn *c, void *ctx)
 	next_s = engine_next(&e, from > now_s ? from : now_s);
 	mq_tz_free(e.tz);
 	if (rc == MQ_OK)
-		rc = move_next(c, s->name, rows[0].version, next_s);
+		rc = move_next(c, s->name, rows[0].name_len, rows[0].version,
+		    next_s);
 out:
 	mq_schedule_rows_free(rows, nrows);
 	return rc;
+}
+
+/* Whether a firing failed for its schedule's values: a data error the
+ * server found in them (SQLSTATE class 22: a value out of range, an
+ * incorrect value, data too long; a CHECK constraint, a NULL where none
+ * goes), or mq's own check of a value (MQ_EINVAL, no server error). The
+ * row's fault, on every host: not the connection's, the grants', a
+ * read-only server's, nor a deadlock's or a lock wait's. */
+static int
+row_fault(const struct mq_error *e)
+{
+	if (e->status == MQ_EINVAL && e->db_errno == 0)
+		return 1;
+	if (e->status != MQ_EDB)
+		return 0;
+	return strncmp(e->sqlstate, "22", 2) == 0 ||
+	    e->db_errno == ER_CONSTRAINT_FAILED ||	/* 4025: a CHECK */
+	    e->db_errno == 3819 ||			/* MySQL's CHECK */
+	    e->db_errno == ER_BAD_NULL_ERROR ||		/* 1048 */
+	    e->db_errno == ER_WARN_DATA_OUT_OF_RANGE ||	/* 1264 */
+	    e->db_errno == WARN_DATA_TRUNCATED ||	/* 1265 */
+	    e->db_errno == ER_TRUNCATED_WRONG_VALUE_FOR_FIELD || /* 1366 */
+	    e->db_errno == ER_DATA_TOO_LONG ||		/* 1406 */
+	    e->db_errno == ER_DATA_OUT_OF_RANGE;	/* 1690 */
+}
+
+/* e, said of schedule name (a pass-over's error: which one it was). */
+static void
+name_it(struct mq_error *e, const char *name)
+{
+	char prefix[MQ_SCHEDULE_NAME_MAX + 16];
+	size_t p, m = strnlen(e->msg, sizeof e->msg - 1);
+
+	snprintf(prefix, sizeof prefix, "schedule '%s': ", name);
+	p = strlen(prefix);
+	if (strncmp(e->msg, prefix, p) == 0)
+		return;
+	if (p + m >= sizeof e->msg)
+		m = sizeof e->msg - 1 - p;
+	memmove(e->msg + p, e->msg, m);
+	memcpy(e->msg, prefix, p);
+	e->msg[p + m] = '\0';
 }
 
 /* The queues' list bound for the due read and the earliest next_at;
@@ -1192,13 +1324,17 @@ mq_schedule_fire(struct mq_conn *c, const char *queues, size_t max,
 	while (rc == MQ_OK && (max == 0 || r->schedules + f->pass < max)) {
 		rc = mq__in_tx(c, fire_tx, f);
 		/* a schedule this host cannot fire stays due, for the hosts
-		 * that can; it must not stand before the others here: passed
-		 * over (the due read's offset), the others fired, and its
-		 * error, the first such, returned at the end */
-		if (rc != MQ_OK && rc != MQ_EMPTY && f->host_fault) {
+		 * that can; one whose values the server refuses (a data
+		 * error: out of range, too long, a CHECK) stays due until
+		 * they are repaired. Neither may stand before the others:
+		 * passed over (the due read's offset), the others fired, and
+		 * its error, the first such, returned at the end, naming it */
+		if (rc != MQ_OK && rc != MQ_EMPTY && (f->host_fault ||
+		    (f->row_read && row_fault(&c->err)))) {
 			if (!held) {
 				held = 1;
 				first = c->err;
+				name_it(&first, f->name);
 			}
 			f->pass++;
 			rc = MQ_OK;
@@ -1247,6 +1383,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	unsigned long nlen;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	char why[MQ_UNUSABLE_MAX];
 
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
@@ -1255,6 +1392,11 @@ run_tx(struct mq_conn *c, void *ctx)
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
+	/* a row no mq writes runs nowhere, by hand neither (a key cut
+	 * at a NUL byte would be another job's key) */
+	if (rc == MQ_OK && mq_schedule_unusable(&rows[0], why))
+		rc = mq__fail(c, MQ_EINVAL, "schedule '%s' is unusable: %s",
+		    m->name, why);
 	if (rc == MQ_OK)
 		rc = push_run(c, &rows[0].s, -1, &m->id);
 	if (rc == MQ_OK) {

@@ -108,11 +108,16 @@ int mq_missed_parse(const char *s);
 #define MQ_SCHED_KEY		0x040
 #define MQ_SCHED_MISSED		0x080
 #define MQ_SCHED_MISSED_MAX	0x100
-#define MQ_SCHED_FIELDS		9
+/* the row's name differs from the file's in trailing blanks only (a
+ * row written by SQL: the column pads with spaces, so the server takes
+ * them for the same name): the row is renamed to the file's */
+#define MQ_SCHED_NAME		0x200
+#define MQ_SCHED_FIELDS		10
 
 /** The name of field bit (1 << i for i < MQ_SCHED_FIELDS) as the file
  * writes it ("cron", "tz", "queue", "payload", "priority",
- * "max-attempts", "key", "missed", "missed-max"); NULL for another. */
+ * "max-attempts", "key", "missed", "missed-max", "name"); NULL for
+ * another. */
 const char *mq_schedule_field_name(unsigned bit);
 
 /** A late instant (now - instant >= this) is missed: the policy says
@@ -219,7 +224,27 @@ struct mq_schedule_row {
 				 * dead (archived ones too), or "gone"
 				 * (purged) */
 	int64_t now_us;		/* the server's clock at the read */
+	size_t name_len;	/* bytes of the name, and of the key: a row */
+	size_t key_len;		/* another program wrote may hold a NUL
+				 * byte, where s's strings end early */
+	unsigned nul;		/* MQ_SCHED_NAME, _EXPR, _ZONE, _QUEUE,
+				 * _KEY: the fields holding a NUL byte */
+	unsigned toolong;	/* the same: those longer than s holds */
 };
+
+/** Longest reason of mq_schedule_unusable, with its NUL. */
+#define MQ_UNUSABLE_MAX 320
+
+/**
+ * Whether schedule row r holds what no mq writes (another program's
+ * row: a name, queue, zone, expression, key or number mq refuses, a NUL
+ * byte in a name or key), so that it can fire on no host: firing sets it
+ * aside (next_at MQ_SCHEDULE_NEVER), mq schedule run refuses it, ls says
+ * so. 1 and why (MQ_UNUSABLE_MAX bytes; it may quote the row's bytes
+ * unescaped) filled, or 0. A fact of the row, the same on every host
+ * (unlike whether its zone loads here).
+ */
+int mq_schedule_unusable(const struct mq_schedule_row *r, char *why);
 
 /**
  * mq archive: deletes the ledger rows fired more than older_than_us ago,

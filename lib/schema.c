@@ -290,10 +290,14 @@ probe_once(struct mq_conn *c, const char *table, struct probe *p, int init)
 	 * there (the version says to run mq init; mq init upgrades it, and
 	 * probes no further companion: it makes any that is missing); an
 	 * account that may read its queue column alone (a producer) may not
-	 * read them: there too, and the limits unknown (nothing it does
-	 * needs them) */
-	if ((err == ER_BAD_FIELD_ERROR || err == ER_COLUMNACCESS_DENIED_ERROR) &&
-	    k + 1 == P_COMPANIONS) {
+	 * read them, and one that may read neither it nor the waiters table
+	 * (mq wait's, which needs the job table and the archive only; a
+	 * producer without the waiters grant) may not read this statement's
+	 * tables at all: there too, the limits and waiters unknown (nothing
+	 * it does needs them; what does is refused by the server then, 77,
+	 * not taken for a table to create, 78) */
+	if ((err == ER_BAD_FIELD_ERROR || err == ER_COLUMNACCESS_DENIED_ERROR ||
+	    err == ER_TABLEACCESS_DENIED_ERROR) && k + 1 == P_COMPANIONS) {
 		p->companion[0] = 1;
 		err = 0;
 	}

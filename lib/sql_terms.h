@@ -173,9 +173,25 @@
 /* A time as UTC ISO 8601 text, to the second (NULL stays NULL). */
 #define MQ_SQL_ISO(x) "DATE_FORMAT(" x ", '%Y-%m-%dT%H:%i:%sZ')"
 
+/* x as a date that TIMESTAMPDIFF takes: a zero month or day, which
+ * another program may write where the CHECKs are missing ('0000-00-00',
+ * '2020-00-05'), read as 1: the earliest instant it can mean, as a zero
+ * due time is the earliest (claimed first). NULL stays NULL. */
+#define MQ_SQL_REAL_DATE(x) \
+    "CAST(CONCAT(LPAD(YEAR(" x "), 4, '0'), '-', GREATEST(MONTH(" x "), 1)," \
+    " '-', GREATEST(DAYOFMONTH(" x "), 1), ' ', TIME(" x ")) AS DATETIME(6))"
+
 /* x - now, in microseconds (NULL if x is). */
 #define MQ_SQL_US_FROM_NOW(x) \
     "TIMESTAMPDIFF(MICROSECOND, " MQ_SQL_NOW ", " x ")"
+
+/* The same for a date as the readers show it: a zero date is as old as
+ * the date it reads as (MQ_SQL_REAL_DATE), not now, in every command
+ * that shows an age (why, show, ls, stats, check, top). x is written
+ * several times: a column, or an expression without parameters. */
+#define MQ_SQL_AGE_FROM_NOW(x) \
+    "TIMESTAMPDIFF(MICROSECOND, " MQ_SQL_NOW ", IF(MONTH(" x ") > 0" \
+    " AND DAYOFMONTH(" x ") > 0, " x ", " MQ_SQL_REAL_DATE(x) "))"
 
 /* A time as microseconds since 1970 (times are UTC), exact; and back,
  * from the parameter. */

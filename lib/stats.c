@@ -31,20 +31,25 @@ const char mq__sql_stats_queues[] =
  * short of. Only a range's ends are compared with the
  * clock: a test of each entry, as in SUM(available_at <= now), costs
  * more than reading it (29 ms against 20 for 100,000 scheduled jobs).
+ * And its rows in no state of mq's ('', written by a non-strict session
+ * with the checks off): dead to every reader, though no count row holds
+ * them (mq-queue(7) CONSTRAINTS), one range of the list index.
  * An aggregate without GROUP BY gives its row even for no jobs, with no
- * queue: the rows are the bound queue's (binds it four times). */
+ * queue: the rows are the bound queue's (binds it five times). */
 const char mq__sql_stats_live[] =
     "SELECT '', 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
     "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
-    " COUNT(*), COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(available_at), "
-    MQ_SQL_NOW "), 0)"
+    " COUNT(*), COALESCE(-" MQ_SQL_AGE_FROM_NOW("MIN(available_at)") ", 0)"
     " FROM `{{TABLE}}` FORCE INDEX (due) WHERE " MQ_SQL_DUE_ROW("?")
     " UNION ALL SELECT '', 'leased', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (claim)"
     " WHERE queue = ? AND state = 'leased'"
     " UNION ALL SELECT '', 'waiting', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE queue = ? AND " MQ_SQL_WAITING_ROW;
+    " WHERE queue = ? AND " MQ_SQL_WAITING_ROW
+    " UNION ALL SELECT '', 'invalid', COUNT(*), 0, 0"
+    " FROM `{{TABLE}}` FORCE INDEX (list)"
+    " WHERE queue = ? AND state = ''";
 
 /* a lease without a deadline (a row written by another program) is
  * stale: requeue-stale takes it back */
@@ -86,21 +91,89 @@ static const char sql_snapshot_start[] =
 struct acc {
 	struct mq_queue_stats *qs;
 	size_t n, cap;
+	size_t *slot;	/* hash of the names: index + 1 into qs, 0: free */
+	size_t nslot;	/* a power of 2, at least twice n */
 };
+
+/* A name's length without its trailing blanks: the server's comparison
+ * (PAD SPACE) does not count them, nor does mq__padeq. */
+static size_t
+unpadded(const char *s, size_t len)
+{
+	while (len && s[len - 1] == ' ')
+		len--;
+	return len;
+}
+
+/* FNV-1a of the name without its trailing blanks: names mq__padeq takes
+ * for one hash alike. */
+static size_t
+hash_name(const char *s, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	len = unpadded(s, len);
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The hash, rebuilt for nslot slots from the entries (0 when out of
+ * memory). */
+static int
+rehash(struct acc *a, size_t nslot)
+{
+	size_t *slot = calloc(nslot, sizeof *slot), i, k;
+
+	if (slot == NULL)
+		return 0;
+	for (i = 0; i < a->n; i++) {
+		k = hash_name(a->qs[i].queue, a->qs[i].queue_len) & (nslot - 1);
+		while (slot[k])
+			k = (k + 1) & (nslot - 1);
+		slot[k] = i + 1;
+	}
+	free(a->slot);
+	a->slot = slot;
+	a->nslot = nslot;
+	return 1;
+}
+
+static void
+acc_free(struct acc *a)
+{
+	free(a->qs);
+	free(a->slot);
+	a->qs = NULL;
+	a->slot = NULL;
+}
 
 /* The entry of queue[0..len), added (zeroed) if new. Names are compared
  * with their lengths: a name another program wrote may hold NUL, and
- * "a<NUL>b" is not queue "a". */
+ * "a<NUL>b" is not queue "a"; and as the server compares them (trailing
+ * blanks do not count): a settings row "a " is queue a's, which the
+ * claims obey; the name first seen is shown (the job table's first).
+ * Found by a hash of the name without its trailing blanks: a lookup
+ * costs the same for 10 queues or 100,000 (a scan of the entries made
+ * mq stats quadratic in the queues: 11.6 s for 40,000). */
 static struct mq_queue_stats *
 entry(struct acc *a, const char *queue, size_t len)
 {
 	struct mq_queue_stats *q;
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < a->n; i++)
-		if (a->qs[i].queue_len == len &&
-		    memcmp(a->qs[i].queue, queue, len) == 0)
-			return &a->qs[i];
+	if (a->nslot < 2 * (a->n + 1) && !rehash(a, a->nslot ?
+	    2 * a->nslot : 64))
+		return NULL;
+	for (k = hash_name(queue, len) & (a->nslot - 1); a->slot[k];
+	    k = (k + 1) & (a->nslot - 1)) {
+		q = &a->qs[a->slot[k] - 1];
+		if (mq__padeq(q->queue, q->queue_len, queue, len))
+			return q;
+	}
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 16;
 		if ((q = realloc(a->qs, cap * sizeof *q)) == NULL)
@@ -112,6 +185,7 @@ entry(struct acc *a, const char *queue, size_t len)
 	memset(q, 0, sizeof *q);
 	memcpy(q->queue, queue, len);
 	q->queue_len = len;
+	a->slot[k] = a->n;
 	return q;
 }
 
@@ -152,7 +226,8 @@ static void
 derive_pushed(struct mq_queue_stats *e)
 {
 	const struct mq_counters *t = &e->total;
-	uint64_t live = e->ready + e->scheduled + e->waiting + e->leased;
+	uint64_t live = e->ready + e->scheduled + e->waiting + e->leased +
+	    e->invalid;
 	uint64_t in = live + t->done + t->dead + t->purged;
 
 	e->total.pushed = in > t->retried && in - t->retried > live ?
@@ -168,7 +243,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
     const struct mq_queue_stats *queue, unsigned nq, const char *want,
     struct acc *a, uint64_t *archived)
 {
-	MYSQL_BIND in[4], out[5];
+	MYSQL_BIND in[5], out[5];
 	unsigned long qlen, len[2];
 	char q[MQ_QUEUE_MAX + 1], state[16];
 	uint64_t n, due;
@@ -221,7 +296,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 		/* a queue whose counts are all 0 and whose counters are too
 		 * is left out; its counters are kept otherwise */
 		if ((part == COUNTS && n == 0 && due == 0) || (want &&
-		    (len[0] != strlen(want) || memcmp(q, want, len[0]) != 0)))
+		    !mq__padeq(q, len[0], want, strlen(want))))
 			continue;
 		if ((e = entry(a, q, len[0])) == NULL) {
 			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
@@ -239,6 +314,8 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->leased = n;
 		} else if (strcmp(state, "waiting") == 0) {
 			e->waiting = n;
+		} else if (strcmp(state, "invalid") == 0) {
+			e->invalid = n;
 		} else if (part == COUNTS) {
 			count_into(e, state, n, due);
 		}
@@ -306,11 +383,11 @@ settings(struct mq_conn *c, const struct mq_queue_stats *want,
 		e->per_key = limit32(v[2]);
 		if (v[3] && v[4]) {
 			e->rate = limit32(v[3]);
-			e->rate_us = v[4];
+			e->rate_us = mq__window_us(v[4]);
 		}
 		if (v[5] && v[6]) {
 			e->key_rate = limit32(v[5]);
-			e->key_rate_us = v[6];
+			e->key_rate_us = mq__window_us(v[6]);
 		}
 	}
 	if (rc == MQ_OK && r == 1)
@@ -334,7 +411,7 @@ by_name(const void *x, const void *y)
 enum mq_status
 mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs, size_t *n)
 {
-	struct acc a = { NULL, 0, 0 };
+	struct acc a = { NULL, 0, 0, NULL, 0 };
 	uint64_t archived = 0;
 	enum mq_status rc;
 
@@ -343,9 +420,10 @@ mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs, size_t *n)
 	rc = gather(c, mq__sql_stats_queues, QUEUES, NULL, 0, NULL, &a,
 	    &archived);
 	if (rc != MQ_OK) {
-		free(a.qs);
+		acc_free(&a);
 		return rc;
 	}
+	free(a.slot);
 	if (a.n > 1)
 		qsort(a.qs, a.n, sizeof *a.qs, by_name);
 	*qs = a.qs;
@@ -357,7 +435,7 @@ enum mq_status
 mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
     size_t *n, uint64_t *archived)
 {
-	struct acc a = { NULL, 0, 0 };
+	struct acc a = { NULL, 0, 0, NULL, 0 };
 	struct mq_queue_stats cur, one, *want = NULL;
 	enum mq_status rc = MQ_OK;
 	size_t i, nq;
@@ -385,7 +463,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
 		cur = a.qs[i];	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 4, NULL, &a,
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 5, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)
@@ -409,11 +487,14 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	else if (rc != MQ_OK)
 		(void)mysql_rollback(c->db);
 	if (rc != MQ_OK) {
-		free(a.qs);
+		acc_free(&a);
 		return rc;
 	}
-	for (i = 0; i < a.n; i++)
+	free(a.slot);
+	for (i = 0; i < a.n; i++) {
 		derive_pushed(&a.qs[i]);
+		a.qs[i].dead += a.qs[i].invalid;
+	}
 	if (a.n > 1)	/* qsort's array must not be NULL, even for 0 */
 		qsort(a.qs, a.n, sizeof *a.qs, by_name);
 	*qs = a.qs;

@@ -75,15 +75,16 @@ mq_tz_valid_name(const char *s)
 	    strcmp(s, "Factory") != 0;
 }
 
-/* s for a message: printable ASCII, at most 64 bytes, '?' for others */
+/* s for a message: at most 64 bytes, as they are (the command shows a
+ * message escaped, as every other quoting a row's bytes: a control
+ * byte as \xHH, never as a '?' that hides which) */
 static const char *
 shown(const char *s, char out[72])
 {
 	size_t i;
 
 	for (i = 0; s[i] && i < 64; i++)
-		out[i] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\'' ?
-		    s[i] : '?';
+		out[i] = s[i];
 	if (s[i])
 		memcpy(out + i++, "...", 3), i += 2;
 	out[i] = '\0';

@@ -26,7 +26,7 @@ GRANT SELECT (queue) ON `{{DATABASE}}`.`{{TABLE}}_queues` TO {{TABLE}}_producer;
 -- WAITERS); without this grant they find the push within a second.
 -- mq wait and mq push --wait write a row there, woken by the finishes
 -- of their jobs (mq-wait(1), WAKEUPS), and delete it when they end;
--- without INSERT and DELETE they look about once a second instead.
+-- without these four they look about once a second instead.
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_producer;
 -- push --after (mq-push(1), DEPENDENCIES): the parents' count of
 -- dependents written, their states read (in the archive too), the

@@ -146,4 +146,16 @@ run sh -c "$lim"' { echo z1; cat /dev/zero; } | "$0" push --lines --queue zero' 
 like "$RC:$ERR" "65:mq push: stopped after reading 2 records (the ids printed are the jobs pushed): payload of more than * bytes is larger than the server's max_allowed_packet allows" \
   "push --lines from /dev/zero: refused (65) at the server's limit"
 is "$(sql "SELECT GROUP_CONCAT(payload) FROM mq_jobs WHERE queue = 'zero'")" "z1" "the record before it pushed"
+# standard input that cannot be read (a directory): 74, one line naming
+# the cause (on 6eb561e: "cannot read standard input", and "after
+# record 0" for a stream, with no reason), nothing pushed
+n0=$(sql "SELECT COUNT(*) FROM mq_jobs")
+for how in "" "--lines" "-0"; do
+  # shellcheck disable=SC2086
+  expect_status 74 "push ${how:+$how }<directory: 74" sh -c '"$0" push --queue dir '"$how"' <"$1"' "$MQ" "$T_TMP"
+  is "$ERR" "mq push: cannot read standard input: Is a directory" "  the cause named"
+done
+expect_status 74 "push --cron <directory: 74" sh -c '"$0" push --cron "* * * * *" --name dir <"$1"' "$MQ" "$T_TMP"
+is "$ERR" "mq push: cannot read standard input: Is a directory" "  the cause named"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs")" "$n0" "  nothing pushed"
 done_testing

@@ -92,6 +92,30 @@ for h in help -h; do
   is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq [-h " "mq help $h is mq -h"
 done
 expect_status 64 "mq help takes one command at most" env MQ_SOCKET=/nonexistent "$MQ" help pop x
+# mq help parses its words as every command does: an unknown option is
+# the one-line usage error naming it, "--" ends the options, and it takes
+# no connection option (it never connects)
+run env MQ_SOCKET=/nonexistent "$MQ" help --bogus
+is "$RC:$ERR" "64:mq help: unknown option '--bogus' (see 'mq help -h')" \
+  "mq help --bogus: the unknown-option line, 64"
+run env MQ_SOCKET=/nonexistent "$MQ" help -- stats
+is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -d" " -f1-3)" "0:usage: mq stats" \
+  "mq help -- stats: -- ends the options (mq stats -h)"
+run env MQ_SOCKET=/nonexistent "$MQ" help --table t stats
+is "$RC:$ERR" "64:mq help: unknown option '--table' (see 'mq help -h')" \
+  "mq help --table t stats: no connection option, 64 naming it"
+run env MQ_SOCKET=/nonexistent "$MQ" help --help
+is "$RC:$(printf '%s\n' "$OUT" | head -1 | cut -c1-14)" "0:usage: mq [-h " "mq help --help is mq -h"
+# mq(1) ARGUMENT ORDER: a command's options and operands come in any
+# order; no page says its operands must come after the options (five did)
+for page in "$MAN"/*.scd; do
+  if grep -Eiq 'must come after the options|options must come before' "$page"; then
+    not_ok "$(basename "$page"): no operand order against mq(1) ARGUMENT ORDER" \
+      "$(grep -Ein 'must come after the options|options must come before' "$page")"
+  fi
+done
+check "no page orders operands after the options (mq(1) ARGUMENT ORDER)" \
+  sh -c '! grep -Eiq "must come after the options|options must come before" "$@"' sh "$MAN"/*.scd
 # the version is meson's project version, whole
 version=$(sed -n "s/^project('mq'.* version: '\([^']*\)'.*/\1/p" "$MAN/../meson.build")
 run env MQ_SOCKET=/nonexistent "$MQ" --version

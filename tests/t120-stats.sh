@@ -150,4 +150,16 @@ expect_status 64 "bad --queue" "$MQ" stats --queue ''
 expect_status 64 "a list of queues" "$MQ" stats --queue a,b
 like "$ERR" "mq stats: --queue takes one queue here (a list of queues only for pop and work)" "says stats takes one"
 expect_status 64 "an operand" "$MQ" stats a
+# many queues, each listed once (the client finds a queue by a hash of
+# its name since 1df7b14, not by a scan of those found so far: 6 s of
+# CPU for 40,000 queues before, 0.5 s after; doc/performance-history.md);
+# a settings row 'q7 ' (a trailing blank) is still queue q7's
+"$MQ" init --table manyq >/dev/null
+sql "INSERT INTO manyq (queue, payload) SELECT CONCAT('q', seq), 'p' FROM seq_1_to_3000;
+     INSERT INTO manyq_queues (queue, paused) SELECT CONCAT('q', seq), 0 FROM seq_1_to_3000 WHERE seq % 2 = 0;
+     UPDATE manyq_queues SET queue = 'q7 ', paused = 1 WHERE queue = 'q8'"
+"$MQ" stats --table manyq --json >"$T_TMP/many.json"
+is "$(grep -o '"queue":"' "$T_TMP/many.json" | wc -l)" 3000 "3,000 queues: each once"
+like "$(cat "$T_TMP/many.json")" '*{"queue":"q7","ready":1,*"paused":true,*' \
+  "a settings row 'q7 ' is queue q7's"
 done_testing

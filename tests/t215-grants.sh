@@ -60,6 +60,9 @@ s=$(sum)
 
 expect_status 77 "producer: pop is denied" as producer pop --queue g
 like "$ERR" "mq pop: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "with the server's reason"
+expect_status 77 "producer: work is denied" as producer work --queue g --exit-when-empty -- true
+like "$ERR" "mq work: *denied to user 'mq_producer'@'localhost'* (error 114[23], SQLSTATE 42000)" "  with the server's reason"
+is "$(printf '%s\n' "$ERR" | wc -l)" 1 "  said once (it was said twice)"
 expect_status 77 "producer: archive is denied" as producer archive --older-than 0s
 expect_status 77 "producer: purge is denied" as producer purge --queue g --yes
 expect_status 77 "producer: pause is denied" as producer pause g
@@ -189,6 +192,25 @@ for l in sorted(out):
     print(l)
 PY
 }
+# an account that may read the job table and the archive only: mq wait
+# (mq-wait(1): all it needs) waits, looking; what it may not do is 77,
+# never "the queues table is missing: run mq init" (78)
+sql_root "DROP USER IF EXISTS mq215_w@localhost; CREATE USER mq215_w@localhost;
+  GRANT SELECT ON \`$T_DB\`.mq_jobs TO mq215_w@localhost;
+  GRANT SELECT ON \`$T_DB\`.mq_jobs_archive TO mq215_w@localhost"
+wj=$(MQ_USER=root "$MQ" push --queue wq w)
+run env MQ_USER=mq215_w "$MQ" wait --timeout 0 "$wj"
+is "$RC:$OUT" "124:$wj waiting" "SELECT on the job table and the archive: mq wait waits (124 at --timeout 0)"
+expect_status 77 "  its push is denied: 77" env MQ_USER=mq215_w "$MQ" push --queue wq x
+like "$ERR" "mq push: *INSERT command denied*(error 1142, SQLSTATE 42000)" "  by the server, named"
+# a producer with the grants mq-sql(7) PRIVILEGES lists, and no more
+sql_root "DROP USER IF EXISTS mq215_p@localhost; CREATE USER mq215_p@localhost;
+  GRANT INSERT ON \`$T_DB\`.mq_jobs TO mq215_p@localhost;
+  GRANT SELECT (id, queue, dedup_live, dedup_unique) ON \`$T_DB\`.mq_jobs TO mq215_p@localhost;
+  GRANT SELECT (queue) ON \`$T_DB\`.mq_jobs_queues TO mq215_p@localhost"
+expect_status 0 "mq-sql(7)'s producer grants, no waiters grant: push" env MQ_USER=mq215_p "$MQ" push --queue wq p
+sql_root "DROP USER mq215_w@localhost; DROP USER mq215_p@localhost"
+
 want=$(grants_of sql "$GRANTS")
 check "grants.sql: its grants read (60 or more)" test "$(printf '%s\n' "$want" | wc -l)" -ge 60
 is "$(grants_of page "${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man/mq.1.scd")" "$want" \

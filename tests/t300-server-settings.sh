@@ -305,4 +305,24 @@ is "$(hsql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', state) ORDER BY id) FROM hb
 MQ_USER=app expect_status 78 "the account that cannot: push refused" "$MQ" push x
 hsql "SET GLOBAL binlog_format = 'MIXED'"
 MQ_USER=app expect_status 0 "binlog_format MIXED: that account pushes" "$MQ" push x
+
+# ---- a due schedule whose payload this server's max_allowed_packet,
+# lowered since the apply, no longer takes is passed over: the others
+# fire, then status 65 (mq-schedule(1)); it stays due for a host whose
+# server takes it
+hsql "SET GLOBAL binlog_format = 'ROW'; CREATE DATABASE hp"
+export MQ_DATABASE=hp MQ_USER=root MQ_TABLE=mq_jobs
+expect_status 0 "init hp" "$MQ" init
+{ printf '[big]\ncron = * * * * *\nqueue = pq\npayload = '
+  head -c 40000 /dev/zero | tr '\0' a
+  printf '\n[small]\ncron = * * * * *\nqueue = pq\npayload = s\n'; } >"$T_TMP/big.conf"
+expect_status 0 "apply a schedule of 40,000 bytes and a small one" "$MQ" schedule apply "$T_TMP/big.conf"
+hsql "UPDATE hp.mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE name IN ('big', 'small');
+  SET GLOBAL max_allowed_packet = 16384"
+expect_status 65 "max_allowed_packet 16384: fire passes over big, 65" "$MQ" schedule fire
+like "$OUT" "fired 1 schedule: * pushed*" "  small fired"
+like "$ERR" "mq schedule: *40000 bytes is larger than the server's max_allowed_packet*" "  big named, one line"
+is "$(hsql "SELECT GROUP_CONCAT(DISTINCT payload) FROM hp.mq_jobs")" "s" "  its jobs: small's only"
+is "$(hsql "SELECT name FROM hp.mq_jobs_schedules WHERE next_at <= UTC_TIMESTAMP(6)")" "big" "  big is still due"
+hsql "SET GLOBAL max_allowed_packet = 16777216"
 done_testing

@@ -78,6 +78,36 @@ nocheck "$ins, state) VALUES ('s', 'bogus', 'bogus')"
 push_ok s behind-bad-state
 run "$MQ" pop --queue s
 is "$RC:$OUT" "0:behind-bad-state" "state '': the job behind it is claimed"
+# dead to every reader, one rule (on 6eb561e: dead to ls, show and why,
+# but not to ls --state dead, retry, stats nor check --max-dead)
+sid=$(sql "SELECT id FROM mq_jobs WHERE payload = 'bogus'")
+run "$MQ" why "$sid"
+is "$RC" 14 "state '': why says dead (14)"
+run "$MQ" ls --state dead --queue s --ids
+is "$RC:$OUT" "0:$sid" "state '': ls --state dead --queue lists it"
+run "$MQ" ls --state dead,ready --ids
+like "$OUT" "*$sid*" "state '': ls --state dead,ready (no queue) lists it"
+run "$MQ" ls --state ready --queue s --ids
+is "$RC:$OUT" "1:" "state '': not ready"
+run "$MQ" stats --json --queue s
+like "$OUT" '*"queue":"s",*"dead":1,*"pushed":2,*' "state '': stats counts it dead (and pushed)"
+run "$MQ" check --queue s --max-dead 0
+is "$RC" 2 "state '': check --max-dead 0 sees it (CRITICAL)"
+run "$MQ" retry --dry-run "$sid"
+is "$RC:$OUT" "0:$sid" "state '': retry --dry-run by id would retry it"
+run "$MQ" retry --dry-run --queue s --all
+is "$RC:$OUT" "0:$sid" "state '': retry --dry-run --queue --all would too"
+nocheck "$ins, state, last_error) VALUES ('s2', 'bogus2', 'bogus', 'e1'), ('s2', 'bogus3', 'bogus', 'e2'), ('s2', 'bogus4', 'bogus', 'e2')"
+run "$MQ" retry --queue s2 --error e2
+is "$RC:$(sql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', CAST(state AS CHAR)) ORDER BY id) FROM mq_jobs WHERE queue = 's2'")" \
+  "0:bogus2 ,bogus3 ready,bogus4 ready" "state '': retry --queue --error retries those that match"
+run "$MQ" retry "$(sql "SELECT id FROM mq_jobs WHERE payload = 'bogus2'")"
+is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'bogus2'")" "0:ready" "state '': retry by id retries it"
+run "$MQ" stats --json --queue s2
+like "$OUT" '*"dead":0,*"counters":{"pushed":3,"done":0,"failed":0,"dead":3,"requeued":0,"retried":3,*' \
+  "state '': retried as dead jobs are (counted dead, then retried; pushed unchanged)"
+is "$(counted_jobs)" "$(finished_jobs)" "state '': the counts hold after the retry"
+sql "DELETE FROM mq_jobs WHERE queue = 's2'"
 run "$MQ" requeue-stale --dry-run
 like "$OUT" "*dead 1*" "state '': --dry-run counts it"
 run timeout 20 "$MQ" requeue-stale
@@ -139,6 +169,24 @@ is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'zero'")"
 nocheck "$ins, available_at, created_at) VALUES ('z', 'zero-date', '0000-00-00', '0000-00-00')"
 push_ok z behind-zero
 expect_status 0 "available_at 0000-00-00: stats works" "$MQ" stats --queue z
+# a zero date is as old as the date it reads as (0000-01-01) wherever an
+# age is shown: show, ls and ls --json as stats (on 6eb561e: "created:
+# 0000-00-00T00:00:00Z (in 0ms)", AGE 0ms, created_at_from_now_us 0)
+zid=$(sql "SELECT id FROM mq_jobs WHERE payload = 'zero-date'")
+stats_age=$(echo "$OUT" | awk 'NR == 2 { print $11 }')
+like "$stats_age" "7403??d*" "zero date: stats' oldest ready is 740,000 days"
+run "$MQ" show "$zid"
+like "$OUT" "*created: 0000-00-00T00:00:00Z ($stats_age ago)*due: 0000-00-00T00:00:00Z ($stats_age ago)*" \
+  "zero dates: show gives them the age stats gives"
+run "$MQ" ls --queue z
+like "$(echo "$OUT" | awk -v id="$zid" '$1 == id { print $6 }')" "$stats_age" "ls: the same age"
+run "$MQ" ls --json --queue z
+like "$OUT" '*"created_at":"0000-00-00T00:00:00Z","created_at_from_now_us":-639630*' "ls --json: the same age, in microseconds"
+nocheck "$ins, created_at, available_at) VALUES ('z0', 'zero-day', '2020-00-05 01:02:03', '2020-03-00')"
+run "$MQ" show "$(sql "SELECT id FROM mq_jobs WHERE payload = 'zero-day'")"
+like "$OUT" "*created: 2020-00-05T01:02:03Z (*d*h ago)*due: 2020-03-00T00:00:00Z (*d*h ago)*" \
+  "a zero month or day: an age too (read as the 1st)"
+sql "DELETE FROM mq_jobs WHERE queue = 'z0'"
 popped --queue z --count 2
 is "$RC:$OUT" "0:zero-date,behind-zero," "available_at 0000-00-00: claimed, and the job behind it"
 
@@ -180,13 +228,14 @@ ids=$(sql "SELECT id FROM mq_jobs WHERE payload IN ('feb31', 'may0', 'once')")
 run timeout 20 "$MQ" ack $(for i in $ids; do printf '%s.%s ' "$i" "$TOK"; done)
 is "$RC:$ERR:$(sql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', CAST(state AS CHAR), ' ', every_us IS NULL) ORDER BY id) FROM mq_jobs WHERE payload IN ('feb31', 'may0', 'once')")" \
   "0::feb31 done 1,may0 done 1,once done 1" "anchors that are no date: acked in one call with another job, all done"
-# created_at and available_at with a zero month: ls shows them as now,
-# not with the figures of the row before (the buffers kept those)
+# created_at and available_at with a zero month: ls gives them the age
+# of the date they read as (2020-01-01, 15 digits of microseconds), not
+# the figures of the row before (the buffers kept those), nor 0 (now)
 sql "INSERT INTO mq_jobs (queue, payload, available_at, created_at) VALUES ('nz', 'valid', '2026-01-01', '2026-01-01')"
 nocheck "$ins, available_at, created_at) VALUES ('nz', 'zero', '2020-00-00', '2020-00-00')"
 "$MQ" ls --queue nz --json >"$T_TMP/nz"
-is "$(grep -c . "$T_TMP/nz"):$(grep '"created_at":"2020-00-00' "$T_TMP/nz" | grep -c '"created_at_from_now_us":0,.*"available_at_from_now_us":0,')" "2:1" \
-  "ls --json: the zero-month row's ages are 0, not the row's before"
+is "$(grep -c . "$T_TMP/nz"):$(grep '"created_at":"2020-00-00' "$T_TMP/nz" | grep -Ec '"created_at_from_now_us":-2[0-9]{14},.*"available_at_from_now_us":-2[0-9]{14},')" "2:1" \
+  "ls --json: the zero-month row's ages are its date's, not the row's before"
 sql "DELETE FROM mq_jobs WHERE queue = 'nz'"
 # a sound one next to them still recurs
 nocheck "$ins, state, attempts, lease_token, leased_until, every_us, every_anchor) VALUES ('p', 'sound', 'leased', 1, '$TOK', UTC_TIMESTAMP() + INTERVAL 1 HOUR, 3600000000, UTC_TIMESTAMP())"
@@ -281,4 +330,23 @@ run "$MQ" check --queue huge --max-dead 1
 is "$RC" 2 "counts summing above 2^63: mq check --max-dead 1 is CRITICAL (2)"
 like "$OUT" "MQ CRITICAL - huge: 9223372036854775807 dead > 1 (critical) |*" "and names the queue"
 sql "DELETE FROM mq_jobs_counts WHERE queue = 'huge'"
+# a done or dead row without finished_at: mq why, show and ls say the
+# time is unknown, not an empty one (on 6eb561e: "is dead since  (in
+# 0ms)", "is done (finished at )")
+sql "DELETE FROM mq_jobs"
+nocheck "$ins, state, last_error) VALUES ('fin', 'p', 'dead', 'boom'), ('fin', 'p', 'done', NULL)"
+dead_id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'fin' AND state = 'dead'")
+done_id=$(sql "SELECT id FROM mq_jobs WHERE queue = 'fin' AND state = 'done'")
+run "$MQ" why "$dead_id"
+is "$RC:$(echo "$OUT" | head -1)" "14:job $dead_id is dead since an unknown time, with error: boom" \
+  "why: a dead row without finished_at is dead since an unknown time"
+like "$OUT" "*finished: unknown (the row has no finished_at)*" "(and its facts say so)"
+run "$MQ" why "$done_id"
+is "$RC:$(echo "$OUT" | head -1)" "15:job $done_id is done (finished at an unknown time)" \
+  "why: a done row without finished_at finished at an unknown time"
+run "$MQ" show "$done_id"
+like "$OUT" "*finished: unknown (the row has no finished_at)*" "show: the same"
+run "$MQ" why --json "$done_id"
+like "$OUT" '*"finished_at":null,"finished_at_from_now_us":null,*' "why --json: null"
+sql "DELETE FROM mq_jobs"
 done_testing

@@ -100,6 +100,64 @@ for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on {
 done
 is "$(comp mq pop --shell --count '')" "" "a number: nothing offered"
 
+# operands where the command takes them, and nowhere else (a further
+# operand is a usage error); mq help takes no connection option
+is "$(comp mq help -)" "--help -h" "mq help -<TAB>: its -h only, no connection option"
+is "$(comp mq help stats '')" "" "mq help stats <TAB>: nothing (one COMMAND)"
+is "$(comp mq completion bash '')" "" "mq completion bash <TAB>: nothing (one shell)"
+is "$(comp mq schedule ls '')" "" "mq schedule ls <TAB>: nothing"
+is "$(comp mq schedule fire '')" "" "mq schedule fire <TAB>: nothing"
+is "$(comp mq schedule apply "$T_TMP/a-fi")" "$T_TMP/a-file.txt" \
+  "mq schedule apply <TAB>: files"
+is "$(comp mq schedule apply "$T_TMP/a-file.txt" '')" "" \
+  "mq schedule apply FILE <TAB>: nothing"
+is "$(comp mq limit q1 '')" "" "mq limit q1 <TAB>: nothing (one QUEUE)"
+is "$(comp mq work --queue q1 true --exit)" "" \
+  "mq work --queue q1 true --exit<TAB>: CMD's argument, not work's option"
+# every command, from its usage line: where completion offers no further
+# operand, mq refuses one (64; mq check: 3); where it still offers one
+# after four, mq takes five (no usage error)
+for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }'); do
+  opnd() { # opnd N FIRST: what completes operand N of $c
+    bash --norc --noprofile -c '. "$1"; _mq_operand "$2" "$3" "$4"; printf "%s" "$_mq_r"' \
+      sh "$T_TMP/mq.bash" "$c" "$1" "$2"
+  }
+  firsts=$(opnd 0 '')
+  case $firsts in
+  words\ *) firsts=${firsts#words } ;;
+  *) firsts=1 ;;
+  esac
+  for f in $firsts; do
+    n=0
+    ops=
+    while [ -n "$(opnd $n "$f")" ] && [ $n -lt 5 ]; do
+      if [ $n = 0 ]; then ops=$f; else ops="$ops 1"; fi
+      n=$((n + 1))
+    done
+    want=64
+    [ "$c" = check ] && want=3
+    # shellcheck disable=SC2086
+    run env MQ_SOCKET=/nonexistent "$MQ" $c $ops 1
+    if [ $n -lt 5 ]; then
+      is "$RC" "$want" "mq $c${ops:+ $ops} <TAB>: no operand offered, and one more is a usage error"
+    else
+      check "mq $c: operands without end, and mq $c $ops 1 takes them (status $RC)" \
+        test "$RC" != "$want"
+    fi
+  done
+done
+# an option whose value is one of fixed words (A|B in -h) completes them
+# (mq help -h is mq -h: mq's own options, before a command)
+is "$(comp mq --host-order '')" "first random" "mq --host-order <TAB>: first random"
+for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' | grep -vx help); do
+  "$MQ" "$c" -h | sed -n 's/^  \(-[a-zA-Z0-9], \)\{0,1\}\(--[-a-z0-9]*\) \([a-z-]*|[a-z|-]*\)\( .*\)\{0,1\}$/\2 \3/p' \
+    >"$T_TMP/fixed"
+  while read -r o words; do
+    is "$(comp mq "$c" "$o" '')" "$(printf '%s\n' "$words" | tr '|' '\n' | sort | tr '\n' ' ' | sed 's/ $//')" \
+      "mq $c $o <TAB>: $words"
+  done <"$T_TMP/fixed"
+done
+
 # queue names, from the server, through the connection settings of the
 # environment (lib.sh's) and of the line
 "$MQ" init >/dev/null
@@ -130,6 +188,9 @@ printf '[nightly]\ncron = @daily\nqueue = alpha\n[hourly]\ncron = @hourly\nqueue
 is "$(comp mq ls --schedule '')" "hourly nightly" \
   "mq ls --schedule <TAB>: the table's schedules"
 is "$(comp mq ls --schedule n)" "nightly" "mq ls --schedule n<TAB>: nightly"
+is "$(comp mq schedule run '')" "hourly nightly" "mq schedule run <TAB>: the schedules"
+is "$(comp mq schedule rm n)" "nightly" "mq schedule rm n<TAB>: nightly"
+is "$(comp mq schedule run nightly '')" "" "mq schedule run NAME <TAB>: nothing"
 is "$(comp mq ls --table other --schedule '')" "" \
   "--table other typed: that table's schedules (none)"
 is "$(comp mq stats --queue '')" "alpha beta" "  the queues are still the queues"
@@ -340,7 +401,7 @@ if command -v zsh >/dev/null 2>&1; then
           [[ $1 == -- ]] && { shift; break; }
           shift
         done
-        if [[ -n $a ]]; then print -l ${(P)a}; else print -l "$@"; fi
+        if [[ -n $a ]]; then print -lr -- ${(P)a}; else print -lr -- "$@"; fi
       }
       source "$1"; shift
       words=("$@"); CURRENT=$#; PREFIX=$words[-1]
@@ -376,11 +437,24 @@ if command -v zsh >/dev/null 2>&1; then
   is "$(zcomp mq stats --defaults-file "~/x.cnf" --table "\`touch $T_TMP/pwned\`" --queue '')" "" \
     "zsh: --table \`command\`: nothing offered"
   check "zsh: ... and the command was not run" test ! -e "$T_TMP/pwned"
+  # operands where the command takes them only, values from the tables
+  is "$(zcomp mq help -)" "--help -h" "zsh: mq help -<TAB>: no connection option"
+  is "$(zcomp mq help stats '')" "" "zsh: mq help stats <TAB>: nothing"
+  is "$(zcomp mq completion bash '')" "" "zsh: mq completion bash <TAB>: nothing"
+  is "$(zcomp mq schedule ls '')" "" "zsh: mq schedule ls <TAB>: nothing"
+  is "$(zcomp mq schedule --def "~/x.cnf" run '')" "hourly nightly" \
+    "zsh: mq schedule run <TAB>: the schedules"
+  is "$(zcomp mq pause --def "~/x.cnf" alpha '')" "" "zsh: mq pause alpha <TAB>: nothing"
+  is "$(zcomp mq work --queue q1 true --exit)" "" \
+    "zsh: mq work --queue q1 true --exit<TAB>: not work's option"
+  is "$(zcomp mq --host-order '')" "first random" "zsh: mq --host-order <TAB>"
+  is "$(zcomp mq push --if-parent-dies '')" "cancel run wait" \
+    "zsh: mq push --if-parent-dies <TAB>"
 else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
   ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
-  for i in $(seq 19); do ok "zsh: the line's settings # SKIP zsh not installed"; done
+  for i in $(seq 28); do ok "zsh: the line's settings # SKIP zsh not installed"; done
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
@@ -430,10 +504,27 @@ if command -v fish >/dev/null 2>&1; then
   is "$(fcomp "mq work -- whil")" "" "fish: mq work -- whil<TAB>: no keyword"
   is "$(fcomp "mq work -- __mq")" "" "fish: mq work -- __mq<TAB>: not the script's functions"
   like " $(fcomp "mq work -- ech") " "* echo *" "fish: mq work -- ech<TAB>: echo"
+  # options where the command takes them, operands where it takes them
+  is "$(fcomp "mq help -")" "--help -h" "fish: mq help -<TAB>: no connection option"
+  is "$(fcomp "mq completion --ta")" "--table" "fish: mq completion --ta<TAB>: it takes them"
+  is "$(fcomp "mq help stats ")" "" "fish: mq help stats <TAB>: nothing"
+  is "$(fcomp "mq completion bash ")" "" "fish: mq completion bash <TAB>: nothing"
+  is "$(fcomp "mq schedule ls ")" "" "fish: mq schedule ls <TAB>: nothing"
+  is "$(fcomp "mq schedule --def ~/x.cnf run ")" "hourly nightly" \
+    "fish: mq schedule run <TAB>: the schedules"
+  is "$(fcomp "mq pause --def ~/x.cnf alpha ")" "" "fish: mq pause alpha <TAB>: nothing"
+  is "$(fcomp "mq limit --def ~/x.cnf alpha ")" "" "fish: mq limit alpha <TAB>: nothing"
+  is "$(fcomp "mq work --queue q1 true --exit")" "" \
+    "fish: mq work --queue q1 true --exit<TAB>: not work's option"
+  is "$(fcomp "mq work --queue q1 --exit")" "--exit-when-empty" \
+    "fish: mq work --queue q1 --exit<TAB>: before CMD it is"
+  is "$(fcomp "mq --host-order ")" "first random" "fish: mq --host-order <TAB>"
+  is "$(fcomp "mq push --if-parent-dies ")" "cancel run wait" \
+    "fish: mq push --if-parent-dies <TAB>"
 else
   for d in "fish -n" "fish: mq po" "fish: --claim" "fish: queues"; do
     ok "$d # SKIP fish not installed"
   done
-  for i in $(seq 19); do ok "fish: the line's settings # SKIP fish not installed"; done
+  for i in $(seq 31); do ok "fish: the line's settings # SKIP fish not installed"; done
 fi
 done_testing

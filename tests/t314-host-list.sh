@@ -73,4 +73,49 @@ expect_status 64 "MQ_HOST_ORDER other than first or random: 64" \
 like "$ERR" "mq stats: MQ_HOST_ORDER: 'any' is neither first nor random*" "  it says so"
 expect_status 0 "--host-order overrides MQ_HOST_ORDER" \
   env MQ_HOST_ORDER=any "$MQ" stats --host-order first --host "$LIVE"
+
+# ---- an option file's host= taken as --host takes it (the client
+# library alone takes a single HOST:PORT for a host name, passes over
+# entries that are not valid and names no entry when none answers)
+cnf() { printf '[client]\nhost=%s\nuser=root\ndatabase=l\n' "$1" >"$T_TMP/h.cnf"; }
+fstats() { env MQ_DATABASE= MQ_USER= "$MQ" stats --defaults-file "$T_TMP/h.cnf" "$@"; }
+cnf "$LIVE"
+expect_status 0 "an option file's single HOST:PORT" fstats
+cnf "[127.0.0.1]:$PORT"
+expect_status 0 "  bracketed" fstats
+for bad in "127.0.0.1:65536,$LIVE" ",$LIVE" "127.0.0.1:0,$LIVE"; do
+  cnf "$bad"
+  expect_status 78 "an option file's entry not valid ('$bad'): 78" fstats
+done
+like "$ERR" "mq stats: invalid host list '127.0.0.1:0,$LIVE': entry 1 is not HOST, HOST:PORT or \[ADDRESS\]:PORT" \
+  "  the message names the list and the entry"
+cnf "127.0.0.1:$D1,127.0.0.1:$D2"
+expect_status 69 "an option file's list, no entry answers: 69" fstats
+like "$ERR" "mq stats: cannot connect to any host of the list: 127.0.0.1:$D1: cannot connect: *; 127.0.0.1:$D2: cannot connect: * (error 2002, SQLSTATE HY000)" \
+  "  one line naming each entry"
+# --host-order random spreads an option file's list too: two entries,
+# the live server by TCP and by its socket (localhost), told apart by
+# the server's Connections (each push: one connection to one of them)
+printf '[client]\nhost=localhost,%s\nsocket=%s\nuser=root\ndatabase=l\n' "$LIVE" "$SRV/sock" >"$T_TMP/h.cnf"
+conns_from() { mariadb --no-defaults --socket="$SRV/sock" --user=root -N -B -e \
+  "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE HOST LIKE '$1' AND DB = 'l'"; }
+i=0
+while [ $i -lt 12 ]; do
+  env MQ_DATABASE= MQ_USER= "$MQ" pop --defaults-file "$T_TMP/h.cnf" --host-order random --queue idle --wait 3s >/dev/null 2>&1 &
+  i=$((i + 1))
+done
+sleep 1.5
+tcp=$(conns_from '%:%') sock=$(conns_from 'localhost')
+wait
+if [ "$tcp" -ge 1 ] && [ "$sock" -ge 1 ]; then
+  ok "  --host-order random: 12 waiters spread ($tcp connections by TCP, $sock by the socket)"
+else
+  not_ok "  --host-order random: 12 waiters spread" "$tcp connections by TCP, $sock by the socket"
+fi
+# the same misconfiguration has one status whatever the order: a server
+# that answered and refused says more than an entry nobody listens on
+for order in "127.0.0.1:$D1,$LIVE" "$LIVE,127.0.0.1:$D1"; do
+  expect_status 78 "an unknown database through '$order': 78" \
+    env MQ_DATABASE=nosuch "$MQ" stats --host "$order"
+done
 done_testing

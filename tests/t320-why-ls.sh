@@ -185,4 +185,27 @@ is "$(cat "$T_TMP/prc"):$(cat "$T_TMP/perr")" "141:" "ls | head -1: quiet, SIGPI
 { "$MQ" ls --json --limit 10000 2>"$T_TMP/perr"; echo "$?" >"$T_TMP/prc"; } | head -c1 >/dev/null
 is "$(cat "$T_TMP/prc"):$(cat "$T_TMP/perr")" "141:" "ls --json | head -c1: quiet, SIGPIPE"
 
+# the error is cut by display width: a wide (CJK) character takes two
+# columns, so a line of them stays within $COLUMNS (on 6eb561e, cut by
+# characters: lines of 64 columns for COLUMNS=60)
+sql "SET SESSION check_constraint_checks = 0; INSERT INTO mq_jobs (queue, state, payload, last_error, finished_at) VALUES ('MB', 'dead', 'p', REPEAT('é漢', 30), UTC_TIMESTAMP()), ('MB', 'dead', 'p', CONCAT('a', REPEAT('漢', 40)), UTC_TIMESTAMP())"
+run env COLUMNS=60 "$MQ" ls --queue MB
+head=$(echo "$OUT" | head -1)
+prefix=$(( ${#head} - 5 ))	# up to ERROR, all ASCII, as each row's
+avail=$((60 - prefix))
+fit() { # fit CHAR1 WIDTH1 CHAR2 WIDTH2 [FIRST FIRSTW]: the cut cell
+  e=${5-} w=${6-0} k=0
+  while :; do
+    if [ $((k % 2)) = 0 ]; then c=$1 cw=$2; else c=$3 cw=$4; fi
+    [ $((w + cw + 3)) -le "$avail" ] || break
+    e=$e$c w=$((w + cw)) k=$((k + 1))
+  done
+  printf '%s...' "$e"
+}
+row1=$(echo "$OUT" | sed -n 2p | tail -c +$((prefix + 1)))
+row2=$(echo "$OUT" | sed -n 3p | tail -c +$((prefix + 1)))
+is "$row1" "$(fit é 1 漢 2)" "ls: an error of wide characters cut to \$COLUMNS by display width"
+is "$row2" "$(fit 漢 2 漢 2 a 1)" "(a wide character that does not fit is left out whole)"
+sql "DELETE FROM mq_jobs WHERE queue = 'MB'"
+
 done_testing

@@ -77,6 +77,20 @@ like "$(text)" "MQ OK - 2 queues: 4 ready, 0 stale, 0 dead, oldest ready *" \
   "the totals"
 r=$(perf_ok a 2>&1 && perf_ok b 2>&1 && perf_all 16 2>&1)
 is "$r" "" "perfdata: eight items per queue, each well-formed"
+# mq-check(1) says how many items a queue has and shows them in order
+man=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man/mq-check.1.scd
+said=$(sed -n 's/^\([a-z]*\) per queue, in the order of the queues:$/\1/p' "$man")
+n=0
+for w in one two three four five six seven eight nine ten eleven twelve; do
+  n=$((n + 1))
+  [ "$w" = "$said" ] && break
+done
+[ "$w" = "$said" ] || n="'$said'"
+is "$n" "$(perf | tr ' ' '\n' | grep -c "^'a\.")" \
+  "mq-check(1): as many items per queue as it prints ($said)"
+is "$(grep "^'mail\.ready'" "$man" | tr ' ' '\n' | sed -n "s/^'mail\.\([a-z_]*\)'=.*/\1/p" | tr '\n' ' ')" \
+  "$(perf | tr ' ' '\n' | sed -n "s/^'a\.\([a-z_]*\)'=.*/\1/p" | tr '\n' ' ')" \
+  "mq-check(1): its example's items, in the order printed"
 
 # ---- ready (depth) ----
 check_is 1 "--warn-ready 2: WARNING" --warn-ready 2

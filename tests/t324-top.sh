@@ -208,6 +208,53 @@ for action in q INT TERM HUP; do
   is "${2:-} ${4:-}" "1 1" \
     "terminal, $action: the terminal's settings given back"
 done
+# hang SIGNAL: mq top on a pty while its refresh waits for the server
+# (the job table locked by another session for 8 s), then SIGNAL: it
+# ends at once (it waited for the server before, up to its read
+# timeout), the terminal given back. Prints the exit status, whether it
+# ended within 3 s, and whether the output ends leaving the screen.
+hang() {
+  python3 - "$MQ" "$1" "$MQ_TEST_SOCKET" "$T_DB" <<'PY'
+import os, select, signal, subprocess, sys, time
+mq, sig, sock, db = sys.argv[1:5]
+m, s = os.openpty()
+p = subprocess.Popen([mq, 'top', '--interval', '200ms'], stdin=s, stdout=s,
+                     stderr=s, start_new_session=True)
+out = b''
+def drain(until, want):
+    global out
+    while time.time() < until:
+        r, _, _ = select.select([m], [], [], 0.05)
+        if r:
+            try:
+                out += os.read(m, 65536)
+            except OSError:
+                return
+            if want(out):
+                return
+drain(time.time() + 10, lambda o: b'\x1b[J' in o)
+lock = subprocess.Popen(['mariadb', '--no-defaults', '-S', sock, '-uroot', db,
+    '-e', 'LOCK TABLES mq_jobs WRITE; SELECT SLEEP(8)'],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(1.5)
+t0 = time.time()
+os.kill(p.pid, getattr(signal, 'SIG' + sig))
+try:
+    rc = p.wait(timeout=6)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = p.wait()
+quick = int(time.time() - t0 < 3)
+drain(time.time() + 0.5, lambda o: False)
+lock.kill()
+lock.wait()
+print(rc, quick, int(out.endswith(b'\x1b[?1049l\x1b[?25h')))
+PY
+}
+for sig in TERM INT HUP; do
+  case $sig in TERM) want=143 ;; INT) want=0 ;; HUP) want=129 ;; esac
+  is "$(hang $sig)" "$want 1 1" "terminal, the server not answering, $sig: ends at once ($want), screen left"
+done
 set -- $(pty WINCH)
 is "${5:-}" 1 "terminal: SIGWINCH does not end it"
 is "${1:-} ${3:-} ${4:-}" "0 1 1" \

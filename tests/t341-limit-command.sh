@@ -233,6 +233,12 @@ expect_status 64 "--key-rate with --clear-key-rate" "$MQ" limit deploy --key-rat
 is "$ERR" "mq limit: --key-rate and --clear-key-rate exclude each other" "  its message"
 expect_status 64 "--rate without its window" "$MQ" limit deploy --rate 10
 is "$ERR" "mq limit: invalid --rate '10': N/D expected, e.g. 10/s or 600/5m" "  its message"
+for r in 5/ 1/0s 1/36601d; do
+  expect_status 64 "--rate $r: 64" "$MQ" limit deploy --rate "$r"
+  expect_status 64 "--key-rate $r: 64" "$MQ" limit deploy --key-rate "$r"
+done
+is "$ERR" "mq limit: invalid --key-rate '1/36601d': the window D must be a duration from 1ms to 36600d (ms, s, m or min, h, d)" \
+  "  its message says the bounds"
 expect_status 64 "--queue is not an option" "$MQ" limit --queue deploy
 is "$(table_sum mq_jobs_queues):$(limits deploy)" "$sum:3 1 - - - - 0" \
   "the refused calls changed nothing"

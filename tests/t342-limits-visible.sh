@@ -398,4 +398,41 @@ is "$(held rr)" 0 "stats: room in the queue's rate window: nothing held"
 "$MQ" limit kr --clear-key-rate >/dev/null
 is "$(held kr)" 0 "stats: the key rate cleared: nothing held"
 
+# a settings row another program wrote with trailing blanks ('pb '): the
+# server takes it for queue pb's (the claims obey it), and so do stats,
+# check and Prometheus: one queue, its limit and what it holds back (two
+# rows of pb before, the limit on one, nothing held on the other)
+sql "INSERT INTO mq_jobs_queues (queue, concurrency) VALUES ('pb ', 2)"
+for i in 1 2 3 4 5; do "$MQ" push --queue pb "b$i" >/dev/null; done
+claim pb 5
+is "$(echo $IDS | wc -w)" 2 "a settings row 'pb ': the claims obey its concurrency 2"
+expect_status 0 "stats --queue pb" "$MQ" stats --queue pb
+is "$(printf '%s\n' "$OUT" | grep -c '^pb ')" 1 "  one row for pb"
+like "$(printf '%s\n' "$OUT" | grep '^pb ')" "pb * 3 * 2 * 2 * - * - * - * 3" "  3 ready, 2 leased, concurrency 2, 3 held back"
+expect_status 0 "stats --json" "$MQ" stats --json
+is "$(printf '%s\n' "$OUT" | grep -c '"queue":"pb *"')" 1 "  one object for pb"
+run "$MQ" check --queue pb --max-held 0
+is "$RC" 2 "check --queue pb --max-held 0: critical (2)"
+like "$OUT" "MQ CRITICAL - pb: 3 held back*" "  it counts what the limit holds back"
+expect_status 0 "stats --prometheus" "$MQ" stats --prometheus
+is "$(printf '%s\n' "$OUT" | grep -c 'queue="pb *",state="ready"')" 1 "  one ready series for pb"
+
+# a rate window longer than mq takes (100 years), written by SQL: the
+# server's date arithmetic went out of range, no claim counted in it,
+# and every job was claimed; it is held to 36600d
+sql "INSERT INTO mq_jobs_queues (queue, rate, rate_us) VALUES ('wl', 1, 18446744073709551615)"
+for i in 1 2 3; do "$MQ" push --queue wl "w$i" >/dev/null; done
+n=0
+for i in 1 2 3; do "$MQ" pop --queue wl --lease 1m >/dev/null 2>&1 && n=$((n + 1)); done
+is "$n" 1 "a rate 1 in a window of 2^64-1 us: one claim of three pops"
+wid=$(sql "SELECT MIN(id) FROM mq_jobs WHERE queue = 'wl' AND state = 'ready'")
+run "$MQ" why "$wid"
+is "$RC" 17 "  why of a job left: held back (17)"
+like "$OUT" "*rate: 1 of 1 claim in 36600d*" "  by the rate, its window shown as held"
+# the longest rate mq limit takes is shown whole by stats (its cell cut
+# it to 23 bytes: "4294967295/316223999999")
+"$MQ" limit lq --rate 4294967295/36599d23h59m59s999ms >/dev/null
+expect_status 0 "stats of the longest rate" "$MQ" stats --queue lq
+like "$(printf '%s\n' "$OUT" | grep '^lq ')" "* 4294967295/3162239999999ms *" "  its cell whole, as mq limit shows it"
+
 done_testing

@@ -42,6 +42,14 @@ expect_status 64 "an invalid --timeout is a usage error" "$MQ" wait --timeout 3x
 printf '1\n\nabc\n' >"$T_TMP/bad"
 expect_status 64 "a bad line on stdin is a usage error" sh -c '"$0" wait <"$1"' "$MQ" "$T_TMP/bad"
 like "$ERR" "*'abc' on line 3 of standard input*" "  naming its line"
+# a NUL in a line: the line shown whole, escaped (on 6eb561e cut at the
+# NUL: "invalid job id '1'", an id that looks valid)
+expect_status 64 "a line with a NUL is a usage error" sh -c 'printf "1\\0002\\n" | "$0" wait' "$MQ"
+is "$ERR" "mq wait: invalid job id '1\\x002' on line 1 of standard input: a positive number, as push prints it" "  the line shown whole, escaped"
+# standard input that cannot be read: the cause named (on 6eb561e
+# "cannot read standard input after line 0", no reason)
+expect_status 74 "stdin a directory: 74" sh -c '"$0" wait <"$1"' "$MQ" "$T_TMP"
+is "$ERR" "mq wait: cannot read standard input: Is a directory" "  the cause named"
 expect_status 64 "a bad id is refused before connecting" env MQ_SOCKET=/nonexistent "$MQ" wait 7 zz
 
 # ---- an id in neither table: one line on stderr, status 1
@@ -189,6 +197,17 @@ expect_status 64 "push --wait with --lines: refused" sh -c 'echo x | "$0" push -
 expect_status 64 "push --wait with --every: refused" "$MQ" push --every 1h --wait x
 expect_status 64 "push --timeout without --wait: refused" "$MQ" push --timeout 1s x
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'x' AND queue = 'default'")" 0 "  nothing pushed by those"
+# its id not written (a full disk): 74, said once (main's flush at exit
+# said it again after push had: two lines on 6eb561e), with or without
+# --timeout; mq wait's own line the same
+for t in "" "--timeout 1s"; do
+  # shellcheck disable=SC2086
+  expect_status 74 "push --wait ${t:+$t }>/dev/full: 74, one line" sh -c '"$0" push --queue full --wait '"$t"' x >/dev/full' "$MQ"
+  is "$ERR" "mq push: write failure on standard output" "  said once"
+done
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'full'")" 2 "  the jobs are pushed (their ids could not be written)"
+expect_status 74 "wait >/dev/full of a done job: 74, one line" sh -c '"$0" wait "$1" >/dev/full' "$MQ" "$ja"
+is "$ERR" "mq wait: write failure on standard output" "  said once"
 
 # ---- SIGTERM: 143 at once, nothing changed
 s1=$("$MQ" push --queue sig s1)

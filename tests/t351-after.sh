@@ -45,10 +45,45 @@ like "$ERR" "mq push: cannot open --after-file *" "  said so"
 printf '%s\n\nzz\n' "$p" >"$T_TMP/badfile"
 expect_status 64 "--after-file with a bad line" "$MQ" push --queue bad --after-file "$T_TMP/badfile" job
 like "$ERR" "*'zz' on line 3 of --after-file*" "  naming its line"
+# a NUL in a line shown whole, escaped; a file that cannot be read
+# names the cause (on 6eb561e: "invalid job id '1'", cut at the NUL;
+# "cannot read --after-file '...' after line 0" with no reason)
+printf '%s\n1\0002\n' "$p" >"$T_TMP/nulfile"
+expect_status 64 "--after-file with a NUL in a line" "$MQ" push --queue bad --after-file "$T_TMP/nulfile" job
+is "$ERR" "mq push: invalid job id '1\\x002' on line 2 of --after-file '$T_TMP/nulfile': a positive number, as push prints it" "  the line shown whole, escaped"
+expect_status 74 "--after-file a directory" "$MQ" push --queue bad --after-file "$T_TMP" job
+is "$ERR" "mq push: cannot read --after-file '$T_TMP': Is a directory" "  the cause named"
+expect_status 74 "--after-file - from a directory" sh -c '"$0" push --queue bad --after-file - job <"$1"' "$MQ" "$T_TMP"
+is "$ERR" "mq push: cannot read --after-file '-': Is a directory" "  the cause named"
+expect_status 74 "--lines with --after-file a directory" sh -c 'echo "$1" | "$0" push --queue bad --lines --after-file "$2"' "$MQ" "$p" "$T_TMP"
+is "$ERR" "mq push: cannot read --after-file '$T_TMP': Is a directory" "  the cause named"
 expect_status 74 "--after-file - with standard input closed" sh -c '"$0" push --queue bad --after-file - job <&-' "$MQ"
 is "$ERR" "mq push: standard input is closed: nothing done" "  said so (it read no parent: a job due at once)"
 expect_status 64 "--after-file - without a PAYLOAD argument" sh -c 'echo 1 | "$0" push --queue bad --after-file -' "$MQ"
 is "$(njobs)" "$n0" "nothing pushed by any of them"
+
+# ---- no parents in --after-file (an empty file, blank lines only: a
+# fan-in of zero jobs): a job due at once, as after parents all done,
+# whatever --if-parent-dies says; the rules of --after all the same (on
+# 6eb561e a policy with it was 64, "--if-parent-dies goes with --after
+# or --after-file", while --delay with it was taken)
+: >"$T_TMP/none0"
+printf '\n  \n\t\n' >"$T_TMP/blank0"
+for f in none0 blank0; do
+  for pol in "" cancel run wait; do
+    expect_status 0 "--after-file $f${pol:+ --if-parent-dies $pol}: pushed" sh -c '"$0" push --queue zero --after-file "$1" ${2:+--if-parent-dies "$2"} job' "$MQ" "$T_TMP/$f" "$pol"
+    is "$(st "$OUT"):$(sql "SELECT COUNT(*) FROM mq_jobs_deps WHERE child = $OUT")" "ready:0" "  due at once, no edge"
+  done
+done
+expect_status 0 "--after-file - of no ids, --if-parent-dies run: pushed" sh -c '"$0" push --queue zero --after-file - --if-parent-dies run job </dev/null' "$MQ"
+is "$(st "$OUT")" ready "  due at once"
+for o in "--delay 1m" "--at 2030-01-01T00:00" "--every 1h"; do
+  # shellcheck disable=SC2086
+  expect_status 64 "--after-file of no ids with $o: refused as with ids" "$MQ" push --queue bad --after-file "$T_TMP/none0" $o job
+  like "$ERR" "*--after excludes --every, --delay and --at*" "  said so"
+done
+expect_status 64 "--after-file of no ids with --cron: refused as with ids" "$MQ" push --queue bad --after-file "$T_TMP/none0" --cron '* * * * *' job
+is "$(njobs)" "$((n0 + 9))" "nothing pushed by the refused ones"
 
 # ---- parents that cannot be: 66, one line, nothing pushed
 expect_status 66 "a parent that does not exist" "$MQ" push --queue bad --after "$p,424242" job
@@ -60,7 +95,7 @@ dp=$("$MQ" push --queue dead --max-attempts 1 gone)
 die_one dead >/dev/null
 expect_status 66 "a dead parent, --if-parent-dies cancel (the default)" "$MQ" push --queue bad --after "$dp" job
 is "$ERR" "mq push: parent $dp is dead (--if-parent-dies cancel)" "  one line naming it"
-is "$(njobs)" "$((n0 + 2))" "nothing pushed (the recurring and the dead parent only)"
+is "$(njobs)" "$((n0 + 11))" "nothing pushed (the recurring and the dead parent only)"
 is "$(sql "SELECT IFNULL(children, 'none') FROM mq_jobs WHERE id = $p")" none "the parent's count of dependents untouched (rolled back)"
 
 # ---- the simple case: after two parents, due once both are done
@@ -368,5 +403,35 @@ ln -s "$MQ" "$T_TMP/bin/mq"
 )
 is "$(cat "$T_TMP/ex.rc"):$(cat "$T_TMP/ex.out")" "0:index" "the README's example runs: the index job last"
 is "$(grep -c . "$T_TMP/ex/ran")" 21 "  after the 20 images, each once"
+
+# ---- archive racing what makes a dependent wait for a dead parent (a
+# push --after with --if-parent-dies wait; a retry of a dependent it
+# cancelled): the parent is archived, and the push or retry refused, or
+# it stays; never both (the dependent waiting for ever for a parent in
+# the archive, or gone with --purge: 37 and 31 of 60 before)
+stranded() { sql "SELECT COUNT(*) FROM mq_jobs j JOIN mq_jobs_deps d ON d.child = j.id
+  LEFT JOIN mq_jobs p ON p.id = d.parent WHERE j.state = 'ready' AND d.met = 0 AND p.id IS NULL"; }
+for how in "" --purge; do
+  i=0
+  while [ $i -lt 30 ]; do
+    a=$("$MQ" push --queue ra a); "$MQ" cancel "$a" >/dev/null
+    "$MQ" archive --older-than 0s --dead --quiet $how &
+    "$MQ" push --queue rc --if-parent-dies wait --after "$a" c >/dev/null 2>&1 &
+    wait
+    i=$((i + 1))
+  done
+  is "$(stranded)" 0 "archive $how --dead racing push --after a dead parent (wait): no dependent stranded"
+done
+i=0
+while [ $i -lt 30 ]; do
+  a=$("$MQ" push --queue ra a); c=$("$MQ" push --queue rc --after "$a" c)
+  "$MQ" cancel "$a" >/dev/null
+  sql "UPDATE mq_jobs SET finished_at = finished_at - INTERVAL 2 HOUR WHERE id = $a"
+  "$MQ" archive --older-than 1h --dead --quiet &
+  "$MQ" retry "$c" >/dev/null 2>&1 &
+  wait
+  i=$((i + 1))
+done
+is "$(stranded)" 0 "archive --dead racing retry of the dependent it cancelled: none stranded"
 
 done_testing

@@ -309,6 +309,23 @@ like "$OUT" "*unusable: *" "  and says it cannot be used"
 expect_status 0 "fire passes over it, to never" "$MQ" schedule fire
 like "$OUT" "*1 unusable (never fire)*" "  and says so"
 is "$(next_of berlin)" "9999-12-31 23:59:59.000000" "  its next_at is the end of time"
+# a row set aside as unusable and then repaired by the file is due
+# again (it stayed at the end of time: "changed ... (never fires
+# again)"); a name written by SQL with trailing blanks is the file's
+# name to the server (PAD SPACE): renamed, not refused as "changed
+# meanwhile" for ever (exit 75)
+printf '[pad]\ncron = 0 * * * *\nqueue = pq\npayload = p\n' >"$T_TMP/pad.conf"
+expect_status 0 "apply a schedule pad" "$MQ" schedule apply "$T_TMP/pad.conf"
+sql "UPDATE mq_jobs_schedules SET name = 'pad ', queue = 'bad q', next_at = UTC_TIMESTAMP() - INTERVAL 1 MINUTE WHERE name = 'pad'"
+expect_status 0 "fire sets the row 'pad ' aside" "$MQ" schedule fire
+is "$(sql "SELECT next_at FROM mq_jobs_schedules WHERE name = 'pad'")" "9999-12-31 23:59:59.000000" "  to the end of time"
+expect_status 0 "apply the file again" "$MQ" schedule apply "$T_TMP/pad.conf"
+like "$OUT" "changed pad: queue, name (next ????-??-?? ??:00:00 UTC)" "  repairs queue and name, due again"
+is "$(sql "SELECT CONCAT('[', name, ']'), queue, next_at > UTC_TIMESTAMP() AND next_at <= UTC_TIMESTAMP() + INTERVAL 1 HOUR FROM mq_jobs_schedules WHERE name = 'pad'" | tr '\t' ' ')" "[pad] pq 1" \
+  "  the row holds the file's name and queue, its next instant within the hour"
+expect_status 0 "apply once more" "$MQ" schedule apply "$T_TMP/pad.conf"
+is "$OUT" "unchanged pad (next $(sql "SELECT DATE_FORMAT(next_at, '%Y-%m-%d %H:%i:%s') FROM mq_jobs_schedules WHERE name = 'pad'") UTC)" "  then unchanged"
+expect_status 0 "rm pad" "$MQ" schedule rm pad
 
 # ---- rm ----
 expect_status 0 "schedule rm" "$MQ" schedule rm berlin
@@ -368,5 +385,31 @@ expect_status 0 "fire --queue of crash and another" "$MQ" schedule fire --queue 
 is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next 2099-05-01 10:00:00 UTC" "  the next instant of those queues' schedules"
 expect_status 0 "schedule -h" "$MQ" schedule -h
 like "$OUT" "usage: mq schedule*apply FILE*" "  shows the usage"
+
+# stop 46's review, finding 5: missed-max without missed = all is the
+# missed-max line's error (it named the header's, line 1)
+printf '[a]\ncron = * * * * *\nmissed-max = 5\n' >"$T_TMP/mm.conf"
+expect_status 65 "missed-max without missed = all: 65" "$MQ" schedule apply --dry-run "$T_TMP/mm.conf"
+is "$ERR" "mq schedule: $T_TMP/mm.conf: line 3: [a]: missed-max is for missed = all" "  on its line"
+printf '# x\n[a]\ncron = * * * * *\nmissed-max = 5\nmissed = once\n' >"$T_TMP/mm2.conf"
+expect_status 65 "the same, missed after it" "$MQ" schedule apply --dry-run "$T_TMP/mm2.conf"
+is "$ERR" "mq schedule: $T_TMP/mm2.conf: line 4: [a]: missed-max is for missed = all" "  on missed-max's line"
+
+# stop 46's review, finding 6: a fire that passes over a schedule another
+# process holds printed its past instant as "next"
+printf '[held]\ncron = * * * * *\nqueue = qheld\n' >"$T_TMP/held.conf"
+"$MQ" schedule apply "$T_TMP/held.conf" >/dev/null
+sql "UPDATE mq_jobs_schedules SET next_at = UTC_TIMESTAMP() - INTERVAL 30 MINUTE WHERE name = 'held'"
+sql "BEGIN; SELECT name FROM mq_jobs_schedules WHERE name = 'held' FOR UPDATE; SELECT SLEEP(4); COMMIT" >/dev/null &
+hold=$!
+i=0
+while [ "$(sql_root "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(4)%'")" -eq 0 ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+expect_status 0 "fire --queue qheld while another process holds its schedule" "$MQ" schedule fire --queue qheld
+is "$OUT" "fired 0 schedules: 0 runs pushed, 0 missed instants skipped; next now (a due schedule another process is firing)" \
+  "  says what its next is, not its past instant"
+wait "$hold"
+sql "UPDATE mq_jobs_schedules SET next_at = '2099-01-01' WHERE name = 'held'"
 
 done_testing

@@ -259,4 +259,53 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs_fired f JOIN mq_jobs_schedules s ON s.na
   "  it fired 8 (MQ_FIRE_BATCH), claimed, and is gone"
 expect_status 0 "mq schedule fire does the rest" "$MQ" schedule fire --queue qmid
 like "$OUT" "fired 32 schedules: 32 runs pushed*" "  32 more"
+# ---- stop 46's review, finding 1: a due schedule whose firing fails
+# for its own row stopped every other one (each failed on 17b6853)
+# a version at the top of BIGINT UNSIGNED (a row written by SQL): it
+# wraps to 1, where version + 1 failed (error 1690, 70, nothing fired)
+printf '[vmax]\ncron = * * * * *\nqueue = qv\npayload = v\n[vnext]\ncron = * * * * *\nqueue = qv\npayload = w\n' >"$T_TMP/v.conf"
+"$MQ" schedule apply "$T_TMP/v.conf" >/dev/null
+sql "UPDATE mq_jobs_schedules SET version = 18446744073709551615 WHERE name = 'vmax'"
+calm
+sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE queue = 'qv'"
+expect_status 0 "fire a schedule whose version is the largest BIGINT UNSIGNED" "$MQ" schedule fire --queue qv
+like "$OUT" "fired 2 schedules: 2 runs pushed*" "  it fires, and the one behind it"
+is "$(fired vmax):$(fired vnext):$(later vmax)" "1:1:1" "  both ran, it moved"
+is "$(sql "SELECT version FROM mq_jobs_schedules WHERE name = 'vmax'")" 1 "  its version wrapped to 1"
+sql "UPDATE mq_jobs_schedules SET version = 18446744073709551615 WHERE name = 'vmax'"
+sed 's/payload = v$/payload = v2/' "$T_TMP/v.conf" >"$T_TMP/v2.conf"
+expect_status 0 "apply changes it too" "$MQ" schedule apply "$T_TMP/v2.conf"
+like "$OUT" "changed vmax: payload *" "  changed"
+is "$(sql "SELECT CONCAT(payload, ' ', version) FROM mq_jobs_schedules WHERE name = 'vmax'")" "v2 1" "  written, the version wrapped"
+park vmax vnext
+# a write the server refuses for the row's values (a site's trigger
+# raising SQLSTATE 22003 for one schedule, as the server does for a
+# value out of range): passed over, the others fired, its error at the
+# end naming it
+sql "DELIMITER //
+CREATE TRIGGER t362_range BEFORE UPDATE ON mq_jobs_schedules FOR EACH ROW BEGIN IF NEW.name = 'rf' AND NEW.version <> OLD.version THEN SIGNAL SQLSTATE '22003' SET MESSAGE_TEXT = 'Out of range value for rf', MYSQL_ERRNO = 1264; END IF; END//"
+printf '[rf]\ncron = * * * * *\nqueue = qr\n[rg]\ncron = * * * * *\nqueue = qr\npayload = rg run\n[rh]\ncron = * * * * *\nqueue = qr\npayload = rh run\n' >"$T_TMP/rf.conf"
+"$MQ" schedule apply "$T_TMP/rf.conf" >/dev/null
+park rh
+calm
+sql "UPDATE mq_jobs_schedules SET next_at = DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:00') WHERE name IN ('rf', 'rg')"
+expect_status 70 "fire, a schedule the server refuses to move first in the queue: 70" "$MQ" schedule fire --queue qr
+like "$OUT" "fired 1 schedule: 1 run pushed, 0 missed instants skipped" "  the other fired"
+is "$ERR" "mq schedule: schedule 'rf': cannot move the schedule: Out of range value for rf (error 1264, SQLSTATE 22003)" \
+  "  one line naming it, the server's reason"
+is "$(fired rf):$(fired rg):$(later rf):$(later rg)" "0:1:0:1" "  it is left due (rolled back), the other ran"
+park rg
+"$MQ" pop --queue qr -o /dev/null 2>/dev/null	# rg's run, out of the way
+due rh
+expect_status 0 "a consumer of its queue fires the others and claims their run" "$MQ" pop --queue hq1,qr --wait 3s
+is "$OUT" "rh run" "  rh's run"
+is "$(fired rf):$(fired rh)" "0:1" "  it fired rh, not rf"
+park rh
+expect_status 1 "a consumer with only that schedule due: nothing to claim (1)" "$MQ" pop --queue hq1,qr --wait 2s
+is "$ERR" "mq pop: cannot fire the schedules: schedule 'rf': cannot move the schedule: Out of range value for rf (error 1264, SQLSTATE 22003)" \
+  "  and it says why the schedule's run is not there (it said nothing)"
+sql "DROP TRIGGER t362_range"
+expect_status 0 "the cause gone, fire runs it" "$MQ" schedule fire --queue qr
+is "$(sql "SELECT COUNT(*) > 0 FROM mq_jobs_fired WHERE schedule = 'rf' AND job IS NOT NULL"):$(later rf)" "1:1" "  it ran, and moved"
+park rf rg rh
 done_testing

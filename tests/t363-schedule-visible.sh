@@ -212,4 +212,51 @@ expect_status 64 "ls --schedule with a bad name: 64" "$MQ" ls --schedule 'a b'
 is "$ERR" "mq ls: invalid --schedule 'a b': a schedule name is 1 to 64 of A-Z a-z 0-9 _ . -" "  says why"
 expect_status 64 "ls --schedule without its name: 64" "$MQ" ls --schedule
 
+# ---- stop 46's review, findings 2-4 (each failed on 17b6853): rows
+# another program wrote, in a table of their own
+export MQ_TABLE=r46
+"$MQ" init >/dev/null
+sql "INSERT INTO r46_schedules (name, expr, zone, queue, payload, priority, job_key, next_at) VALUES
+ ('bel', '0 0 * * *', CONCAT('UTC', CHAR(7)), 'q46', 'x', 0, NULL, '2030-01-01'),
+ ('bin', '0 0 * * *', 'UTC', 'q46', UNHEX('FF00FE'), 0, NULL, '2030-01-01'),
+ ('nulkey', '0 0 * * *', 'UTC', 'q46', 'x', 0, CONCAT('k', CHAR(0), 'z'), '2030-01-01'),
+ ('prio', '0 0 * * *', 'UTC', 'q46', 'x', 100000, NULL, '2030-01-01')"
+expect_status 0 "schedule ls of rows another program wrote" "$MQ" schedule ls -n 1
+is "$OUT" "bel: cron 0 0 * * *, tz UTC\\x07, queue q46, missed once
+  unusable: invalid time zone name 'UTC\\x07'
+  last none
+bin: cron 0 0 * * *, tz UTC, queue q46, missed once
+  next 2030-01-01 00:00:00 UTC (2030-01-01 00:00:00 UTC)
+  last none
+nulkey: cron 0 0 * * *, tz UTC, queue q46, missed once
+  unusable: its key holds a NUL byte
+  last none
+prio: cron 0 0 * * *, tz UTC, queue q46, missed once
+  unusable: priority 100000 is out of range -32768 to 32767
+  last none" "  each row fire sets aside says why, with no next instant; a zone's control byte as \\x07"
+expect_status 0 "schedule ls --json of them" "$MQ" schedule ls --json -n 0
+is "$(printf '%s\n' "$OUT" | sed -n 2p)" '{"name":"bin","cron":"0 0 * * *","tz":"UTC","queue":"q46","payload_base64":"/wD+","priority":0,"max_attempts":10,"key":null,"missed":"once","missed_max":10,"next":[],"unusable":null,"last":null}' \
+  "  a payload not UTF-8 in base64, its bytes kept"
+is "$(printf '%s\n' "$OUT" | sed -n 3p)" '{"name":"nulkey","cron":"0 0 * * *","tz":"UTC","queue":"q46","payload":"x","priority":0,"max_attempts":10,"key":"k\u0000z","missed":"once","missed_max":10,"next":[],"unusable":"its key holds a NUL byte","last":null}' \
+  "  a key whole, and why it is unusable"
+like "$(printf '%s\n' "$OUT" | sed -n 4p)" '*"next":[],"unusable":"priority 100000 is out of range -32768 to 32767",*' "  the priority's"
+expect_status 65 "schedule run of the row whose key holds a NUL: 65" "$MQ" schedule run nulkey
+is "$ERR" "mq schedule: schedule 'nulkey' is unusable: its key holds a NUL byte" "  says why"
+is "$(sql "SELECT COUNT(*) FROM r46")" 0 "  no job (it pushed one with the key cut: 'k')"
+sql "UPDATE r46_schedules SET next_at = '2020-01-01' WHERE name IN ('nulkey', 'prio')"
+expect_status 0 "fire sets both aside" "$MQ" schedule fire
+like "$OUT" "fired 2 schedules: 0 runs pushed, 0 missed instants skipped, 2 unusable (never fire)*" "  2 unusable"
+expect_status 0 "ls after: still says why" "$MQ" schedule ls -n 1
+is "$(printf '%s\n' "$OUT" | grep -A2 '^prio:' | sed 1d)" "  unusable: priority 100000 is out of range -32768 to 32767
+  last none" "  (it said only 'last none')"
+# finding 4: ls into a closed pipe dies of SIGPIPE, silently, as the
+# other read-only commands do (it said 'write failure', 74)
+awk 'BEGIN { for (i = 0; i < 8; i++) printf "[p%d]\ncron = * * * * *\nqueue = q46\n", i }' >"$T_TMP/p46.conf"
+"$MQ" schedule apply "$T_TMP/p46.conf" >/dev/null
+for form in "" --json; do
+  { "$MQ" schedule --next 1000 ls $form 2>"$T_TMP/p.err"; echo $? >"$T_TMP/p.rc"; } | head -1 >/dev/null
+  is "$(cat "$T_TMP/p.rc"):$(cat "$T_TMP/p.err")" "141:" "schedule ls $form into a closed pipe: SIGPIPE (141), nothing said"
+done
+unset MQ_TABLE
+
 done_testing

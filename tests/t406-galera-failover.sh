@@ -39,8 +39,11 @@ expect_status 0 "a single desynced node (no list) is used as given" \
 # an option file's host= list: the client library connects to its first
 # entry that answers, and mq passes over that one if it is not ready
 printf '[client]\nhost=%s,%s\n' "$N1" "$N2" >"$T_TMP/list.cnf"
+c0=$(nstat 1 Connections)
 expect_status 0 "an option file's list, its first node desynced: pushed" \
   "$MQ" push --defaults-file "$T_TMP/list.cnf" --queue d d0
+# (each nstat connects once too)
+is "$(( $(nstat 1 Connections) - c0 ))" 2 "  the desynced node was connected to once, not twice"
 printf '[client]\nhost=%s,%s\n' "$N1" "$DEAD" >"$T_TMP/list.cnf"
 expect_status 69 "an option file's list: the desynced node and a dead entry, 69" \
   "$MQ" stats --defaults-file "$T_TMP/list.cnf"

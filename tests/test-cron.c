@@ -475,8 +475,10 @@ test_zones(const char *tmpdir)
 		ok(!mq_tz_valid_name(bad_names[i]) &&
 		    mq_tz_load(bad_names[i], NULL, &tz, &e) == MQ_EINVAL &&
 		    strncmp(e.msg, "invalid time zone name '", 24) == 0 &&
-		    strchr(e.msg, '\n') == NULL, "zone name refused: '%s' (%s)",
-		    bad_names[i], e.msg);
+		    /* its bytes as they are: the commands escape a
+		     * message (put_text), a '?' would hide which */
+		    strstr(e.msg, bad_names[i]) != NULL,
+		    "zone name refused: '%s'", bad_names[i]);
 	}
 	memset(q, 'A', 300);
 	q[300] = '\0';

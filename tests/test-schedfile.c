@@ -231,7 +231,9 @@ bad(void)
 	BAD("[a]\ncron = @daily\nmissed = sometimes\n",
 	    "line 3: [a]: missed: 'sometimes' is not skip, once or all");
 	BAD("[a]\ncron = @daily\nmissed-max = 5\n",
-	    "line 1: [a]: missed-max is for missed = all");
+	    "line 3: [a]: missed-max is for missed = all");
+	BAD("[a]\ncron = @daily\nmissed-max = 5\nmissed = once\n[b]\ncron = @daily\n",
+	    "line 3: [a]: missed-max is for missed = all");
 	BAD("[a]\ncron = @daily\nmissed = all\nmissed-max = 1001\n",
 	    "line 4: [a]: missed-max: '1001' is not a whole number from 1 to "
 	    "1000");

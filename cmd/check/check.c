@@ -192,7 +192,7 @@ usage_unknown(const char *msg)
 
 const struct command check_command = {
 	"check", "health check for Nagios, cron, probes (exit 0-3)", opts,
-	{ "", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_check,
+	{ "", NULL }, CMD_READS_ONLY, cmd_check,
 	usage_unknown
 };
 

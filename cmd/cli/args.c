@@ -75,10 +75,15 @@ read_id_lines(const struct command *cmd, FILE *f, const char *what,
 	unsigned long long line = 0;
 	char *buf = NULL;
 	ssize_t got;
+	int err = 0;
 
 	*n = 0;
-	errno = 0;
-	while ((got = getline(&buf, &len, f)) != -1) {
+	for (;;) {
+		errno = 0;
+		if ((got = getline(&buf, &len, f)) == -1) {
+			err = errno;	/* the cause of a failed read */
+			break;
+		}
 		size_t l = (size_t)got;
 
 		line++;
@@ -97,16 +102,30 @@ read_id_lines(const struct command *cmd, FILE *f, const char *what,
 			}
 			ids = more;
 		}
+		/* the line whole, a NUL in it shown (\x00), not cut there */
 		if (strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
 			free(ids);
 			usage_error(cmd, "invalid job id '%s' on line %llu of %s: "
-			    "a positive number, as push prints it", shown(buf),
-			    line, what);
+			    "a positive number, as push prints it",
+			    shown_bytes(buf, l), line, what);
 		}
 		(*n)++;
 	}
-	if (ferror(f)) {
-		say(cmd, "cannot read %s after line %llu", what, line);
+	/* (getline out of memory sets errno, not always the error flag:
+	 * no parents or ids lost silently) */
+	if (ferror(f) || (err != 0 && !feof(f))) {
+		const char *why = err == ENOMEM ? NULL : strerror(err ? err :
+		    EIO);
+
+		free(buf);
+		free(ids);
+		if (why == NULL)
+			exit(no_memory(cmd));
+		if (line == 0)
+			say(cmd, "cannot read %s: %s", what, why);
+		else
+			say(cmd, "cannot read %s after line %llu: %s", what,
+			    line, why);
 		exit(EX_IOERR);
 	}
 	free(buf);

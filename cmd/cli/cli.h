@@ -136,6 +136,12 @@ void say(const struct command *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Says "mq CMD: write failure on standard output" ("mq: ..." for mq's
+ * own -h and -V), once in the process: whoever asks again (main()'s
+ * flush after a command that said it and returned) says nothing. Returns
+ * its status, 74 (EX_IOERR). */
+int stdout_failure(const struct command *cmd);
+
 /* Says "mq CMD: out of memory"; returns its status, 71 (EX_OSERR). */
 int no_memory(const struct command *cmd);
 

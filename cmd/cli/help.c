@@ -30,14 +30,15 @@ put_row_usage(FILE *f, const struct opt *o)
 void
 put_usage(FILE *f, const struct command *cmd)
 {
-	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o;
+	const struct opt *tables[2], *o;
 	int k, forms = cmd->operands[1] ? 2 : 1, t;
+	int nt = option_tables(cmd, tables);
 
 	for (k = 0; k < forms; k++) {
 		fputs(k ? "       mq" : "usage: mq", f);
 		if (!(cmd->flags & CMD_MAIN))
 			fprintf(f, " %s", cmd->name);
-		for (t = 0; t < 2; t++)
+		for (t = 0; t < nt; t++)
 			for (o = tables[t]; o->name; o++)
 				if (o->forms == 0 || (o->forms & FORM(k)))
 					put_row_usage(f, o);
@@ -76,13 +77,13 @@ put_row_help(FILE *f, const struct opt *o)
 void
 put_option_help(FILE *f, const struct command *cmd)
 {
-	const struct opt *o;
+	const struct opt *o, *tables[2];
+	int t, nt = option_tables(cmd, tables);
 
 	fputs("\noptions:\n", f);
-	for (o = cmd->opts; o->name; o++)
-		put_row_help(f, o);
-	for (o = shared_opts; o->name; o++)
-		put_row_help(f, o);
+	for (t = 0; t < nt; t++)
+		for (o = tables[t]; o->name; o++)
+			put_row_help(f, o);
 }
 
 void
@@ -95,10 +96,7 @@ exit_written(const struct command *cmd)
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		if (reader_gone(errno))
 			exit(0);
-		fprintf(stderr, "mq%s%s: write failure on standard output\n",
-		    cmd->flags & CMD_MAIN ? "" : " ",
-		    cmd->flags & CMD_MAIN ? "" : cmd->name);
-		exit(EX_IOERR);
+		exit(stdout_failure(cmd));
 	}
 	exit(0);
 }

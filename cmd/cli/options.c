@@ -78,13 +78,13 @@ static const struct opt *
 find_long(const struct command *cmd, const char *name, size_t len,
     const char *typed)
 {
-	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o, *hit;
-	int t, pass, n;
+	const struct opt *tables[2], *o, *hit;
+	int t, pass, n, nt = option_tables(cmd, tables);
 
 	for (pass = 0; pass < 2; pass++) {
 		hit = NULL;
 		n = 0;
-		for (t = 0; t < 2; t++)
+		for (t = 0; t < nt; t++)
 			for (o = tables[t]; o->name; o++) {
 				if (strncmp(o->name, name, len) != 0 ||
 				    (pass == 0 && o->name[len] != '\0') ||
@@ -104,10 +104,10 @@ find_long(const struct command *cmd, const char *name, size_t len,
 static const struct opt *
 find_short(const struct command *cmd, char c)
 {
-	const struct opt *tables[2] = { cmd->opts, shared_opts }, *o;
-	int t;
+	const struct opt *tables[2], *o;
+	int t, nt = option_tables(cmd, tables);
 
-	for (t = 0; t < 2; t++)
+	for (t = 0; t < nt; t++)
 		for (o = tables[t]; o->name; o++)
 			if (o->short_name == c && c)
 				return o;

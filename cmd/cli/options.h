@@ -19,7 +19,10 @@ enum complete {
 	COMPLETE_QUEUES,	/* a comma-separated list of queue names */
 	COMPLETE_FILE,
 	COMPLETE_DIR,
-	COMPLETE_WORDS,		/* one of a fixed list of words */
+	COMPLETE_WORDS,		/* one of a fixed list of words: an option's
+				 * value is one when its placeholder is "a|b|c"
+				 * (the words are the placeholder's; no table
+				 * names them twice) */
 	COMPLETE_PROGRAM,	/* a command to run, then its arguments */
 	COMPLETE_COMMAND,	/* an mq command name */
 	COMPLETE_WORD_LIST,	/* a comma-separated list of fixed words */
@@ -35,7 +38,7 @@ struct opt {
 	const char *arg;	/* placeholder of its value; NULL: a flag */
 	const char *help;	/* -h text; a '\n' starts an indented line */
 	enum complete complete;	/* what completes the value */
-	const char *words;	/* COMPLETE_WORDS: the words, space-separated */
+	const char *words;	/* COMPLETE_WORD_LIST: the words, space-separated */
 	/* in the usage line: NULL for the plain "[--name ARG]"; "" when
 	 * another row shows it (an exclusive group) or it is not shown */
 	const char *usage;
@@ -52,10 +55,12 @@ struct command {
 	const char *name;
 	const char *summary;	/* its line in mq -h */
 	const struct opt *opts;
-	/* the operands in each usage form; operands[1] NULL: one form */
+	/* the operands in each usage form; operands[1] NULL: one form.
+	 * Their grammar is also what completion offers and how many it
+	 * offers (cmd/completion/): "QUEUE" one, "[X]" at most one, "X..."
+	 * any number, "a|b" and a lowercase word fixed words, " | " between
+	 * alternatives (schedule's "ls | run NAME"), "--" passed over */
 	const char *operands[2];
-	enum complete operand_complete;
-	const char *operand_words;	/* COMPLETE_WORDS */
 	unsigned flags;
 	int (*fn)(int argc, char **argv, struct mq_global *g);
 	/* if not NULL: called with the message of a usage error before
@@ -70,6 +75,8 @@ struct command {
 /* changes nothing: a reader that goes away (mq ls | head -1) ends it
  * quietly, by SIGPIPE, as coreutils end */
 #define CMD_READS_ONLY 16u
+/* takes none of shared_opts (its own table holds its -h): mq help */
+#define CMD_NO_SHARED 32u
 
 /* The rows every command takes: --table, the connection options and -h
  * (ids below OPT_CMD, applied to the global settings by the parser). */
@@ -84,9 +91,12 @@ extern const struct command *mq_main;
 void register_commands(const struct command *mq,
     const struct command *const *list);
 
-/* mq help, which is no command of the table: its summary in mq -h and
- * in the completions */
+/* mq help, the table's last command (main.c): its summary in mq -h */
 #define HELP_SUMMARY "this help, or a command's (mq help COMMAND)"
+
+/* The option tables cmd takes: its own, then shared_opts unless
+ * CMD_NO_SHARED (NULL in tables[1] then); returns how many. */
+int option_tables(const struct command *cmd, const struct opt *tables[2]);
 
 /* The command named name, or NULL. */
 const struct command *find_command_spec(const char *name);

@@ -67,6 +67,20 @@ say(const struct command *cmd, const char *fmt, ...)
 		free(msg);
 }
 
+/* said once: main()'s flush at the end, after a command that said it
+ * already, does not say it again */
+static int stdout_failure_said;
+
+int
+stdout_failure(const struct command *cmd)
+{
+	if (!stdout_failure_said++)
+		fprintf(stderr, "mq%s%s: write failure on standard output\n",
+		    cmd->flags & CMD_MAIN ? "" : " ",
+		    cmd->flags & CMD_MAIN ? "" : cmd->name);
+	return EX_IOERR;
+}
+
 void
 receipt_error(const struct command *cmd, const char *arg)
 {

@@ -44,3 +44,11 @@ const struct opt shared_opts[] = {
 	    0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
+
+int
+option_tables(const struct command *cmd, const struct opt *tables[2])
+{
+	tables[0] = cmd->opts;
+	tables[1] = cmd->flags & CMD_NO_SHARED ? NULL : shared_opts;
+	return tables[1] ? 2 : 1;
+}

@@ -226,11 +226,12 @@ static const char bash_main[] =
     "_mq()\n"
     "{\n"
     "\tlocal cur=${COMP_WORDS[COMP_CWORD]} w cmd=mq vopt= ddash=0 nops=0\n"
-    "\tlocal i=1 _mq_r _mq_l\n"
+    "\tlocal i=1 _mq_r _mq_l first=\n"
     "\tCOMPREPLY=()\n"
     "\twhile [ \"$i\" -lt \"$COMP_CWORD\" ]; do\n"
     "\t\tw=${COMP_WORDS[i]}\n"
     "\t\tif [ \"$ddash\" = 1 ]; then\n"
+    "\t\t\t[ \"$nops\" = 0 ] && first=$w\n"
     "\t\t\tnops=$((nops + 1))\n"
     "\t\telif [ \"$w\" = -- ]; then\n"
     "\t\t\tddash=1\n"
@@ -254,6 +255,7 @@ static const char bash_main[] =
     "\t\telif [ \"$cmd\" = mq ]; then\n"
     "\t\t\tcmd=$w\n"
     "\t\telse\n"
+    "\t\t\t[ \"$nops\" = 0 ] && first=$w\n"
     "\t\t\tnops=$((nops + 1))\n"
     "\t\t\t[[ $_mq_posix == *\" $cmd \"* ]] && ddash=1\n"
     "\t\tfi\n"
@@ -279,11 +281,7 @@ static const char bash_main[] =
     "\telif [ \"$cmd\" = mq ]; then\n"
     "\t\t_mq_reply -W \"$_mq_commands\" -- \"$cur\"\n"
     "\telse\n"
-    "\t\t_mq_operand \"$cmd\"\n"
-    "\t\tcase $_mq_r in\n"
-    "\t\tprogram) [ \"$nops\" -gt 0 ] && _mq_r=file ;;\n"
-    "\t\tqueue) [ \"$nops\" -gt 0 ] && _mq_r= ;;\n"
-    "\t\tesac\n"
+    "\t\t_mq_operand \"$cmd\" \"$nops\" \"$first\"\n"
     "\t\t_mq_complete $_mq_r\n"
     "\tfi\n"
     "\treturn 0\n"
@@ -335,6 +333,9 @@ put_names(FILE *f, const struct opt *o, int *first)
 static void
 put_values(FILE *f, const char *cmd, const struct opt *o)
 {
+	enum complete k;
+	char words[160];
+
 	for (; o->name; o++) {
 		if (o->arg == NULL || (o->flags & OPT_HIDDEN))
 			continue;
@@ -343,9 +344,20 @@ put_values(FILE *f, const char *cmd, const struct opt *o)
 			fprintf(f, "|%s:-%c", cmd, o->short_name);
 		fputs(") _mq_r=", f);
 		fputc('\'', f);
-		put_kind(f, o->complete, o->words);
+		k = value_kind(o, words, sizeof words);
+		put_kind(f, k, words);
 		fputs("' ;;\n", f);
 	}
+}
+
+/* "cmd:N:LEAD) _mq_r='kind' ;;": what completes an operand there */
+static void
+put_operand(FILE *f, const struct command *c, const char *n,
+    const char *lead, enum complete k, const char *words)
+{
+	fprintf(f, "\t%s:%s:%s) _mq_r='", c->name, n, lead);
+	put_kind(f, k, words);
+	fputs("' ;;\n", f);
 }
 
 static const char *
@@ -375,8 +387,8 @@ put_sh_tables(FILE *f)
 
 	fputs("_mq_commands='", f);
 	for (i = 0; commands[i]; i++)
-		fprintf(f, "%s ", commands[i]->name);
-	fputs("help'\n_mq_posix=' ", f);
+		fprintf(f, "%s%s", i ? " " : "", commands[i]->name);
+	fputs("'\n_mq_posix=' ", f);
 	for (i = 0; commands[i]; i++)
 		if (commands[i]->flags & CMD_POSIX)
 			fprintf(f, "%s ", commands[i]->name);
@@ -387,7 +399,8 @@ put_sh_tables(FILE *f)
 
 		fprintf(f, "\t%s) _mq_r='", key(c));
 		put_names(f, c->opts, &first);
-		put_names(f, shared_opts, &first);
+		if (!(c->flags & CMD_NO_SHARED))
+			put_names(f, shared_opts, &first);
 		fputs("' ;;\n", f);
 	}
 	fputs("\t*) _mq_r= ;;\n\tesac\n}\n\n"
@@ -397,16 +410,12 @@ put_sh_tables(FILE *f)
 		put_values(f, key(c), c->opts);
 	put_values(f, "*", shared_opts);
 	fputs("\t*) _mq_r= ;;\n\tesac\n}\n\n"
-	    "# _mq_operand CMD: what completes its operands, in _mq_r\n"
-	    "_mq_operand()\n{\n\tcase $1 in\n", f);
-	for (i = 0; (c = commands[i]) != NULL; i++) {
-		if (c->operand_complete == COMPLETE_NONE)
-			continue;
-		fprintf(f, "\t%s) _mq_r='", c->name);
-		put_kind(f, c->operand_complete, c->operand_words);
-		fputs("' ;;\n", f);
-	}
-	fputs("\thelp) _mq_r=command ;;\n\t*) _mq_r= ;;\n\tesac\n}\n", f);
+	    "# _mq_operand CMD N FIRST: what completes its operand N (from 0),\n"
+	    "# FIRST the first one, in _mq_r; nothing where CMD takes none\n"
+	    "_mq_operand()\n{\n\tcase $1:$2:$3 in\n", f);
+	for (i = 0; (c = commands[i]) != NULL; i++)
+		each_operand(f, c, put_operand);
+	fputs("\t*) _mq_r= ;;\n\tesac\n}\n", f);
 }
 
 void

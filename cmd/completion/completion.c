@@ -32,7 +32,7 @@ static const struct opt opts[] = {
 
 const struct command completion_command = {
 	"completion", "print a shell completion script", opts,
-	{ "bash|zsh|fish", NULL }, COMPLETE_WORDS, "bash zsh fish", 0,
+	{ "bash|zsh|fish", NULL }, 0,
 	cmd_completion, NULL
 };
 

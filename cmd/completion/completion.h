@@ -13,6 +13,22 @@ void put_bash_completion(FILE *f);
 void put_zsh_completion(FILE *f);
 void put_fish_completion(FILE *f);
 
+/* What completes an option's value (operands.c): the row's kind, or
+ * COMPLETE_WORDS when its placeholder is fixed words ("first|random");
+ * the words, space-separated, into words (COMPLETE_WORDS and
+ * COMPLETE_WORD_LIST). */
+enum complete value_kind(const struct opt *o, char *words, size_t size);
+
+/* The operands of c, from its usage forms (operands.c): fn is called for
+ * each position, n its index ("0", "1") or "*" for all further ones
+ * (X...), lead the first operand it follows ("run" in "run NAME") or "*"
+ * for any, what completes it (COMPLETE_NONE: taken, nothing offered) and
+ * its words. A position fn is not called for takes no operand (a
+ * script's first match wins: the index ones come before "*"). */
+typedef void slot_fn(FILE *f, const struct command *c, const char *n,
+    const char *lead, enum complete k, const char *words);
+void each_operand(FILE *f, const struct command *c, slot_fn *fn);
+
 /* What the scripts share (bash.c): s as one single-quoted
  * shell word (a newline as a space); the name of what completes a value,
  * then its words; the tables of commands and options for bash and zsh. */

@@ -6,33 +6,80 @@
 
 static const char fish_body[] =
     "\n"
-    "# the mq command on the line, if one is there yet\n"
-    "function __mq_command\n"
+    "# __mq_long CMD WORD: WORD, or the one option of CMD it abbreviates (as\n"
+    "# mq reads --def for --defaults-file)\n"
+    "function __mq_long\n"
+    "\tset -l w $argv[2]\n"
+    "\tif not string match -qr -- '^--.' $w\n"
+    "\t\techo $w\n"
+    "\t\treturn 0\n"
+    "\tend\n"
+    "\tset -l opts (__mq_options $argv[1])\n"
+    "\tif contains -- $w $opts\n"
+    "\t\techo $w\n"
+    "\t\treturn 0\n"
+    "\tend\n"
+    "\tset -l o (string match -- \"$w*\" $opts)\n"
+    "\tif test (count $o) = 1\n"
+    "\t\techo $o\n"
+    "\telse\n"
+    "\t\techo $w\n"
+    "\tend\n"
+    "end\n"
+    "\n"
+    "# __mq_scan: the words before the current one read as bash and zsh read\n"
+    "# them, four lines: the command (mq before it), how many operands it\n"
+    "# has, 1 if options have ended (\"--\", or the first operand of a command\n"
+    "# that ends them: mq work's CMD), and = then its first operand\n"
+    "function __mq_scan\n"
     "\tset -l words (commandline -opc)\n"
     "\tset -e words[1]\n"
+    "\tset -l cmd mq\n"
+    "\tset -l nops 0\n"
+    "\tset -l ddash 0\n"
+    "\tset -l first ''\n"
     "\tset -l skip 0\n"
     "\tfor w in $words\n"
     "\t\tif test $skip = 1\n"
     "\t\t\tset skip 0\n"
-    "\t\telse if string match -qr -- '^--[^=]+$' $w\n"
-    "\t\t\t# an option of mq's, or the one it abbreviates\n"
-    "\t\t\tset -l o (string match -- \"$w*\" $__mq_global_opts)\n"
-    "\t\t\tcontains -- $w $__mq_global_opts; and set o $w\n"
-    "\t\t\ttest (count $o) = 1; and contains -- $o $__mq_global_value_opts\n"
-    "\t\t\tand set skip 1\n"
-    "\t\telse if string match -q -- '-*' $w\n"
-    "\t\t\tcontinue\n"
+    "\t\telse if test $ddash = 1\n"
+    "\t\t\ttest $nops = 0; and set first $w\n"
+    "\t\t\tset nops (math $nops + 1)\n"
+    "\t\telse if test \"$w\" = --\n"
+    "\t\t\tset ddash 1\n"
+    "\t\telse if string match -qr -- '^-.' $w\n"
+    "\t\t\t# an option; its value the next word unless after a =\n"
+    "\t\t\tif not string match -q -- '*=*' $w\n"
+    "\t\t\t\t__mq_value $cmd (__mq_long $cmd $w); and set skip 1\n"
+    "\t\t\tend\n"
+    "\t\telse if test $cmd = mq\n"
+    "\t\t\tset cmd $w\n"
     "\t\telse\n"
-    "\t\t\techo $w\n"
-    "\t\t\treturn 0\n"
+    "\t\t\ttest $nops = 0; and set first $w\n"
+    "\t\t\tset nops (math $nops + 1)\n"
+    "\t\t\tcontains -- $cmd $__mq_posix; and set ddash 1\n"
     "\t\tend\n"
     "\tend\n"
-    "\treturn 1\n"
+    "\tprintf '%s\\n' $cmd $nops $ddash \"=$first\"\n"
     "end\n"
     "\n"
+    "# the mq command on the line, if one is there yet\n"
+    "function __mq_command\n"
+    "\tset -l s (__mq_scan)\n"
+    "\ttest $s[1] != mq; and echo $s[1]\n"
+    "end\n"
+    "\n"
+    "# __mq_using CMD: the line is CMD's (mq: none yet) and takes options\n"
     "function __mq_using\n"
-    "\tset -l c (__mq_command)\n"
-    "\tand test \"$c\" = $argv[1]\n"
+    "\tset -l s (__mq_scan)\n"
+    "\ttest $s[1] = $argv[1] -a $s[3] = 0\n"
+    "end\n"
+    "\n"
+    "# the line takes the options every command takes: not after \"--\" nor\n"
+    "# mq work's CMD, nor for a command that takes none of them (mq help)\n"
+    "function __mq_shared\n"
+    "\tset -l s (__mq_scan)\n"
+    "\ttest $s[3] = 0; and not contains -- $s[1] $__mq_no_shared\n"
     "end\n"
     "\n";
 
@@ -253,12 +300,104 @@ put_rows(FILE *f, const char *cond, const struct opt *o)
 		if (o->short_name)
 			fprintf(f, " -s %c", o->short_name);
 		fprintf(f, " -l %s", o->name);
-		if (o->arg)
-			put_fish_value(f, o->complete, o->words);
+		if (o->arg) {
+			enum complete k;
+			char words[160];
+
+			k = value_kind(o, words, sizeof words);
+			put_fish_value(f, k, words);
+		}
 		fputs(" -d ", f);
 		put_quoted(f, o->help);
 		fputc('\n', f);
 	}
+}
+
+/* What fish runs to offer an operand of the kind */
+static void
+put_fish_action(FILE *f, enum complete k, const char *words)
+{
+	size_t i;
+
+	switch (k) {
+	case COMPLETE_FILE:
+		fputs("__fish_complete_path (commandline -ct)", f);
+		break;
+	case COMPLETE_DIR:
+		fputs("__fish_complete_directories (commandline -ct)", f);
+		break;
+	case COMPLETE_QUEUE:	fputs("__mq_queues", f); break;
+	case COMPLETE_QUEUES:	fputs("__mq_queues list", f); break;
+	case COMPLETE_SCHEDULE:	fputs("__mq_queues schedules", f); break;
+	case COMPLETE_WORDS:	fprintf(f, "printf '%%s\\n' %s", words); break;
+	case COMPLETE_WORD_LIST: fprintf(f, "__mq_list %s", words); break;
+	case COMPLETE_PROGRAM:	fputs("__mq_programs", f); break;
+	case COMPLETE_COMMAND:
+		fputs("printf '%s\\n'", f);
+		for (i = 0; commands[i]; i++)
+			fprintf(f, " %s", commands[i]->name);
+		break;
+	default:		fputs("true", f); break;
+	}
+}
+
+/* "case 'cmd:N:LEAD'" and what offers that operand */
+static void
+put_fish_operand(FILE *f, const struct command *c, const char *n,
+    const char *lead, enum complete k, const char *words)
+{
+	fprintf(f, "\tcase '%s:%s:%s'\n\t\t", c->name, n, lead);
+	put_fish_action(f, k, words);
+	fputc('\n', f);
+}
+
+/* The tables: __mq_options CMD, __mq_value CMD OPTION (status 0 if it
+ * takes a value), __mq_operand (what the operand being typed may be) */
+static void
+put_fish_tables(FILE *f)
+{
+	const struct command *c;
+	const struct opt *tables[2], *o;
+	size_t i;
+	int t, nt;
+
+	fputs("function __mq_options\n\tswitch $argv[1]\n", f);
+	for (i = 0, c = mq_main; c; c = commands[i++]) {
+		fprintf(f, "\tcase %s\n\t\tprintf '%%s\\n'",
+		    c->flags & CMD_MAIN ? "mq" : c->name);
+		nt = option_tables(c, tables);
+		for (t = 0; t < nt; t++)
+			for (o = tables[t]; o->name; o++)
+				if (!(o->flags & OPT_HIDDEN))
+					fprintf(f, " --%s", o->name);
+		fputc('\n', f);
+	}
+	fputs("\tend\nend\n\nfunction __mq_value\n\tswitch \"$argv[1]:$argv[2]\"\n",
+	    f);
+	for (i = 0, c = mq_main; c; c = commands[i++]) {
+		nt = option_tables(c, tables);
+		for (t = 0; t < nt; t++)
+			for (o = tables[t]; o->name; o++) {
+				if (o->arg == NULL || (o->flags & OPT_HIDDEN))
+					continue;
+				fprintf(f, "\tcase '%s:--%s'",
+				    c->flags & CMD_MAIN ? "mq" : c->name, o->name);
+				if (o->short_name)
+					fprintf(f, " '%s:-%c'", c->flags &
+					    CMD_MAIN ? "mq" : c->name,
+					    o->short_name);
+				fputs("\n\t\treturn 0\n", f);
+			}
+	}
+	fputs("\tend\n\treturn 1\nend\n\n"
+	    "# what the operand being typed may be: nothing where the command\n"
+	    "# takes no more\nfunction __mq_operand\n\tset -l s (__mq_scan)\n"
+	    "\ttest $s[1] = mq; and return\n"
+	    "\tset -l first (string sub -s 2 -- $s[4])\n"
+	    "\tswitch \"$s[1]:$s[2]:$first\"\n", f);
+	for (i = 0; (c = commands[i]) != NULL; i++)
+		each_operand(f, c, put_fish_operand);
+	fputs("\tend\nend\n\n", f);
 }
 
 void
@@ -269,17 +408,16 @@ put_fish_completion(FILE *f)
 	size_t i;
 
 	fputs("# fish completion for mq(1), written by 'mq completion fish' "
-	    "from mq's\n# option tables.\n\nset -g __mq_global_value_opts",
-	    f);
-	for (i = 0; shared_opts[i].name; i++)
-		if (shared_opts[i].arg)
-			fprintf(f, " --%s", shared_opts[i].name);
-	fputs("\nset -g __mq_global_opts", f);
-	for (i = 0; mq_main->opts[i].name; i++)
-		fprintf(f, " --%s", mq_main->opts[i].name);
-	for (i = 0; shared_opts[i].name; i++)
-		fprintf(f, " --%s", shared_opts[i].name);
-	fputc('\n', f);
+	    "from mq's\n# option tables.\n\nset -g __mq_posix", f);
+	for (i = 0; commands[i]; i++)
+		if (commands[i]->flags & CMD_POSIX)
+			fprintf(f, " %s", commands[i]->name);
+	fputs("\nset -g __mq_no_shared", f);
+	for (i = 0; commands[i]; i++)
+		if (commands[i]->flags & CMD_NO_SHARED)
+			fprintf(f, " %s", commands[i]->name);
+	fputs("\n\n", f);
+	put_fish_tables(f);
 	fputs(fish_body, f);
 	fputs(fish_values, f);
 	fputs(fish_queues, f);
@@ -289,22 +427,11 @@ put_fish_completion(FILE *f)
 		put_quoted(f, c->summary);
 		fputc('\n', f);
 	}
-	fputs("complete -c mq -n 'not __mq_command' -a help -d ", f);
-	put_quoted(f, HELP_SUMMARY);
-	fputc('\n', f);
-	put_rows(f, "not __mq_command", mq_main->opts);
-	put_rows(f, NULL, shared_opts);
+	put_rows(f, "__mq_using mq", mq_main->opts);
+	put_rows(f, "__mq_shared", shared_opts);
 	for (i = 0; (c = commands[i]) != NULL; i++) {
 		snprintf(cond, sizeof cond, "__mq_using %s", c->name);
 		put_rows(f, cond, c->opts);
-		if (c->operand_complete == COMPLETE_NONE)
-			continue;
-		fprintf(f, "complete -c mq -n '%s'", cond);
-		put_fish_value(f, c->operand_complete, c->operand_words);
-		fputc('\n', f);
 	}
-	fputs("complete -c mq -n '__mq_using help' -x -a '", f);
-	for (i = 0; (c = commands[i]) != NULL; i++)
-		fprintf(f, "%s%s", i ? " " : "", c->name);
-	fputs("'\n", f);
+	fputs("complete -c mq -n __mq_command -x -a '(__mq_operand)'\n", f);
 }

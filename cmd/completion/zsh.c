@@ -171,11 +171,12 @@ static const char zsh_body[] =
 static const char zsh_main[] =
     "_mq()\n"
     "{\n"
-    "\tlocal cur=$PREFIX w cmd=mq vopt= ddash=0 nops=0 i=2 _mq_r _mq_l\n"
+    "\tlocal cur=$PREFIX w cmd=mq vopt= ddash=0 nops=0 i=2 _mq_r _mq_l first=\n"
     "\tlocal -a o\n"
     "\twhile (( i < CURRENT )); do\n"
     "\t\tw=$words[i]\n"
     "\t\tif (( ddash )); then\n"
+    "\t\t\t(( nops )) || first=$w\n"
     "\t\t\t(( nops++ ))\n"
     "\t\telif [[ $w == -- ]]; then\n"
     "\t\t\tddash=1\n"
@@ -193,6 +194,7 @@ static const char zsh_main[] =
     "\t\telif [[ $cmd == mq ]]; then\n"
     "\t\t\tcmd=$w\n"
     "\t\telse\n"
+    "\t\t\t(( nops )) || first=$w\n"
     "\t\t\t(( nops++ ))\n"
     "\t\t\t[[ $_mq_posix == *\" $cmd \"* ]] && ddash=1\n"
     "\t\tfi\n"
@@ -213,12 +215,8 @@ static const char zsh_main[] =
     "\telif [[ $cmd == mq ]]; then\n"
     "\t\t_mq_complete command\n"
     "\telse\n"
-    "\t\t_mq_operand $cmd\n"
-    "\t\tcase $_mq_r in\n"
-    "\t\tprogram) (( nops > 0 )) && _mq_r=file ;;\n"
-    "\t\tqueue) (( nops > 0 )) && _mq_r= ;;\n"
-    "\t\tesac\n"
-    "\t\t[[ -n $_mq_r ]] && _mq_complete ${=_mq_r}\n"
+    "\t\t_mq_operand $cmd $nops \"$first\"\n"
+    "\t\t[[ -n $_mq_r && $_mq_r != none ]] && _mq_complete ${=_mq_r}\n"
     "\tfi\n"
     "\treturn 0\n"
     "}\n"
@@ -248,9 +246,7 @@ put_zsh_completion(FILE *f)
 		put_quoted(f, desc);
 		fputc('\n', f);
 	}
-	fputc('\t', f);
-	put_quoted(f, "help:" HELP_SUMMARY);
-	fputs("\n)\n", f);
+	fputs(")\n", f);
 	fputs(zsh_unquote, f);
 	fputs(zsh_body, f);
 	put_sh_long(f, "${=_mq_r}");

@@ -51,7 +51,7 @@ static const struct opt opts[] = {
 
 const struct command ls_command = {
 	"ls", "list jobs by queue, state, error, time", opts, { "", NULL },
-	COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_ls, NULL
+	CMD_READS_ONLY, cmd_ls, NULL
 };
 
 enum form { FORM_TABLE, FORM_JSON, FORM_IDS };

@@ -33,6 +33,32 @@ job_held(const struct mq_job_info *j)
 	return j->state == MQ_ST_LEASED || j->state == MQ_ST_STALE;
 }
 
+int
+job_finished(const struct mq_job_info *j)
+{
+	return j->archived || j->state == MQ_ST_DONE || j->state == MQ_ST_DEAD;
+}
+
+void
+put_finished(const struct mq_job_info *j)
+{
+	if (j->has_finished && *j->finished_at)
+		put_when(j->finished_at, -j->finished_ago_us);
+	else
+		fputs("an unknown time", stdout);
+}
+
+void
+put_finished_line(const struct mq_job_info *j)
+{
+	if (!j->has_finished && !job_finished(j))
+		return;
+	if (j->has_finished && *j->finished_at)
+		put_when_line("finished", j->finished_at, -j->finished_ago_us);
+	else
+		printf("finished: unknown (the row has no finished_at)\n");
+}
+
 void
 put_job_json(const struct mq_job_info *j)
 {

@@ -15,9 +15,15 @@
 const char *
 shown(const char *s)
 {
+	return shown_bytes(s, strlen(s));
+}
+
+const char *
+shown_bytes(const void *s, size_t n)
+{
 	static char buf[80 + TEXT_NEXT_MAX + 4];
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), i = 0, o = 0, len;
+	const unsigned char *p = s;
+	size_t i = 0, o = 0, len;
 
 	while (i < n && o < 80) {
 		i += text_next(p + i, n - i, buf + o, &len);
@@ -118,15 +124,79 @@ text_next(const unsigned char *p, size_t n, char *out, size_t *outlen)
 	return len;
 }
 
-/* The columns the shown form of out[0..n) takes: one per character. */
+/* The columns a terminal gives code point cp (wcwidth's, for the
+ * ranges that matter, whatever the locale): 0 for combining marks and
+ * zero-width characters, 2 for East Asian wide and fullwidth ones and
+ * emoji, 1 for the rest. */
+static size_t
+cp_width(unsigned cp)
+{
+	static const unsigned zero[][2] = { { 0x300, 0x36f },
+	    { 0x483, 0x489 }, { 0x591, 0x5bd }, { 0x610, 0x61a },
+	    { 0x64b, 0x65f }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff },
+	    { 0x200b, 0x200f }, { 0x20d0, 0x20ff }, { 0xfe00, 0xfe0f },
+	    { 0xfe20, 0xfe2f }, { 0xfeff, 0xfeff }, { 0xe0100, 0xe01ef } };
+	static const unsigned wide[][2] = { { 0x1100, 0x115f },
+	    { 0x231a, 0x231b }, { 0x2329, 0x232a }, { 0x23e9, 0x23ec },
+	    { 0x25fd, 0x25fe }, { 0x2614, 0x2615 }, { 0x2e80, 0x303e },
+	    { 0x3041, 0x33ff }, { 0x3400, 0x4dbf }, { 0x4e00, 0x9fff },
+	    { 0xa000, 0xa4cf }, { 0xa960, 0xa97f }, { 0xac00, 0xd7a3 },
+	    { 0xf900, 0xfaff }, { 0xfe10, 0xfe19 }, { 0xfe30, 0xfe6f },
+	    { 0xff00, 0xff60 }, { 0xffe0, 0xffe6 }, { 0x16fe0, 0x18aff },
+	    { 0x1b000, 0x1b2ff }, { 0x1f300, 0x1f64f }, { 0x1f680, 0x1f6ff },
+	    { 0x1f900, 0x1f9ff }, { 0x1fa70, 0x1faff }, { 0x20000, 0x2fffd },
+	    { 0x30000, 0x3fffd } };
+	size_t i;
+
+	if (cp < 0x300)
+		return 1;
+	for (i = 0; i < sizeof zero / sizeof zero[0]; i++)
+		if (cp >= zero[i][0] && cp <= zero[i][1])
+			return 0;
+	for (i = 0; i < sizeof wide / sizeof wide[0]; i++)
+		if (cp >= wide[i][0] && cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+size_t
+shown_fit(const char *s, size_t n, size_t max, size_t *width)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, w = 0, len, cw;
+	unsigned cp;
+
+	while (i < n) {
+		if ((len = utf8_char(p + i, n - i, &cp)) == 0) {
+			len = 1;	/* not UTF-8: a byte, a column */
+			cw = 1;
+		} else {
+			cw = cp_width(cp);
+		}
+		if (max && w + cw > max)
+			break;
+		w += cw;
+		i += len;
+	}
+	if (width)
+		*width = w;
+	return i;
+}
+
+size_t
+shown_width(const char *s, size_t n)
+{
+	size_t w;
+
+	(void)shown_fit(s, n, 0, &w);
+	return w;
+}
+
+/* The columns the shown form of out[0..n) takes. */
 static size_t
 columns(const char *out, size_t n)
 {
-	size_t i, w = 0;
-
-	for (i = 0; i < n; i++)
-		w += ((unsigned char)out[i] & 0xc0) != 0x80;
-	return w;
+	return shown_width(out, n);
 }
 
 size_t
@@ -295,4 +365,17 @@ put_shell_word(const unsigned char *p, size_t n)
 		fwrite(p, 1, n, stdout);	/* a queue name as mq writes one */
 	else
 		put_shell_quoted(p, n);
+}
+
+void
+put_json_payload(const unsigned char *p, size_t n)
+{
+	if (utf8_valid(p, n)) {
+		fputs("\"payload\":", stdout);
+		put_json_string(p, n);
+	} else {
+		fputs("\"payload_base64\":\"", stdout);
+		put_base64(p, n);
+		putchar('"');
+	}
 }

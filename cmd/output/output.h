@@ -21,6 +21,9 @@ struct command;
  * it, long text cut after 80 columns with "...". Returns a static
  * buffer. */
 const char *shown(const char *s);
+/* The same for the bytes p[0..n), a NUL among them shown as \x00 (input
+ * read from a file or a pipe: a message must not cut it at a NUL). */
+const char *shown_bytes(const void *p, size_t n);
 
 /* "s" unless n is 1: "1 job", "2 jobs". */
 #define PLURAL(n) ((n) == 1 ? "" : "s")
@@ -54,6 +57,14 @@ void put_when_line(const char *label, const char *iso, int64_t us);
 /* The columns put_text() would take. */
 size_t text_width(const unsigned char *p, size_t n);
 
+/* Text as put_text() writes it (UTF-8, escapes in ASCII), s[0..n): the
+ * columns a terminal gives it (display width: 2 for a wide character, 0
+ * for a combining one; an escape its printed length); and the bytes of
+ * its longest start that fits in max columns (0: all), its columns in
+ * *width (if not NULL), never half a character. */
+size_t shown_width(const char *s, size_t n);
+size_t shown_fit(const char *s, size_t n, size_t max, size_t *width);
+
 /* A JSON string for any bytes: control characters as \u00XX, a byte
  * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
 void put_json_string(const unsigned char *p, size_t n);
@@ -63,6 +74,10 @@ void put_json_string(const unsigned char *p, size_t n);
  * (written \\xHH), as put_text shows them. */
 void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
+
+/* A payload as a JSON member, in its exact form (mq(1) OUTPUT OF TABLE
+ * DATA): "payload":"..." when it is UTF-8, else "payload_base64":"...". */
+void put_json_payload(const unsigned char *p, size_t n);
 void put_shell_quoted(const unsigned char *p, size_t n);
 
 /* p as one shell word: as is if made of A-Z a-z 0-9 _ . - only (a name
@@ -76,6 +91,14 @@ void put_job_json(const struct mq_job_info *j);
  * so that its lease columns are its holder's; in any other state they
  * are what the last claim left (output/job_json.c). */
 int job_held(const struct mq_job_info *j);
+/* Whether the job is finished: done, dead or archived. */
+int job_finished(const struct mq_job_info *j);
+/* When it finished: "ISO (3s ago)", or, for a row another program wrote
+ * without finished_at, "an unknown time"; and a "finished: " line, for a
+ * finished job or one that has the time ("unknown (the row has no
+ * finished_at)"). */
+void put_finished(const struct mq_job_info *j);
+void put_finished_line(const struct mq_job_info *j);
 
 /* An instant of a calendar schedule (output/instant.c), seconds since
  * the epoch, as "2026-11-30 01:30:00 UTC" into utc and in zone tz as
@@ -100,7 +123,7 @@ void put_run_json(const struct mq_run_of *r, const struct mq_tz *tz,
  * mq wrote (numbers, units), right-aligned; each column as wide as its
  * widest cell or header. */
 #define TABLE_COLS_MAX 16
-#define TABLE_CELL 24
+#define TABLE_CELL 48	/* LIMIT_RATE_MAX: the longest rate */
 struct table_row {
 	const unsigned char *name;
 	size_t name_len;

@@ -57,14 +57,7 @@ pop_print_json(const struct mq_job *j)
 	    (unsigned long long)j->id, receipt);
 	put_json_string((const unsigned char *)j->queue, strlen(j->queue));
 	printf(",\"priority\":%d,\"attempt\":%u,", j->priority, j->attempt);
-	if (utf8_valid(j->payload, j->len)) {
-		fputs("\"payload\":", stdout);
-		put_json_string(j->payload, j->len);
-	} else {
-		fputs("\"payload_base64\":\"", stdout);
-		put_base64(j->payload, j->len);
-		putchar('"');
-	}
+	put_json_payload(j->payload, j->len);
 	puts("}");
 }
 

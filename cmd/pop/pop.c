@@ -297,9 +297,8 @@ static const struct opt opts[] = {
 	    COMPLETE_DURATION, NULL, NULL, 0, 0 },
 	{ OPT_WAIT, "wait", 0, "D", "wait up to D for a job (default: do not "
 	    "wait)", COMPLETE_DURATION, NULL, NULL, 0, 0 },
-	{ OPT_CLAIM, "claim", 0, "HOW", "skip-locked or update (default: by "
-	    "server)", COMPLETE_WORDS, "skip-locked update",
-	    "[--claim skip-locked|update]", 0, 0 },
+	{ OPT_CLAIM, "claim", 0, "skip-locked|update", "how jobs are claimed "
+	    "(default: by server)", COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ 'o', "output", 'o', "FILE", "payload to FILE, receipt to standard "
 	    "output", COMPLETE_FILE, NULL, "[-o FILE | --shell | --json]", 0,
 	    0 },
@@ -314,7 +313,7 @@ static const struct opt opts[] = {
 };
 
 const struct command pop_command = {
-	"pop", "claim jobs", opts, { "", NULL }, COMPLETE_NONE, NULL,
+	"pop", "claim jobs", opts, { "", NULL },
 	CMD_QUEUE_LIST, cmd_pop, NULL
 };
 
@@ -481,6 +480,14 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		    "are all paused\n" : "mq pop: queue '%s' is paused\n",
 		    o->queue);
 	if (st != MQ_OK) {
+		struct mq_error fe;
+
+		/* nothing claimed, and firing the due schedules of the queues
+		 * failed (a schedule passed over: its runs are not there):
+		 * said, the status stays (mq-pop(1) CALENDAR SCHEDULES). With
+		 * jobs claimed it is not: the receipt may be on stderr */
+		if (a.wait && mq_pop_fire_failed(c, &fe))
+			report(&pop_command, "cannot fire the schedules", &fe);
 		mq_close(c);
 		orphans_after(g, orphans, norphans);
 		return stop_signal ? 128 + stop_signal : EXIT_EMPTY;

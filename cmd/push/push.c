@@ -46,7 +46,7 @@ static const struct opt opts[] = {
 	    "(default: from\nwhat it pushes)", COMPLETE_NONE, NULL, "",
 	    FORM(0), 0 },
 	{ OPT_MISSED, "missed", 0, "skip|once|all", "with --cron: the "
-	    "instants missed (default once)", COMPLETE_WORDS, "skip once all", "",
+	    "instants missed (default once)", COMPLETE_NONE, NULL, "",
 	    FORM(0), 0 },
 	{ OPT_DEDUP, "dedup", 0, "KEY",
 	    "if a live job has KEY, print its id instead", COMPLETE_NONE, NULL,
@@ -75,7 +75,7 @@ static const struct opt opts[] = {
 };
 
 const struct command push_command = {
-	"push", "add jobs", opts, { "[PAYLOAD]", "" }, COMPLETE_NONE, NULL, 0,
+	"push", "add jobs", opts, { "[PAYLOAD]", "" }, 0,
 	cmd_push, NULL
 };
 
@@ -88,7 +88,10 @@ struct push_args {
 	int64_t timeout_us;
 	uint64_t *after;	/* --after, --after-file: the parents */
 	size_t nafter, cap;
-	int has_policy, after_stdin;
+	/* --after or --after-file given: the options' rules go by this,
+	 * not by the count of parents (a file of no ids is zero parents,
+	 * a job due at once, and no other rule than with ids in it) */
+	int has_after, has_policy, after_stdin;
 };
 
 static void
@@ -214,9 +217,11 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_AFTER:
 		after_list(a, arg);
+		a->has_after = 1;
 		break;
 	case OPT_AFTER_FILE:
 		after_file(a, arg);
+		a->has_after = 1;
 		break;
 	case OPT_IF_PARENT_DIES:
 		if (strcmp(arg, "cancel") == 0)
@@ -280,7 +285,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		usage_error(&push_command, "--tz, --name and --missed go with "
 		    "--cron");
 	if (a.has_cron && (a.delim != -1 || o->every_us || a.has_delay ||
-	    o->at || o->dedup || a.nafter || a.wait))
+	    o->at || o->dedup || a.has_after || a.wait))
 		usage_error(&push_command, "--cron makes a schedule: not with "
 		    "--lines, -0, --every, --delay, --at, --dedup, --after or "
 		    "--wait");
@@ -306,13 +311,13 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	if (n > 1)
 		usage_error(&push_command, "one PAYLOAD at most (quote it, or use "
 		    "--lines)");
-	if (a.has_policy && a.nafter == 0)
+	if (a.has_policy && !a.has_after)
 		usage_error(&push_command, "--if-parent-dies goes with --after or "
 		    "--after-file");
 	if (a.after_stdin && a.delim != -1)
 		usage_error(&push_command, "--after-file - reads standard input, "
 		    "as --lines and -0 do: give the parents in a file");
-	if (a.nafter > 0 && (o->every_us || a.has_delay || o->at))
+	if (a.has_after && (o->every_us || a.has_delay || o->at))
 		usage_error(&push_command, "--after excludes --every, --delay and "
 		    "--at: the job is due when its parents are done");
 	if (a.after_stdin && n == 0)
@@ -384,8 +389,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 		free(payload);
 	if (a.wait && fflush(stdout) == EOF) {
 		mq_close(c);
-		say(&push_command, "write failure on standard output");
-		return EX_IOERR;
+		return stdout_failure(&push_command);	/* main: not again */
 	}
 	if (stop_signal_pending(&held)) {
 		if (a.wait)

@@ -111,16 +111,21 @@ slurp(size_t max, size_t *len)
 {
 	size_t cap = 65536, n = 0, r;
 	unsigned char *buf = malloc(cap), *nb;
+	int err = 0;
 
 	while (buf) {
 		if (n == cap) {
 			cap *= 2;
-			if ((nb = realloc(buf, cap)) == NULL)
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);	/* never a payload cut short */
+				buf = NULL;
 				break;
+			}
 			buf = nb;
 		}
 		errno = 0;
 		r = fread(buf + n, 1, cap - n, stdin);
+		err = errno;
 		n += r;
 		if (n <= max && ferror(stdin) && (errno == EAGAIN ||
 		    errno == EWOULDBLOCK)) {
@@ -135,8 +140,12 @@ slurp(size_t max, size_t *len)
 		if (r == 0 || n > max)
 			break;
 	}
-	if (buf == NULL || ferror(stdin)) {
-		say(&push_command, "cannot read standard input");
+	if (buf == NULL)
+		exit(no_memory(&push_command));
+	if (ferror(stdin)) {
+		/* the cause named: a directory, an I/O error */
+		say(&push_command, "cannot read standard input: %s",
+		    strerror(err ? err : EIO));
 		exit(EX_IOERR);
 	}
 	if (n > max) {

@@ -35,7 +35,7 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 	struct records in = { NULL, 0, 0, 0, 0, mq_max_payload(c) };
 	char *rec;
 	size_t n;
-	int got = 0;
+	int got = 0, err;
 	sigset_t held, waiting;
 
 	/* refused before any record is read (a parent that cannot be one,
@@ -59,12 +59,21 @@ push_stream(struct mq_conn *c, const struct mq_push_opts *o, int delim,
 		line++;
 		st = mq_batch_add(b, rec, n);
 	}
+	err = errno;	/* a failed read's cause, before any other call */
 	progress_clear(p);	/* before any message */
 	if (st == MQ_OK && got == -1) {
-		fprintf(stderr, errno == ENOMEM ? "mq push: out of memory "
-		    "after record %llu\n" : "mq push: cannot read standard "
-		    "input after record %llu\n", line);
-		st = errno == ENOMEM ? MQ_ENOMEM : MQ_EIO;
+		/* the cause named ("Is a directory"); "after record 0" says
+		 * nothing: without it then */
+		if (err == ENOMEM)
+			say(&push_command, "out of memory after record %llu",
+			    line);
+		else if (line == 0)
+			say(&push_command, "cannot read standard input: %s",
+			    strerror(err));
+		else
+			say(&push_command, "cannot read standard input after "
+			    "record %llu: %s", line, strerror(err));
+		st = err == ENOMEM ? MQ_ENOMEM : MQ_EIO;
 	} else {
 		if (st == MQ_OK)
 			st = mq_batch_flush(b);

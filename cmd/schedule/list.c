@@ -29,7 +29,7 @@ text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	size_t i;
 
-	TEXT(r->s.name);
+	put_text(stdout, (const unsigned char *)r->s.name, r->name_len);
 	printf(": cron ");
 	TEXT(r->s.expr);
 	printf(", tz ");
@@ -80,24 +80,24 @@ json_time(const char *name, int64_t t, const struct mq_tz *tz)
 
 static void
 json_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
-    const int64_t *next, size_t got)
+    const int64_t *next, size_t got, const char *why)
 {
 	size_t i;
 
 	printf("{\"name\":");
-	JSTR(r->s.name);
+	put_json_string((const unsigned char *)r->s.name, r->name_len);
 	printf(",\"cron\":");
 	JSTR(r->s.expr);
 	printf(",\"tz\":");
 	JSTR(r->s.zone);
 	printf(",\"queue\":");
 	JSTR(r->s.queue);
-	printf(",\"payload\":");
-	put_json_string(r->s.payload, r->s.payload_len);
+	putchar(',');
+	put_json_payload(r->s.payload, r->s.payload_len);
 	printf(",\"priority\":%d,\"max_attempts\":%u,\"key\":", r->s.priority,
 	    r->s.max_attempts);
 	if (r->s.has_key)
-		JSTR(r->s.key);
+		put_json_string((const unsigned char *)r->s.key, r->key_len);
 	else
 		printf("null");
 	printf(",\"missed\":\"%s\",\"missed_max\":%u,\"next\":[",
@@ -107,7 +107,12 @@ json_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 		json_time("at", next[i], tz);
 		putchar('}');
 	}
-	printf("],\"last\":");
+	printf("],\"unusable\":");
+	if (why)
+		JSTR(why);
+	else
+		printf("null");
+	printf(",\"last\":");
 	if (!r->has_last) {
 		printf("null}\n");
 		return;
@@ -132,6 +137,7 @@ sched_list(const struct mq_schedule_row *rows, size_t n, unsigned count,
 	struct mq_error e;
 	struct mq_tz *tz;
 	size_t i, got;
+	char unusable[MQ_UNUSABLE_MAX];
 
 	if (next == NULL)
 		exit(no_memory(&schedule_command));
@@ -142,7 +148,11 @@ sched_list(const struct mq_schedule_row *rows, size_t n, unsigned count,
 		got = 0;
 		tz = NULL;
 		memset(&e, 0, sizeof e);
-		if (mq_tz_load(r->s.zone, NULL, &tz, &e) != MQ_OK)
+		/* what firing sets aside (lib's one predicate), then what
+		 * this host cannot fire: no next instant for either */
+		if (mq_schedule_unusable(r, unusable))
+			why = unusable;
+		else if (mq_tz_load(r->s.zone, NULL, &tz, &e) != MQ_OK)
 			why = e.msg;
 		else if (count && first_second(r->next_at_us) <
 		    MQ_SCHEDULE_NEVER && mq_schedule_instants(&r->s,
@@ -150,7 +160,7 @@ sched_list(const struct mq_schedule_row *rows, size_t n, unsigned count,
 		    MQ_EINVAL)
 			why = e.msg;
 		if (json)
-			json_row(r, tz, next, got);
+			json_row(r, tz, next, got, why);
 		else
 			text_row(r, tz, next, got, why);
 		mq_tz_free(tz);

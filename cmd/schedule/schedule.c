@@ -35,8 +35,8 @@ static const struct opt opts[] = {
 
 const struct command schedule_command = {
 	"schedule", "calendar schedules: apply a file, list, run, fire", opts,
-	{ "apply FILE", "ls | run NAME | rm NAME | fire" }, COMPLETE_WORDS,
-	"apply ls run rm fire", CMD_QUEUE_LIST, cmd_schedule, NULL
+	{ "apply FILE", "ls | run NAME | rm NAME | fire" },
+	CMD_QUEUE_LIST, cmd_schedule, NULL
 };
 
 struct sched_args {
@@ -227,7 +227,16 @@ do_ls(struct mq_global *g, const struct sched_args *a)
 		die(&schedule_command, &e);
 	sched_list(rows, n, a->count_given ? a->count : 3, a->json);
 	mq_schedule_rows_free(rows, n);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	/* ls reads only: its reader gone (mq schedule ls | head -1), it
+	 * ends as the read-only commands do, by SIGPIPE, silently (mq(1)
+	 * OUTPUT; mq schedule as a whole also writes, so main() does not) */
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (reader_gone(errno))
+			end_by_sigpipe();
+		return EX_IOERR;
+	}
+	return 0;
 }
 
 static void
@@ -254,6 +263,10 @@ do_run(struct mq_global *g, const char *name)
 	st = mq_schedule_run(c, name, &id);
 	e = *mq_conn_error(c);
 	mq_close(c);
+	if (st == MQ_EINVAL) {	/* its row is unusable: the table's data */
+		report(&schedule_command, NULL, &e);
+		exit(EX_DATAERR);
+	}
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
 	printf("%llu\n", (unsigned long long)id);
@@ -298,7 +311,13 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 	if (r.broken)
 		printf(", %llu unusable (never fire)",
 		    (unsigned long long)r.broken);
-	if (st == MQ_OK && r.next_us) {
+	/* a schedule still due after the firing is one another process
+	 * holds (SKIP LOCKED passed it over, its move not committed yet):
+	 * its instant is past, and not what comes next */
+	if (st == MQ_OK && r.next_us && r.next_us <= r.now_us)
+		printf("; next now (a due schedule another process is "
+		    "firing)");
+	else if (st == MQ_OK && r.next_us) {
 		fmt_instant(r.next_us / 1000000 + (r.next_us % 1000000 > 0),
 		    NULL, utc, local);
 		printf("; next %s", utc);

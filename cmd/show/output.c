@@ -111,8 +111,7 @@ show_text(const struct mq_job_info *j, const struct mq_job_deps *d,
 		printf("every: %s (from %s)\n",
 		    fmt_duration(t, sizeof t, j->every_us), j->every_anchor);
 	text_lease(j);
-	if (j->has_finished)
-		put_when_line("finished", j->finished_at, -j->finished_ago_us);
+	put_finished_line(j);
 	if (j->error)
 		put_text_line("error", j->error, j->error_len);
 	if (j->has_key)

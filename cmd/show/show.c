@@ -23,7 +23,7 @@ static const struct opt opts[] = {
 
 const struct command show_command = {
 	"show", "one job whole: fields, payload, history", opts,
-	{ "ID...", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_show,
+	{ "ID...", NULL }, CMD_READS_ONLY, cmd_show,
 	NULL
 };
 
@@ -57,8 +57,9 @@ write_payload(const struct mq_job_info *j, const char *path)
 	}
 	if (fwrite(j->payload, 1, j->payload_len, f) != j->payload_len ||
 	    (out_is_stdout ? fflush(f) == EOF : fclose(f) != 0)) {
-		say(&show_command, "write failure on %s",
-		    out_is_stdout ? "standard output" : shown(path));
+		if (out_is_stdout)
+			return stdout_failure(&show_command);
+		say(&show_command, "write failure on %s", shown(path));
 		return EX_IOERR;
 	}
 	return 0;

@@ -5,6 +5,7 @@
  * refresh, matched by name. No database, no output: a unit test links
  * it alone.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,16 +27,61 @@ top_eta(uint64_t ready, double in, double out)
 	return (double)ready / (out - in);
 }
 
-static const struct top_queue *
-find_old(const struct top_queue *q, size_t n, const char *name, size_t len)
+/* A name, as the queues and the workers hold theirs: bytes and length
+ * (a name another program wrote may hold NUL). */
+struct name {
+	const char *p;
+	size_t len;
+	size_t i;	/* its index in its array */
+};
+
+static int
+by_name(const void *x, const void *y)
 {
+	const struct name *a = x, *b = y;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int r = memcmp(a->p, b->p, n);
+
+	if (r)
+		return r;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* The names of an array, sorted, to be found by bsearch: each refresh
+ * costs n log n, not n times the queues before (a scan of the previous
+ * refresh's queues and of the workers for each queue made mq top
+ * quadratic in the queues). */
+static struct name *
+sorted_names(const void *base, size_t n, size_t size, size_t name_off,
+    size_t len_off)
+{
+	struct name *v = malloc((n ? n : 1) * sizeof *v);
+	const char *e;
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (q[i].s.queue_len == len &&
-		    memcmp(q[i].s.queue, name, len) == 0)
-			return &q[i];
-	return NULL;
+	if (v == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		e = (const char *)base + i * size;
+		v[i].p = e + name_off;
+		memcpy(&v[i].len, e + len_off, sizeof v[i].len);
+		v[i].i = i;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof *v, by_name);
+	return v;
+}
+
+/* The index of name[0..len) in the sorted names v[0..n), or -1. */
+static long
+find(const struct name *v, size_t n, const char *name, size_t len)
+{
+	struct name key = { name, len, 0 }, *hit;
+
+	if (n == 0)
+		return -1;
+	hit = bsearch(&key, v, n, sizeof *v, by_name);
+	return hit ? (long)hit->i : -1;
 }
 
 /* The rates of q at sample cur, then cur into its history. */
@@ -88,28 +134,38 @@ top_update(struct top_queue **qs, size_t *nq,
     const struct mq_queue_workers *w, size_t nw, int64_t t)
 {
 	struct top_queue *q = calloc(n ? n : 1, sizeof *q);
-	const struct top_queue *old;
+	struct name *olds, *ws;
 	struct top_sample cur;
-	size_t i, k;
+	size_t i;
+	long k;
 
-	if (q == NULL)
+	olds = sorted_names(*qs, *nq, sizeof **qs,
+	    offsetof(struct top_queue, s.queue),
+	    offsetof(struct top_queue, s.queue_len));
+	ws = sorted_names(w, nw, sizeof *w,
+	    offsetof(struct mq_queue_workers, queue),
+	    offsetof(struct mq_queue_workers, queue_len));
+	if (q == NULL || olds == NULL || ws == NULL) {
+		free(q);
+		free(olds);
+		free(ws);
 		return -1;
+	}
 	for (i = 0; i < n; i++) {
-		old = find_old(*qs, *nq, stats[i].queue, stats[i].queue_len);
-		if (old)
-			q[i] = *old;
+		if ((k = find(olds, *nq, stats[i].queue,
+		    stats[i].queue_len)) >= 0)
+			q[i] = (*qs)[k];
 		q[i].s = stats[i];
 		q[i].workers = 0;
-		for (k = 0; k < nw; k++)
-			if (w[k].queue_len == stats[i].queue_len &&
-			    memcmp(w[k].queue, stats[i].queue,
-			    w[k].queue_len) == 0)
-				q[i].workers = w[k].workers;
+		if ((k = find(ws, nw, stats[i].queue, stats[i].queue_len)) >= 0)
+			q[i].workers = w[k].workers;
 		cur.t = t;
 		cur.in = stats[i].total.pushed;
 		cur.out = stats[i].total.done + stats[i].total.dead;
 		advance(&q[i], &cur);
 	}
+	free(olds);
+	free(ws);
 	free(*qs);
 	*qs = q;
 	*nq = n;

@@ -21,9 +21,14 @@
 static struct termios saved_tio;
 static int tio_changed, screen_on;
 
-/* The self-pipe: the signals reach the loop through it, never act
- * inside a handler. */
+/* The self-pipe: the signals reach the loop through it while it waits
+ * (wait_until); a stopping one that comes while mq top reads the server
+ * (which may hang for as long as the read timeout) ends it there and
+ * then, the terminal given back first, with what is safe in a handler. */
 static int sig_fd[2] = { -1, -1 };
+static volatile sig_atomic_t waiting;
+static int int_quits;	/* on a terminal, Ctrl-C quits (status 0) */
+static const char leave[] = "\033[?1049l\033[?25h";
 
 static void
 on_signal(int sig)
@@ -31,6 +36,13 @@ on_signal(int sig)
 	unsigned char b = (unsigned char)sig;
 	int saved = errno;
 
+	if (!waiting && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)) {
+		if (tio_changed)
+			tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+		if (screen_on)
+			(void)!write(STDOUT_FILENO, leave, sizeof leave - 1);
+		_exit(sig == SIGINT && int_quits ? 0 : 128 + sig);
+	}
 	(void)!write(sig_fd[1], &b, 1);
 	errno = saved;
 }
@@ -40,8 +52,6 @@ on_signal(int sig)
 void
 restore(void)
 {
-	static const char leave[] = "\033[?1049l\033[?25h";
-
 	if (tio_changed)
 		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
 	tio_changed = 0;
@@ -98,6 +108,7 @@ catch_signals(int tty)
 	struct sigaction sa;
 	size_t i;
 
+	int_quits = tty;
 	if (pipe(sig_fd) != 0) {
 		say(&top_command, "pipe: %s", strerror(errno));
 		exit(EX_OSERR);
@@ -124,6 +135,7 @@ wait_until(int64_t deadline, int *keys)
 	unsigned char b;
 	int64_t left;
 	char k;
+	int r;
 
 	for (;;) {
 		if ((left = deadline - mq_now_us()) <= 0)
@@ -132,7 +144,11 @@ wait_until(int64_t deadline, int *keys)
 		p[0].events = POLLIN;
 		p[1].fd = *keys ? STDIN_FILENO : -1;
 		p[1].events = POLLIN;
-		if (poll(p, 2, (int)((left + 999) / 1000)) <= 0)
+		waiting = 1;
+		/* a signal that came before this wait is in the pipe */
+		r = poll(p, 2, (int)((left + 999) / 1000));
+		waiting = 0;
+		if (r <= 0)
 			continue;
 		if ((p[0].revents & POLLIN) && read(sig_fd[0], &b, 1) == 1)
 			return b == SIGWINCH ? W_RESIZE :

@@ -31,7 +31,7 @@ static const struct opt opts[] = {
 
 const struct command top_command = {
 	"top", "live view of the queues: depth, rates, workers", opts,
-	{ "", NULL }, COMPLETE_NONE, NULL, CMD_READS_ONLY, cmd_top, NULL
+	{ "", NULL }, CMD_READS_ONLY, cmd_top, NULL
 };
 
 struct top_args {

@@ -117,29 +117,20 @@ layout(const struct top_frame *fr, const size_t w[NCOL], int on[NCOL],
 	return k < TOP_SPARK ? k : TOP_SPARK;
 }
 
-/* Columns of UTF-8 text s: one per character. */
+/* Columns of shown text s (display width: output.c). */
 static size_t
 cols(const char *s)
 {
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
+	return shown_width(s, strlen(s));
 }
 
-/* Line s, cut to fr->width columns, then the end of line. */
+/* Line s, cut to fr->width columns (display width: a wide character
+ * takes two, and is left out whole when it does not fit), then the end
+ * of line. */
 static void
 put_line(FILE *f, const struct top_frame *fr, const char *s, size_t len)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++) {
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && fr->width &&
-		    ++n > fr->width)
-			break;
-		putc(s[i], f);
-	}
+	fwrite(s, 1, shown_fit(s, len, fr->width, NULL), f);
 	fputs(fr->tty ? "\033[K\n" : "\n", f);
 }
 

@@ -1,21 +1,22 @@
 /*
  * work/jobs.c: part of mq work, not a command of its own (its page is
  * mq-work(1)): the child-process side: finding CMD, starting it per job
- * with posix_spawn (not fork: a worker with connections and buffers
- * starts a job as cheaply as a shell), keeping the tail of its stderr,
- * stopping it.
+ * (vfork, then exec), keeping the tail of its stderr, stopping it.
  */
 #define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,12 +113,96 @@ payload_file(void)
 	return tmpfile();
 }
 
+/* What the job's process does between vfork and exec. */
+struct child {
+	const char *path;
+	char **argv, **env;
+	int in_fd, err_fd;
+	int hup_ignored;	/* mq work was started with SIGHUP ignored */
+	int fd_max;		/* close_range's fallback */
+	volatile int err;	/* errno of a step that failed: exec's */
+};
+
+/* The job's process, sharing mq work's memory until it execs (vfork): it
+ * calls only what is safe there (async-signal-safe), and never returns.
+ * A group of its own first: a timeout or a lost lease stops CMD and what
+ * it started, and a terminal's ^C reaches only the worker. A stop signal
+ * sent to the worker's group before that (a ^C, a timeout(1)'s SIGTERM)
+ * reached this process too, blocked: set to be ignored, it is thrown
+ * away, then set back to the default, so that a job killed by it never
+ * began (it killed the job at the exec, counted as a failed attempt:
+ * posix_spawn's child has no step between those two). */
+static _Noreturn void
+child_exec(struct child *ch)
+{
+	static const int dfl[] = { SIGINT, SIGTERM, SIGPIPE, SIGCHLD };
+	struct sigaction sa;
+	sigset_t none;
+	size_t i;
+	int fd;
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	if (setpgid(0, 0) != 0)
+		goto fail;
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
+		sigaction(dfl[i], &sa, NULL);
+	/* nohup's SIGHUP stays ignored for the job, as exec keeps it */
+	if (!ch->hup_ignored)
+		sigaction(SIGHUP, &sa, NULL);
+	if (dup2(ch->in_fd, 0) < 0 || dup2(ch->err_fd, 2) < 0)
+		goto fail;
+	/* the db threads connect while jobs start: a socket opened but not
+	 * yet close-on-exec (libmariadb sets no SOCK_CLOEXEC; conn.c marks
+	 * it after the handshake) must not reach the job */
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+		for (fd = 3; fd < ch->fd_max; fd++)
+			close(fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(ch->path, ch->argv, ch->env);
+fail:
+	ch->err = errno ? errno : ENOEXEC;
+	_exit(127);
+}
+
+/* Starts the job's process: vfork (not fork: a worker with connections
+ * and buffers starts a job as cheaply as a shell), with every signal
+ * blocked until it has set its own, so that no handler of mq work runs
+ * in it. 0, or an errno. */
+static int
+start_child(struct child *ch, pid_t *pid)
+{
+	sigset_t all, old;
+	pid_t p;
+	int e;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ch->err = 0;
+	p = vfork();
+	if (p == 0)
+		child_exec(ch);
+	e = p < 0 ? errno : ch->err;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (p > 0 && e != 0) {
+		(void)waitpid(p, NULL, 0);	/* it did not exec */
+		p = -1;
+	}
+	*pid = p;
+	return e;
+}
+
 int
 spawn_job(struct slot *s, const char *path, char **argv)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, dfl;
+	struct child ch;
+	struct rlimit rl;
 	char vars[4][96], **env = NULL;
 	int errp[2] = { -1, -1 }, e = 0;
 	FILE *in = payload_file();
@@ -131,34 +216,17 @@ spawn_job(struct slot *s, const char *path, char **argv)
 		goto out;
 	}
 	fcntl(errp[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fileno(in), F_SETFD, FD_CLOEXEC);	/* its dup as stdin stays */
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
-	posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-	posix_spawn_file_actions_addclose(&fa, errp[1]);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-	/* the db threads connect while jobs start: a socket opened but not
-	 * yet close-on-exec (libmariadb sets no SOCK_CLOEXEC; conn.c marks
-	 * it after the handshake) must not reach the job */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	sigaddset(&dfl, SIGINT);
-	sigaddset(&dfl, SIGTERM);
-	sigaddset(&dfl, SIGCHLD);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dfl);
-	/* a group of its own: a timeout or lost lease stops CMD and what it
-	 * started, and a terminal's ^C reaches only the worker */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	e = posix_spawn(&s->pid, path, &fa, &attr, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	memset(&ch, 0, sizeof ch);
+	ch.path = path;
+	ch.argv = argv;
+	ch.env = env;
+	ch.in_fd = fileno(in);
+	ch.err_fd = errp[1];
+	ch.hup_ignored = ignored_at_start(SIGHUP);
+	ch.fd_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536 ?
+	    (int)rl.rlim_cur : 65536;
+	e = start_child(&ch, &s->pid);
 	if (e == 0) {
 		fcntl(errp[0], F_SETFL, O_NONBLOCK);
 		s->err_fd = errp[0];

@@ -45,14 +45,15 @@ op_failed(struct worker *w, const struct mq_error *e)
 	unsigned n;
 	int limit = mq_conn_limit(e);
 
+	/* said once, by die() */
+	if (mends_nothing(e->status))
+		fatal(w, e);
 	/* the server's limit on connections: said once, not at every
 	 * refused reconnection, until connected again */
 	if (!limit || !(w->limit_said & LIMIT_SAID))
 		report(&work_command, NULL, e);
 	if (limit)
 		w->limit_said |= LIMIT_SAID;
-	if (mends_nothing(e->status))
-		fatal(w, e);
 	if (w->cw) {
 		mq_close(w->cw);
 		w->cw = NULL;

@@ -59,15 +59,14 @@ static const struct opt opts[] = {
 	{ OPT_WAIT, "wait", 0, "D",
 	    "exit when no job came for D (default: wait on)",
 	    COMPLETE_DURATION, NULL, "", 0, 0 },
-	{ OPT_CLAIM, "claim", 0, "HOW", "skip-locked or update (default: by "
-	    "server)", COMPLETE_WORDS, "skip-locked update",
-	    "[--claim skip-locked|update]", 0, 0 },
+	{ OPT_CLAIM, "claim", 0, "skip-locked|update", "how jobs are claimed "
+	    "(default: by server)", COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
 const struct command work_command = {
 	"work", "run a command for each job: a consumer loop", opts,
-	{ "-- CMD [ARG...]", NULL }, COMPLETE_PROGRAM, NULL,
+	{ "-- CMD [ARG...]", NULL },
 	CMD_POSIX | CMD_QUEUE_LIST, cmd_work, NULL
 };
 

@@ -1,0 +1,173 @@
+/*
+ * completion/operands.c: what the scripts offer for a value or an
+ * operand, read from the tables the commands parse and print their
+ * usage with: an option's placeholder ("first|random": those words) and
+ * a command's operands (its usage line's, "QUEUE", "[COMMAND]",
+ * "apply FILE", "ls | run NAME"). So a command's operands are offered
+ * where it takes them and nowhere else, and no list of values is written
+ * twice.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "completion.h"
+
+/* The placeholders of operands that something completes; any other
+ * (ID, RECEIPT, PAYLOAD) is taken but offers nothing. */
+static const struct {
+	const char *name;
+	enum complete kind;
+} placeholders[] = {
+	{ "QUEUE", COMPLETE_QUEUE },
+	{ "FILE", COMPLETE_FILE },
+	{ "NAME", COMPLETE_SCHEDULE },	/* mq schedule run|rm NAME */
+	{ "CMD", COMPLETE_PROGRAM },	/* mq work CMD [ARG...] */
+	{ "ARG", COMPLETE_FILE },
+	{ "COMMAND", COMPLETE_COMMAND },	/* mq help [COMMAND] */
+};
+
+/* s[0..len) as fixed words (space-separated, into words) if it is one
+ * or several lowercase words ("ls", "bash|zsh|fish"): 1, else 0 */
+static int
+fixed_words(const char *s, size_t len, char *words, size_t size)
+{
+	size_t i;
+
+	if (len == 0 || len >= size || !((s[0] >= 'a' && s[0] <= 'z') ||
+	    (s[0] >= '0' && s[0] <= '9')))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' &&
+		    s[i] <= '9') || s[i] == '-' || s[i] == '|'))
+			return 0;
+	for (i = 0; i < len; i++)
+		words[i] = s[i] == '|' ? ' ' : s[i];
+	words[len] = '\0';
+	return 1;
+}
+
+enum complete
+value_kind(const struct opt *o, char *words, size_t size)
+{
+	*words = '\0';
+	if (o->arg && strchr(o->arg, '|') &&
+	    fixed_words(o->arg, strlen(o->arg), words, size))
+		return COMPLETE_WORDS;
+	if (o->complete == COMPLETE_WORD_LIST && o->words) {
+		snprintf(words, size, "%s", o->words);
+		return COMPLETE_WORD_LIST;
+	}
+	return o->complete;
+}
+
+/* The slots already given to fn for this command ("N:LEAD"): the first
+ * one said stands (a second form with the same operand says it again) */
+struct said {
+	char keys[16][48];
+	int n;
+};
+
+static void
+say_slot(FILE *f, const struct command *c, struct said *s, const char *n,
+    const char *lead, enum complete k, const char *words, slot_fn *fn)
+{
+	char key[48];
+	int i;
+
+	snprintf(key, sizeof key, "%s:%s", n, lead);
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->keys[i], key) == 0)
+			return;
+	if (s->n < 16)
+		snprintf(s->keys[s->n++], sizeof s->keys[0], "%s", key);
+	fn(f, c, n, lead, k, words);
+}
+
+/* One alternative of a form, s[0..len): its operands in order */
+static void
+alternative(FILE *f, const struct command *c, struct said *said,
+    const char *s, size_t len, slot_fn *fn)
+{
+	const char *end = s + len, *t, *name;
+	char lead[32] = "*", words[160], n[16];
+	size_t tl, nl, i;
+	int idx = 0, rest;
+	enum complete k;
+
+	while (s < end) {
+		while (s < end && *s == ' ')
+			s++;
+		for (t = s; t < end && *t != ' '; t++)
+			;
+		tl = (size_t)(t - s);
+		name = s;
+		s = t;
+		if (tl == 0 || (tl == 2 && strncmp(name, "--", 2) == 0))
+			continue;
+		if (*name == '[') {
+			name++;
+			tl -= 2;	/* "[X]" */
+		}
+		rest = tl > 3 && strncmp(name + tl - 3, "...", 3) == 0;
+		nl = rest ? tl - 3 : tl;
+		if (fixed_words(name, nl, words, sizeof words)) {
+			k = COMPLETE_WORDS;
+			/* the first operand says which operands follow */
+			if (idx == 0 && !memchr(name, '|', nl) && nl < sizeof lead)
+				snprintf(lead, sizeof lead, "%.*s", (int)nl, name);
+		} else {
+			k = COMPLETE_NONE;
+			for (i = 0; i < sizeof placeholders / sizeof *placeholders; i++)
+				if (strlen(placeholders[i].name) == nl &&
+				    strncmp(placeholders[i].name, name, nl) == 0)
+					k = placeholders[i].kind;
+		}
+		if (idx == 0 && k == COMPLETE_WORDS)
+			;	/* said for all alternatives at once */
+		else {
+			snprintf(n, sizeof n, rest ? "*" : "%d", idx);
+			say_slot(f, c, said, n, idx == 0 ? "*" : lead, k, words,
+			    fn);
+		}
+		idx++;
+	}
+}
+
+void
+each_operand(FILE *f, const struct command *c, slot_fn *fn)
+{
+	struct said said;
+	char first[160] = "", words[160];
+	const char *s, *bar, *t;
+	size_t len, tl;
+	int k;
+
+	said.n = 0;
+	/* the fixed first words of every alternative, offered together */
+	for (k = 0; k < 2 && c->operands[k]; k++)
+		for (s = c->operands[k]; *s; s = bar ? bar + 3 : s + strlen(s)) {
+			bar = strstr(s, " | ");
+			while (*s == ' ' || *s == '[')
+				s++;
+			for (t = s; *t && *t != ' ' && *t != ']' && (!bar ||
+			    t < bar); t++)
+				;
+			tl = (size_t)(t - s);
+			if (fixed_words(s, tl, words, sizeof words) &&
+			    strlen(first) + tl + 2 < sizeof first) {
+				if (*first)
+					strcat(first, " ");
+				strcat(first, words);
+			}
+		}
+	if (*first)
+		say_slot(f, c, &said, "0", "*", COMPLETE_WORDS, first, fn);
+	for (k = 0; k < 2 && c->operands[k]; k++)
+		for (s = c->operands[k]; *s; s += len) {
+			bar = strstr(s, " | ");
+			len = bar ? (size_t)(bar - s) : strlen(s);
+			alternative(f, c, &said, s, len, fn);
+			if (bar)
+				len += 3;
+		}
+}
