@@ -325,6 +325,17 @@ is "$(sql "SELECT CONCAT('[', name, ']'), queue, next_at > UTC_TIMESTAMP() AND n
   "  the row holds the file's name and queue, its next instant within the hour"
 expect_status 0 "apply once more" "$MQ" schedule apply "$T_TMP/pad.conf"
 is "$OUT" "unchanged pad (next $(sql "SELECT DATE_FORMAT(next_at, '%Y-%m-%d %H:%i:%s') FROM mq_jobs_schedules WHERE name = 'pad'") UTC)" "  then unchanged"
+# a row another program named 'pad' NUL 'z' is not the file's pad (the
+# server sorts it before pad, and keeps both): pad is added beside it,
+# that row left as it is (it was taken for pad and renamed to it)
+expect_status 0 "rm pad" "$MQ" schedule rm pad
+sql "INSERT INTO mq_jobs_schedules (name, expr, zone, queue, payload, next_at)
+  VALUES (CONCAT('pad', CHAR(0), 'z'), '0 * * * *', 'UTC', 'pq', 'p', '2030-01-01')"
+expect_status 0 "apply with a row 'pad\\0z' and no pad" "$MQ" schedule apply "$T_TMP/pad.conf"
+like "$OUT" "added pad (*" "  pad added"
+is "$(sql "SELECT GROUP_CONCAT(HEX(name) ORDER BY HEX(name)) FROM mq_jobs_schedules WHERE HEX(name) LIKE '706164%'")" \
+  "706164,706164007A" "  both rows there, the other as it was"
+sql "DELETE FROM mq_jobs_schedules WHERE HEX(name) = '706164007A'"
 expect_status 0 "rm pad" "$MQ" schedule rm pad
 
 # ---- rm ----
