@@ -135,38 +135,6 @@ bind_target(MYSQL_BIND *b, const char *to_queue, unsigned long *len)
 		mq__bind_null(b);
 }
 
-/* The filter's error pattern and time bounds, each bound twice (each is
- * "? IS NULL OR ..."), into in[0..6): NULL where not given. */
-struct filter_binds {
-	unsigned long pl, pl2;
-	int64_t since, before;
-};
-
-static void
-bind_filter(MYSQL_BIND *in, struct filter_binds *f,
-    const struct mq_retry_opts *o, const char *pat, unsigned long plen)
-{
-	int i;
-
-	f->pl = f->pl2 = plen;
-	f->since = o->since_us;
-	f->before = o->before_us;
-	for (i = 0; i < 6; i++)
-		mq__bind_null(&in[i]);
-	if (pat) {
-		mq__bind_blob(&in[0], pat, &f->pl);
-		mq__bind_blob(&in[1], pat, &f->pl2);
-	}
-	if (f->since >= 0) {
-		mq__bind_i64(&in[2], &f->since);
-		mq__bind_i64(&in[3], &f->since);
-	}
-	if (f->before >= 0) {
-		mq__bind_i64(&in[4], &f->before);
-		mq__bind_i64(&in[5], &f->before);
-	}
-}
-
 /* The filter's pick, from the cursor on. */
 static enum mq_status
 pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
@@ -174,12 +142,13 @@ pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
 {
 	const struct mq_retry_opts *o = b->o;
 	MYSQL_BIND in[14];
-	struct filter_binds f;
-	unsigned long qlen;
+	unsigned long qlen, pl = plen, pl2 = plen;
 	int32_t prio = (int32_t)b->prio;
+	int64_t since = o->since_us, before = o->before_us;
 	int64_t ago = mq_now_us() - b->started_us;	/* the run's start */
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int i;
 
 	if ((st = mq__prepare(c, tmpl)) == NULL)
 		return c->err.status;
@@ -190,7 +159,20 @@ pick_filter(struct mq_conn *c, const char *tmpl, struct batch *b,
 	mq__bind_i64(&in[3], &b->at_us);
 	mq__bind_i64(&in[4], &b->at_us);
 	mq__bind_u64(&in[5], &b->after);
-	bind_filter(&in[6], &f, o, pat, plen);
+	for (i = 6; i < 12; i++)
+		mq__bind_null(&in[i]);
+	if (pat) {
+		mq__bind_blob(&in[6], pat, &pl);
+		mq__bind_blob(&in[7], pat, &pl2);
+	}
+	if (since >= 0) {
+		mq__bind_i64(&in[8], &since);
+		mq__bind_i64(&in[9], &since);
+	}
+	if (before >= 0) {
+		mq__bind_i64(&in[10], &before);
+		mq__bind_i64(&in[11], &before);
+	}
 	mq__bind_i64(&in[12], &ago);
 	mq__bind_u32(&in[13], &b->want);
 	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
@@ -255,17 +237,31 @@ pick_invalid(struct mq_conn *c, const char *tmpl, struct batch *b,
 {
 	const struct mq_retry_opts *o = b->o;
 	MYSQL_BIND in[9];
-	struct filter_binds f;
-	unsigned long qlen;
+	unsigned long qlen, pl = plen, pl2 = plen;
+	int64_t since = o->since_us, before = o->before_us;
 	MYSQL_STMT *st;
 	enum mq_status rc;
+	int i;
 
 	if ((st = mq__prepare(c, tmpl)) == NULL)
 		return c->err.status;
 	memset(in, 0, sizeof in);
 	mq__bind_str(&in[0], o->queue, &qlen);
 	mq__bind_u64(&in[1], &b->after);
-	bind_filter(&in[2], &f, o, pat, plen);
+	for (i = 2; i < 8; i++)
+		mq__bind_null(&in[i]);
+	if (pat) {
+		mq__bind_blob(&in[2], pat, &pl);
+		mq__bind_blob(&in[3], pat, &pl2);
+	}
+	if (since >= 0) {
+		mq__bind_i64(&in[4], &since);
+		mq__bind_i64(&in[5], &since);
+	}
+	if (before >= 0) {
+		mq__bind_i64(&in[6], &before);
+		mq__bind_i64(&in[7], &before);
+	}
 	mq__bind_u32(&in[8], &b->want);
 	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
 	mq__release(c, st);
