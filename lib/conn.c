@@ -454,10 +454,13 @@ file_hosts(struct mq_conn *c, const struct mq_connopts *o, int rc,
 			c->db = NULL;
 			rc = -1;
 		}
+		/* none answered the library: each again for its reason,
+		 * with a short wait (the library waited its full timeout on
+		 * each already) */
 		if (rc != 0) {
 			memset(err, 0, sizeof *err);
-			return open_list(c, o, spec, 0, NULL, timeout,
-			    io_timeout, err);
+			return open_list(c, o, spec, 0, NULL, timeout < 2 ?
+			    timeout : 2, io_timeout, err);
 		}
 		if (mq__node_ready(c->db, state, sizeof state))
 			return 0;
@@ -511,7 +514,22 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		if (rc == 0 && c->db->options.host)
 			snprintf(file_host, sizeof file_host, "%s",
 			    c->db->options.host);
-		rc = file_hosts(c, o, rc, file_host, timeout, io_timeout, err);
+		/* a list longer than this is not one mq takes (cut, it
+		 * would be another list) */
+		if (strlen(file_host) + 1 >= sizeof file_host) {
+			if (rc == 0) {
+				mysql_close(c->db);
+				c->db = NULL;
+			}
+			err->status = MQ_ECONFIG;
+			snprintf(err->msg, sizeof err->msg, "the option files' "
+			    "host= is longer than %zu bytes",
+			    sizeof file_host - 2);
+			rc = -1;
+		} else {
+			rc = file_hosts(c, o, rc, file_host, timeout,
+			    io_timeout, err);
+		}
 	}
 	if (rc != 0) {
 		free(c);

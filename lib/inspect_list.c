@@ -57,25 +57,15 @@ live_index(unsigned live, const struct mq_list_filter *f)
 	return " FORCE INDEX (lease, finished)";
 }
 
-/* The job table's rows whose state is none of mq's ('', stored by a
- * non-strict session): dead to every reader (mq-queue(7) CONSTRAINTS).
- * A read of their own, so that the read of the dead jobs stays one
- * range of the list index in id order: the index's range of state ''
- * (the queue's, or the lease index's without one). */
-#define INVALID_READ (~0u)
-
 /* One table's read: cols, then f's conditions ("id > ?" always), in
- * mq__list_sql's parameter order; live 0 reads the archive, live
- * INVALID_READ the rows in no state of mq's. */
+ * mq__list_sql's parameter order; live 0 reads the archive. */
 static int
 add_read(char *b, size_t cap, const char *cols, unsigned live,
     const struct mq_list_filter *f)
 {
-	int invalid = live == INVALID_READ;
 	int i, first = 1, ok = add(b, cap, cols) &&
 	    add(b, cap, live ? FROM_LIVE : FROM_ARCHIVE) &&
-	    add(b, cap, invalid ? (f->queue ? " FORCE INDEX (list)" :
-	    " FORCE INDEX (lease)") : live ? live_index(live, f) : "") &&
+	    add(b, cap, live ? live_index(live, f) : "") &&
 	    add(b, cap, " WHERE id > ?");
 
 	if (f->queue)
@@ -92,9 +82,7 @@ add_read(char *b, size_t cap, const char *cols, unsigned live,
 		    " id IN (SELECT job FROM `{{TABLE}}_fired` WHERE job IS NOT"
 		    " NULL))" : " AND id IN (SELECT job FROM `{{TABLE}}_fired`"
 		    " WHERE job IS NOT NULL)");
-	if (invalid)
-		ok = ok && add(b, cap, " AND state = ''");
-	else if (live && live != (1u << MQ_ST_ARCHIVED) - 1) {
+	if (live && live != (1u << MQ_ST_ARCHIVED) - 1) {
 		ok = ok && add(b, cap, " AND (");
 		for (i = 0; i < MQ_ST_ARCHIVED; i++)
 			if (live & 1u << i) {
@@ -125,18 +113,6 @@ live_states(const struct mq_list_filter *f)
 	return f->states & ((1u << MQ_ST_ARCHIVED) - 1);
 }
 
-/* Whether f asks for some states, dead among them: the rows in no
- * state of mq's are read too, by a read of their own (without a state
- * filter, the job table's read has them already). */
-static int
-invalid_read(const struct mq_list_filter *f)
-{
-	unsigned live = live_states(f);
-
-	return live && live != (1u << MQ_ST_ARCHIVED) - 1 &&
-	    (live & 1u << MQ_ST_DEAD);
-}
-
 char *
 mq__list_sql(const struct mq_list_filter *f)
 {
@@ -144,29 +120,23 @@ mq__list_sql(const struct mq_list_filter *f)
 	static const char archive_cols[] = ARCHIVE_COLS("NULL");
 	unsigned live = live_states(f);
 	int archive = (f->states & 1u << MQ_ST_ARCHIVED) != 0, ok = 1;
-	int reads = (live != 0) + invalid_read(f) + archive, first = 1;
-	size_t cap = 3 * (sizeof live_cols + sizeof archive_cols) + 6144;
+	size_t cap = 2 * (sizeof live_cols + sizeof archive_cols) + 4096;
 	char *b = malloc(cap);
 
 	if (b == NULL)
 		return NULL;
 	*b = '\0';
-	/* each read in id order, then merged: a sort of at most the
-	 * limit's rows times the reads */
-#define READ(cols, which) do { \
-		ok = ok && add(b, cap, reads > 1 ? (first ? "(" : \
-		    ") UNION ALL (") : "") && \
-		    add_read(b, cap, cols, which, f); \
-		first = 0; \
-	} while (0)
+	/* each read in id order, then the two merged: a sort of at most
+	 * twice the limit's rows */
+	if (live && archive)
+		ok = add(b, cap, "(");
 	if (live)
-		READ(live_cols, live);
-	if (invalid_read(f))
-		READ(live_cols, INVALID_READ);
+		ok = ok && add_read(b, cap, live_cols, live, f);
+	if (live && archive)
+		ok = ok && add(b, cap, ") UNION ALL (");
 	if (archive)
-		READ(archive_cols, 0);
-#undef READ
-	if (reads > 1)
+		ok = ok && add_read(b, cap, archive_cols, 0, f);
+	if (live && archive)
 		ok = ok && add(b, cap, ") ORDER BY 2 LIMIT ?");
 	if (!ok) {
 		free(b);
@@ -210,7 +180,7 @@ enum mq_status
 mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
     mq_job_fn fn, void *ctx, int *more)
 {
-	MYSQL_BIND in[30];
+	MYSQL_BIND in[20];
 	unsigned long qlen = 0, klen = 0, slen = 0, plen = 0;
 	uint64_t after = f->after, limit = (uint64_t)f->limit + 1, seen = 0;
 	int64_t since = f->since_us, before = f->before_us;
@@ -242,14 +212,10 @@ mq_job_list(struct mq_conn *c, const struct mq_list_filter *f,
 	if (live_states(f))
 		bind_read(in, &k, f, &after, &qlen, &klen, &slen, pat, &plen,
 		    &since, &before, &limit);
-	if (invalid_read(f))
-		bind_read(in, &k, f, &after, &qlen, &klen, &slen, pat, &plen,
-		    &since, &before, &limit);
 	if (f->states & 1u << MQ_ST_ARCHIVED)
 		bind_read(in, &k, f, &after, &qlen, &klen, &slen, pat, &plen,
 		    &since, &before, &limit);
-	if ((live_states(f) != 0) + invalid_read(f) +
-	    ((f->states & 1u << MQ_ST_ARCHIVED) != 0) > 1)
+	if (live_states(f) && (f->states & 1u << MQ_ST_ARCHIVED))
 		mq__bind_u64(&in[k++], &limit);
 	mq__inspect_bind_row(r);
 	rc = mq__execute(c, st, in, "cannot list jobs");

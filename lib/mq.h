@@ -684,9 +684,7 @@ struct mq_queue_stats {
 	uint64_t waiting;	/* waiting for parents (mq push --after) */
 	uint64_t leased;	/* claimed, stale ones included */
 	uint64_t stale;		/* claimed, lease expired */
-	uint64_t done, dead;	/* dead: invalid ones included */
-	uint64_t invalid;	/* of dead: rows whose state is '', which
-				 * no count holds (mq-queue(7) CONSTRAINTS) */
+	uint64_t done, dead;
 	uint64_t recurring;	/* recurring jobs, ready or leased */
 	int paused;
 	double oldest_ready_s;	/* age of the oldest due job, 0 if none */

@@ -45,31 +45,6 @@ static const char sql_cursor[] =
     "SELECT priority, " MQ_SQL_EPOCH_US("available_at")
     " FROM `{{TABLE}}` WHERE id = ?";
 
-/* Rows whose state is none of mq's ('', stored by a non-strict
- * session with the checks off) are dead to every reader (mq-queue(7)
- * CONSTRAINTS), and mq retry takes them as dead: in the batch's
- * transaction they become dead first (their last error and finished_at
- * kept), counted as requeue-stale counts those it buries, so that the
- * dead count the retry takes them off holds them; then they are
- * retried with the others. By id: those among the batch's ids. By a
- * filter: the queue's that match it, before the dead jobs are picked
- * (the pick follows the claim index of the dead ones), by id, from the
- * list index's range of state ''. */
-static const char sql_invalid_ids[] =
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
-    " WHERE state = '' AND id IN (";
-#define INVALID_PICK(lock) \
-    "SELECT id FROM `{{TABLE}}` FORCE INDEX (list)" \
-    " WHERE queue = ? AND state = '' AND id > ?" \
-    " AND (? IS NULL OR " MQ_SQL_ERROR_LIKE ")" \
-    " AND (? IS NULL OR " MQ_SQL_JOB_TIME " >= " MQ_SQL_NOW_MINUS_US ")" \
-    " AND (? IS NULL OR " MQ_SQL_JOB_TIME " < " MQ_SQL_NOW_MINUS_US ")" \
-    " ORDER BY id LIMIT ?" lock
-static const char sql_invalid_pick[] = INVALID_PICK(" {{LOCK}}");
-static const char sql_dry_invalid_pick[] = INVALID_PICK("");
-static const char sql_make_dead[] =
-    "UPDATE `{{TABLE}}` SET state = 'dead' WHERE state = '' AND id IN (";
-
 /* Given ids that are dead. Waits for a job another retry holds (then
  * finds it retried) rather than skipping it: a given id is answered. */
 static const char sql_pick_ids[] =
@@ -79,7 +54,7 @@ static const char sql_pick_ids_tail[] = ") ORDER BY id FOR UPDATE";
 /* the same, for a dry run (another head: statements are kept by it) */
 static const char sql_dry_ids[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
-    " WHERE state IN ('dead', '') AND id IN (";
+    " WHERE state = 'dead' AND id IN (";
 static const char sql_dry_ids_tail[] = ") ORDER BY id";
 
 /* The picked jobs that cannot become live: their dedup key is live in
@@ -213,61 +188,6 @@ move_cursor(struct mq_conn *c, struct batch *b, uint64_t id)
 	return rc;
 }
 
-/* The jobs ids[0..n) whose state is '' become dead, and are counted
- * so (in the caller's transaction, the rows locked). */
-static enum mq_status
-make_dead(struct mq_conn *c, const uint64_t *ids, size_t n)
-{
-	uint64_t changed = 0;
-	enum mq_status rc;
-
-	if (n == 0)
-		return MQ_OK;
-	rc = mq__exec_ids(c, sql_make_dead, NULL, 0, ids, n, &changed);
-	if (rc == MQ_OK)
-		rc = mq__count_finished(c, ids, n);
-	return rc;
-}
-
-/* The filter's rows in state '' after id b->after (the invalid pass's
- * cursor), up to b->want, into b->ids. */
-static enum mq_status
-pick_invalid(struct mq_conn *c, const char *tmpl, struct batch *b,
-    const char *pat, unsigned long plen)
-{
-	const struct mq_retry_opts *o = b->o;
-	MYSQL_BIND in[9];
-	unsigned long qlen, pl = plen, pl2 = plen;
-	int64_t since = o->since_us, before = o->before_us;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	int i;
-
-	if ((st = mq__prepare(c, tmpl)) == NULL)
-		return c->err.status;
-	memset(in, 0, sizeof in);
-	mq__bind_str(&in[0], o->queue, &qlen);
-	mq__bind_u64(&in[1], &b->after);
-	for (i = 2; i < 8; i++)
-		mq__bind_null(&in[i]);
-	if (pat) {
-		mq__bind_blob(&in[2], pat, &pl);
-		mq__bind_blob(&in[3], pat, &pl2);
-	}
-	if (since >= 0) {
-		mq__bind_i64(&in[4], &since);
-		mq__bind_i64(&in[5], &since);
-	}
-	if (before >= 0) {
-		mq__bind_i64(&in[6], &before);
-		mq__bind_i64(&in[7], &before);
-	}
-	mq__bind_u32(&in[8], &b->want);
-	rc = mq__select_ids(c, st, in, b->ids, NULL, b->want, &b->got);
-	mq__release(c, st);
-	return rc;
-}
-
 struct tx {
 	struct batch *b;
 	const char *pat;
@@ -294,16 +214,9 @@ batch_tx(struct mq_conn *c, void *ctx)
 	b->after = t->after;
 	b->retried = 0;
 	b->n = b->nconflicts = b->norphans = 0;
-	if (o->ids) {
-		rc = mq__select_ids_in(c, sql_invalid_ids, sql_pick_ids_tail,
-		    NULL, 0, b->given, b->ngiven, b->ids, b->want, &b->got);
-		if (rc == MQ_OK)
-			rc = make_dead(c, b->ids, b->got);
-		if (rc != MQ_OK)
-			return rc;
+	if (o->ids)
 		rc = mq__select_ids_in(c, sql_pick_ids, sql_pick_ids_tail,
 		    NULL, 0, b->given, b->ngiven, b->ids, b->want, &b->got);
-	}
 	else
 		rc = pick_filter(c, mq__sql_retry_pick, b, t->pat, t->plen);
 	if (rc != MQ_OK || b->got == 0)
@@ -415,52 +328,6 @@ wake(struct mq_conn *c, const struct batch *b)
 	c->err = saved;
 }
 
-/* One batch of the filter's rows in state '', made dead. */
-static enum mq_status
-invalid_tx(struct mq_conn *c, void *ctx)
-{
-	struct tx *t = ctx;
-	struct batch *b = t->b;
-	enum mq_status rc;
-
-	b->after = t->after;
-	rc = pick_invalid(c, sql_invalid_pick, b, t->pat, t->plen);
-	if (rc == MQ_OK)
-		rc = make_dead(c, b->ids, b->got);
-	return rc;
-}
-
-/* The filter's rows in state '': made dead, batch by batch, before the
- * dead jobs are retried (a dry run lists them, as it would retry them).
- * The cursor (b->after) is left at 0 for the pick of the dead ones. */
-static enum mq_status
-invalid_pass(struct mq_conn *c, struct tx *t, struct mq_retry_report *rep)
-{
-	struct batch *b = t->b;
-	enum mq_status rc = MQ_OK;
-	size_t i;
-
-	for (;;) {
-		if (b->o->dry_run) {
-			rc = pick_invalid(c, sql_dry_invalid_pick, b, t->pat,
-			    t->plen);
-			for (i = 0; rc == MQ_OK && i < b->got; i++)
-				if (b->o->fn)
-					b->o->fn(b->ids[i], b->o->ctx);
-			if (rc == MQ_OK)
-				rep->retried += b->got;
-		} else {
-			rc = mq__in_tx(c, invalid_tx, t);
-		}
-		if (rc != MQ_OK || b->got < b->want)
-			break;
-		t->after = b->after = b->ids[b->got - 1];
-	}
-	b->after = t->after = 0;
-	b->got = 0;
-	return rc;
-}
-
 static int
 sleep_us(int64_t us, void *ctx)
 {
@@ -564,8 +431,6 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	t.b = &b;
 	start = mq_now_us();
 	b.started_us = start;
-	if (!o->ids && (rc = invalid_pass(c, &t, rep)) != MQ_OK)
-		goto out;
 	mq__yield_start(c, &y);
 	for (;;) {
 		t0 = mq_now_us();

@@ -708,6 +708,18 @@ first_instant(struct mq_conn *c, struct apply *a, const struct mq_schedule *s,
 	return MQ_OK;
 }
 
+/* A row's name against a file's, as the server orders them: trailing
+ * blanks do not count; a name another program wrote with a NUL byte
+ * (its string ends there) sorts before the file's name it begins with
+ * (0x00 is below the blank the column pads with), and is never it. */
+static int
+row_cmp(const struct mq_schedule_row *row, const struct mq_schedule *want)
+{
+	int cmp = mq__padcmp(row->s.name, want->name);
+
+	return cmp == 0 && (row->nul & MQ_SCHED_NAME) ? -1 : cmp;
+}
+
 static enum mq_status
 apply_tx(struct mq_conn *c, void *ctx)
 {
@@ -732,8 +744,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 		struct mq_apply_result *r = &a->res[want - a->s];
 		int cmp = 1;
 
-		while (j < nrows && (cmp = mq__padcmp(rows[j].s.name,
-		    want->name)) < 0) {
+		while (j < nrows && (cmp = row_cmp(&rows[j], want)) < 0) {
 			j++;
 			cmp = 1;
 		}

@@ -31,11 +31,8 @@ const char mq__sql_stats_queues[] =
  * short of. Only a range's ends are compared with the
  * clock: a test of each entry, as in SUM(available_at <= now), costs
  * more than reading it (29 ms against 20 for 100,000 scheduled jobs).
- * And its rows in no state of mq's ('', written by a non-strict session
- * with the checks off): dead to every reader, though no count row holds
- * them (mq-queue(7) CONSTRAINTS), one range of the list index.
  * An aggregate without GROUP BY gives its row even for no jobs, with no
- * queue: the rows are the bound queue's (binds it five times). */
+ * queue: the rows are the bound queue's (binds it four times). */
 const char mq__sql_stats_live[] =
     "SELECT '', 'ready', COUNT(*) + (SELECT COUNT(*) FROM `{{TABLE}}`"
     "  FORCE INDEX (due) WHERE queue = ? AND " MQ_SQL_SCHEDULED "),"
@@ -46,10 +43,7 @@ const char mq__sql_stats_live[] =
     " WHERE queue = ? AND state = 'leased'"
     " UNION ALL SELECT '', 'waiting', COUNT(*), 0, 0"
     " FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE queue = ? AND " MQ_SQL_WAITING_ROW
-    " UNION ALL SELECT '', 'invalid', COUNT(*), 0, 0"
-    " FROM `{{TABLE}}` FORCE INDEX (list)"
-    " WHERE queue = ? AND state = ''";
+    " WHERE queue = ? AND " MQ_SQL_WAITING_ROW;
 
 /* a lease without a deadline (a row written by another program) is
  * stale: requeue-stale takes it back */
@@ -226,8 +220,7 @@ static void
 derive_pushed(struct mq_queue_stats *e)
 {
 	const struct mq_counters *t = &e->total;
-	uint64_t live = e->ready + e->scheduled + e->waiting + e->leased +
-	    e->invalid;
+	uint64_t live = e->ready + e->scheduled + e->waiting + e->leased;
 	uint64_t in = live + t->done + t->dead + t->purged;
 
 	e->total.pushed = in > t->retried && in - t->retried > live ?
@@ -243,7 +236,7 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
     const struct mq_queue_stats *queue, unsigned nq, const char *want,
     struct acc *a, uint64_t *archived)
 {
-	MYSQL_BIND in[5], out[5];
+	MYSQL_BIND in[4], out[5];
 	unsigned long qlen, len[2];
 	char q[MQ_QUEUE_MAX + 1], state[16];
 	uint64_t n, due;
@@ -314,8 +307,6 @@ gather(struct mq_conn *c, const char *tmpl, enum part part,
 			e->leased = n;
 		} else if (strcmp(state, "waiting") == 0) {
 			e->waiting = n;
-		} else if (strcmp(state, "invalid") == 0) {
-			e->invalid = n;
 		} else if (part == COUNTS) {
 			count_into(e, state, n, due);
 		}
@@ -463,7 +454,7 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 	/* the queues known so far: every queue with a job in the table */
 	for (i = 0, nq = a.n; rc == MQ_OK && i < nq; i++) {
 		cur = a.qs[i];	/* a.qs may move */
-		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 5, NULL, &a,
+		rc = gather(c, mq__sql_stats_live, LIVE, &cur, 4, NULL, &a,
 		    archived);
 	}
 	if (rc == MQ_OK)
@@ -491,10 +482,8 @@ mq_stats(struct mq_conn *c, const char *queue, struct mq_queue_stats **qs,
 		return rc;
 	}
 	free(a.slot);
-	for (i = 0; i < a.n; i++) {
+	for (i = 0; i < a.n; i++)
 		derive_pushed(&a.qs[i]);
-		a.qs[i].dead += a.qs[i].invalid;
-	}
 	if (a.n > 1)	/* qsort's array must not be NULL, even for 0 */
 		qsort(a.qs, a.n, sizeof *a.qs, by_name);
 	*qs = a.qs;

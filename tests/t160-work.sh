@@ -363,9 +363,9 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'hd' AND state = 'leased'"
 # of its own: it was killed at its exec and charged a failed attempt
 # (4 of 10 such runs). Now thrown away in the job's process: no job
 # killed by it, none charged
-killed=0
+killed=0 left=0
 for t in 1 2 3 4 5 6; do
-  seq 2000 | "$MQ" push --queue "ci$t" --lines --quiet >/dev/null
+  seq 5000 | "$MQ" push --queue "ci$t" --lines --quiet >/dev/null
   setsid env --default-signal "$MQ" work --queue "ci$t" --concurrency 4 -- true 2>"$T_TMP/ci.err" &
   ci=$!
   sleep 0.7
@@ -376,8 +376,10 @@ for t in 1 2 3 4 5 6; do
   kill -KILL "$ci" 2>/dev/null
   wait "$ci"
   grep -q 'killed by signal' "$T_TMP/ci.err" && killed=$((killed + 1))
+  [ "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'ci$t' AND state = 'ready'")" -gt 0 ] && left=$((left + 1))
 done
 is "$killed" 0 "Ctrl-C while jobs start, 6 runs: no job killed by it"
+check "  the signal came while jobs were being started ($left runs of 6 left jobs)" [ "$left" -ge 3 ]
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue LIKE 'ci_' AND (last_error IS NOT NULL OR state = 'dead')")" 0 \
   "  none charged a failed attempt"
 done_testing

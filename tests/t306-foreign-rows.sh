@@ -78,36 +78,6 @@ nocheck "$ins, state) VALUES ('s', 'bogus', 'bogus')"
 push_ok s behind-bad-state
 run "$MQ" pop --queue s
 is "$RC:$OUT" "0:behind-bad-state" "state '': the job behind it is claimed"
-# dead to every reader, one rule (on 6eb561e: dead to ls, show and why,
-# but not to ls --state dead, retry, stats nor check --max-dead)
-sid=$(sql "SELECT id FROM mq_jobs WHERE payload = 'bogus'")
-run "$MQ" why "$sid"
-is "$RC" 14 "state '': why says dead (14)"
-run "$MQ" ls --state dead --queue s --ids
-is "$RC:$OUT" "0:$sid" "state '': ls --state dead --queue lists it"
-run "$MQ" ls --state dead,ready --ids
-like "$OUT" "*$sid*" "state '': ls --state dead,ready (no queue) lists it"
-run "$MQ" ls --state ready --queue s --ids
-is "$RC:$OUT" "1:" "state '': not ready"
-run "$MQ" stats --json --queue s
-like "$OUT" '*"queue":"s",*"dead":1,*"pushed":2,*' "state '': stats counts it dead (and pushed)"
-run "$MQ" check --queue s --max-dead 0
-is "$RC" 2 "state '': check --max-dead 0 sees it (CRITICAL)"
-run "$MQ" retry --dry-run "$sid"
-is "$RC:$OUT" "0:$sid" "state '': retry --dry-run by id would retry it"
-run "$MQ" retry --dry-run --queue s --all
-is "$RC:$OUT" "0:$sid" "state '': retry --dry-run --queue --all would too"
-nocheck "$ins, state, last_error) VALUES ('s2', 'bogus2', 'bogus', 'e1'), ('s2', 'bogus3', 'bogus', 'e2'), ('s2', 'bogus4', 'bogus', 'e2')"
-run "$MQ" retry --queue s2 --error e2
-is "$RC:$(sql "SELECT GROUP_CONCAT(CONCAT(payload, ' ', CAST(state AS CHAR)) ORDER BY id) FROM mq_jobs WHERE queue = 's2'")" \
-  "0:bogus2 ,bogus3 ready,bogus4 ready" "state '': retry --queue --error retries those that match"
-run "$MQ" retry "$(sql "SELECT id FROM mq_jobs WHERE payload = 'bogus2'")"
-is "$RC:$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE payload = 'bogus2'")" "0:ready" "state '': retry by id retries it"
-run "$MQ" stats --json --queue s2
-like "$OUT" '*"dead":0,*"counters":{"pushed":3,"done":0,"failed":0,"dead":3,"requeued":0,"retried":3,*' \
-  "state '': retried as dead jobs are (counted dead, then retried; pushed unchanged)"
-is "$(counted_jobs)" "$(finished_jobs)" "state '': the counts hold after the retry"
-sql "DELETE FROM mq_jobs WHERE queue = 's2'"
 run "$MQ" requeue-stale --dry-run
 like "$OUT" "*dead 1*" "state '': --dry-run counts it"
 run timeout 20 "$MQ" requeue-stale

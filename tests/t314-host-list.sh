@@ -101,11 +101,15 @@ conns_from() { mariadb --no-defaults --socket="$SRV/sock" --user=root -N -B -e \
   "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE HOST LIKE '$1' AND DB = 'l'"; }
 i=0
 while [ $i -lt 12 ]; do
-  env MQ_DATABASE= MQ_USER= "$MQ" pop --defaults-file "$T_TMP/h.cnf" --host-order random --queue idle --wait 3s >/dev/null 2>&1 &
+  env MQ_DATABASE= MQ_USER= "$MQ" pop --defaults-file "$T_TMP/h.cnf" --host-order random --queue idle --wait 8s >/dev/null 2>&1 &
   i=$((i + 1))
 done
-sleep 1.5
+i=0
+while [ $(( $(conns_from '%:%') + $(conns_from 'localhost') )) -lt 12 ] && [ $i -lt 100 ]; do
+  sleep 0.05; i=$((i + 1))
+done
 tcp=$(conns_from '%:%') sock=$(conns_from 'localhost')
+seq 12 | "$MQ" push --host "$LIVE" --lines --queue idle >/dev/null
 wait
 if [ "$tcp" -ge 1 ] && [ "$sock" -ge 1 ]; then
   ok "  --host-order random: 12 waiters spread ($tcp connections by TCP, $sock by the socket)"

@@ -234,9 +234,20 @@ def drain(until, want):
                 return
 drain(time.time() + 10, lambda o: b'\x1b[J' in o)
 lock = subprocess.Popen(['mariadb', '--no-defaults', '-S', sock, '-uroot', db,
-    '-e', 'LOCK TABLES mq_jobs WRITE; SELECT SLEEP(8)'],
+    '-e', 'LOCK TABLES mq_jobs WRITE; SELECT SLEEP(30) /* t324 lock */'],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(1.5)
+def sql(q):
+    return subprocess.run(['mariadb', '--no-defaults', '-S', sock, '-uroot',
+        '-N', '-B', '-e', q], capture_output=True, text=True).stdout.strip()
+# the refresh waits for the lock (else the signal would come in the
+# wait between refreshes, and prove nothing)
+blocked = 0
+for _ in range(100):
+    if sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '%s'"
+           " AND STATE LIKE 'Waiting for table metadata lock%%'" % db) not in ('', '0'):
+        blocked = 1
+        break
+    time.sleep(0.1)
 t0 = time.time()
 os.kill(p.pid, getattr(signal, 'SIG' + sig))
 try:
@@ -246,9 +257,11 @@ except subprocess.TimeoutExpired:
     rc = p.wait()
 quick = int(time.time() - t0 < 3)
 drain(time.time() + 0.5, lambda o: False)
-lock.kill()
+for i in sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE"
+             " '%t324 lock%' AND INFO NOT LIKE '%PROCESSLIST%'").split():
+    sql('KILL %s' % i)
 lock.wait()
-print(rc, quick, int(out.endswith(b'\x1b[?1049l\x1b[?25h')))
+print(rc, quick * blocked, int(out.endswith(b'\x1b[?1049l\x1b[?25h')))
 PY
 }
 for sig in TERM INT HUP; do

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE		/* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -135,32 +136,52 @@ struct child {
 static _Noreturn void
 child_exec(struct child *ch)
 {
+	/* what a terminal or a timeout(1) sends a whole group */
+	static const int group[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+	    SIGTSTP, SIGTTIN, SIGTTOU };
 	static const int dfl[] = { SIGINT, SIGTERM, SIGPIPE, SIGCHLD };
-	struct sigaction sa;
+	struct sigaction sa, was[sizeof group / sizeof group[0]];
 	sigset_t none;
 	size_t i;
-	int fd;
+	int fd, sig;
 
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
 	if (setpgid(0, 0) != 0)
 		goto fail;
+	/* a handler of mq work's must not run here (it shares mq work's
+	 * memory), whatever comes when the mask is lifted */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN &&
+		    sa.sa_handler != SIG_DFL) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(sig, &sa, NULL);
+		}
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	/* a group's signal that came before setpgid is thrown away;
+	 * then each has what it had (ignored stays ignored: nohup) */
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < sizeof group / sizeof group[0]; i++)
+		sigaction(group[i], &sa, &was[i]);
+	for (i = 0; i < sizeof group / sizeof group[0]; i++)
+		if (was[i].sa_handler != SIG_IGN ||
+		    (group[i] == SIGHUP && !ch->hup_ignored)) {
+			was[i].sa_handler = SIG_DFL;
+			sigaction(group[i], &was[i], NULL);
+		}
 	sa.sa_handler = SIG_DFL;
 	for (i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
 		sigaction(dfl[i], &sa, NULL);
-	/* nohup's SIGHUP stays ignored for the job, as exec keeps it */
-	if (!ch->hup_ignored)
-		sigaction(SIGHUP, &sa, NULL);
 	if (dup2(ch->in_fd, 0) < 0 || dup2(ch->err_fd, 2) < 0)
 		goto fail;
 	/* the db threads connect while jobs start: a socket opened but not
 	 * yet close-on-exec (libmariadb sets no SOCK_CLOEXEC; conn.c marks
 	 * it after the handshake) must not reach the job */
+#if defined(SYS_close_range)
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
 		for (fd = 3; fd < ch->fd_max; fd++)
 			close(fd);
 	sigemptyset(&none);
@@ -224,8 +245,8 @@ spawn_job(struct slot *s, const char *path, char **argv)
 	ch.err_fd = errp[1];
 	ch.hup_ignored = ignored_at_start(SIGHUP);
 	ch.fd_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536 ?
-	    (int)rl.rlim_cur : 65536;
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < INT_MAX ?
+	    (int)rl.rlim_cur : 1 << 20;
 	e = start_child(&ch, &s->pid);
 	if (e == 0) {
 		fcntl(errp[0], F_SETFL, O_NONBLOCK);
