@@ -362,8 +362,10 @@ open_list(struct mq_conn *c, const struct mq_connopts *o, const char *list,
 				refused = e;
 			continue;
 		}
-		if (mq__node_ready(c->db, why, sizeof why))
+		if (mq__node_ready(c->db, why, sizeof why)) {
+			c->hosts = (unsigned)n;
 			return 0;
+		}
 		add_tried(tried, sizeof tried, host, port, why);
 		mysql_close(c->db);
 		c->db = NULL;
@@ -462,8 +464,10 @@ file_hosts(struct mq_conn *c, const struct mq_connopts *o, int rc,
 			return open_list(c, o, spec, 0, NULL, timeout < 2 ?
 			    timeout : 2, io_timeout, err);
 		}
-		if (mq__node_ready(c->db, state, sizeof state))
+		if (mq__node_ready(c->db, state, sizeof state)) {
+			c->hosts = (unsigned)n;
 			return 0;
+		}
 		snprintf(skip, sizeof skip, "%.100s: %s",
 		    c->db->host ? c->db->host : "?", state);
 		n = list_after(spec, c->db->host, c->db->port);
@@ -535,6 +539,8 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 		free(c);
 		return NULL;
 	}
+	if (c->hosts == 0)
+		c->hosts = 1;
 	/* the session exists by now: a server that started after this
 	 * has not got it (lease.c, mq_release_orphan) */
 	c->connected_us = mq_now_us();
@@ -571,6 +577,12 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	snprintf(c->leased_by, sizeof c->leased_by, "%s:%ld", hostname,
 	    (long)getpid());
 	return c;
+}
+
+unsigned
+mq_conn_hosts(const struct mq_conn *c)
+{
+	return c->hosts;
 }
 
 void

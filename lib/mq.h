@@ -161,6 +161,10 @@ void mq_close(struct mq_conn *c);
 
 /** The failure of the last call that failed on this handle. */
 const struct mq_error *mq_conn_error(const struct mq_conn *c);
+/* How many hosts the list c was connected from has (--host, MQ_HOST or
+ * an option file's host=): 1 for a single host. Another of them may be
+ * up when c's is lost. */
+unsigned mq_conn_hosts(const struct mq_conn *c);
 
 /** A monotonic clock, in microseconds: the one the library's time limits
  * use, and the commands' too. */

@@ -232,7 +232,7 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 {
 	char *sql;
 	MYSQL_RES *res = NULL;
-	int failed, pre, more;
+	int failed, failed_pre, pre, more;
 
 	if ((sql = wait_sql(c, queue, max_us, &pre)) == NULL)
 		return c->err.status;
@@ -240,10 +240,16 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 		c->wait_joined = 1;
 	failed = mysql_real_query(c->db, sql, strlen(sql)) != 0;
 	free(sql);
-	/* the statements before the park answer without a result */
+	failed_pre = failed && pre > 0;
+	/* the statements before the park answer without a result; the
+	 * last next_result is the park's own answer: its failure (a
+	 * KILL QUERY, a wakeup) leaves the rows joined, to go with the
+	 * claim it calls for (taken for the join's, the rows stayed
+	 * behind a waiter that claimed and left: t152) */
 	for (; !failed && pre > 0; pre--) {
 		if ((more = mysql_next_result(c->db)) != 0) {
 			failed = 1;
+			failed_pre = pre > 1;
 			if (more < 0)	/* cannot be: the park follows */
 				return mq__fail(c, MQ_EDB, "cannot wait for "
 				    "jobs: the server skipped the wait");
@@ -253,7 +259,7 @@ mq_wait(struct mq_conn *c, const char *queue, int64_t max_us)
 		res = mysql_store_result(c->db);
 		failed = res == NULL && mysql_errno(c->db) != 0;
 	}
-	return wait_result(c, res, failed, failed && pre > 0);
+	return wait_result(c, res, failed, failed_pre);
 }
 
 enum mq_status

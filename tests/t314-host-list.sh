@@ -122,4 +122,24 @@ for order in "127.0.0.1:$D1,$LIVE" "$LIVE,127.0.0.1:$D1"; do
   expect_status 78 "an unknown database through '$order': 78" \
     env MQ_DATABASE=nosuch "$MQ" stats --host "$order"
 done
+# mq work on a list whose node is lost tries the list again every 2 s
+# at most (mq-work(1), SERVER FAILURES: a pause grown for one server,
+# up to 30 s, kept it away from the nodes still up): the server stopped
+# under it, its pauses are 0.5, 1, 2, 2, 2 s (times 0.75 to 1.25)
+"$MQ" work --host "$LIVE,127.0.0.1:$D1" --queue bo -- true 2>"$T_TMP/bo.err" &
+wpid=$!
+i=0
+while [ "$(conns_from '%:%')" -lt 1 ] && [ $i -lt 200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+sh "$TESTS_DIR/server.sh" stop "$SRV"
+i=0
+while [ "$(grep -c 'reconnecting in' "$T_TMP/bo.err")" -lt 5 ] && [ $i -lt 400 ]; do
+  sleep 0.05; i=$((i + 1))
+done
+kill -TERM $wpid
+wait $wpid
+is "$(grep 'reconnecting in' "$T_TMP/bo.err" | head -5 |
+  awk '{ sub(/s$/, "", $NF); if ($NF + 0 > m) m = $NF + 0; n++ } END { print n, (m <= 2.5 ? "<= 2.5s" : m "s") }')" \
+  "5 <= 2.5s" "mq work on a list of hosts, its server lost: tried again every 2.5 s at most"
 done_testing

@@ -75,8 +75,10 @@ JOBS=300
 [ -n "${MQ_SANITIZED:-}" ] && JOBS=100
 seq 1 "$JOBS" | "$MQ" push --host "$N2" --lines --queue f >/dev/null
 gsql 1 "SELECT 1" >/dev/null
-# each run logs its job and the node's port it was claimed through
-"$MQ" work --host "$N1,$N2,$N3" --queue f --lease 30s --exit-when-empty \
+# each run logs its job and the node's port it was claimed through; the
+# lease outlasts a cluster slow to re-form under load (in one CI run the
+# first job came 40 s after the kill: a 30 s lease had ended meanwhile)
+"$MQ" work --host "$N1,$N2,$N3" --queue f --lease 90s --exit-when-empty \
   -- sh -c 'sleep 0.02; printf "%s\n" "$(cat)" >>"$0"' "$T_TMP/f.out" \
   2>"$T_TMP/f.err" &
 wpid=$!

@@ -33,10 +33,13 @@ op_run(void *ctx)
 	t->given_back = 0;
 	t->forgotten = 0;
 	t->cw = NULL;
-	if (w->c == NULL && (w->c = connect_table(&w->g->conn,
-	    w->g->table, &t->err)) == NULL) {
-		t->st = t->err.status;
-		return;
+	if (w->c == NULL) {
+		if ((w->c = connect_table(&w->g->conn, w->g->table,
+		    &t->err)) == NULL) {
+			t->st = t->err.status;
+			return;
+		}
+		w->hosts = mq_conn_hosts(w->c);
 	}
 	/* a claim whose COMMIT got no answer may have leased jobs that
 	 * nobody holds: back at once, not at their lease's end (up to a

@@ -186,6 +186,7 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 
 	/* fail early on what no retry can mend (table, grants, names) */
 	w->c = open_queue_table(&work_command, g);
+	w->hosts = mq_conn_hosts(w->c);
 	w->sig_fd = work_signals();
 	if ((e = dbt_start(&w->op)) != 0 || (e = dbt_start(&w->beat)) != 0) {
 		say(&work_command, "cannot start a thread: %s",

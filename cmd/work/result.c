@@ -41,7 +41,7 @@ mends_nothing(enum mq_status st)
 static void
 op_failed(struct worker *w, const struct mq_error *e)
 {
-	int64_t backoff;
+	int64_t backoff, max;
 	unsigned n;
 	int limit = mq_conn_limit(e);
 
@@ -70,10 +70,15 @@ op_failed(struct worker *w, const struct mq_error *e)
 		 * as mq pop's (mq-work(1), EXIT STATUS) */
 		exit(exit_status(w->norphans ? MQ_EUNKNOWN : e->status));
 	}
+	/* a list of hosts: another node may be up and ready while this
+	 * one is down or re-forming (Galera: up within its suspect
+	 * timeout), so tried again soon, not after a pause grown for one
+	 * server; but a server with no connection free is waited for */
+	max = w->hosts > 1 && !limit ? BACKOFF_LIST_MAX_US : BACKOFF_MAX_US;
 	n = w->failures - 1;
-	backoff = n >= 6 ? BACKOFF_MAX_US : (int64_t)BACKOFF_FIRST_US << n;
-	if (backoff > BACKOFF_MAX_US)
-		backoff = BACKOFF_MAX_US;
+	backoff = n >= 6 ? max : (int64_t)BACKOFF_FIRST_US << n;
+	if (backoff > max)
+		backoff = max;
 	backoff = (int64_t)((double)backoff *
 	    (0.75 + 0.5 * ((double)rand() / ((double)RAND_MAX + 1))));
 	w->reconnect_at = mq_now_us() + backoff;

@@ -26,6 +26,7 @@
 #define BEAT_RETRY_US 1000000	/* a beat that failed */
 #define BACKOFF_FIRST_US 500000	/* after a failure, doubling... */
 #define BACKOFF_MAX_US 30000000	/* ...up to this, times [0.75, 1.25) */
+#define BACKOFF_LIST_MAX_US 2000000	/* or this, with other hosts to try */
 #define GIVE_UP_FAILURES 5	/* --exit-when-empty, --wait: tries in a row */
 #define STOP_WAIT_US 10000000	/* stopping: longest wait for the server */
 #define WAIT_CONN_RETRY_US 10000000	/* a waiting connection that failed */
@@ -175,6 +176,9 @@ struct worker {
 	int fire_woken;			/* and the claim after found none */
 	int fire_said;			/* firing's failure was said */
 	unsigned failures;		/* work tasks failed in a row */
+	/* hosts of the list the work thread last connected from (written
+	 * by it as it connects, read once its task is over) */
+	unsigned hosts;
 	int beat_failing;		/* the last heartbeat task failed */
 	/* connections refused for the server's limit (mq_conn_limit),
 	 * since the work thread last connected: LIMIT_SAID, the error was
