@@ -78,6 +78,11 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 				    "already: nothing to cancel",
 				    (unsigned long long)ids[i],
 				    shown(res.state));
+			else if (res.found)
+				say(&cancel_command, "job %llu has a state "
+				    "that is none of mq's (''): it is not run; "
+				    "mq requeue-stale buries it",
+				    (unsigned long long)ids[i]);
 			else
 				say(&cancel_command, "no job %llu in "
 				    "table %s (archived, purged or never "

@@ -28,7 +28,7 @@ const struct command why_command = {
 enum answer {
 	WHY_READY = 0, WHY_MISSING = 1, WHY_PAUSED = 10, WHY_SCHEDULED,
 	WHY_LEASED, WHY_STALE, WHY_DEAD, WHY_DONE, WHY_ARCHIVED, WHY_HELD,
-	WHY_WAITING
+	WHY_WAITING, WHY_INVALID
 };
 
 /* Most jobs counted ahead of a ready one: the count reads that many
@@ -49,6 +49,7 @@ answer(const struct mq_job_info *j)
 	case MQ_ST_ARCHIVED:	return WHY_ARCHIVED;
 	case MQ_ST_DONE:	return WHY_DONE;
 	case MQ_ST_DEAD:	return WHY_DEAD;
+	case MQ_ST_INVALID:	return WHY_INVALID;
 	case MQ_ST_STALE:	return WHY_STALE;
 	case MQ_ST_LEASED:	return WHY_LEASED;
 	case MQ_ST_WAITING:	return WHY_WAITING;
@@ -251,6 +252,10 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 			TEXT(j->error, j->error_len);
 		}
 		break;
+	case WHY_INVALID:
+		printf("is not run: its state is none of mq's (''), written "
+		    "by another program; mq requeue-stale buries it (dead)");
+		break;
 	case WHY_DONE:
 		printf("is done (finished at %s)", j->has_finished &&
 		    *j->finished_at ? j->finished_at : "an unknown time");
@@ -263,7 +268,7 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 	case WHY_MISSING:
 		break;
 	}
-	if (j->every_us > 0 && a != WHY_DEAD) {
+	if (j->every_us > 0 && a != WHY_DEAD && a != WHY_INVALID) {
 		printf("; it is recurring, next due at ");
 		put_when(j->available_at, j->due_in_us);
 	}
@@ -438,7 +443,7 @@ print_json(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 {
 	static const char *const names[] = { "ready", "missing", "paused",
 	    "scheduled", "leased", "stale", "dead", "done", "archived",
-	    "held", "waiting" };
+	    "held", "waiting", "invalid" };
 
 	printf("{\"answer\":\"%s\",\"status\":%d,",
 	    names[a == WHY_READY ? 0 : a == WHY_MISSING ? 1 : a - 8], a);

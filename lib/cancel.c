@@ -50,6 +50,7 @@ cancel_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && (r = mysql_stmt_fetch(st)) != 0 &&
 	    r != MYSQL_NO_DATA)
 		rc = mq__dberr(c, st, "cannot read the job");
+	x->res->found = rc == MQ_OK && r != MYSQL_NO_DATA;
 	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;

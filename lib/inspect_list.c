@@ -31,7 +31,8 @@ one_stored_state(unsigned live)
 	    leased = 1u << MQ_ST_LEASED | 1u << MQ_ST_STALE;
 
 	return (live & ~ready) == 0 || (live & ~leased) == 0 ||
-	    live == 1u << MQ_ST_DONE || live == 1u << MQ_ST_DEAD;
+	    live == 1u << MQ_ST_DONE || live == 1u << MQ_ST_DEAD ||
+	    live == 1u << MQ_ST_INVALID;
 }
 
 /* The index a read of the job table for these states uses. A queue's

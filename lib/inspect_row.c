@@ -8,12 +8,12 @@
 #include "inspect.h"
 
 static const char *const state_names[MQ_ST_COUNT] = { "ready", "scheduled",
-    "waiting", "leased", "stale", "done", "dead", "archived" };
+    "waiting", "leased", "stale", "done", "dead", "invalid", "archived" };
 
 /* the condition of each state but archived, in the job table */
 const char *const mq__state_sql[MQ_ST_ARCHIVED] = { MQ_SQL_READY_NOW,
     MQ_SQL_SCHEDULED, MQ_SQL_WAITING_ROW, MQ_SQL_LEASE_LIVE, MQ_SQL_STALE, "state = 'done'",
-    "state = 'dead'" };
+    "state = 'dead'", "state = ''" };
 
 const char *
 mq_state_name(enum mq_state s)
@@ -145,7 +145,7 @@ mq__inspect_finish_row(struct mq_conn *c, MYSQL_STMT *st, struct row *r)
 	r->shown[cut(r->len[3], sizeof r->shown - 1)] = '\0';
 	r->stored[cut(r->len[4], sizeof r->stored - 1)] = '\0';
 	s = mq_state_parse(r->shown, strlen(r->shown));
-	j->state = s < 0 ? MQ_ST_DEAD : (enum mq_state)s;
+	j->state = s < 0 ? MQ_ST_INVALID : (enum mq_state)s;
 	memcpy(j->stored_state, r->stored, sizeof j->stored_state - 1);
 	j->stored_state[sizeof j->stored_state - 1] = '\0';
 	for (k = 0; k < 5; k++) {

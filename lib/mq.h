@@ -585,6 +585,8 @@ enum mq_status mq_try_extend(struct mq_conn *c, const struct mq_receipt *r,
 /** What a job was when mq_cancel looked at it. */
 struct mq_cancel_result {
 	char state[8];		/* ready, leased, done, dead; "" if no such job */
+	int found;		/* the job is in the table (its state may be
+				 * none of mq's: "") */
 };
 
 /**
@@ -862,10 +864,14 @@ enum mq_status mq_purge(struct mq_conn *c, const char *queue, int leased,
 
 /** A job's state as an operator reads it: the stored state, with ready
  * split by its due time (due now, later, or waiting for its parents: mq
- * push --after) and leased by its deadline (sql_terms.h). */
+ * push --after) and leased by its deadline (sql_terms.h). Invalid: a
+ * state that is none of mq's ('', what a session without strict mode
+ * stores for a value not in the ENUM): not claimed, not counted, until
+ * requeue-stale buries it (mq-queue(7), CONSTRAINTS). */
 enum mq_state {
 	MQ_ST_READY, MQ_ST_SCHEDULED, MQ_ST_WAITING, MQ_ST_LEASED,
-	MQ_ST_STALE, MQ_ST_DONE, MQ_ST_DEAD, MQ_ST_ARCHIVED, MQ_ST_COUNT
+	MQ_ST_STALE, MQ_ST_DONE, MQ_ST_DEAD, MQ_ST_INVALID, MQ_ST_ARCHIVED,
+	MQ_ST_COUNT
 };
 
 /** The state's name ("ready", ...), or NULL; and back (-1 if none). */

@@ -505,10 +505,22 @@ static const char sql_bad_queues[] =
     " SEPARATOR ', '), ', ', 10) FROM `{{TABLE}}`"
     " WHERE queue NOT REGEXP '^[A-Za-z0-9_.-]+$'";
 
+/* Rows that upgrade 8's unique key (queue '/' dedup key) may find twice:
+ * waiting or leased jobs with a dedup key whose queue holds a '/' (not a
+ * name mq accepts, in a table whose CHECKs were off): queue a/b with key
+ * c and queue a with key b/c are both "a/b/c" (the ALTER's "Duplicate
+ * entry"). One of two such rows always has the '/' in its queue. */
+static const char sql_slash_dedup[] =
+    "SELECT COUNT(*), SUBSTRING_INDEX(GROUP_CONCAT(id ORDER BY id"
+    " SEPARATOR ', '), ', ', 10) FROM `{{TABLE}}`"
+    " WHERE queue LIKE '%/%' AND dedup_key IS NOT NULL"
+    " AND state IN ('ready', 'leased')";
+
 static enum mq_status
-refuse_bad_queues(struct mq_conn *c)
+refuse_rows(struct mq_conn *c, const char *tmpl, int version,
+    const char *what)
 {
-	char *sql = mq__expand(sql_bad_queues, c->table, NULL);
+	char *sql = mq__expand(tmpl, c->table, NULL);
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	enum mq_status st = MQ_OK;
@@ -524,9 +536,9 @@ refuse_bad_queues(struct mq_conn *c)
 	row = mysql_fetch_row(res);
 	if (row && row[0] && strcmp(row[0], "0") != 0)
 		st = mq__fail(c, MQ_ESCHEMA, "cannot upgrade table '%s' to "
-		    "schema 6: %s jobs have a queue name mq does not accept "
-		    "(ids %s%s): rename their queue or delete them, then run "
-		    "'mq init' again", c->table, row[0], row[1] ? row[1] : "",
+		    "schema %d: %s jobs have %s (ids %s%s): rename their "
+		    "queue or delete them, then run 'mq init' again",
+		    c->table, version, row[0], what, row[1] ? row[1] : "",
 		    strtoull(row[0], NULL, 10) > 10 ? ", ..." : "");
 	mysql_free_result(res);
 	return st;
@@ -704,10 +716,17 @@ init_tables(struct mq_conn *c, const char *table, struct mq_init_report *rep)
 	if ((st = check_engine(c, table, &p)) != MQ_OK)
 		return st;
 	rep->from_version = v;
+	/* rows no upgrade can take: refused before any changes (the bad
+	 * names before 6 hold those with a '/') */
+	if (v < 6 && (st = refuse_rows(c, sql_bad_queues, 6,
+	    "a queue name mq does not accept")) != MQ_OK)
+		return st;
+	if (v >= 6 && v < 8 && (st = refuse_rows(c, sql_slash_dedup, 8,
+	    "a '/' in their queue name and a dedup key (upgrade 8's unique "
+	    "key, queue/key, could find two of them equal)")) != MQ_OK)
+		return st;
 	/* each upgrade script records its version last: rerun-safe */
 	for (; v < MQ_SCHEMA_VERSION; v++) {
-		if (v + 1 == 6 && (st = refuse_bad_queues(c)) != MQ_OK)
-			return st;
 		if (v + 1 == 7 && (st = counts_7(c)) != MQ_OK)
 			return st;
 		if (v + 1 == 10 && (st = limits_10(c)) != MQ_OK)

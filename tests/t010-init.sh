@@ -288,6 +288,23 @@ is "$(checks v5b)" "$(checks mq_jobs)" "with every constraint"
 is "$(sql "SELECT queue, payload, CAST(state AS CHAR) FROM v5b ORDER BY id" | tr '\t\n' ' ,')" \
   "ok x ready,renamed y ready,renamed z ready,ok w done," "and every job"
 
+# 7 -> 8: queue a/b with dedup key c and queue a with key b/c are one
+# entry of upgrade 8's unique key (a/b/c): refused before anything
+# changes, naming the ids (a table whose CHECKs were off); renamed, it
+# upgrades
+sed 's/{{TABLE}}/v7d/g' "$TESTS_DIR/fixtures/schema-v7.sql" | sql "$(cat)"
+sql "SET SESSION sql_mode = '', check_constraint_checks = 0; INSERT INTO v7d (id, queue, payload, state, dedup_key) VALUES (1, 'a', 'x', 'ready', 'b/c'), (2, 'a/b', 'y', 'ready', 'c'), (3, 'a/b', 'z', 'ready', NULL), (4, 'ok', 'w', 'ready', 'c')"
+sum=$(table_sum v7d)
+expect_status 78 "init refuses rows upgrade 8's dedup key would find twice" "$MQ" init --table v7d
+is "$ERR" "mq init: cannot upgrade table 'v7d' to schema 8: 1 jobs have a '/' in their queue name and a dedup key (upgrade 8's unique key, queue/key, could find two of them equal) (ids 2): rename their queue or delete them, then run 'mq init' again" \
+  "  naming the ids and what to do"
+is "$(table_sum v7d):$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v7d'")" \
+  "$sum:mq schema 7" "  and changes nothing"
+sql "SET SESSION check_constraint_checks = 0; UPDATE v7d SET queue = 'ab' WHERE queue = 'a/b'"
+expect_status 0 "  renamed, init upgrades it" "$MQ" init --table v7d
+is "$(sql "SELECT id, queue, dedup_key FROM v7d ORDER BY id" | tr '\t\n' ' ,')" \
+  "1 a b/c,2 ab c,3 ab NULL,4 ok c," "  every job kept"
+
 # 6 -> 7: the history table and the counters, with jobs in every state;
 # the counts are kept, the counters start at 0; an upgrade cut short
 # after the counts table's ALTER runs again

@@ -78,6 +78,29 @@ nocheck "$ins, state) VALUES ('s', 'bogus', 'bogus')"
 push_ok s behind-bad-state
 run "$MQ" pop --queue s
 is "$RC:$OUT" "0:behind-bad-state" "state '': the job behind it is claimed"
+# one rule for it in every reader (mq-queue(7), CONSTRAINTS): invalid
+bad=$(sql "SELECT id FROM mq_jobs WHERE payload = 'bogus'")
+run "$MQ" ls --queue s
+like "$OUT" "*$bad*invalid*" "state '': ls shows it invalid"
+run "$MQ" ls --queue s --state invalid --ids
+is "$RC:$OUT" "0:$bad" "  ls --state invalid lists it"
+run "$MQ" ls --queue s --state dead --ids
+is "$RC:$OUT" "1:" "  ls --state dead does not"
+run "$MQ" ls --state invalid --ids
+is "$RC:$OUT" "0:$bad" "  nor without --queue"
+run "$MQ" ls --queue s --json
+like "$OUT" "*\"state\":\"invalid\"*" "  --json: state invalid"
+run "$MQ" why "$bad"
+is "$RC" 19 "  why: status 19"
+like "$OUT" "*none of mq's*requeue-stale buries it*" "  why says what it is"
+run "$MQ" why --json "$bad"
+like "$OUT" '*"answer":"invalid","status":19*' "  why --json"
+run "$MQ" show "$bad"
+like "$OUT" "*state: invalid*" "  show: invalid"
+run "$MQ" cancel "$bad"
+is "$RC" 1 "  cancel: status 1"
+like "$ERR" "*job $bad has a state that is none of mq's*" "  cancel says so (not 'no job')"
+is "$(sql "SELECT CAST(state AS CHAR) FROM mq_jobs WHERE id = $bad")" "" "  and leaves it"
 run "$MQ" requeue-stale --dry-run
 like "$OUT" "*dead 1*" "state '': --dry-run counts it"
 run timeout 20 "$MQ" requeue-stale

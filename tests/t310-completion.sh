@@ -85,7 +85,7 @@ is "$(comp mq ls --state ready,d)" "ready,dead ready,done" \
 is "$(comp mq ls --state ready,done,d)" "ready,done,dead" \
   "mq ls --state ready,done,d<TAB>: not done again"
 is "$(comp mq ls --state ready,)" \
-  "ready,archived ready,dead ready,done ready,leased ready,scheduled ready,stale ready,waiting" \
+  "ready,archived ready,dead ready,done ready,invalid ready,leased ready,scheduled ready,stale ready,waiting" \
   "mq ls --state ready,<TAB>: every state but ready"
 # every option whose value is a list (X[,X...] in -h) completes as one
 for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }' | grep -vx help); do
@@ -419,7 +419,7 @@ if command -v zsh >/dev/null 2>&1; then
     "zsh: --def ~/x.cnf (an abbreviation)"
   is "$(zcomp mq pop --def "~/x.cnf" --queue alpha,)" "beta" \
     "zsh: mq pop --queue alpha,<TAB>: not alpha again"
-  is "$(zcomp mq ls --state ready,done,)" "archived dead leased scheduled stale waiting" \
+  is "$(zcomp mq ls --state ready,done,)" "archived dead invalid leased scheduled stale waiting" \
     "zsh: mq ls --state ready,done,<TAB>: the states not given"
   check "zsh: mq work -- <TAB>: external commands only (_command_names -e)" \
     grep -q 'program) _command_names -e ;;' "$T_TMP/_mq"

@@ -19,8 +19,10 @@ static const struct opt opts[] = {
 	    COMPLETE_QUEUE, NULL, NULL, 0, 0 },
 	{ OPT_STATE, "state", 0, "S[,S...]",
 	    "only these states: ready, scheduled, waiting,\nleased, stale, "
-	    "done, dead, archived (default:\nall but archived)", COMPLETE_WORD_LIST,
-	    "ready scheduled waiting leased stale done dead archived", NULL, 0,
+	    "done, dead, invalid, archived\n(default: all but archived)",
+	    COMPLETE_WORD_LIST,
+	    "ready scheduled waiting leased stale done dead invalid archived",
+	    NULL, 0,
 	    0 },
 	{ OPT_KEY, "key", 0, "KEY", "only jobs of this key (mq push --key)",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
@@ -79,8 +81,8 @@ parse_states(const char *arg)
 			e = p + strlen(p);
 		if ((s = mq_state_parse(p, (size_t)(e - p))) < 0)
 			usage_error(&ls_command, "invalid --state '%s': ready, "
-			    "scheduled, waiting, leased, stale, done, dead or "
-			    "archived, "
+			    "scheduled, waiting, leased, stale, done, dead, "
+			    "invalid or archived, "
 			    "separated by commas", shown(arg));
 		bits |= 1u << s;
 		if (*e == '\0')
