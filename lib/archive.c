@@ -47,10 +47,10 @@ const char mq__sql_archive_pick[] =
  * 13 of 60 tries). Read now, with the rows locked (a push or retry
  * writes its parents first, so none can start waiting for them until
  * this batch commits), it sees every edge there is. */
-static const char sql_awaited_head[] =
+const char mq__sql_archive_awaited[] =
     "SELECT j.id FROM `{{TABLE}}` j WHERE NOT " AWAITED("j")
     " AND j.id IN (";
-static const char sql_awaited_tail[] = ") ORDER BY j.id";
+const char mq__sql_archive_awaited_tail[] = ") ORDER BY j.id";
 
 /* --purge copies nothing: every finished job goes */
 static const char sql_purge_pick[] =
@@ -83,7 +83,7 @@ struct batch {
 };
 
 /* Leaves out of the batch the dead jobs that dependents await now
- * (sql_awaited_head). */
+ * (mq__sql_archive_awaited). */
 static enum mq_status
 drop_awaited(struct mq_conn *c, struct batch *b)
 {
@@ -93,7 +93,8 @@ drop_awaited(struct mq_conn *c, struct batch *b)
 
 	if ((awaited = malloc(b->got * sizeof *awaited)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	rc = mq__select_ids_in(c, sql_awaited_head, sql_awaited_tail, NULL, 0,
+	rc = mq__select_ids_in(c, mq__sql_archive_awaited,
+	    mq__sql_archive_awaited_tail, NULL, 0,
 	    b->ids, b->got, awaited, b->got, &n);
 	/* (few, if any: each id of the batch looked up among them) */
 	for (i = 0; rc == MQ_OK && i < b->got; i++) {

@@ -577,6 +577,7 @@ extern const char mq__sql_claim_ids[], mq__sql_claim_ids_tail[];
 extern const char mq__sql_claim_update_ids[];
 extern const char mq__sql_requeue_pick[];
 extern const char mq__sql_archive_pick[];
+extern const char mq__sql_archive_awaited[], mq__sql_archive_awaited_tail[];
 extern const char mq__sql_retry_pick[];
 extern const char mq__sql_stats_queues[];
 extern const char mq__sql_stats_live[];

@@ -600,6 +600,24 @@ main(void)
 	    "@q, @q, @n", "lease", NULL);
 	check(c->db, "archive", mq__sql_archive_pick, "@done, @age, @n",
 	    "finished", NULL);
+	{
+		/* then the picked ids awaited by dependents, read again
+		 * once locked: those rows by primary key, each one's
+		 * edges by the deps table's key */
+		char sql[1024], plan[4096];
+
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_archive_awaited,
+		    mq__sql_archive_awaited_tail);
+		ok(explain(c->db, sql, "@id1, @id2", plan, sizeof plan) == 0,
+		    "archive's awaited re-read: EXPLAIN runs", plan);
+		printf("# archive's awaited re-read plan: %s\n", plan);
+		ok(strstr(plan, "|j|range|") &&
+		    !strstr(plan, "|ALL|") && !strstr(plan, "filesort"),
+		    "archive's awaited re-read reads the ids by primary key, "
+		    "their edges by index", plan);
+		check_again(conn, "archive's awaited re-read", sql,
+		    "@id1, @id2");
+	}
 	/* retry: a queue's dead jobs from the cursor on, a range of the
 	 * claim index in its order (the filters checked on the way) */
 	check(c->db, "retry", mq__sql_retry_pick, "@q, @minp, @minp, @zero, "

@@ -101,6 +101,15 @@ main(void)
 	st[0] = qs("a", 5, 4, 0, 0);
 	top_update(&q, &nq, st, 1, NULL, 0, 76 * s);
 	near(q[0].in, 3, "then rates again");
+	/* the workers' read grouped the queue as 'a ' (PAD SPACE): the
+	 * same queue, as the server compares names */
+	memset(&w, 0, sizeof w);
+	memcpy(w.queue, "a  ", 3);
+	w.queue_len = 3;
+	w.workers = 2;
+	top_update(&q, &nq, st, 1, &w, 1, 77 * s);
+	near((double)q[0].workers, 2, "workers of 'a  ' are a's");
+	near(q[0].in, 0, "and a keeps its history");
 	free(q);
 	printf("1..%d\n", n);
 	return failed != 0;

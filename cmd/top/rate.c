@@ -28,12 +28,22 @@ top_eta(uint64_t ready, double in, double out)
 }
 
 /* A name, as the queues and the workers hold theirs: bytes and length
- * (a name another program wrote may hold NUL). */
+ * (a name another program wrote may hold NUL), without its trailing
+ * blanks: the server compares names so (PAD SPACE), and its groups of
+ * one queue may come as 'a' from one read and 'a ' from another. */
 struct name {
 	const char *p;
 	size_t len;
 	size_t i;	/* its index in its array */
 };
+
+static size_t
+unpadded(const char *p, size_t len)
+{
+	while (len && p[len - 1] == ' ')
+		len--;
+	return len;
+}
 
 static int
 by_name(const void *x, const void *y)
@@ -65,6 +75,7 @@ sorted_names(const void *base, size_t n, size_t size, size_t name_off,
 		e = (const char *)base + i * size;
 		v[i].p = e + name_off;
 		memcpy(&v[i].len, e + len_off, sizeof v[i].len);
+		v[i].len = unpadded(v[i].p, v[i].len);
 		v[i].i = i;
 	}
 	if (n > 1)
@@ -76,7 +87,7 @@ sorted_names(const void *base, size_t n, size_t size, size_t name_off,
 static long
 find(const struct name *v, size_t n, const char *name, size_t len)
 {
-	struct name key = { name, len, 0 }, *hit;
+	struct name key = { name, unpadded(name, len), 0 }, *hit;
 
 	if (n == 0)
 		return -1;

@@ -222,6 +222,7 @@ start_child(struct child *ch, pid_t *pid)
 int
 spawn_job(struct slot *s, const char *path, char **argv)
 {
+	static int fd_max;
 	struct child ch;
 	struct rlimit rl;
 	char vars[4][96], **env = NULL;
@@ -244,9 +245,12 @@ spawn_job(struct slot *s, const char *path, char **argv)
 	ch.in_fd = fileno(in);
 	ch.err_fd = errp[1];
 	ch.hup_ignored = ignored_at_start(SIGHUP);
-	ch.fd_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < INT_MAX ?
-	    (int)rl.rlim_cur : 1 << 20;
+	/* read once: the worker does not change its limit */
+	if (fd_max == 0)
+		fd_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < INT_MAX ?
+		    (int)rl.rlim_cur : 1 << 20;
+	ch.fd_max = fd_max;
 	e = start_child(&ch, &s->pid);
 	if (e == 0) {
 		fcntl(errp[0], F_SETFL, O_NONBLOCK);
