@@ -7,14 +7,14 @@
  * more where nsswitch.conf names a missing "db" module: ~40 failed
  * opens, the loader searching every library directory for it).
  *
- * mq starts OpenSSL first itself: with its configuration (openssl.cnf,
- * the system's TLS policy) but without those tables, unless TLS is
- * asked for, on the command line or in an option file the library will
- * read. OpenSSL's init steps run once, so the library's own call then
- * finds them done. Should TLS be used after all (a setting this reading
- * missed), it runs under the system's policy still, but may refuse the
- * server's certificate (without the digest names, "CA signature digest
- * algorithm too weak", seen in a test) and tells failures by number: it
+ * mq starts OpenSSL first itself, without those tables and without
+ * its configuration (openssl.cnf: the system's TLS policy; read and
+ * parsed, about 0.15 ms more a command here), unless TLS is asked for,
+ * on the command line or in an option file the library will read.
+ * OpenSSL's init steps run once, so the library's own call then finds
+ * them done. Should TLS be used after all (a setting this reading
+ * missed), the connection is refused once made (mq__tls_unpoliced:
+ * the system's policy was not applied to it), with status 78: it
  * fails, it is never weaker. OpenSSL is not torn down at exit either:
  * the process is ending.
  *
@@ -162,10 +162,13 @@ file_asks_tls(const char *path, unsigned depth)
 	FILE *f;
 	char line[4096], *p, *arg;
 	int reading = 0, asks = 0;
+	unsigned lines = 0;
 
 	if (depth > 16 || (f = open_regular(path)) == NULL)
 		return 0;
-	while (!asks && ftell(f) < OPTION_FILE_MAX &&
+	/* the bound checked every 64 lines (ftell is a system call: one
+	 * a line was most of the system calls of a short command) */
+	while (!asks && ((++lines & 63) != 0 || ftell(f) < OPTION_FILE_MAX) &&
 	    fgets(line, sizeof line, f) != NULL) {
 		for (p = line; isspace((unsigned char)*p); p++)
 			;
@@ -250,6 +253,9 @@ library_init_ssl(void)
 #endif
 }
 
+/* OpenSSL was started without its configuration (the light start) */
+static int unconfigured;
+
 void
 mq__client_init(const struct mq_connopts *o)
 {
@@ -259,13 +265,21 @@ mq__client_init(const struct mq_connopts *o)
 	if (done)
 		return;
 	done = 1;
-	if ((init_ssl = library_init_ssl()) != NULL && !mq__tls_asked(o))
-		init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
-		    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
-		    OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
-		    OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
-		    OPENSSL_INIT_NO_ATEXIT, NULL);
+	if ((init_ssl = library_init_ssl()) != NULL && !mq__tls_asked(o) &&
+	    init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS |
+	    OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
+	    OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+	    OPENSSL_INIT_NO_ADD_ALL_DIGESTS |
+	    OPENSSL_INIT_NO_LOAD_CONFIG |
+	    OPENSSL_INIT_NO_ATEXIT, NULL) == 1)
+		unconfigured = 1;
 	mysql_library_init(0, NULL, NULL);
+}
+
+int
+mq__tls_unpoliced(MYSQL *db)
+{
+	return unconfigured && mysql_get_ssl_cipher(db) != NULL;
 }
 
 #else
@@ -281,6 +295,13 @@ void
 mq__client_init(const struct mq_connopts *o)
 {
 	(void)o;
+}
+
+int
+mq__tls_unpoliced(MYSQL *db)
+{
+	(void)db;
+	return 0;
 }
 
 #endif

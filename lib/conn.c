@@ -297,6 +297,17 @@ open_db(struct mq_conn *c, const struct mq_connopts *o, const char *host,
 		c->db = NULL;
 		return -1;
 	}
+	if (mq__tls_unpoliced(c->db)) {
+		err->status = MQ_ECONFIG;
+		snprintf(err->msg, sizeof err->msg, "the connection uses TLS, "
+		    "turned on by a setting mq did not see (it started "
+		    "OpenSSL without the system's TLS policy): give the "
+		    "ssl settings to mq (--ssl-ca, ...) or in the option "
+		    "files' [client] or [mq] group");
+		mysql_close(c->db);
+		c->db = NULL;
+		return -1;
+	}
 	return 0;
 }
 

@@ -285,6 +285,11 @@ void mq__client_init(const struct mq_connopts *o);
  * ssl/tls setting. Always 1 without MQ_LIGHT_CLIENT_INIT. */
 int mq__tls_asked(const struct mq_connopts *o);
 
+/* Whether db's connection uses TLS though OpenSSL was started without
+ * its configuration (no TLS was asked for, as far as mq could tell):
+ * the system's TLS policy was not applied to it. */
+int mq__tls_unpoliced(MYSQL *db);
+
 /* The statement that sets what mq relies on in a session, whatever the
  * server's globals and init_connect did (conn.c); the schema probe sends
  * it first, in the round trip it makes anyway. */

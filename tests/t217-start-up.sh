@@ -41,6 +41,21 @@ is "$RC" 0 "a push, traced"
 is "$(missing)" "" "it opened no file that is not there"
 is "$(looked_up)" "" "it read neither nsswitch.conf nor /etc/services"
 is "$(sql "SELECT payload FROM mq_jobs WHERE queue = 'q'")" x "the job is there"
+# no TLS asked: OpenSSL's configuration is not read (built with the
+# light start: Connector/C before 3.4, OpenSSL), and the option files
+# are scanned without a system call a line
+if grep -q OPENSSL_init_ssl "$MQ"; then
+  is "$(grep -c 'openssl\.cnf' "$T_TMP/trace")" 0 "no TLS asked: openssl.cnf not read"
+fi
+printf '[client]\n%s\n' "$(seq 1 300 | sed 's/^/# comment line /')" >"$T_TMP/long.cnf"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -c -e trace=lseek,_llseek \
+  -o "$T_TMP/seeks" "$MQ" pop --queue empty >/dev/null 2>&1
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -c -e trace=lseek,_llseek \
+  -o "$T_TMP/seeks2" env MQ_DEFAULTS_FILE="$T_TMP/long.cnf" "$MQ" pop --queue empty >/dev/null 2>&1
+seeks() { awk '$NF ~ /seek/ { print $4 }' "$1" | head -1; }
+s1=$(seeks "$T_TMP/seeks") s2=$(seeks "$T_TMP/seeks2")
+check "301 more lines of option file: at most 10 more seeks (${s1:-0} then ${s2:-0})" \
+  test "${s2:-0}" -le $(( ${s1:-0} + 10 ))
 
 # TCP without a port: the library's default, MYSQL_TCP_PORT (not asked
 # of the services database); a port nothing listens on is refused
