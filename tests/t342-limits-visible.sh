@@ -212,7 +212,7 @@ is "$RC:$(printf '%s\n' "$OUT" | grep -E '^(# (HELP|TYPE) )?mq_(jobs_held_back|q
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"api\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"both\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"deploy\"} 2
-mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"hq\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"many\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"sc\"} 3
@@ -224,7 +224,7 @@ mq_queue_limit{table=\"mq_jobs\",queue=\"api\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"concurrency\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"deploy\",limit=\"concurrency\"} 2
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"concurrency\"} 4
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"concurrency\"} 4
 mq_queue_limit{table=\"mq_jobs\",queue=\"hq\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"many\",limit=\"concurrency\"} 12
 mq_queue_limit{table=\"mq_jobs\",queue=\"sc\",limit=\"concurrency\"} 2
@@ -348,22 +348,22 @@ like "$OUT" '*,"rate":3,"rate_us":1500000,"key_rate":10,"key_rate_us":1000000}' 
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, rate, rate_us, key_rate, key_rate_us) VALUES (CONCAT('h\"', CHAR(92), CHAR(10), 'x'), 0, 7, 250000, 1, 86400000000)"
 run "$MQ" stats --prometheus
 is "$RC:$(printf '%s\n' "$OUT" | grep -E '^mq_(jobs_held_back|queue_limit)' | grep -E 'queue="(rr|kr|kb|rm|rh|h\\)')" \
-  "0:mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+  "0:mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"kb\"} 4
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"kr\"} 3
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rh\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rm\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rr\"} 3
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 7
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"rate\"} 7
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 3
 mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"key_rate\"} 10
 mq_queue_limit{table=\"mq_jobs\",queue=\"rr\",limit=\"rate\"} 2
-mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 0.25
-mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 86400
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"rate\"} 0.25
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"key_rate\"} 86400
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 3600
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 3600
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 1.5

@@ -69,9 +69,11 @@ size_t shown_fit(const char *s, size_t n, size_t max, size_t *width);
  * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
 void put_json_string(const unsigned char *p, size_t n);
 
-/* The inside of a Prometheus label value: \\, \" and \n as the format
- * says, other control characters and bytes not UTF-8 as the text \xHH
- * (written \\xHH), as put_text shows them. */
+/* The inside of a Prometheus label value: the text as put_text shows
+ * it (a backslash as \\, a control character or a byte not UTF-8 as
+ * \xHH), then \ and " escaped as the format says (\\\\, \\xHH, \"):
+ * the value decodes to the shown text, which maps back to the bytes, so
+ * two names never share a label value. */
 void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
 
