@@ -319,4 +319,24 @@ like "$OUT" "*finished: unknown (the row has no finished_at)*" "show: the same"
 run "$MQ" why --json "$done_id"
 like "$OUT" '*"finished_at":null,"finished_at_from_now_us":null,*' "why --json: null"
 sql "DELETE FROM mq_jobs"
+
+# a dead row whose finished_at another program set in the future is dead
+# like any other: retry --queue Q --all (and --dry-run) takes it, as
+# retry ID and ls --state dead do (on /work/main's binary it was left
+# dead, silently: 'retried 1 job')
+nocheck "$ins, state, last_error, finished_at) VALUES ('fut', 'p1', 'dead', 'e', UTC_TIMESTAMP(6) + INTERVAL 1 DAY), ('fut', 'p2', 'dead', 'e', UTC_TIMESTAMP(6) + INTERVAL 10 YEAR), ('fut', 'p3', 'dead', 'e', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR)"
+fut=$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ' ') FROM mq_jobs WHERE queue = 'fut'")
+run "$MQ" ls --state dead --queue fut --ids
+is "$RC:$(echo $OUT)" "0:$fut" "ls --state dead: the three dead rows"
+run "$MQ" retry --queue fut --all --dry-run
+is "$RC:$(echo $OUT)" "0:$fut" "retry --all --dry-run: every dead job, those finished in the future too"
+run "$MQ" retry --queue fut --before 1m --dry-run
+is "$RC:$(echo $OUT)" "0:${fut##* }" "retry --before 1m: only the one dead an hour ago (the others are too recent)"
+run "$MQ" retry --queue fut --since 1d --dry-run
+is "$RC:$(echo $OUT)" "0:$fut" "retry --since 1d: all three (a time in the future is within it)"
+run "$MQ" retry --queue fut --all
+is "$RC:$OUT" "0:retried 3 jobs" "retry --all: retries the three"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'fut' AND state = 'ready' AND finished_at IS NULL")" 3 \
+  "  all three ready again"
+sql "DELETE FROM mq_jobs"
 done_testing
