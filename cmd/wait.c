@@ -137,6 +137,18 @@ finished(const struct mq_fin_job *j, void *ctx)
 			printf("%llu dead\n", id);
 		}
 		break;
+	case MQ_FIN_ARCHIVED:
+		/* finished (archived), its outcome unknown: as show says
+		 * it, "archived (ready)", "archived (state '')" */
+		w->gone++;
+		printf("%llu archived (", id);
+		if (j->state[0])
+			put_text(stdout, (const unsigned char *)j->state,
+			    strlen(j->state));
+		else
+			printf("state ''");
+		printf(")\n");
+		break;
 	default:
 		w->gone++;
 		printf("%llu gone\n", id);

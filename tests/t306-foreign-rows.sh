@@ -339,4 +339,24 @@ is "$RC:$OUT" "0:retried 3 jobs" "retry --all: retries the three"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'fut' AND state = 'ready' AND finished_at IS NULL")" 3 \
   "  all three ready again"
 sql "DELETE FROM mq_jobs"
+
+# archived rows whose state is neither done nor dead (another program's,
+# written by SQL): finished, as why and show see them (archived), so
+# wait reports them, with the state they were archived in (it said 'no
+# job 901 in table mq_jobs nor in its archive', status 1, on /work/main)
+nocheck "INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (900, 'ar', '', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (901, 'ar', 'ready', 0, '', 0, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (902, 'ar', 'leased', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (903, 'ar', 'done', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE id BETWEEN 900 AND 903")" 4 "four archived rows planted"
+for id in 900 901 902; do
+  run "$MQ" why "$id"
+  like "$RC:$OUT" "16:job $id is archived*" "why $id: archived (16)"
+  run "$MQ" wait --timeout 5s "$id"
+  is "$RC:$ERR" "1:" "wait $id: finished, not done (1), nothing on stderr"
+done
+run "$MQ" wait --timeout 5s 900 901 902 903
+is "$RC:$(printf '%s\n' "$OUT" | sort | tr '\n' '|')" "1:900 archived (state '')|901 archived (ready)|902 archived (leased)|903 done|" \
+  "wait: each archived row finished, with the state it was archived in"
+is "$ERR" "" "wait: none said missing"
+run "$MQ" wait --timeout 0 903
+is "$RC:$OUT" "0:903 done" "wait: an archived done row is done (0)"
+sql "DELETE FROM mq_jobs_archive WHERE id BETWEEN 900 AND 903"
 done_testing
