@@ -853,7 +853,8 @@ struct mq_limits {
 enum mq_status mq_limits_set(struct mq_conn *c, const char *queue,
     unsigned which, const struct mq_limits *l);
 
-/** The limits of queue into *l (all 0 if it has no row). */
+/** The limits of queue into *l (all 0 if it has no row), as claims obey
+ * them: half a rate (rate or its window NULL or 0) is none, both 0. */
 enum mq_status mq_limits_get(struct mq_conn *c, const char *queue,
     struct mq_limits *l);
 
