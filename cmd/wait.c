@@ -141,13 +141,7 @@ finished(const struct mq_fin_job *j, void *ctx)
 		/* finished (archived), its outcome unknown: as show says
 		 * it, "archived (ready)", "archived (state '')" */
 		w->gone++;
-		printf("%llu archived (", id);
-		if (j->state[0])
-			put_text(stdout, (const unsigned char *)j->state,
-			    strlen(j->state));
-		else
-			printf("state ''");
-		printf(")\n");
+		printf("%llu archived (%s)\n", id, archived_state(j->state));
 		break;
 	default:
 		w->gone++;

@@ -256,7 +256,8 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		    *j->finished_at ? j->finished_at : "an unknown time");
 		break;
 	case WHY_ARCHIVED:
-		printf("is archived (%s at %s)", j->stored_state,
+		printf("is archived (%s at %s)",
+		    archived_state(j->stored_state),
 		    j->has_finished && *j->finished_at ? j->finished_at :
 		    "an unknown time");
 		break;

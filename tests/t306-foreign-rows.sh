@@ -358,5 +358,13 @@ is "$RC:$(printf '%s\n' "$OUT" | sort | tr '\n' '|')" "1:900 archived (state '')
 is "$ERR" "" "wait: none said missing"
 run "$MQ" wait --timeout 0 903
 is "$RC:$OUT" "0:903 done" "wait: an archived done row is done (0)"
+# an empty state said as one, not as '()' ('archived ( at an unknown
+# time)', 'state: archived ()' on /work/main)
+run "$MQ" why 900
+is "$RC:$(echo "$OUT" | head -1)" "16:job 900 is archived (state '' at an unknown time)" "why: an empty archived state said as state ''"
+run "$MQ" show 900
+is "$(echo "$OUT" | grep '^state:')" "state: archived (state '')" "show: the same"
+run "$MQ" show 901
+is "$(echo "$OUT" | grep '^state:')" "state: archived (ready)" "show: another state as it is"
 sql "DELETE FROM mq_jobs_archive WHERE id BETWEEN 900 AND 903"
 done_testing

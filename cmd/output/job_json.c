@@ -39,6 +39,12 @@ job_finished(const struct mq_job_info *j)
 	return j->archived || j->state == MQ_ST_DONE || j->state == MQ_ST_DEAD;
 }
 
+const char *
+archived_state(const char *stored)
+{
+	return *stored ? stored : "state ''";
+}
+
 void
 put_finished(const struct mq_job_info *j)
 {

@@ -95,6 +95,10 @@ void put_job_json(const struct mq_job_info *j);
 int job_held(const struct mq_job_info *j);
 /* Whether the job is finished: done, dead or archived. */
 int job_finished(const struct mq_job_info *j);
+/* The state an archived job was stored in, for "archived (...)": the
+ * column's text ("done", "ready"), or "state ''" for an empty one (a
+ * row another program wrote), never an empty pair of parentheses. */
+const char *archived_state(const char *stored);
 /* When it finished: "ISO (3s ago)", or, for a row another program wrote
  * without finished_at, "an unknown time"; and a "finished: " line, for a
  * finished job or one that has the time ("unknown (the row has no
