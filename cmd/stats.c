@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "output/output.h"
@@ -204,12 +205,16 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 }
 
 /* "NAME{table="T",queue="Q"" of one sample line: the caller closes the
- * braces. Q is escaped: a name could otherwise end the label, or the
- * line, and forge samples. */
+ * braces. Every label value goes through put_prom_label (the others,
+ * state and limit, are mq's own words): a name could otherwise end the
+ * label, or the line, and forge samples, or share a series with
+ * another. */
 static void
 labels(const char *name, const char *table, const struct mq_queue_stats *q)
 {
-	printf("%s{table=\"%s\",queue=\"", name, table);
+	printf("%s{table=\"", name);
+	put_prom_label((const unsigned char *)table, strlen(table));
+	fputs("\",queue=\"", stdout);
 	put_prom_label(QNAME(*q));
 	putchar('"');
 }
@@ -347,8 +352,9 @@ print_prometheus(const char *table, const struct mq_queue_stats *q, size_t n,
 	printf("# HELP mq_archive_jobs Jobs moved to the archive table and "
 	    "still there.\n"
 	    "# TYPE mq_archive_jobs gauge\n"
-	    "mq_archive_jobs{table=\"%s\"} %llu\n", table,
-	    (unsigned long long)archived);
+	    "mq_archive_jobs{table=\"");
+	put_prom_label((const unsigned char *)table, strlen(table));
+	printf("\"} %llu\n", (unsigned long long)archived);
 }
 
 int

@@ -137,6 +137,12 @@ finished(const struct mq_fin_job *j, void *ctx)
 			printf("%llu dead\n", id);
 		}
 		break;
+	case MQ_FIN_ARCHIVED:
+		/* finished (archived), its outcome unknown: as show says
+		 * it, "archived (ready)", "archived (state '')" */
+		w->gone++;
+		printf("%llu archived (%s)\n", id, archived_state(j->state));
+		break;
 	default:
 		w->gone++;
 		printf("%llu gone\n", id);

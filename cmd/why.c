@@ -261,7 +261,8 @@ sentence(const struct mq_job_info *j, enum answer a, uint64_t ahead,
 		    *j->finished_at ? j->finished_at : "an unknown time");
 		break;
 	case WHY_ARCHIVED:
-		printf("is archived (%s at %s)", j->stored_state,
+		printf("is archived (%s at %s)",
+		    archived_state(j->stored_state),
 		    j->has_finished && *j->finished_at ? j->finished_at :
 		    "an unknown time");
 		break;
@@ -301,9 +302,9 @@ schedule_facts(const struct mq_run_of *r, const struct mq_tz *tz)
 	else
 		put_instant(next, tz);
 	printf(", by cron ");
-	TEXT(r->s.expr, strlen(r->s.expr));
+	TEXT(r->s.expr, r->lens[0]);
 	printf(" in ");
-	TEXT(r->s.zone, strlen(r->s.zone));
+	TEXT(r->s.zone, r->lens[1]);
 	putchar('\n');
 }
 
@@ -525,9 +526,12 @@ cmd_why(int argc, char **argv, struct mq_global *g)
 			st = MQ_OK;
 	}
 	memset(&e, 0, sizeof e);
+	/* a zone that does not load, or holds a NUL (a row another
+	 * program wrote: not the zone its start names): UTC */
 	if (is_run && run.has_schedule &&
-	    mq_tz_load(run.s.zone, NULL, &tz, &e) != MQ_OK)
-		tz = NULL;	/* a zone that does not load: UTC */
+	    (strlen(run.s.zone) != run.lens[1] ||
+	    mq_tz_load(run.s.zone, NULL, &tz, &e) != MQ_OK))
+		tz = NULL;
 	e = *mq_conn_error(c);
 	mq_close(c);
 	if (st == MQ_EMPTY) {

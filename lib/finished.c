@@ -7,7 +7,8 @@
  * result, how many rows of the runs are in the table. Only when fewer
  * are there than ids were asked (a job moved to the archive, or
  * purged) do two more statements say which: the ids still in the table,
- * then the runs' rows in the archive; the rest are gone. Reads only, by
+ * then the runs' rows in the archive (each finished, whatever its
+ * state); the rest are gone. Reads only, by
  * primary key ranges; nothing is locked or written.
  */
 #include <mysqld_error.h>
@@ -134,7 +135,7 @@ find(const struct look *l, uint64_t id)
 
 static int
 report(struct look *l, size_t k, enum mq_fin how, int archived,
-    const unsigned char *error, size_t error_len)
+    const unsigned char *error, size_t error_len, const char *state)
 {
 	struct mq_fin_job j;
 
@@ -144,6 +145,7 @@ report(struct look *l, size_t k, enum mq_fin how, int archived,
 	j.archived = archived;
 	j.error = error;
 	j.error_len = error_len;
+	j.state = state;
 	if (!l->stopped && l->fn(&j, l->ctx) != 0)
 		l->stopped = 1;
 	return l->stopped;
@@ -184,13 +186,16 @@ read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
 		state[slen < sizeof state - 1 ? slen : sizeof state - 1] =
 		    '\0';
 		if (strcmp(state, "done") == 0)
-			report(l, k, MQ_FIN_DONE, archived, NULL, 0);
+			report(l, k, MQ_FIN_DONE, archived, NULL, 0, NULL);
 		else if (strcmp(state, "dead") == 0)
 			report(l, k, MQ_FIN_DEAD, archived,
 			    enull ? NULL : l->error,
-			    enull ? 0 : elen < ERROR_MAX ? elen : ERROR_MAX);
+			    enull ? 0 : elen < ERROR_MAX ? elen : ERROR_MAX,
+			    NULL);
+		else if (archived)	/* finished, whatever its state says */
+			report(l, k, MQ_FIN_ARCHIVED, 1, NULL, 0, state);
 		else if (recurring)
-			report(l, k, MQ_FIN_RECURRING, 0, NULL, 0);
+			report(l, k, MQ_FIN_RECURRING, 0, NULL, 0, NULL);
 	}
 	if (r == 1)
 		return mq__dberr(c, st, "cannot read jobs");
@@ -258,7 +263,7 @@ look_batch(struct mq_conn *c, struct look *l)
 		return rc;
 	for (k = 0; k < l->n && !l->stopped; k++)
 		if (!l->seen[k])
-			report(l, k, MQ_FIN_GONE, 0, NULL, 0);
+			report(l, k, MQ_FIN_GONE, 0, NULL, 0, NULL);
 	return MQ_OK;
 }
 

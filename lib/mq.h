@@ -606,7 +606,10 @@ enum mq_fin {
 	MQ_FIN_DONE,		/* done (in the table or its archive) */
 	MQ_FIN_DEAD,		/* dead: failed, attempts used up, cancelled */
 	MQ_FIN_GONE,		/* in neither table: purged, or never pushed */
-	MQ_FIN_RECURRING	/* recurring (push --every): never finishes */
+	MQ_FIN_RECURRING,	/* recurring (push --every): never finishes */
+	MQ_FIN_ARCHIVED		/* in the archive, its state neither done nor
+				 * dead (another program's row: ready,
+				 * leased or ''): finished, outcome unknown */
 };
 
 /** A job found finished by mq_look_finished. */
@@ -616,6 +619,8 @@ struct mq_fin_job {
 	int archived;			/* found in <table>_archive */
 	const unsigned char *error;	/* a dead one's last error; NULL: none */
 	size_t error_len;		/* (read up to 65535 bytes) */
+	const char *state;		/* MQ_FIN_ARCHIVED: the state column's
+					 * text ("ready", "leased", "") */
 };
 
 /** Called for each job found; nonzero stops the look (MQ_EIO). */
@@ -627,7 +632,8 @@ typedef int (*mq_fin_fn)(const struct mq_fin_job *j, void *ctx);
 /**
  * Looks once at the jobs ids[0..n) (ascending, no duplicates) and calls
  * fn for each that has finished (done or dead, in the table or in its
- * archive), is gone (in neither), or is recurring, in the order they
+ * archive; any row of the archive, whatever its state), is gone (in
+ * neither), or is recurring, in the order they
  * finished within each statement. One statement for each MQ_LOOK_RUNS
  * runs of ids (consecutive, or evenly spaced by up to 16: a Galera
  * node's auto_increment_increment), whatever their length; two more for a batch
@@ -849,7 +855,8 @@ struct mq_limits {
 enum mq_status mq_limits_set(struct mq_conn *c, const char *queue,
     unsigned which, const struct mq_limits *l);
 
-/** The limits of queue into *l (all 0 if it has no row). */
+/** The limits of queue into *l (all 0 if it has no row), as claims obey
+ * them: half a rate (rate or its window NULL or 0) is none, both 0. */
 enum mq_status mq_limits_get(struct mq_conn *c, const char *queue,
     struct mq_limits *l);
 

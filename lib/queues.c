@@ -189,9 +189,16 @@ mq_limits_get(struct mq_conn *c, const char *queue, struct mq_limits *l)
 	/* INT UNSIGNED columns, and the windows' BIGINT UNSIGNED */
 	l->concurrency = (uint32_t)v[0];
 	l->per_key = (uint32_t)v[1];
-	l->rate = (uint32_t)v[2];
-	l->rate_us = mq__window_us(v[3]);
-	l->key_rate = (uint32_t)v[4];
-	l->key_rate_us = mq__window_us(v[5]);
+	/* half a rate (a rate without its window, or a window without
+	 * its rate: a row the CHECK did not see) is none, as claims and
+	 * mq stats take it (MQ_SQL_LIMITED, stats.c) */
+	if (v[2] && v[3]) {
+		l->rate = (uint32_t)v[2];
+		l->rate_us = mq__window_us(v[3]);
+	}
+	if (v[4] && v[5]) {
+		l->key_rate = (uint32_t)v[4];
+		l->key_rate_us = mq__window_us(v[5]);
+	}
 	return MQ_OK;
 }

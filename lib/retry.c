@@ -27,14 +27,18 @@
  * conditions are NULL when not asked for: one statement for all. Only
  * jobs dead before the run started: one retried that dies again while
  * it runs is not retried again (a run with consumers failing them went
- * on for ever, retrying the same jobs, each time counted). */
+ * on for ever, retrying the same jobs, each time counted). Such a job
+ * died at the server's time, now or earlier: a finished_at after the
+ * statement's now is another program's, on a job dead since before the
+ * run, and is taken (it was skipped: retry --all left it dead). */
 #define RETRY_PICK(lock) \
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (claim)" \
     " WHERE queue = ? AND state = 'dead' AND " AFTER_CURSOR \
     " AND (? IS NULL OR " MQ_SQL_ERROR_LIKE ")" \
     " AND (? IS NULL OR " MQ_SQL_JOB_TIME " >= " MQ_SQL_NOW_MINUS_US ")" \
     " AND (? IS NULL OR " MQ_SQL_JOB_TIME " < " MQ_SQL_NOW_MINUS_US ")" \
-    " AND (finished_at IS NULL OR finished_at <= " MQ_SQL_NOW_MINUS_US ")" \
+    " AND (finished_at IS NULL OR finished_at <= " MQ_SQL_NOW_MINUS_US \
+    " OR finished_at > " MQ_SQL_NOW ")" \
     " ORDER BY priority, available_at, id LIMIT ?" lock
 const char mq__sql_retry_pick[] = RETRY_PICK(" {{LOCK}}");
 /* a dry run's: it locks nothing */

@@ -235,6 +235,8 @@ row_lengths(const struct row_out *o, struct mq_schedule_row *w)
 	const char *strs[] = { w->s.name, w->s.expr, w->s.zone, w->s.queue };
 	size_t sizes[] = { sizeof w->s.name, sizeof w->s.expr,
 	    sizeof w->s.zone, sizeof w->s.queue }, i, len;
+	size_t *lens[] = { &w->name_len, &w->expr_len, &w->zone_len,
+	    &w->queue_len };
 
 	w->nul = w->toolong = 0;
 	for (i = 0; i < 4; i++) {
@@ -243,8 +245,7 @@ row_lengths(const struct row_out *o, struct mq_schedule_row *w)
 			w->toolong |= bit[i];
 		if (strlen(strs[i]) != len)
 			w->nul |= bit[i];
-		if (i == 0)
-			w->name_len = len;
+		*lens[i] = len;
 	}
 	w->key_len = 0;
 	if (w->s.has_key) {

@@ -224,9 +224,11 @@ struct mq_schedule_row {
 				 * dead (archived ones too), or "gone"
 				 * (purged) */
 	int64_t now_us;		/* the server's clock at the read */
-	size_t name_len;	/* bytes of the name, and of the key: a row */
-	size_t key_len;		/* another program wrote may hold a NUL
-				 * byte, where s's strings end early */
+	size_t name_len;	/* bytes of the name, expression, zone, */
+	size_t expr_len;	/* queue and key: a row another program */
+	size_t zone_len;	/* wrote may hold a NUL byte, where s's */
+	size_t queue_len;	/* strings end early (at most what s */
+	size_t key_len;		/* holds of them) */
 	unsigned nul;		/* MQ_SCHED_NAME, _EXPR, _ZONE, _QUEUE,
 				 * _KEY: the fields holding a NUL byte */
 	unsigned toolong;	/* the same: those longer than s holds */
@@ -294,6 +296,8 @@ struct mq_run_of {
 				 * zone, queue; payload NULL), its next
 				 * instant and the server's now */
 	struct mq_schedule s;
+	size_t lens[3];		/* bytes of s's expr, zone and queue: a row
+				 * another program wrote may hold a NUL */
 	int64_t next_at_us, now_us;
 	struct mq_schedule_run *last;	/* its newest runs, newest first
 					 * (malloc'd) */
@@ -310,10 +314,13 @@ enum mq_status mq_run_of_job(struct mq_conn *c, uint64_t job, size_t last,
     struct mq_run_of *r);
 void mq_run_of_free(struct mq_run_of *r);
 
-/** Schedule name's expression, zone and queue (payload NULL), its next
- * instant and the server's now. MQ_EMPTY if there is no such schedule. */
+/** Schedule name's expression, zone and queue (payload NULL) and their
+ * bytes in lens (a NUL byte among them in a row another program wrote),
+ * its next instant and the server's now. MQ_EMPTY if there is no such
+ * schedule. */
 enum mq_status mq_schedule_next(struct mq_conn *c, const char *name,
-    struct mq_schedule *s, int64_t *next_at_us, int64_t *now_us);
+    struct mq_schedule *s, size_t lens[3], int64_t *next_at_us,
+    int64_t *now_us);
 
 /** The newest max ledger rows of schedule name (those of a schedule
  * removed too), newest first, with their jobs' outcomes: *runs

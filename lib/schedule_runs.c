@@ -34,11 +34,14 @@ const char mq__sql_schedule_runs[] =
     RUNS_OF("0") " UNION ALL " RUNS_OF("1")
     " ORDER BY 1 DESC, 2 DESC LIMIT ?";
 
-/* s[0..len) ended within size bytes */
-static void
+/* s[0..len) ended within size bytes; the bytes it holds */
+static size_t
 end(char *s, size_t size, unsigned long len, mq__bool null)
 {
-	s[null ? 0 : len < size - 1 ? len : size - 1] = '\0';
+	size_t n = null ? 0 : len < size - 1 ? len : size - 1;
+
+	s[n] = '\0';
+	return n;
 }
 
 /* Runs st with in bound, its one row (if any) into out; MQ_EMPTY when
@@ -62,7 +65,8 @@ one_row(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, MYSQL_BIND *out,
 
 enum mq_status
 mq_schedule_next(struct mq_conn *c, const char *name,
-    struct mq_schedule *s, int64_t *next_at_us, int64_t *now_us)
+    struct mq_schedule *s, size_t lens[3], int64_t *next_at_us,
+    int64_t *now_us)
 {
 	MYSQL_BIND in[1], out[5];
 	unsigned long nlen = (unsigned long)strlen(name), len[3];
@@ -91,9 +95,9 @@ mq_schedule_next(struct mq_conn *c, const char *name,
 	if (rc != MQ_OK)
 		return rc;
 	memcpy(s->name, name, nlen + 1);
-	end(s->expr, sizeof s->expr, len[0], null[0]);
-	end(s->zone, sizeof s->zone, len[1], null[1]);
-	end(s->queue, sizeof s->queue, len[2], null[2]);
+	lens[0] = end(s->expr, sizeof s->expr, len[0], null[0]);
+	lens[1] = end(s->zone, sizeof s->zone, len[1], null[1]);
+	lens[2] = end(s->queue, sizeof s->queue, len[2], null[2]);
 	return MQ_OK;
 }
 
@@ -199,8 +203,8 @@ mq_run_of_job(struct mq_conn *c, uint64_t job, size_t last,
 	r->run.job = job;
 	/* a name another program wrote with a NUL names no schedule */
 	if (strlen(r->schedule) == r->schedule_len) {
-		rc = mq_schedule_next(c, r->schedule, &r->s, &r->next_at_us,
-		    &r->now_us);
+		rc = mq_schedule_next(c, r->schedule, &r->s, r->lens,
+		    &r->next_at_us, &r->now_us);
 		if (rc == MQ_OK)
 			r->has_schedule = 1;
 		else if (rc != MQ_EMPTY)

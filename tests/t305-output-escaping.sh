@@ -95,11 +95,11 @@ is "$(grep -vc '^#' "$T_TMP/metrics.prom")" 134 "prometheus: 11 gauges (6 states
 is "$(grep -c '^mq_jobs{table="mq_jobs",queue="' "$T_TMP/metrics.prom")" 42 \
   "prometheus: every mq_jobs sample line starts as one"
 has_line "$T_TMP/metrics.prom" \
-  'mq_jobs{table="mq_jobs",queue="q\"} 1\nmq_jobs{table=\"mq_jobs\",queue=\"forged\",state=\"ready\"} 99\n#",state="ready"} 1' \
-  'prometheus: quote and newline escaped as the format says'
+  'mq_jobs{table="mq_jobs",queue="q\"} 1\\x0amq_jobs{table=\"mq_jobs\",queue=\"forged\",state=\"ready\"} 99\\x0a#",state="ready"} 1' \
+  'prometheus: a quote escaped, a newline as the table shows it (\x0a), escaped'
 has_line "$T_TMP/metrics.prom" \
-  'mq_jobs{table="mq_jobs",queue="back\\slash\\x1b",state="ready"} 1' \
-  'prometheus: a backslash doubled'
+  'mq_jobs{table="mq_jobs",queue="back\\\\slash\\\\x1b",state="ready"} 1' \
+  'prometheus: a backslash as the table shows it (doubled), escaped'
 has_line "$T_TMP/metrics.prom" \
   'mq_jobs{table="mq_jobs",queue="e\\x1b[2Jx\\x1b]0;pwn\\x07",state="ready"} 1' \
   'prometheus: other control characters as hex text'
@@ -107,6 +107,31 @@ has_line "$T_TMP/metrics.prom" \
   'mq_jobs{table="mq_jobs",queue="nul\\x00x",state="ready"} 1' \
   'prometheus: NUL as hex text'
 promtool_check "$T_TMP/metrics.prom" "promtool check metrics passes"
+
+# Two names the old label form merged: ESC, and a real backslash then
+# x1b (the table shows them as q\x1b[31mevil and q\\x1b[31mevil): two
+# series, each label value decoding to the name as the table shows it.
+"$MQ" init --table t305p >/dev/null
+sql "SET SESSION check_constraint_checks=0; INSERT INTO t305p (queue, payload) VALUES (CONCAT('q', CHAR(27), '[31mevil'), 'x'), (CONCAT('q', CHAR(92), 'x1b[31mevil'), 'x'), (CONCAT('q', CHAR(92), 'x1b[31mevil'), 'x')"
+expect_status 0 "stats --prometheus, ESC and backslash names" "$MQ" --table t305p stats --prometheus
+printf '%s\n' "$OUT" >"$T_TMP/esc.prom"
+has_line "$T_TMP/esc.prom" 'mq_jobs{table="t305p",queue="q\\x1b[31mevil",state="ready"} 1' \
+  'prometheus: ESC as \x1b, escaped'
+has_line "$T_TMP/esc.prom" 'mq_jobs{table="t305p",queue="q\\\\x1b[31mevil",state="ready"} 2' \
+  'prometheus: a backslash then x1b as \\x1b, escaped: another series'
+is "$(grep -v '^#' "$T_TMP/esc.prom" | sed 's/} .*//' | sort | uniq -d | wc -l | tr -d ' ')" 0 \
+  "prometheus: no two samples with the same name and labels"
+is "$(python3 -c '
+import re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"mq_jobs\{table=\"t305p\",queue=\"((?:[^\"\\]|\\.)*)\",state=\"ready\"\}", line)
+    if m:
+        print(re.sub(r"\\(.)", lambda c: {"n": "\n"}.get(c.group(1), c.group(1)), m.group(1)))' "$T_TMP/esc.prom" | LC_ALL=C sort | tr '\n' ' ')" \
+  'q\\x1b[31mevil q\x1b[31mevil ' "prometheus: the label values decode to the names as the table shows them"
+expect_status 0 "stats, ESC and backslash names" "$MQ" --table t305p stats
+is "$(printf '%s\n' "$OUT" | awk '/^q/ { print $1 }' | LC_ALL=C sort | tr '\n' ' ')" \
+  'q\\x1b[31mevil q\x1b[31mevil ' "stats: the table shows the two names as the labels carry them"
+promtool_check "$T_TMP/esc.prom" "promtool check metrics passes (two queues)"
 
 # ---- counting commands: nothing of the names reaches their output ----
 sql "SET SESSION check_constraint_checks=0; UPDATE mq_jobs SET state = 'leased', leased_until = NOW(6) - INTERVAL 1 SECOND, lease_token = 0x0123456789abcdef0123456789abcdef, attempts = 1 WHERE queue <> 'nul'"

@@ -342,4 +342,52 @@ like "$OUT" "*finished: unknown (the row has no finished_at)*" "show: the same"
 run "$MQ" why --json "$done_id"
 like "$OUT" '*"finished_at":null,"finished_at_from_now_us":null,*' "why --json: null"
 sql "DELETE FROM mq_jobs"
+
+# a dead row whose finished_at another program set in the future is dead
+# like any other: retry --queue Q --all (and --dry-run) takes it, as
+# retry ID and ls --state dead do (on /work/main's binary it was left
+# dead, silently: 'retried 1 job')
+nocheck "$ins, state, last_error, finished_at) VALUES ('fut', 'p1', 'dead', 'e', UTC_TIMESTAMP(6) + INTERVAL 1 DAY), ('fut', 'p2', 'dead', 'e', UTC_TIMESTAMP(6) + INTERVAL 10 YEAR), ('fut', 'p3', 'dead', 'e', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR)"
+fut=$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ' ') FROM mq_jobs WHERE queue = 'fut'")
+run "$MQ" ls --state dead --queue fut --ids
+is "$RC:$(echo $OUT)" "0:$fut" "ls --state dead: the three dead rows"
+run "$MQ" retry --queue fut --all --dry-run
+is "$RC:$(echo $OUT)" "0:$fut" "retry --all --dry-run: every dead job, those finished in the future too"
+run "$MQ" retry --queue fut --before 1m --dry-run
+is "$RC:$(echo $OUT)" "0:${fut##* }" "retry --before 1m: only the one dead an hour ago (the others are too recent)"
+run "$MQ" retry --queue fut --since 1d --dry-run
+is "$RC:$(echo $OUT)" "0:$fut" "retry --since 1d: all three (a time in the future is within it)"
+run "$MQ" retry --queue fut --all
+is "$RC:$OUT" "0:retried 3 jobs" "retry --all: retries the three"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'fut' AND state = 'ready' AND finished_at IS NULL")" 3 \
+  "  all three ready again"
+sql "DELETE FROM mq_jobs"
+
+# archived rows whose state is neither done nor dead (another program's,
+# written by SQL): finished, as why and show see them (archived), so
+# wait reports them, with the state they were archived in (it said 'no
+# job 901 in table mq_jobs nor in its archive', status 1, on /work/main)
+nocheck "INSERT INTO mq_jobs_archive (id, queue, state, priority, payload, attempts, max_attempts, available_at, created_at) VALUES (900, 'ar', '', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (901, 'ar', 'ready', 0, '', 0, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (902, 'ar', 'leased', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP()), (903, 'ar', 'done', 0, '', 1, 1, UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_archive WHERE id BETWEEN 900 AND 903")" 4 "four archived rows planted"
+for id in 900 901 902; do
+  run "$MQ" why "$id"
+  like "$RC:$OUT" "16:job $id is archived*" "why $id: archived (16)"
+  run "$MQ" wait --timeout 5s "$id"
+  is "$RC:$ERR" "1:" "wait $id: finished, not done (1), nothing on stderr"
+done
+run "$MQ" wait --timeout 5s 900 901 902 903
+is "$RC:$(printf '%s\n' "$OUT" | sort | tr '\n' '|')" "1:900 archived (state '')|901 archived (ready)|902 archived (leased)|903 done|" \
+  "wait: each archived row finished, with the state it was archived in"
+is "$ERR" "" "wait: none said missing"
+run "$MQ" wait --timeout 0 903
+is "$RC:$OUT" "0:903 done" "wait: an archived done row is done (0)"
+# an empty state said as one, not as '()' ('archived ( at an unknown
+# time)', 'state: archived ()' on /work/main)
+run "$MQ" why 900
+is "$RC:$(echo "$OUT" | head -1)" "16:job 900 is archived (state '' at an unknown time)" "why: an empty archived state said as state ''"
+run "$MQ" show 900
+is "$(echo "$OUT" | grep '^state:')" "state: archived (state '')" "show: the same"
+run "$MQ" show 901
+is "$(echo "$OUT" | grep '^state:')" "state: archived (ready)" "show: another state as it is"
+sql "DELETE FROM mq_jobs_archive WHERE id BETWEEN 900 AND 903"
 done_testing

@@ -212,7 +212,7 @@ is "$RC:$(printf '%s\n' "$OUT" | grep -E '^(# (HELP|TYPE) )?mq_(jobs_held_back|q
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"api\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"both\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"deploy\"} 2
-mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"hq\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"many\"} 1
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"sc\"} 3
@@ -224,7 +224,7 @@ mq_queue_limit{table=\"mq_jobs\",queue=\"api\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"concurrency\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"both\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"deploy\",limit=\"concurrency\"} 2
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"concurrency\"} 4
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"concurrency\"} 4
 mq_queue_limit{table=\"mq_jobs\",queue=\"hq\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"many\",limit=\"concurrency\"} 12
 mq_queue_limit{table=\"mq_jobs\",queue=\"sc\",limit=\"concurrency\"} 2
@@ -348,22 +348,22 @@ like "$OUT" '*,"rate":3,"rate_us":1500000,"key_rate":10,"key_rate_us":1000000}' 
 sql "SET SESSION check_constraint_checks=0; INSERT INTO mq_jobs_queues (queue, paused, rate, rate_us, key_rate, key_rate_us) VALUES (CONCAT('h\"', CHAR(92), CHAR(10), 'x'), 0, 7, 250000, 1, 86400000000)"
 run "$MQ" stats --prometheus
 is "$RC:$(printf '%s\n' "$OUT" | grep -E '^mq_(jobs_held_back|queue_limit)' | grep -E 'queue="(rr|kr|kb|rm|rh|h\\)')" \
-  "0:mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\"} 0
+  "0:mq_jobs_held_back{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"kb\"} 4
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"kr\"} 3
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rh\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rm\"} 0
 mq_jobs_held_back{table=\"mq_jobs\",queue=\"rr\"} 3
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 7
-mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 1
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"rate\"} 7
+mq_queue_limit{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"per_key\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 1
 mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 3
 mq_queue_limit{table=\"mq_jobs\",queue=\"rm\",limit=\"key_rate\"} 10
 mq_queue_limit{table=\"mq_jobs\",queue=\"rr\",limit=\"rate\"} 2
-mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"rate\"} 0.25
-mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\nx\",limit=\"key_rate\"} 86400
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"rate\"} 0.25
+mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"h\\\"\\\\\\\\\\\\x0ax\",limit=\"key_rate\"} 86400
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kb\",limit=\"key_rate\"} 3600
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"kr\",limit=\"key_rate\"} 3600
 mq_queue_limit_window_seconds{table=\"mq_jobs\",queue=\"rm\",limit=\"rate\"} 1.5
@@ -434,5 +434,34 @@ like "$OUT" "*rate: 1 of 1 claim in 36600d*" "  by the rate, its window shown as
 "$MQ" limit lq --rate 4294967295/36599d23h59m59s999ms >/dev/null
 expect_status 0 "stats of the longest rate" "$MQ" stats --queue lq
 like "$(printf '%s\n' "$OUT" | grep '^lq ')" "* 4294967295/3162239999999ms *" "  its cell whole, as mq limit shows it"
+
+# half a rate, written with the CHECK off (a rate without its window, a
+# window without its rate, a key rate with a window of 0): no limit, as
+# claims take it, and every command says so alike (limit's text said
+# 'rate -' for hr3 and 'no limits' for hr4 while its JSON gave the half)
+sql "SET SESSION check_constraint_checks = 0; INSERT INTO mq_jobs_queues (queue, rate, rate_us) VALUES ('hr3', 1, NULL), ('hr4', NULL, 1000000000); INSERT INTO mq_jobs_queues (queue, concurrency, key_rate, key_rate_us) VALUES ('hr5', 2, 3, 0)"
+for q in hr3 hr4; do
+  expect_status 0 "limit $q (half a rate)" "$MQ" limit "$q"
+  is "$OUT" "no limits" "  text: no limits"
+  expect_status 0 "limit --json $q" "$MQ" limit --json "$q"
+  is "$OUT" "{\"queue\":\"$q\",\"concurrency\":null,\"per_key\":null,\"rate\":null,\"rate_us\":null,\"key_rate\":null,\"key_rate_us\":null}" \
+    "  JSON: rate and rate_us null, as the text says"
+done
+expect_status 0 "limit hr5 (a key rate of window 0)" "$MQ" limit hr5
+is "$OUT" "concurrency 2" "  text: the concurrency only"
+expect_status 0 "limit --json hr5" "$MQ" limit --json hr5
+like "$OUT" '*"concurrency":2,*"key_rate":null,"key_rate_us":null}' "  JSON: key_rate and key_rate_us null"
+"$MQ" push --queue hr3 a >/dev/null; "$MQ" push --queue hr3 b >/dev/null
+expect_status 0 "stats --json of hr3, hr4, hr5" "$MQ" stats --json
+is "$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+for q in json.load(sys.stdin)["queues"]:
+    if q["queue"] in ("hr3", "hr4", "hr5"):
+        print(q["queue"], q["rate"], q["rate_us"], q["key_rate"], q["key_rate_us"], q["held_back"])')" "hr3 None None None None 0
+hr4 None None None None 0
+hr5 None None None None 0" "  stats: the same, nothing held back"
+n=0
+for i in 1 2; do "$MQ" pop --queue hr3 --lease 1m >/dev/null 2>&1 && n=$((n + 1)); done
+is "$n" 2 "  claims ignore hr3's half rate: two pops, two jobs"
 
 done_testing

@@ -259,4 +259,57 @@ for form in "" --json; do
 done
 unset MQ_TABLE
 
+# ---- rows47's review, finding 2: an expression, zone or queue with a NUL
+# byte (another program's row) shown whole, the NUL as \x00, JSON holding
+# every byte: ls cut them at the NUL ('default', 'UT', '* * * * *'), and
+# so did show and why of a run of such a schedule
+export MQ_TABLE=r47
+"$MQ" init >/dev/null
+sql "SET SESSION sql_mode = ''; SET SESSION check_constraint_checks = 0; INSERT INTO r47_schedules (name, expr, zone, queue, payload, next_at) VALUES
+ ('nulq', '* * * * *', 'UTC', CONCAT('default', CHAR(0), 'x'), 'p', '2026-01-01'),
+ ('nulzone', '* * * * *', CONCAT('UT', CHAR(0), 'C'), 'default', 'p', '2026-01-01'),
+ ('nulexpr', CONCAT('* * * * *', CHAR(0), ' junk'), 'UTC', 'default', 'p', '2026-01-01')"
+expect_status 0 "schedule ls of expr, zone, queue with a NUL" "$MQ" schedule ls -n 1
+is "$OUT" 'nulexpr: cron * * * * *\x00 junk, tz UTC, queue default, missed once
+  unusable: its cron holds a NUL byte
+  last none
+nulq: cron * * * * *, tz UTC, queue default\x00x, missed once
+  unusable: its queue holds a NUL byte
+  last none
+nulzone: cron * * * * *, tz UT\x00C, queue default, missed once
+  unusable: its tz holds a NUL byte
+  last none' "  each field whole, its NUL as \\x00"
+expect_status 0 "schedule ls --json of them" "$MQ" schedule ls --json -n 0
+is "$(printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print(d["name"], repr(d["cron"]), repr(d["tz"]), repr(d["queue"]))')" "nulexpr '* * * * *\\x00 junk' 'UTC' 'default'
+nulq '* * * * *' 'UTC' 'default\\x00x'
+nulzone '* * * * *' 'UT\\x00C' 'default'" "  cron, tz and queue hold every byte"
+# a run of each (a ledger row and its job, as firing would have written)
+for s in nulexpr nulzone; do
+  id=$("$MQ" push --queue default "run of $s")
+  sql "INSERT INTO r47_fired (schedule, manual, instant, job) VALUES ('$s', 0, '2025-12-31 23:59:00', $id)"
+  expect_status 0 "show of a run of $s" "$MQ" show "$id"
+  printf '%s\n' "$OUT" >"$T_TMP/show-$s"
+  expect_status 0 "why of a run of $s" "$MQ" why "$id"
+  printf '%s\n' "$OUT" >"$T_TMP/why-$s"
+  expect_status 0 "show --json of a run of $s" "$MQ" show --json "$id"
+  printf '%s\n' "$OUT" >"$T_TMP/show-$s.json"
+done
+# line FILE LINE: FILE has LINE, byte for byte (1) or not (0)
+line() { grep -cFx -e "$2" "$1"; }
+is "$(line "$T_TMP/show-nulexpr" 'cron: * * * * *\x00 junk, tz UTC')" 1 "  show: the expression whole"
+is "$(line "$T_TMP/show-nulzone" 'cron: * * * * *, tz UT\x00C')" 1 "  show: the zone whole"
+is "$(grep -c ', by cron \* \* \* \* \*\\x00 junk in UTC$' "$T_TMP/why-nulexpr")" 1 "  why: the expression whole"
+is "$(grep -c ', by cron \* \* \* \* \* in UT\\x00C$' "$T_TMP/why-nulzone")" 1 "  why: the zone whole"
+is "$(python3 -c '
+import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))["schedule"]
+    print(repr(d["cron"]), repr(d["tz"]))' "$T_TMP/show-nulexpr.json" "$T_TMP/show-nulzone.json")" "'* * * * *\\x00 junk' 'UTC'
+'* * * * *' 'UT\\x00C'" "  show --json: cron and tz hold every byte"
+unset MQ_TABLE
+
 done_testing

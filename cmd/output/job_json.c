@@ -39,6 +39,12 @@ job_finished(const struct mq_job_info *j)
 	return j->archived || j->state == MQ_ST_DONE || j->state == MQ_ST_DEAD;
 }
 
+const char *
+archived_state(const char *stored)
+{
+	return *stored ? stored : "state ''";
+}
+
 void
 put_finished(const struct mq_job_info *j)
 {
@@ -140,9 +146,9 @@ put_run_json(const struct mq_run_of *r, const struct mq_tz *tz, int runs)
 	    r->run.manual ? "true" : "false",
 	    r->has_schedule ? "true" : "false");
 	if (r->has_schedule) {
-		JSON_STR(r->s.expr, strlen(r->s.expr));
+		JSON_STR(r->s.expr, r->lens[0]);
 		printf(",\"tz\":");
-		JSON_STR(r->s.zone, strlen(r->s.zone));
+		JSON_STR(r->s.zone, r->lens[1]);
 	} else {
 		printf("null,\"tz\":null");
 	}

@@ -289,19 +289,13 @@ put_prom_label(const unsigned char *p, size_t n)
 	char out[TEXT_NEXT_MAX];
 	size_t i, o, k;
 
+	/* the text as the human table shows it (a backslash doubled, a
+	 * control character or a byte not UTF-8 as \xHH: no newline is
+	 * left), then escaped as the format asks: one value per name */
 	for (i = 0; i < n; ) {
-		/* the format's own escapes where it has them */
-		if (p[i] == '\\' || p[i] == '"' || p[i] == '\n') {
-			putchar('\\');
-			putchar(p[i] == '\n' ? 'n' : p[i]);
-			i++;
-			continue;
-		}
-		/* else the terminal's form, its backslashes escaped: the
-		 * value reads \x1b where the table shows \x1b */
 		i += text_next(p + i, n - i, out, &o);
 		for (k = 0; k < o; k++) {
-			if (out[k] == '\\')
+			if (out[k] == '\\' || out[k] == '"')
 				putchar('\\');
 			putchar(out[k]);
 		}

@@ -69,9 +69,11 @@ size_t shown_fit(const char *s, size_t n, size_t max, size_t *width);
  * that is not UTF-8 as \ufffd (exact for valid UTF-8). */
 void put_json_string(const unsigned char *p, size_t n);
 
-/* The inside of a Prometheus label value: \\, \" and \n as the format
- * says, other control characters and bytes not UTF-8 as the text \xHH
- * (written \\xHH), as put_text shows them. */
+/* The inside of a Prometheus label value: the text as put_text shows
+ * it (a backslash as \\, a control character or a byte not UTF-8 as
+ * \xHH), then \ and " escaped as the format says (\\\\, \\xHH, \"):
+ * the value decodes to the shown text, which maps back to the bytes, so
+ * two names never share a label value. */
 void put_prom_label(const unsigned char *p, size_t n);
 void put_base64(const unsigned char *p, size_t n);
 
@@ -93,6 +95,10 @@ void put_job_json(const struct mq_job_info *j);
 int job_held(const struct mq_job_info *j);
 /* Whether the job is finished: done, dead or archived. */
 int job_finished(const struct mq_job_info *j);
+/* The state an archived job was stored in, for "archived (...)": the
+ * column's text ("done", "ready"), or "state ''" for an empty one (a
+ * row another program wrote), never an empty pair of parentheses. */
+const char *archived_state(const char *stored);
 /* When it finished: "ISO (3s ago)", or, for a row another program wrote
  * without finished_at, "an unknown time"; and a "finished: " line, for a
  * finished job or one that has the time ("unknown (the row has no

@@ -14,6 +14,9 @@
 
 #define TEXT(s) put_text(stdout, (const unsigned char *)(s), strlen(s))
 #define JSTR(s) put_json_string((const unsigned char *)(s), strlen(s))
+/* A field of the row with its length: another program may have written
+ * a NUL byte into it (shown as \x00, held by JSON), not its end. */
+#define FIELD(r, f) (const unsigned char *)(r)->s.f, (r)->f##_len
 
 /* The first instant at or after a next_at in µs. */
 static int64_t
@@ -29,13 +32,13 @@ text_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	size_t i;
 
-	put_text(stdout, (const unsigned char *)r->s.name, r->name_len);
+	put_text(stdout, FIELD(r, name));
 	printf(": cron ");
-	TEXT(r->s.expr);
+	put_text(stdout, FIELD(r, expr));
 	printf(", tz ");
-	TEXT(r->s.zone);
+	put_text(stdout, FIELD(r, zone));
 	printf(", queue ");
-	TEXT(r->s.queue);
+	put_text(stdout, FIELD(r, queue));
 	printf(", missed %s", mq_missed_name(r->s.missed));
 	if (r->s.missed == MQ_MISSED_ALL)
 		printf(" (at most %u)", r->s.missed_max);
@@ -85,19 +88,19 @@ json_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 	size_t i;
 
 	printf("{\"name\":");
-	put_json_string((const unsigned char *)r->s.name, r->name_len);
+	put_json_string(FIELD(r, name));
 	printf(",\"cron\":");
-	JSTR(r->s.expr);
+	put_json_string(FIELD(r, expr));
 	printf(",\"tz\":");
-	JSTR(r->s.zone);
+	put_json_string(FIELD(r, zone));
 	printf(",\"queue\":");
-	JSTR(r->s.queue);
+	put_json_string(FIELD(r, queue));
 	putchar(',');
 	put_json_payload(r->s.payload, r->s.payload_len);
 	printf(",\"priority\":%d,\"max_attempts\":%u,\"key\":", r->s.priority,
 	    r->s.max_attempts);
 	if (r->s.has_key)
-		put_json_string((const unsigned char *)r->s.key, r->key_len);
+		put_json_string(FIELD(r, key));
 	else
 		printf("null");
 	printf(",\"missed\":\"%s\",\"missed_max\":%u,\"next\":[",

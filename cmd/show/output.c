@@ -98,7 +98,7 @@ show_text(const struct mq_job_info *j, const struct mq_job_deps *d,
 	TEXT(j->queue, j->queue_len);
 	printf("\nstate: %s", mq_state_name(j->state));
 	if (j->archived)
-		printf(" (%s)", j->stored_state);
+		printf(" (%s)", archived_state(j->stored_state));
 	printf("\npaused: %s\npriority: %d\nattempts: %u/%u\n",
 	    j->paused ? "yes" : "no", j->priority, j->attempts,
 	    j->max_attempts);

@@ -30,9 +30,9 @@ text_run(const struct mq_run_of *r, const struct mq_tz *tz)
 		printf("cron: none (the schedule was removed)\n");
 	} else {
 		printf("cron: ");
-		TEXT(r->s.expr, strlen(r->s.expr));
+		TEXT(r->s.expr, r->lens[0]);
 		printf(", tz ");
-		TEXT(r->s.zone, strlen(r->s.zone));
+		TEXT(r->s.zone, r->lens[1]);
 		printf("\nnext run: ");
 		if (next >= MQ_SCHEDULE_NEVER)
 			printf("never");
@@ -73,8 +73,10 @@ show_run(struct mq_conn *c, uint64_t id, int json)
 	if (st != MQ_OK)
 		return -1;
 	memset(&e, 0, sizeof e);
-	/* a zone that does not load (a row another program wrote): UTC */
-	if (r.has_schedule && mq_tz_load(r.s.zone, NULL, &tz, &e) != MQ_OK)
+	/* a zone that does not load, or holds a NUL (a row another
+	 * program wrote: not the zone its start names): UTC */
+	if (r.has_schedule && (strlen(r.s.zone) != r.lens[1] ||
+	    mq_tz_load(r.s.zone, NULL, &tz, &e) != MQ_OK))
 		tz = NULL;
 	if (json)
 		put_run_json(&r, tz, 1);
