@@ -274,12 +274,17 @@ is "$OUT" "table v5_jobs is up to date (schema 12)" "changes nothing more"
 # ids, before anything changes; renamed, the upgrade goes through
 sed 's/{{TABLE}}/v5b/g' "$TESTS_DIR/fixtures/schema-v5.sql" | sql "$(cat)"
 sql "INSERT INTO v5b (queue, payload) VALUES ('ok', 'x'), ('a b', 'y'), ('', 'z'); INSERT INTO v5b (queue, payload, state) VALUES ('ok', 'w', 'done')"
-sum=$(table_sum v5b)
-expect_status 78 "init refuses rows with queue names mq does not accept" "$MQ" init --table v5b
-is "$ERR" "mq init: cannot upgrade table 'v5b' to schema 6: 2 jobs have a queue name mq does not accept (ids 2, 3): rename their queue or delete them, then run 'mq init' again" \
-  "naming the ids and what to do"
-is "$(table_sum v5b):$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v5b'")" \
-  "$sum:mq schema 5" "and changes nothing"
+# refused_upgrade TABLE VERSION ERROR WHAT: mq init refuses TABLE (78)
+# with ERROR, and changes nothing (its rows, its version)
+refused_upgrade() {
+  _sum=$(table_sum "$1")
+  expect_status 78 "init refuses rows $4" "$MQ" init --table "$1"
+  is "$ERR" "$3" "  naming the ids and what to do"
+  is "$(table_sum "$1"):$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '$1'")" \
+    "$_sum:mq schema $2" "  and changes nothing"
+}
+refused_upgrade v5b 5 "mq init: cannot upgrade table 'v5b' to schema 6: 2 jobs have a queue name mq does not accept (ids 2, 3): rename their queue or delete them, then run 'mq init' again" \
+  "with queue names mq does not accept"
 sql "UPDATE v5b SET queue = 'renamed' WHERE id IN (2, 3)"
 # cut short: the repairs ran, the ALTER did not; init runs it all again
 sed -e 's/{{TABLE}}/v5b/g' -e '/^ALTER TABLE `{{TABLE}}`$/,$d' "$TESTS_DIR/../sql/upgrade-6.sql" | sql "$(cat)"
@@ -294,12 +299,8 @@ is "$(sql "SELECT queue, payload, CAST(state AS CHAR) FROM v5b ORDER BY id" | tr
 # upgrades
 sed 's/{{TABLE}}/v7d/g' "$TESTS_DIR/fixtures/schema-v7.sql" | sql "$(cat)"
 sql "SET SESSION sql_mode = '', check_constraint_checks = 0; INSERT INTO v7d (id, queue, payload, state, dedup_key) VALUES (1, 'a', 'x', 'ready', 'b/c'), (2, 'a/b', 'y', 'ready', 'c'), (3, 'a/b', 'z', 'ready', NULL), (4, 'ok', 'w', 'ready', 'c')"
-sum=$(table_sum v7d)
-expect_status 78 "init refuses rows upgrade 8's dedup key would find twice" "$MQ" init --table v7d
-is "$ERR" "mq init: cannot upgrade table 'v7d' to schema 8: 1 jobs have a '/' in their queue name and a dedup key (upgrade 8's unique key, queue/key, could find two of them equal) (ids 2): rename their queue or delete them, then run 'mq init' again" \
-  "  naming the ids and what to do"
-is "$(table_sum v7d):$(sql "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'v7d'")" \
-  "$sum:mq schema 7" "  and changes nothing"
+refused_upgrade v7d 7 "mq init: cannot upgrade table 'v7d' to schema 8: 1 jobs have a '/' in their queue name and a dedup key (upgrade 8's unique key, queue/key, could find two of them equal) (ids 2): rename their queue or delete them, then run 'mq init' again" \
+  "upgrade 8's dedup key would find twice"
 sql "SET SESSION check_constraint_checks = 0; UPDATE v7d SET queue = 'ab' WHERE queue = 'a/b'"
 expect_status 0 "  renamed, init upgrades it" "$MQ" init --table v7d
 is "$(sql "SELECT id, queue, dedup_key FROM v7d ORDER BY id" | tr '\t\n' ' ,')" \
