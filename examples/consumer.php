@@ -262,6 +262,16 @@ SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
  GROUP BY queue ORDER BY queue
 ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 SQL;
+const SQL_JOB_LIMITS = <<<'SQL'
+SELECT j.queue, j.job_key, l.concurrency, l.per_key
+  FROM `mq_jobs` AS j FORCE INDEX (PRIMARY)
+  LEFT JOIN `mq_jobs_queues` AS l ON l.queue = j.queue
+ WHERE j.id = ?
+SQL;
+const SQL_GATE = <<<'SQL'
+INSERT INTO `mq_jobs_gates` (queue, gate_key, claims)
+VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1
+SQL;
 const SQL_EXTEND = <<<'SQL'
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
  WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
@@ -467,6 +477,17 @@ function extend(PDO $db, array $o, int $id, string $token): void
 	$t = $o['table'];
 	$lease = (int)round((float)$o['extend'] * 1e6);
 	transaction($db, function () use ($db, $t, $id, $token, $lease) {
+		/* a limited queue's gates first, as a claim writes them: an
+		 * extend and a claim that counts the lease ended are then in
+		 * one order (mq-sql(7), EXTENDING A LEASE) */
+		$l = run($db, SQL_JOB_LIMITS, $t, [$id])->fetch(PDO::FETCH_NUM);
+		if ($l !== false && $l[0] !== null) {
+			if ($l[2] !== null && (int)$l[2] >= 1)
+				run($db, SQL_GATE, $t, [$l[0], '']);
+			if ($l[3] !== null && (int)$l[3] >= 1 &&
+			    $l[1] !== null && $l[1] !== '')
+				run($db, SQL_GATE, $t, [$l[0], $l[1]]);
+		}
 		if (run($db, SQL_LOCK, $t, [$id, $token])->fetch() === false)
 			throw lost($id);
 		/* no row changed: the lease expired in a limited queue,

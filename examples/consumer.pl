@@ -264,6 +264,16 @@ SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
  GROUP BY queue ORDER BY queue
 ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 SQL
+use constant SQL_JOB_LIMITS => <<'SQL';
+SELECT j.queue, j.job_key, l.concurrency, l.per_key
+  FROM `mq_jobs` AS j FORCE INDEX (PRIMARY)
+  LEFT JOIN `mq_jobs_queues` AS l ON l.queue = j.queue
+ WHERE j.id = ?
+SQL
+use constant SQL_GATE => <<'SQL';
+INSERT INTO `mq_jobs_gates` (queue, gate_key, claims)
+VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1
+SQL
 use constant SQL_EXTEND => <<'SQL';
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
  WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
@@ -443,6 +453,18 @@ sub fail_job {
 sub extend {
 	my ($db, $o, $id, $token) = @_;
 	transaction($db, sub {
+		# a limited queue's gates first, as a claim writes them: an
+		# extend and a claim that counts the lease ended are then in
+		# one order (mq-sql(7), EXTENDING A LEASE)
+		my ($q, $key, $conc, $per) = run($db, SQL_JOB_LIMITS,
+		    $o->{table}, I($id))->fetchrow_array;
+		if (defined $q) {
+			run($db, SQL_GATE, $o->{table}, $q, '')
+			    if defined $conc && $conc >= 1;
+			run($db, SQL_GATE, $o->{table}, $q, $key)
+			    if defined $per && $per >= 1 && defined $key &&
+			    length $key;
+		}
 		run($db, SQL_LOCK, $o->{table}, I($id), $token)->fetchrow_array
 		    or lost($id);
 		# no row: the lease expired in a limited queue, whose slot

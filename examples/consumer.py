@@ -268,6 +268,16 @@ SELECT queue, ?, CONNECTION_ID() % 16 + ?, COUNT(*), COUNT(*)
  GROUP BY queue ORDER BY queue
 ON DUPLICATE KEY UPDATE n = n + VALUES(n), total = total + VALUES(total)
 """
+SQL_JOB_LIMITS = """
+SELECT j.queue, j.job_key, l.concurrency, l.per_key
+  FROM `mq_jobs` AS j FORCE INDEX (PRIMARY)
+  LEFT JOIN `mq_jobs_queues` AS l ON l.queue = j.queue
+ WHERE j.id = ?
+"""
+SQL_GATE = """
+INSERT INTO `mq_jobs_gates` (queue, gate_key, claims)
+VALUES (?, ?, 1) ON DUPLICATE KEY UPDATE claims = claims + 1
+"""
 SQL_EXTEND = """
 UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
  WHERE id = ? AND (leased_until >= UTC_TIMESTAMP(6) OR NOT EXISTS
@@ -430,6 +440,16 @@ def fail(db, o, job, token, error):
 
 def extend(db, o, job, token):
     def tx():
+        # a limited queue's gates first, as a claim writes them: an
+        # extend and a claim that counts the lease ended are then in
+        # one order (mq-sql(7), EXTENDING A LEASE)
+        row = execute(db, SQL_JOB_LIMITS, (job,), o.table).fetchone()
+        if row is not None and row[0] is not None:
+            queue, key, concurrency, per_key = row
+            if concurrency is not None and concurrency >= 1:
+                execute(db, SQL_GATE, (queue, b""), o.table)
+            if per_key is not None and per_key >= 1 and key:
+                execute(db, SQL_GATE, (queue, key), o.table)
         if execute(db, SQL_LOCK, (job, token), o.table).fetchone() is None:
             raise lost(job)
         # no row changed: the lease expired in a limited queue, whose
