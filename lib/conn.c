@@ -603,6 +603,12 @@ mq_thread_init(void)
 }
 
 void
+mq_thread_end(void)
+{
+	mysql_thread_end();
+}
+
+void
 mq_close(struct mq_conn *c)
 {
 	if (c == NULL)

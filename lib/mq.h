@@ -155,6 +155,8 @@ struct mq_conn *mq_connect(const struct mq_connopts *o, struct mq_error *err);
  * libmysqlclient wants its per-thread state (libmariadb's does nothing).
  */
 void mq_thread_init(void);
+/* Before such a thread ends: the client library's part of it freed. */
+void mq_thread_end(void);
 
 /** Closes the connection and frees the handle. NULL is fine. */
 void mq_close(struct mq_conn *c);

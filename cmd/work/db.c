@@ -23,11 +23,16 @@ run(void *ctx)
 	void *fn_ctx;
 	char b = 1;
 
-	mq_thread_init();	/* the threads never end */
+	mq_thread_init();
 	for (;;) {
 		pthread_mutex_lock(&d->mu);
-		while (d->fn == NULL)
+		while (d->fn == NULL && !d->quit)
 			pthread_cond_wait(&d->cv, &d->mu);
+		if (d->fn == NULL) {	/* quit, idle: dbt_end */
+			pthread_mutex_unlock(&d->mu);
+			mq_thread_end();
+			return NULL;
+		}
 		fn = d->fn;
 		fn_ctx = d->ctx;
 		pthread_mutex_unlock(&d->mu);
@@ -49,6 +54,7 @@ dbt_start(struct dbt *d)
 
 	d->fn = NULL;
 	d->busy = 0;
+	d->quit = 0;
 	if (pipe(d->fd) != 0)
 		return errno;
 	fcntl(d->fd[0], F_SETFL, O_NONBLOCK);
@@ -62,9 +68,25 @@ dbt_start(struct dbt *d)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	e = pthread_create(&d->t, NULL, run, d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (e == 0)
-		pthread_detach(d->t);
+	d->started = e == 0;
 	return e;
+}
+
+void
+dbt_end(struct dbt *d)
+{
+	int idle;
+
+	if (!d->started)
+		return;
+	pthread_mutex_lock(&d->mu);
+	idle = d->fn == NULL;
+	d->quit = 1;
+	pthread_cond_signal(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+	/* one that waits for the server is left to the process's end */
+	if (idle && pthread_join(d->t, NULL) == 0)
+		d->started = 0;
 }
 
 void

@@ -166,6 +166,22 @@ loop(struct worker *w)
 	}
 }
 
+/* The worker whose threads end with the process (end_threads). */
+static struct worker *ending;
+static pthread_t main_thread;
+
+/* At exit, from the loop's thread: its idle server threads end and are
+ * joined (valgrind counts a thread alive at exit as a leak); one that
+ * waits for the server is left. */
+static void
+end_threads(void)
+{
+	if (ending && pthread_equal(pthread_self(), main_thread)) {
+		dbt_end(&ending->op);
+		dbt_end(&ending->beat);
+	}
+}
+
 int
 work_run(struct worker *w, struct mq_global *g, char **cmd)
 {
@@ -188,12 +204,16 @@ work_run(struct worker *w, struct mq_global *g, char **cmd)
 	w->c = open_queue_table(&work_command, g);
 	w->hosts = mq_conn_hosts(w->c);
 	w->sig_fd = work_signals();
+	main_thread = pthread_self();
+	ending = w;
+	atexit(end_threads);
 	if ((e = dbt_start(&w->op)) != 0 || (e = dbt_start(&w->beat)) != 0) {
 		say(&work_command, "cannot start a thread: %s",
 		    strerror(e));
 		exit(EX_OSERR);
 	}
 	loop(w);
+	end_threads();
 	/* a thread still in a statement keeps its connection: the exit
 	 * closes it */
 	if (!w->op.busy)

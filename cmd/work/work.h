@@ -70,6 +70,8 @@ struct dbt {
 	void (*fn)(void *);	/* the task running, NULL: none */
 	void *ctx;
 	int busy;		/* posted and not collected (the loop's) */
+	int quit;		/* dbt_end: an idle thread returns */
+	int started;
 	int fd[2];
 };
 
@@ -288,6 +290,11 @@ int succeeded(const struct slot *s);
 /* work/db.c: starts the thread, signals blocked in it. Returns an errno
  * value. */
 int dbt_start(struct dbt *d);
+
+/* Ends the thread if it is idle, and joins it: at the worker's exit
+ * (valgrind counts a thread that outlives main's exit as a leak). One
+ * running a task (a server that hangs) is left as it is. */
+void dbt_end(struct dbt *d);
 
 /* Gives the idle thread fn(ctx) to run. */
 void dbt_post(struct dbt *d, void (*fn)(void *), void *ctx);
