@@ -39,8 +39,8 @@ expect_status 0 "ack does not use MQ_QUEUE, so a bad one does not stop it" \
 expect_status 64 "an empty --socket" "$MQ" pop --socket ''
 run env MQ_SOCKET= MQ_DEFAULTS_FILE="$T_TMP/sock.cnf" "$MQ" pop
 like "$ERR" "*from-file.sock*" "an empty MQ_SOCKET counts as unset"
-expect_status 64 "table name of 57 characters (the archive's would be 65)" \
-  "$MQ" push --table aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa x
+expect_status 64 "table name of 51 characters (its _queues_limits would be 65)" \
+  "$MQ" push --table "$(printf '%051d' 0 | tr 0 a)" x
 expect_status 64 "bad port" "$MQ" pop --port 99999
 expect_status 64 "bad port in MQ_PORT" env MQ_PORT=x "$MQ" pop
 run "$MQ" pop --lease "$(printf 'a\nb')"

@@ -88,8 +88,8 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
 done
 refuse_check "a queue list" --queue a,b
 refuse 64 "a queue list (top)" "$MQ" top --once --queue a,b
-refuse 64 "table of 57 characters (its archive's would not fit)" \
-  "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
+refuse 64 "table of 51 characters (its _queues_limits would not fit)" \
+  "$MQ" push --table "$(printf '%051d' 0 | tr 0 t)" x
 
 # durations: negative, overflowing, garbage
 # (not $d: expect_status sets d to its description)
