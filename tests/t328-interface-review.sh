@@ -28,4 +28,17 @@ done
 is "$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'uuu%'")" \
   0 "nothing made for a name too long"
 
+# ---- a form given twice is given once (it was "-o, --shell and --json
+# exclude each other"); two different forms still exclude each other
+"$MQ" push two1 >/dev/null && "$MQ" push two2 >/dev/null && "$MQ" push two3 >/dev/null
+run "$MQ" pop --json --json
+like "$RC:$OUT" '0:{"id":*"payload":"two1"*' "pop --json --json: one --json"
+run "$MQ" pop --shell --shell
+like "$RC:$OUT" "0:*MQ_PAYLOAD*two2*" "pop --shell --shell: one --shell"
+run "$MQ" pop -o "$T_TMP/a" -o "$T_TMP/b"
+is "$RC:$(cat "$T_TMP/b" 2>/dev/null):$([ -e "$T_TMP/a" ] && echo a)" "0:two3:" \
+  "pop -o a -o b writes b only"
+expect_status 64 "pop --json --shell: 64" "$MQ" pop --json --shell
+expect_status 64 "pop -o f --json: 64" "$MQ" pop -o "$T_TMP/c" --json
+
 done_testing

@@ -322,7 +322,7 @@ struct pop_args {
 	const char *path, *receipt_path;
 	long long wait;
 	enum form form;
-	int forms, count_given;
+	int forms, count_given;	/* forms: the bits of -o, --shell, --json */
 };
 
 static void
@@ -352,9 +352,11 @@ option(void *ctx, int id, const char *arg)
 	case OPT_WAIT:
 		a->wait = duration_arg(&pop_command, "--wait", arg);
 		break;
-	case 'o':		a->path = arg; a->forms++; break;
-	case OPT_SHELL:		a->form = SHELL; a->forms++; break;
-	case OPT_JSON:		a->form = JSON; a->forms++; break;
+	/* forms: one bit per form, so a form given twice is the last
+	 * one's (-o a -o b writes b), as every option is */
+	case 'o':		a->path = arg; a->forms |= 1; break;
+	case OPT_SHELL:		a->form = SHELL; a->forms |= 2; break;
+	case OPT_JSON:		a->form = JSON; a->forms |= 4; break;
 	case OPT_RECEIPT_FILE:	a->receipt_path = arg; break;
 	}
 }
@@ -378,7 +380,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
 	settle(&pop_command, g, 1);
 	no_operands(&pop_command, nargs, argv);
-	if (a.forms > 1)
+	if (a.forms & (a.forms - 1))	/* two different forms */
 		usage_error(&pop_command, "-o, --shell and --json exclude each other");
 	if (a.form == RAW && o->count > 1)
 		usage_error(&pop_command, "--count above 1 needs --shell or --json");
