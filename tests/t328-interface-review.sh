@@ -41,4 +41,41 @@ is "$RC:$(cat "$T_TMP/b" 2>/dev/null):$([ -e "$T_TMP/a" ] && echo a)" "0:two3:" 
 expect_status 64 "pop --json --shell: 64" "$MQ" pop --json --shell
 expect_status 64 "pop -o f --json: 64" "$MQ" pop -o "$T_TMP/c" --json
 
+# ---- exit statuses: mq(1) lists every status a command's page gives
+# (66 was schedule apply's alone, push --after's missing; no 128+N), and
+# every command's page its write failure (74: top, ack and extend had not)
+MAN=${MQ_SOURCE_ROOT:-$TESTS_DIR/..}/man
+statuses() { # statuses PAGE: the EXIT STATUS entries' numbers (*A* to *B*
+  # spelled out, *A*, *B* both, 128+N as 128)
+  awk '/^# EXIT STATUS/ { on = 1; next } /^# / { on = 0 }
+    on && /^\*[0-9]+/ {
+      n = split($0, w, /[^0-9]+/); lo = ""
+      for (i = 1; i <= n; i++) if (w[i] != "") { if (lo == "") lo = w[i]; hi = w[i] }
+      if ($0 ~ /^\*[0-9]+\* to \*[0-9]+\*/) for (k = lo; k <= hi; k++) print k
+      else { m = split($0, v, /, /); for (i = 1; i <= m; i++) if (match(v[i], /^\*[0-9]+/)) print substr(v[i], 2, RLENGTH - 1) }
+    }' "$1" | sort -un | tr '\n' ' '
+}
+main_st=$(statuses "$MAN/mq.1.scd")
+missing=
+for page in "$MAN"/mq-*.1.scd; do
+  cmd=$(basename "$page" .1.scd); cmd=${cmd#mq-}
+  [ "$cmd" = check ] && continue   # the plugin guidelines' statuses
+  for n in $(statuses "$page"); do
+    case " $main_st " in *" $n "*) ;; *) missing="$missing $cmd:$n" ;; esac
+  done
+  case " $(statuses "$page") " in *" 74 "*) ;; *) missing="$missing $cmd:no-74" ;; esac
+  expect_status 74 "mq $cmd -h >/dev/full: 74" sh -c '"$0" "$1" -h >/dev/full' "$MQ" "$cmd"
+done
+is "$missing" "" "mq(1) lists every status of every page; every page lists 74"
+main_exit=$(awk '/^# EXIT STATUS/ { on = 1; next } /^# / { on = 0 } on' "$MAN/mq.1.scd")
+like "$main_exit" "*66\*
+	Missing input: \*mq push --after\**" "mq(1): 66 is also push --after's"
+like "$main_exit" "*\*mq push --wait\* its job (purged*" "mq(1): 1 is also push --wait's"
+like "$main_exit" "*\*mq pop -o\*, \*--receipt-file\*, \*mq
+	show -o\**" "mq(1): 73 is also show -o's"
+expect_status 66 "push --after a job that does not exist: 66" "$MQ" push --after 99999 x
+expect_status 66 "push --after-file that cannot be opened: 66" \
+  "$MQ" push --after-file "$T_TMP/none" x
+expect_status 74 "top --once >/dev/full: 74" sh -c '"$0" top --once >/dev/full' "$MQ"
+
 done_testing
