@@ -233,5 +233,10 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 		put_json_limits(queue, &a.l);
 	else
 		put_text_limits(&a.l);
+	/* the showing form only reads: its reader gone (mq limit q | true),
+	 * it ends by SIGPIPE as mq stats does; a form that changed the
+	 * limits says a failure (74), as every writer does (mq(1) OUTPUT) */
+	if (!a.all && !a.set && !a.clear && flush_read_only() != 0)
+		return EX_IOERR;
 	return 0;
 }

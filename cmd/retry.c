@@ -294,5 +294,9 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 		    "batch in flight", (int)stop_signal);
 		return 128 + stop_signal;
 	}
+	/* a dry run only reads: its reader gone, it ends by SIGPIPE
+	 * (mq(1) OUTPUT) */
+	if (o->dry_run && flush_read_only() != 0)
+		return EX_IOERR;
 	return rep.not_dead || rep.dedup || rep.parents ? 1 : 0;
 }

@@ -78,4 +78,30 @@ expect_status 66 "push --after-file that cannot be opened: 66" \
   "$MQ" push --after-file "$T_TMP/none" x
 expect_status 74 "top --once >/dev/full: 74" sh -c '"$0" top --once >/dev/full' "$MQ"
 
+# ---- read-only forms into a closed pipe end quietly by SIGPIPE, as mq
+# stats does (mq limit QUEUE and the dry runs said "write failure", 74)
+pipe_to() { # pipe_to READER CMD...: "RC:STDERR" of CMD into | READER
+  _r=$1
+  shift
+  { "$@" 2>"$T_TMP/perr"; echo "$?" >"$T_TMP/prc"; } | $_r >/dev/null
+  printf '%s:%s' "$(cat "$T_TMP/prc")" "$(cat "$T_TMP/perr")"
+}
+gone() { sleep 0.3; "$@"; }
+"$MQ" limit --concurrency 3 lim >/dev/null
+is "$(pipe_to true gone "$MQ" limit lim)" "141:" "limit QUEUE | true: quiet, SIGPIPE"
+is "$(pipe_to true gone "$MQ" limit --json lim)" "141:" "limit --json QUEUE | true: quiet, SIGPIPE"
+like "$(pipe_to true gone "$MQ" limit --concurrency 4 lim)" "74:mq limit: write failure on standard output*" \
+  "limit --concurrency (a change) | true: 74, said"
+is "$(sql "SELECT concurrency FROM mq_jobs_queues WHERE queue = 'lim'")" 4 "  and the change made"
+"$MQ" push --queue dead1 d >/dev/null
+"$MQ" fail --no-retry "$("$MQ" pop --queue dead1 --shell | sed -n 's/^MQ_RECEIPT=//p')" 2>/dev/null
+is "$(pipe_to true gone "$MQ" retry --dry-run --queue dead1 --all)" \
+  "141:mq retry: 1 job would be retried (dry run)" "retry --dry-run | true: quiet, SIGPIPE"
+is "$(pipe_to true gone "$MQ" requeue-stale --dry-run)" "141:" \
+  "requeue-stale --dry-run | true: quiet, SIGPIPE"
+printf '[hourly]\ncron = 0 * * * *\nqueue = ops\npayload = x\n' >"$T_TMP/s.conf"
+is "$(pipe_to true gone "$MQ" schedule apply --dry-run "$T_TMP/s.conf")" "141:" \
+  "schedule apply --dry-run | true: quiet, SIGPIPE"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" 0 "  nothing applied"
+
 done_testing

@@ -48,6 +48,13 @@ void end_by_sigpipe(void)
 #endif
     ;
 
+/* The end of the output of a form that only reads (mq limit QUEUE, mq
+ * schedule ls; main() does it for the CMD_READS_ONLY commands):
+ * standard output flushed, and its reader gone, ended by SIGPIPE as
+ * end_by_sigpipe() does (mq(1) OUTPUT). 0, or -1 on another failure,
+ * which main()'s flush then says (process.c). */
+int flush_read_only(void);
+
 /* sigaction(sig, sa) unless mq was started with sig ignored (SIGTERM,
  * SIGINT, SIGHUP: nohup, a shell's background job), which then stays
  * ignored, as for any Unix command (process.c). */

@@ -89,6 +89,18 @@ end_by_sigpipe(void)
 }
 
 int
+flush_read_only(void)
+{
+	errno = 0;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		if (reader_gone(errno))
+			end_by_sigpipe();
+		return -1;
+	}
+	return 0;
+}
+
+int
 ignored_at_start(int sig)
 {
 	return sigismember(&started_ignored, sig) == 1;

@@ -208,6 +208,10 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	if (a->dry_run)
 		printf("dry run: nothing was written\n");
 	free(res);
+	/* a dry run only reads: its reader gone, it ends by SIGPIPE
+	 * (mq(1) OUTPUT) */
+	if (a->dry_run)
+		return flush_read_only() == 0 ? 0 : EX_IOERR;
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
 }
 
@@ -230,13 +234,7 @@ do_ls(struct mq_global *g, const struct sched_args *a)
 	/* ls reads only: its reader gone (mq schedule ls | head -1), it
 	 * ends as the read-only commands do, by SIGPIPE, silently (mq(1)
 	 * OUTPUT; mq schedule as a whole also writes, so main() does not) */
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		if (reader_gone(errno))
-			end_by_sigpipe();
-		return EX_IOERR;
-	}
-	return 0;
+	return flush_read_only() == 0 ? 0 : EX_IOERR;
 }
 
 static void
