@@ -104,4 +104,36 @@ is "$(pipe_to true gone "$MQ" schedule apply --dry-run "$T_TMP/s.conf")" "141:" 
   "schedule apply --dry-run | true: quiet, SIGPIPE"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" 0 "  nothing applied"
 
+# ---- a write failure names its cause (it said "write failure on
+# standard output" and no more), whichever command met it
+full() { # full DESCRIPTION CMD...: CMD >/dev/full is 74, its line ends with the cause
+  _d=$1
+  shift
+  expect_status 74 "$_d >/dev/full: 74" sh -c '"$0" "$@" >/dev/full' "$@"
+  like "$ERR" "mq*: write failure on standard output: No space left on device*" \
+    "  $_d: the cause said"
+}
+"$MQ" push --queue fullq a >/dev/null; "$MQ" push --queue fullq b >/dev/null
+fin=$("$MQ" push --queue fin f)
+"$MQ" ack "$("$MQ" pop --queue fin --shell | sed -n 's/^MQ_RECEIPT=//p')"
+full "init" "$MQ" init
+full "push" "$MQ" push --queue fullq c
+full "stats" "$MQ" stats
+full "ls" "$MQ" ls
+full "show" "$MQ" show 1
+full "why" "$MQ" why 1
+full "top --once" "$MQ" top --once
+full "limit" "$MQ" limit lim
+full "pause" "$MQ" pause fullp
+full "requeue-stale" "$MQ" requeue-stale
+full "archive" "$MQ" archive --older-than 1d
+full "completion" "$MQ" completion bash
+full "wait" timeout 10 "$MQ" wait "$fin"
+full "pop --json" "$MQ" pop --queue fullq --json
+full "pop (raw)" "$MQ" pop --queue fullq
+full "show -o -" "$MQ" show -o - 1
+full "-h" "$MQ" stats -h
+full "schedule apply" "$MQ" schedule apply "$T_TMP/s.conf"
+full "schedule rm" "$MQ" schedule rm hourly
+
 done_testing

@@ -150,11 +150,9 @@ catch_check_signals(void)
 static int
 finish(int status)
 {
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if (flush_stdout() != 0) {
 		if (!reader_gone(errno))
-			fputs("mq check: write failure on standard output\n",
-			    stderr);
+			(void)stdout_failure(&check_command);
 		_exit(ST_UNKNOWN);
 	}
 	return status;

@@ -92,8 +92,7 @@ exit_written(const struct command *cmd)
 	/* -h or -V into a full disk is no success (74, as every command's
 	 * output); a reader gone ends mq by SIGPIPE first, as coreutils,
 	 * or, SIGPIPE ignored, quietly with status 0 (mq(1) OUTPUT) */
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if (flush_stdout() != 0) {
 		if (reader_gone(errno))
 			exit(0);
 		exit(stdout_failure(cmd));

@@ -89,7 +89,7 @@ give_back(struct mq_conn **cp, const struct mq_global *g,
 		    "others stay leased until their lease ends (%s)", why,
 		    back, n, c ? mq_conn_error(c)->msg : e.msg);
 	/* what stdout still buffers can go nowhere: main must not try */
-	if (freopen("/dev/null", "w", stdout) == NULL)
+	if (discard_stdout() != 0)
 		_Exit(rc);
 	return rc;
 }
@@ -512,10 +512,11 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		/* a print that failed (a write a signal cut short) is not
 		 * flushed: the flush would send the rest later, to a reader
 		 * whose job is given back */
-		if (rc == 0 && (ferror(stdout) || fflush(stdout) == EOF ||
-		    ferror(stdout))) {
+		if (rc == 0 && ferror(stdout))
+			stdout_error(errno);	/* the print's own */
+		if (rc == 0 && (ferror(stdout) || flush_stdout() != 0)) {
 			snprintf(why, sizeof why, "write failure on standard "
-			    "output");
+			    "output%s", stdout_cause());
 			rc = EX_IOERR;
 		}
 		if (rc != 0)

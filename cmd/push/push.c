@@ -387,7 +387,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	printf("%llu\n", (unsigned long long)id);
 	if (n == 0)
 		free(payload);
-	if (a.wait && fflush(stdout) == EOF) {
+	if (a.wait && flush_stdout() != 0) {
 		mq_close(c);
 		return stdout_failure(&push_command);	/* main: not again */
 	}

@@ -212,7 +212,7 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	 * (mq(1) OUTPUT) */
 	if (a->dry_run)
 		return flush_read_only() == 0 ? 0 : EX_IOERR;
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -268,7 +268,7 @@ do_run(struct mq_global *g, const char *name)
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
 	printf("%llu\n", (unsigned long long)id);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -287,7 +287,7 @@ do_rm(struct mq_global *g, const char *name)
 		die(&schedule_command, &e);
 	/* as apply --prune says it (mq(1) OUTPUT: a change is confirmed) */
 	printf("removed %s\n", name);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -297,6 +297,7 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 	struct mq_conn *c = open_queue_table(&schedule_command, g);
 	struct mq_error e;
 	enum mq_status st;
+	int rc;
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 
 	st = mq_schedule_fire(c, a->queue ? g->queue : NULL, 0, &r);
@@ -321,10 +322,10 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 		printf("; next %s", utc);
 	}
 	putchar('\n');
-	fflush(stdout);
+	rc = flush_stdout();
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
-	return ferror(stdout) ? EX_IOERR : 0;
+	return rc == 0 ? 0 : EX_IOERR;
 }
 
 int
