@@ -136,4 +136,27 @@ full "-h" "$MQ" stats -h
 full "schedule apply" "$MQ" schedule apply "$T_TMP/s.conf"
 full "schedule rm" "$MQ" schedule rm hourly
 
+# ---- --rate: one syntax for limit and retry (retry took N/s, N/m, N
+# only; limit no bare N), a bad value quoted whole
+for r in 10/s 10/1s 10/h 10/1h30m 600/5min 10/min 7 5/m 10/500ms; do
+  expect_status 0 "limit --rate $r" "$MQ" limit rq --rate "$r"
+  expect_status 0 "retry --rate $r" "$MQ" retry --dry-run --queue dead1 --all --rate "$r"
+done
+"$MQ" limit rq --rate 7 >/dev/null
+is "$(sql "SELECT rate, rate_us FROM mq_jobs_queues WHERE queue = 'rq'")" "7	1000000" "limit --rate 7 is 7/s"
+"$MQ" limit rq --rate 10/1h30m >/dev/null
+is "$(sql "SELECT rate, rate_us FROM mq_jobs_queues WHERE queue = 'rq'")" "10	5400000000" "limit --rate 10/1h30m"
+for r in '10 /s' 0/s 10/ /s 10/0s 10/x 10/36601d 1000001/s -1/s; do
+  expect_status 64 "retry --rate '$r': 64" "$MQ" retry --dry-run --queue dead1 --all --rate "$r"
+  like "$ERR" "mq retry: invalid --rate '$r': *" "  the whole value quoted"
+done
+expect_status 64 "limit --rate '10 /s': 64" "$MQ" limit rq --rate '10 /s'
+is "$ERR" "mq limit: invalid --rate '10 /s': N/D expected (N a second alone), e.g. 10/s, 600/5m, 10/1h30m" \
+  "  the whole value quoted"
+expect_status 64 "limit --rate 0/s: 64" "$MQ" limit rq --rate 0/s
+is "$ERR" "mq limit: invalid --rate '0/s': N from 1 to 4294967295" "  the whole value quoted"
+expect_status 64 "--delay 5min: min is a rate's spelling only (mq(1) DURATIONS)" "$MQ" push --delay 5min x
+like "$(awk '/^# DURATIONS/ { on = 1; next } /^# / { on = 0 } on' "$MAN/mq.1.scd")" "*\*min\* is another spelling of \*m\**" \
+  "mq(1) DURATIONS says min"
+
 done_testing

@@ -198,6 +198,15 @@ uint64_t *read_id_lines(const struct command *cmd, FILE *f, const char *what,
 /* Parses a duration option; exits 64 naming the option if invalid. */
 long long duration_arg(const struct command *cmd, const char *opt, const char *arg);
 
+/* Parses a rate option, N/D (mq limit --rate, --key-rate, mq retry
+ * --rate): N from 1 to max in any window of the duration D, which is a
+ * duration as duration_arg() reads it (10/5m, 10/1h30m) or a unit alone
+ * for one of it (10/s, 10/h), "min" a spelling of "m" at its end
+ * (10/min, 600/5min); N alone is N/s. Into *n and *us; a bad value
+ * exits 64 naming the option and quoting the whole value. */
+void rate_arg(const struct command *cmd, const char *opt, const char *arg,
+    uint64_t max, uint64_t *n, int64_t *us);
+
 /* Parses an integer option in [lo, hi]; exits 64 if not. */
 long long int_arg(const struct command *cmd, const char *opt, const char *arg,
     long long lo, long long hi);
