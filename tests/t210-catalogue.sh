@@ -147,7 +147,7 @@ for v in -1 0 abc 99999999999999999999 1.5 ' 5' +5 '	5'; do
 done
 refuse 64 "priority 40000" "$MQ" push --priority 40000 x
 # mq retry: a selection it can trust, a rate it can keep
-for v in 0 -1 abc 10/x 1/s/s 1e3 '' 2000000/s 5/h; do
+for v in 0 -1 abc 10/x 1/s/s 1e3 '' 2000000/s 5/0s '5 /h' 5/36601d; do
   refuse 64 "rate '$v' (retry --rate)" "$MQ" retry --queue q --all --rate "$v"
 done
 refuse 64 "retry --queue without a filter or --all" "$MQ" retry --queue q
