@@ -29,7 +29,7 @@ for t in 'a b' 'x`y' "x'y" 'x;y' '' "$(printf 'j\303\251')" \
   expect_status 64 "bad queue name '$t'" "$MQ" push --queue "$t" x
   [ -z "$t" ] || expect_status 64 "bad queue name '$t' in MQ_QUEUE" env MQ_QUEUE="$t" "$MQ" push x
 done
-like "$ERR" "mq push: invalid queue name in MQ_QUEUE*" "bad MQ_QUEUE named"
+like "$ERR" "mq push: invalid queue name 'a*' in MQ_QUEUE*" "bad MQ_QUEUE named"
 for v in MQ_TABLE MQ_QUEUE MQ_PORT; do
   expect_status 0 "mq -h works with a bad $v" env "$v=a b" "$MQ" -h
   expect_status 0 "mq pop -h works with a bad $v" env "$v=a b" "$MQ" pop -h

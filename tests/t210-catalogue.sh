@@ -44,12 +44,14 @@ refuse_check() { # refuse_check WHAT ARGS...
   shift
   refuse 3 "$cwhat (check)" "$MQ" check "$@"
   # a value echoed back is escaped (shown as \xHH) the same on both
-  # lines; a bar, which would start the performance data, as \x7c
+  # lines; a bar, which would start the performance data, as \x7c, and
+  # on stdout a byte above ASCII (UTF-8 text stderr shows) as \xHH
   if [ "$(printf '%s\n' "$OUT" | wc -l)" -ne 1 ] ||
     [ -n "$(printf '%s' "$OUT" | LC_ALL=C tr -d '\040-\176')" ]; then
     not_ok "$cwhat: one printable UNKNOWN line on stdout" "stdout: $OUT"
   else
-    is "$OUT" "MQ UNKNOWN - usage error: $(printf '%s' "${ERR#mq check: }" | sed 's/|/\\x7c/g')" \
+    is "$OUT" "MQ UNKNOWN - usage error: $(printf '%s' "${ERR#mq check: }" |
+      LC_ALL=C perl -pe 's/([|\x80-\xff])/sprintf("\\x%02x", ord $1)/ge')" \
       "$cwhat: the UNKNOWN line on stdout says what stderr says"
   fi
 }

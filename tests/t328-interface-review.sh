@@ -159,4 +159,24 @@ expect_status 64 "--delay 5min: min is a rate's spelling only (mq(1) DURATIONS)"
 like "$(awk '/^# DURATIONS/ { on = 1; next } /^# / { on = 0 } on' "$MAN/mq.1.scd")" "*\*min\* is another spelling of \*m\**" \
   "mq(1) DURATIONS says min"
 
+# ---- a bad --queue or --table value is quoted, escaped, as the operand
+# forms quote theirs (it was "invalid queue name in --queue: ..."); one
+# wording for --dedup and --key
+expect_status 64 "stats --queue 'a b'" "$MQ" stats --queue 'a b'
+is "$ERR" "mq stats: invalid queue name 'a b' in --queue: use 1 to 64 of A-Z a-z 0-9 _ . -" "  the value quoted"
+expect_status 64 "stats --queue with a tab" "$MQ" stats --queue "$(printf 'a\tb')"
+is "$ERR" "mq stats: invalid queue name 'a\x09b' in --queue: use 1 to 64 of A-Z a-z 0-9 _ . -" "  a control byte escaped"
+expect_status 64 "stats --table 'a;b'" "$MQ" stats --table 'a;b'
+is "$ERR" "mq stats: invalid table name 'a;b' in --table: use 1 to 50 of A-Z a-z 0-9 _" "  the value quoted"
+expect_status 64 "MQ_TABLE with a newline" env MQ_TABLE="$(printf 'a\nb')" "$MQ" stats
+is "$ERR" "mq stats: invalid table name 'a\x0ab' in MQ_TABLE: use 1 to 50 of A-Z a-z 0-9 _" "  one line, escaped"
+expect_status 64 "MQ_QUEUE 'x y'" env MQ_QUEUE='x y' "$MQ" push z
+is "$ERR" "mq push: invalid queue name 'x y' in MQ_QUEUE: use 1 to 64 of A-Z a-z 0-9 _ . -" "  the value quoted"
+expect_status 64 "pop --queue 'a,,b'" "$MQ" pop --queue 'a,,b'
+like "$ERR" "mq pop: invalid queue list 'a,,b' in --queue: 1 to 16 queue names*" "  the list quoted"
+expect_status 64 "push --dedup ''" "$MQ" push --dedup '' x
+is "$ERR" "mq push: invalid --dedup '': 1 to 255 bytes" "  worded as --key's"
+expect_status 64 "push --key ''" "$MQ" push --key '' x
+is "$ERR" "mq push: invalid --key '': 1 to 255 bytes, no control characters" "  --key's"
+
 done_testing
