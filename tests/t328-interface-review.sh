@@ -179,4 +179,19 @@ is "$ERR" "mq push: invalid --dedup '': 1 to 255 bytes" "  worded as --key's"
 expect_status 64 "push --key ''" "$MQ" push --key '' x
 is "$ERR" "mq push: invalid --key '': 1 to 255 bytes, no control characters" "  --key's"
 
+# ---- stats --json: no ready job, no age: null (it was 0.000 where the
+# table shows '-'); a ready job's age a number
+"$MQ" push --queue noready --delay 1h later >/dev/null
+"$MQ" push --queue oneready now >/dev/null
+run "$MQ" stats --json --queue noready
+like "$OUT" '*"queue":"noready","ready":0,*"oldest_ready_seconds":null,"concurrency"*' \
+  "stats --json: oldest_ready_seconds null without a ready job"
+run "$MQ" stats --json --queue oneready
+like "$OUT" '*"queue":"oneready","ready":1,*"oldest_ready_seconds":[0-9]*.[0-9][0-9][0-9],"concurrency"*' \
+  "stats --json: a number with one"
+run "$MQ" stats --queue noready
+like "$(printf '%s\n' "$OUT" | grep '^noready' | tr -s ' ')" "noready 0 1 0 0 0 0 0 0 no - *" "the table's '-'"
+run "$MQ" stats --prometheus --queue noready
+like "$OUT" '*mq_oldest_ready_age_seconds{table="mq_jobs",queue="noready"} 0.000*' "prometheus: 0"
+
 done_testing
