@@ -194,4 +194,22 @@ like "$(printf '%s\n' "$OUT" | grep '^noready' | tr -s ' ')" "noready 0 1 0 0 0 
 run "$MQ" stats --prometheus --queue noready
 like "$OUT" '*mq_oldest_ready_age_seconds{table="mq_jobs",queue="noready"} 0.000*' "prometheus: 0"
 
+# ---- mq schedule's usage says which options go with which subcommand
+# (--queue, --json and --next were on one line with ls, run, rm and
+# fire, but --queue is fire's alone: mq schedule --queue x ls was 64);
+# options before the subcommand word are taken, as anywhere
+run "$MQ" schedule -h
+like "$OUT" "*mq schedule [[]--next N] [[]--json] [[]--table T] [[]CONNECTION-OPTIONS] ls
+*mq schedule [[]--table T] [[]CONNECTION-OPTIONS] run NAME | rm NAME
+*mq schedule [[]--queue Q] [[]--table T] [[]CONNECTION-OPTIONS] fire
+*" "schedule -h: ls, run | rm and fire each with their options"
+syn=$(awk '/^# SYNOPSIS/ { on = 1; next } /^# / { on = 0 } on && /[*]fire[*]/' "$MAN/mq-schedule.1.scd")
+is "$syn" "*mq schedule* [*--queue* _Q_] [*--table* _T_] [_CONNECTION-OPTIONS_] *fire*" \
+  "mq-schedule(1) SYNOPSIS: --queue with fire alone"
+expect_status 0 "schedule --json ls (options before the word)" "$MQ" schedule --json ls
+expect_status 0 "schedule --next 1 --json ls" "$MQ" schedule --next 1 --json ls
+expect_status 0 "schedule --queue ops fire" "$MQ" schedule --queue ops fire
+expect_status 64 "schedule --queue x ls: 64 (fire's option)" "$MQ" schedule --queue x ls
+is "$ERR" "mq schedule: --queue is for fire" "  says so"
+
 done_testing

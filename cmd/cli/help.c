@@ -31,9 +31,11 @@ void
 put_usage(FILE *f, const struct command *cmd)
 {
 	const struct opt *tables[2], *o;
-	int k, forms = cmd->operands[1] ? 2 : 1, t;
+	int k, forms = 1, t;
 	int nt = option_tables(cmd, tables);
 
+	while (forms < FORMS_MAX && cmd->operands[forms])
+		forms++;
 	for (k = 0; k < forms; k++) {
 		fputs(k ? "       mq" : "usage: mq", f);
 		if (!(cmd->flags & CMD_MAIN))

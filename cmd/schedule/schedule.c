@@ -29,13 +29,13 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, FORM(1), 0 },
 	{ OPT_QUEUE, "queue", 0, "Q",
 	    "fire: only the schedules of these queues (a list: a,b)",
-	    COMPLETE_QUEUES, NULL, NULL, FORM(1), 0 },
+	    COMPLETE_QUEUES, NULL, NULL, FORM(3), 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
 const struct command schedule_command = {
 	"schedule", "calendar schedules: apply a file, list, run, fire", opts,
-	{ "apply FILE", "ls | run NAME | rm NAME | fire" },
+	{ "apply FILE", "ls", "run NAME | rm NAME", "fire" },
 	CMD_QUEUE_LIST, cmd_schedule, NULL
 };
 
