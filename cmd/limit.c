@@ -58,35 +58,16 @@ struct limit_args {
 	int all, json;
 };
 
-/* N/D: N claims (1 to LIMIT_MAX) in any window of the duration D ("s",
- * "min", "h" alone: one of it; "5m", "500ms": as --lease reads them). */
+/* N/D (cli's rate_arg()): N claims, 1 to LIMIT_MAX, in any window D */
 static void
-rate_arg(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
+limit_rate(const char *opt, const char *arg, uint32_t *n, uint64_t *us)
 {
-	const char *slash = strchr(arg, '/');
-	char num[32], d[64];
-	int64_t v;
-	size_t len;
+	uint64_t v;
+	int64_t w;
 
-	if (slash == NULL || (len = (size_t)(slash - arg)) == 0 ||
-	    len >= sizeof num || slash[1] == '\0' ||
-	    strlen(slash + 1) + 2 > sizeof d)
-		usage_error(&limit_command, "invalid %s '%s': N/D expected, "
-		    "e.g. 10/s or 600/5m", opt, shown(arg));
-	memcpy(num, arg, len);
-	num[len] = '\0';
-	*n = (uint32_t)int_arg(&limit_command, opt, num, 1, LIMIT_MAX);
-	/* a unit alone is one of it; "min" is "m" */
-	snprintf(d, sizeof d, "%s%s", slash[1] >= '0' && slash[1] <= '9' ?
-	    "" : "1", slash + 1);
-	len = strlen(d);
-	if (len > 3 && strcmp(d + len - 3, "min") == 0)
-		d[len - 2] = '\0';
-	if (mq_parse_duration(d, &v) != MQ_OK || v <= 0)
-		usage_error(&limit_command, "invalid %s '%s': the window D must "
-		    "be a duration from 1ms to 36600d (ms, s, m or min, h, d)",
-		    opt, shown(arg));
-	*us = (uint64_t)v;
+	rate_arg(&limit_command, opt, arg, LIMIT_MAX, &v, &w);
+	*n = (uint32_t)v;
+	*us = (uint64_t)w;
 }
 
 static void
@@ -106,11 +87,11 @@ option(void *ctx, int id, const char *arg)
 		a->set |= MQ_LIMIT_PER_KEY;
 		break;
 	case OPT_RATE:
-		rate_arg("--rate", arg, &a->l.rate, &a->l.rate_us);
+		limit_rate("--rate", arg, &a->l.rate, &a->l.rate_us);
 		a->set |= MQ_LIMIT_RATE;
 		break;
 	case OPT_KEY_RATE:
-		rate_arg("--key-rate", arg, &a->l.key_rate, &a->l.key_rate_us);
+		limit_rate("--key-rate", arg, &a->l.key_rate, &a->l.key_rate_us);
 		a->set |= MQ_LIMIT_KEY_RATE;
 		break;
 	case OPT_CLEAR_RATE:
@@ -233,5 +214,10 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 		put_json_limits(queue, &a.l);
 	else
 		put_text_limits(&a.l);
+	/* the showing form only reads: its reader gone (mq limit q | true),
+	 * it ends by SIGPIPE as mq stats does; a form that changed the
+	 * limits says a failure (74), as every writer does (mq(1) OUTPUT) */
+	if (!a.all && !a.set && !a.clear && flush_read_only() != 0)
+		return EX_IOERR;
 	return 0;
 }

@@ -133,8 +133,7 @@ main(int argc, char **argv)
 		usage_error(&main_command, "'%s' is not a command (see 'mq -h')",
 		    shown(argv[0]));
 	rc = cmd->fn(argc, argv, &g);
-	errno = 0;	/* the flush's own error, not one from before */
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if (flush_stdout() != 0) {
 		if ((cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
 		return stdout_failure(cmd);	/* said once */

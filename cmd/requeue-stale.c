@@ -98,5 +98,9 @@ cmd_requeue_stale(int argc, char **argv, struct mq_global *g)
 		    o->dry_run ? " (dry run)" : "");
 	if (st != MQ_OK)
 		die(&requeue_stale_command, &e);
+	/* a dry run only reads: its reader gone, it ends by SIGPIPE
+	 * (mq(1) OUTPUT) */
+	if (o->dry_run && flush_read_only() != 0)
+		return EX_IOERR;
 	return 0;
 }

@@ -29,8 +29,8 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, FORM(1), 0 },
 	{ OPT_TO_QUEUE, "to-queue", 0, "Q2", "into queue Q2 (default: their "
 	    "own)", COMPLETE_QUEUE, NULL, NULL, 0, 0 },
-	{ OPT_RATE, "rate", 0, "N/s", "at most N jobs a second (N/m: a "
-	    "minute)", COMPLETE_NONE, NULL, NULL, 0, 0 },
+	{ OPT_RATE, "rate", 0, "N/D", "at most N jobs in any D (10/s, "
+	    "600/5m; N alone: a second)", COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_BATCH, "batch", 0, "N", "jobs per transaction (default 100)",
 	    COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ OPT_DRY_RUN, "dry-run", 0, NULL, "list their ids; change nothing",
@@ -61,24 +61,16 @@ struct retry_args {
 	sigset_t held;
 };
 
-/* --rate: N/s, N/m or N (a second), N from 1 to 10^6. */
+/* --rate: N/D as mq limit --rate reads it (cli's rate_arg()), N from 1
+ * to 10^6: jobs a second */
 static double
 parse_rate(const char *arg)
 {
-	char *end;
-	unsigned long long n;
+	uint64_t n;
+	int64_t us;
 
-	errno = 0;
-	n = strtoull(arg, &end, 10);
-	if (arg[0] >= '0' && arg[0] <= '9' && errno == 0 && n >= 1 &&
-	    n <= 1000000) {
-		if (*end == '\0' || strcmp(end, "/s") == 0)
-			return (double)n;
-		if (strcmp(end, "/m") == 0)
-			return (double)n / 60;
-	}
-	usage_error(&retry_command, "invalid --rate '%s': N/s or N/m, N from 1 to "
-	    "1000000", shown(arg));
+	rate_arg(&retry_command, "--rate", arg, 1000000, &n, &us);
+	return (double)n * 1e6 / (double)us;
 }
 
 static void
@@ -294,5 +286,9 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 		    "batch in flight", (int)stop_signal);
 		return 128 + stop_signal;
 	}
+	/* a dry run only reads: its reader gone, it ends by SIGPIPE
+	 * (mq(1) OUTPUT) */
+	if (o->dry_run && flush_read_only() != 0)
+		return EX_IOERR;
 	return rep.not_dead || rep.dedup || rep.parents ? 1 : 0;
 }

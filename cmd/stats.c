@@ -181,7 +181,7 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		printf(",\"ready\":%llu,\"scheduled\":%llu,\"waiting\":%llu,"
 		    "\"leased\":%llu,\"stale\":%llu,\"done\":%llu,"
 		    "\"dead\":%llu,\"recurring\":%llu,\"paused\":%s,"
-		    "\"oldest_ready_seconds\":%.3f",
+		    "\"oldest_ready_seconds\":",
 		    (unsigned long long)q[i].ready,
 		    (unsigned long long)q[i].scheduled,
 		    (unsigned long long)q[i].waiting,
@@ -190,7 +190,12 @@ print_json(const char *table, const struct mq_queue_stats *q, size_t n,
 		    (unsigned long long)q[i].done,
 		    (unsigned long long)q[i].dead,
 		    (unsigned long long)q[i].recurring,
-		    q[i].paused ? "true" : "false", q[i].oldest_ready_s);
+		    q[i].paused ? "true" : "false");
+		/* no ready job, no age: null, as the table's '-' */
+		if (q[i].ready)
+			printf("%.3f", q[i].oldest_ready_s);
+		else
+			fputs("null", stdout);
 		json_limit("concurrency", q[i].concurrency);
 		json_limit("per_key", q[i].per_key);
 		json_limit("rate", q[i].rate);

@@ -88,8 +88,7 @@ flush_out(const struct waiting *w)
 {
 	int rc;
 
-	errno = 0;
-	rc = fflush(stdout) == EOF || ferror(stdout) ? -1 : 0;
+	rc = flush_stdout();
 	sigprocmask(SIG_UNBLOCK, &w->stops, NULL);
 	if (rc != 0) {
 		if (reader_gone(errno))

@@ -52,12 +52,16 @@ int mq_conn_limit(const struct mq_error *e);
 
 /* ---- parsers (no connection needed) ---- */
 
-/** Longest table name: "<table>_archive" must fit MySQL's 64. */
-#define MQ_TABLE_MAX 56
+/** Longest table name: every identifier mq derives from it must fit
+ * MySQL's 64, and the longest is the constraint "<table>_queues_limits"
+ * (14 more; sql/schema.sql). The user locks' names do not grow with it
+ * (an MD5 of the name: MQ_SQL_WALL, counts.c). */
+#define MQ_TABLE_MAX 50
 /** Longest queue name. */
 #define MQ_QUEUE_MAX 64
 
-/** Nonzero if s is a valid table name: [A-Za-z0-9_], 1..56, not all digits. */
+/** Nonzero if s is a valid table name: [A-Za-z0-9_], 1..MQ_TABLE_MAX (50),
+ * not all digits. */
 int mq_valid_table(const char *s);
 
 /** Nonzero if s is a valid queue name: [A-Za-z0-9_.-], 1..64. */

@@ -112,7 +112,7 @@ for bad in 'a,,b' 'a,a' ',a' 'a,' ',' 'a, b' 'a,b;c' "a,$(printf 'x%.0s' $(seq 6
   expect_status 64 "pop refuses the list '$bad'" "$MQ" pop --queue "$bad"
   expect_status 64 "work refuses the list '$bad'" "$MQ" work --queue "$bad" -- true
 done
-like "$ERR" "mq work: invalid queue list in --queue: 1 to 16 queue names*none twice" "message says what a list is"
+like "$ERR" "mq work: invalid queue list '*' in --queue: 1 to 16 queue names*none twice" "message says what a list is"
 expect_status 1 "16 queues are fine (none has a job)" "$MQ" pop --queue "$(seq 1 16 | sed 's/^/q/' | tr '\n' , | sed 's/,$//')" --wait 0
 is "$(table_sum)" "$sum" "refusals changed nothing"
 

@@ -44,12 +44,14 @@ refuse_check() { # refuse_check WHAT ARGS...
   shift
   refuse 3 "$cwhat (check)" "$MQ" check "$@"
   # a value echoed back is escaped (shown as \xHH) the same on both
-  # lines; a bar, which would start the performance data, as \x7c
+  # lines; a bar, which would start the performance data, as \x7c, and
+  # on stdout a byte above ASCII (UTF-8 text stderr shows) as \xHH
   if [ "$(printf '%s\n' "$OUT" | wc -l)" -ne 1 ] ||
     [ -n "$(printf '%s' "$OUT" | LC_ALL=C tr -d '\040-\176')" ]; then
     not_ok "$cwhat: one printable UNKNOWN line on stdout" "stdout: $OUT"
   else
-    is "$OUT" "MQ UNKNOWN - usage error: $(printf '%s' "${ERR#mq check: }" | sed 's/|/\\x7c/g')" \
+    is "$OUT" "MQ UNKNOWN - usage error: $(printf '%s' "${ERR#mq check: }" |
+      LC_ALL=C perl -pe 's/([|\x80-\xff])/sprintf("\\x%02x", ord $1)/ge')" \
       "$cwhat: the UNKNOWN line on stdout says what stderr says"
   fi
 }
@@ -88,8 +90,8 @@ for name in "a'b" 'a`b' 'a;b' 'a b' "$(printf 'caf\303\251')" '' "$long64" \
 done
 refuse_check "a queue list" --queue a,b
 refuse 64 "a queue list (top)" "$MQ" top --once --queue a,b
-refuse 64 "table of 57 characters (its archive's would not fit)" \
-  "$MQ" push --table "$(printf '%057d' 0 | tr 0 t)" x
+refuse 64 "table of 51 characters (its _queues_limits would not fit)" \
+  "$MQ" push --table "$(printf '%051d' 0 | tr 0 t)" x
 
 # durations: negative, overflowing, garbage
 # (not $d: expect_status sets d to its description)
@@ -147,7 +149,7 @@ for v in -1 0 abc 99999999999999999999 1.5 ' 5' +5 '	5'; do
 done
 refuse 64 "priority 40000" "$MQ" push --priority 40000 x
 # mq retry: a selection it can trust, a rate it can keep
-for v in 0 -1 abc 10/x 1/s/s 1e3 '' 2000000/s 5/h; do
+for v in 0 -1 abc 10/x 1/s/s 1e3 '' 2000000/s 5/0s '5 /h' 5/36601d; do
   refuse 64 "rate '$v' (retry --rate)" "$MQ" retry --queue q --all --rate "$v"
 done
 refuse 64 "retry --queue without a filter or --all" "$MQ" retry --queue q

@@ -25,7 +25,7 @@ like "$ERR" "mq pop: cannot write receipt to '*/none/r': No such file or directo
 back "--receipt-file"
 expect_status 74 "pop --receipt-file /dev/full (created, not written)" \
   sh -c '"$0" pop --receipt-file /dev/full >/dev/null' "$MQ"
-like "$ERR" "mq pop: write failure on '/dev/full' (the receipt): the job was given back" "said so"
+like "$ERR" "mq pop: write failure on '/dev/full' (the receipt): No space left on device: the job was given back" "said so"
 back "--receipt-file /dev/full"
 # the raw form's receipt goes to stderr: a receipt that cannot be
 # written is a job not handed over
@@ -34,7 +34,7 @@ is "$(cat "$T_TMP/st")" 74 "raw pop, stderr full (no receipt): status 74"
 back "stderr full"
 expect_status 74 "pop --json --count 3 into a full device" \
   sh -c '"$0" pop --json --count 3 >/dev/full' "$MQ"
-like "$ERR" "mq pop: write failure on standard output: the jobs were given back" "said so"
+like "$ERR" "mq pop: write failure on standard output: No space left on device: the jobs were given back" "said so"
 back "/dev/full"
 for form in --json --shell "-o /dev/stdout" ""; do
   # the reader is gone before mq writes
@@ -56,7 +56,7 @@ big=$(head -c 6000 /dev/zero | tr '\0' x)
 i=0
 while [ $i -lt 20 ]; do i=$((i + 1)); echo "$i$big"; done | "$MQ" push --lines --queue big >/dev/null
 "$MQ" pop --queue big --json --count 20 2>"$T_TMP/err" | head -n 3 | cut -c1-20 >"$T_TMP/got"
-handed=$(sed -n 's/^mq pop: write failure on standard output: \([0-9]*\) jobs* w[ae][sr]e* handed over, the other \([0-9]*\) given back$/\1 \2/p' "$T_TMP/err")
+handed=$(sed -n 's/^mq pop: write failure on standard output: Broken pipe: \([0-9]*\) jobs* w[ae][sr]e* handed over, the other \([0-9]*\) given back$/\1 \2/p' "$T_TMP/err")
 like "$handed" "[0-9]* [0-9]*" "a reader gone after 3 of 20: some handed over, the rest given back ($(cat "$T_TMP/err"))"
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'big' AND state = 'leased'") $(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'big' AND state = 'ready' AND attempts = 0")" \
   "$handed" "as many leased (handed over) and ready (given back, no attempt counted) as it says"

@@ -54,7 +54,7 @@ is "$(ignpipe "$MQ" pop -h)" "0:" "mq pop -h, the same"
 is "$(ignpipe "$MQ" --version)" "0:" "mq --version, the same"
 # not a closed pipe: a full disk is still an error that says so
 expect_status 74 "stats >/dev/full: exit 74" sh -c '"$0" stats >/dev/full' "$MQ"
-is "$ERR" "mq stats: write failure on standard output" "and says so"
+is "$ERR" "mq stats: write failure on standard output: No space left on device" "and says so, with the cause"
 sql "DELETE FROM mq_jobs"
 "$MQ" stats --recount >/dev/null
 

@@ -312,7 +312,7 @@ is "$OUT" "3" "... a usage error too"
 run python3 -c "$closed_stdout" "$MQ" --port 0 check
 is "$OUT" "3" "... one before the command name too"
 "$MQ" check >/dev/full 2>"$T_TMP/full.err"
-is "$?:$(cat "$T_TMP/full.err")" "3:mq check: write failure on standard output" \
+is "$?:$(cat "$T_TMP/full.err")" "3:mq check: write failure on standard output: No space left on device" \
   "stdout a full disk: 3, the line on stderr"
 
 # the include of a pipe nobody writes (started at the top): the overall

@@ -246,7 +246,7 @@ is "$(printf '%s\n' "$OUT" | grep -c '"payload"')" 4 "a second later, 2 more of 
 is "$(windows kq 900 a):$(windows kq 900 b)" "2:2" "never more than 2 of a key in a window"
 # bad rates: one line, status 64, nothing changed
 before=$(sql "SELECT CONCAT_WS(',', rate, rate_us) FROM mq_jobs_queues WHERE queue = 'rq'")
-for bad in 0/s 10 10/0s 10/x -1/s 4294967296/s /s; do
+for bad in 0/s '10 /s' 10/0s 10/x -1/s 4294967296/s /s 10/; do
   expect_status 64 "--rate $bad refused" "$MQ" limit rq --rate "$bad"
 done
 like "$ERR" "mq limit: invalid *" "with one line"

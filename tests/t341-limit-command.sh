@@ -231,13 +231,13 @@ expect_status 64 "--rate with --clear-rate" "$MQ" limit deploy --rate 10/s --cle
 is "$ERR" "mq limit: --rate and --clear-rate exclude each other" "  its message"
 expect_status 64 "--key-rate with --clear-key-rate" "$MQ" limit deploy --key-rate 1/s --clear-key-rate
 is "$ERR" "mq limit: --key-rate and --clear-key-rate exclude each other" "  its message"
-expect_status 64 "--rate without its window" "$MQ" limit deploy --rate 10
-is "$ERR" "mq limit: invalid --rate '10': N/D expected, e.g. 10/s or 600/5m" "  its message"
+expect_status 64 "--rate with a blank" "$MQ" limit deploy --rate '10 /s'
+is "$ERR" "mq limit: invalid --rate '10 /s': N/D expected (N a second alone), e.g. 10/s, 600/5m, 10/1h30m" "  its message quotes the whole value"
 for r in 5/ 1/0s 1/36601d; do
   expect_status 64 "--rate $r: 64" "$MQ" limit deploy --rate "$r"
   expect_status 64 "--key-rate $r: 64" "$MQ" limit deploy --key-rate "$r"
 done
-is "$ERR" "mq limit: invalid --key-rate '1/36601d': the window D must be a duration from 1ms to 36600d (ms, s, m or min, h, d)" \
+is "$ERR" "mq limit: invalid --key-rate '1/36601d': the window D must be a duration from 1ms to 36600d, or a unit alone (ms, s, m or min, h, d)" \
   "  its message says the bounds"
 expect_status 64 "--queue is not an option" "$MQ" limit --queue deploy
 is "$(table_sum mq_jobs_queues):$(limits deploy)" "$sum:3 1 - - - - 0" \

@@ -203,11 +203,11 @@ is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE payload = 'x' AND queue = 'default
 for t in "" "--timeout 1s"; do
   # shellcheck disable=SC2086
   expect_status 74 "push --wait ${t:+$t }>/dev/full: 74, one line" sh -c '"$0" push --queue full --wait '"$t"' x >/dev/full' "$MQ"
-  is "$ERR" "mq push: write failure on standard output" "  said once"
+  is "$ERR" "mq push: write failure on standard output: No space left on device" "  said once"
 done
 is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'full'")" 2 "  the jobs are pushed (their ids could not be written)"
 expect_status 74 "wait >/dev/full of a done job: 74, one line" sh -c '"$0" wait "$1" >/dev/full' "$MQ" "$ja"
-is "$ERR" "mq wait: write failure on standard output" "  said once"
+is "$ERR" "mq wait: write failure on standard output: No space left on device" "  said once"
 
 # ---- SIGTERM: 143 at once, nothing changed
 s1=$("$MQ" push --queue sig s1)

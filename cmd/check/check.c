@@ -150,11 +150,9 @@ catch_check_signals(void)
 static int
 finish(int status)
 {
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if (flush_stdout() != 0) {
 		if (!reader_gone(errno))
-			fputs("mq check: write failure on standard output\n",
-			    stderr);
+			(void)stdout_failure(&check_command);
 		_exit(ST_UNKNOWN);
 	}
 	return status;
@@ -163,7 +161,9 @@ finish(int status)
 /* msg after "MQ UNKNOWN - " for a message mq wrote, whose values its
  * writer escaped already (shown()): escaping it again would double its
  * backslashes, so only a bar, which would start the performance data,
- * becomes \x7c. Returns 3. */
+ * becomes \x7c, and a byte above ASCII (the UTF-8 a value quoted in a
+ * usage error may hold) \xHH: the status line is printable ASCII.
+ * Returns 3. */
 static int
 unknown_said(const char *prefix, const char *msg)
 {
@@ -171,8 +171,8 @@ unknown_said(const char *prefix, const char *msg)
 	fputs("MQ UNKNOWN - ", stdout);
 	fputs(prefix, stdout);
 	for (; *msg; msg++) {
-		if (*msg == '|')
-			fputs("\\x7c", stdout);
+		if (*msg == '|' || (unsigned char)*msg >= 0x80)
+			printf("\\x%02x", (unsigned char)*msg);
 		else
 			putchar(*msg);
 	}

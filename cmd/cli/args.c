@@ -42,6 +42,45 @@ duration_arg(const struct command *cmd, const char *opt, const char *arg)
 	return (long long)us;
 }
 
+void
+rate_arg(const struct command *cmd, const char *opt, const char *arg,
+    uint64_t max, uint64_t *n, int64_t *us)
+{
+	const char *p = arg;
+	char d[64];
+	size_t len, digits = 0;
+	uint64_t v = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (++digits <= 20)
+			v = v * 10 + (uint64_t)(*p - '0');
+	if (digits == 0 || (*p != '\0' && *p != '/') ||
+	    (*p == '/' && p[1] == '\0'))
+		usage_error(cmd, "invalid %s '%s': N/D expected (N a second "
+		    "alone), e.g. 10/s, 600/5m, 10/1h30m", opt, shown(arg));
+	if (digits > 19 || v < 1 || v > max)
+		usage_error(cmd, "invalid %s '%s': N from 1 to %llu", opt,
+		    shown(arg), (unsigned long long)max);
+	*n = v;
+	if (*p == '\0') {
+		*us = 1000000;
+		return;
+	}
+	/* a unit alone is one of it; a final "min" is "m" */
+	len = strlen(++p);
+	if (len + 2 > sizeof d)
+		len = sizeof d - 2;	/* too long to be a duration */
+	snprintf(d, sizeof d, "%s%.*s", *p >= '0' && *p <= '9' ? "" : "1",
+	    (int)len, p);
+	len = strlen(d);
+	if (len > 3 && strcmp(d + len - 3, "min") == 0)
+		d[len - 2] = '\0';
+	if (mq_parse_duration(d, us) != MQ_OK || *us <= 0)
+		usage_error(cmd, "invalid %s '%s': the window D must be a "
+		    "duration from 1ms to 36600d, or a unit alone (ms, s, m or "
+		    "min, h, d)", opt, shown(arg));
+}
+
 long long
 int_arg(const struct command *cmd, const char *opt, const char *arg, long long lo,
     long long hi)

@@ -48,6 +48,18 @@ void end_by_sigpipe(void)
 #endif
     ;
 
+/* The end of the output of a form that only reads (mq limit QUEUE, mq
+ * schedule ls; main() does it for the CMD_READS_ONLY commands):
+ * standard output flushed, and its reader gone, ended by SIGPIPE as
+ * end_by_sigpipe() does (mq(1) OUTPUT). 0, or -1 on another failure,
+ * which main()'s flush then says (process.c). */
+int flush_read_only(void);
+/* What standard output still buffers, and what is written to it from
+ * now on, goes to /dev/null, its error flag cleared: a command that said
+ * its failure already (mq pop's give-back) ends without another. 0, or
+ * -1 if /dev/null cannot be opened (process.c). */
+int discard_stdout(void);
+
 /* sigaction(sig, sa) unless mq was started with sig ignored (SIGTERM,
  * SIGINT, SIGHUP: nohup, a shell's background job), which then stays
  * ignored, as for any Unix command (process.c). */
@@ -136,11 +148,23 @@ void say(const struct command *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Says "mq CMD: write failure on standard output" ("mq: ..." for mq's
- * own -h and -V), once in the process: whoever asks again (main()'s
- * flush after a command that said it and returned) says nothing. Returns
- * its status, 74 (EX_IOERR). */
+/* Says "mq CMD: write failure on standard output: CAUSE" ("mq: ..." for
+ * mq's own -h and -V), once in the process: whoever asks again (main()'s
+ * flush after a command that said it and returned) says nothing. The
+ * cause is the errno of standard output's first failure that
+ * flush_stdout() or stdout_error() met. Returns its status, 74
+ * (EX_IOERR). */
 int stdout_failure(const struct command *cmd);
+/* fflush(stdout), and whether it or an earlier write failed (ferror): 0,
+ * or -1 with errno the failure's (0 when only the error flag is left).
+ * The cause is kept for stdout_failure(): a failed flush drops the
+ * buffer, so the next one succeeds and its errno says nothing. */
+int flush_stdout(void);
+/* Keeps err, the errno of a write to standard output that failed
+ * (fwrite, printf), for stdout_failure(), unless one is kept already. */
+void stdout_error(int err);
+/* ": " and the kept cause's text, or "" while none is kept. */
+const char *stdout_cause(void);
 
 /* Says "mq CMD: out of memory"; returns its status, 71 (EX_OSERR). */
 int no_memory(const struct command *cmd);
@@ -173,6 +197,15 @@ uint64_t *read_id_lines(const struct command *cmd, FILE *f, const char *what,
 
 /* Parses a duration option; exits 64 naming the option if invalid. */
 long long duration_arg(const struct command *cmd, const char *opt, const char *arg);
+
+/* Parses a rate option, N/D (mq limit --rate, --key-rate, mq retry
+ * --rate): N from 1 to max in any window of the duration D, which is a
+ * duration as duration_arg() reads it (10/5m, 10/1h30m) or a unit alone
+ * for one of it (10/s, 10/h), "min" a spelling of "m" at its end
+ * (10/min, 600/5min); N alone is N/s. Into *n and *us; a bad value
+ * exits 64 naming the option and quoting the whole value. */
+void rate_arg(const struct command *cmd, const char *opt, const char *arg,
+    uint64_t max, uint64_t *n, int64_t *us);
 
 /* Parses an integer option in [lo, hi]; exits 64 if not. */
 long long int_arg(const struct command *cmd, const char *opt, const char *arg,

@@ -31,9 +31,11 @@ void
 put_usage(FILE *f, const struct command *cmd)
 {
 	const struct opt *tables[2], *o;
-	int k, forms = cmd->operands[1] ? 2 : 1, t;
+	int k, forms = 1, t;
 	int nt = option_tables(cmd, tables);
 
+	while (forms < FORMS_MAX && cmd->operands[forms])
+		forms++;
 	for (k = 0; k < forms; k++) {
 		fputs(k ? "       mq" : "usage: mq", f);
 		if (!(cmd->flags & CMD_MAIN))
@@ -92,8 +94,7 @@ exit_written(const struct command *cmd)
 	/* -h or -V into a full disk is no success (74, as every command's
 	 * output); a reader gone ends mq by SIGPIPE first, as coreutils,
 	 * or, SIGPIPE ignored, quietly with status 0 (mq(1) OUTPUT) */
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
+	if (flush_stdout() != 0) {
 		if (reader_gone(errno))
 			exit(0);
 		exit(stdout_failure(cmd));

@@ -49,18 +49,22 @@ struct opt {
 #define OPT_HIDDEN 1u	/* not in -h, the man page, nor completions */
 
 #define FORM(n) (1u << (n))
+/* The most usage forms a command has (schedule: apply, ls, run | rm,
+ * fire: each with the options that go with it). */
+#define FORMS_MAX 4
 
 /* A command: its name, its table and its operands. */
 struct command {
 	const char *name;
 	const char *summary;	/* its line in mq -h */
 	const struct opt *opts;
-	/* the operands in each usage form; operands[1] NULL: one form.
+	/* the operands in each usage form, up to FORMS_MAX, the first NULL
+	 * ending them (operands[1] NULL: one form).
 	 * Their grammar is also what completion offers and how many it
 	 * offers (cmd/completion/): "QUEUE" one, "[X]" at most one, "X..."
 	 * any number, "a|b" and a lowercase word fixed words, " | " between
 	 * alternatives (schedule's "ls | run NAME"), "--" passed over */
-	const char *operands[2];
+	const char *operands[FORMS_MAX];
 	unsigned flags;
 	int (*fn)(int argc, char **argv, struct mq_global *g);
 	/* if not NULL: called with the message of a usage error before

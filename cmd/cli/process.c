@@ -4,6 +4,7 @@
  * the ends of a command whose output has no reader; and the stop signals
  * of the commands that stop cleanly on them.
  */
+#define _GNU_SOURCE		/* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -89,6 +90,35 @@ end_by_sigpipe(void)
 }
 
 int
+flush_read_only(void)
+{
+	if (flush_stdout() != 0) {
+		if (reader_gone(errno))
+			end_by_sigpipe();
+		return -1;
+	}
+	return 0;
+}
+
+int
+discard_stdout(void)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fd != STDOUT_FILENO) {
+		if (dup2(fd, STDOUT_FILENO) < 0) {
+			close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	clearerr(stdout);
+	return 0;
+}
+
+int
 ignored_at_start(int sig)
 {
 	return sigismember(&started_ignored, sig) == 1;
@@ -128,10 +158,48 @@ unblock_signals(void)
 	sigprocmask(SIG_UNBLOCK, &s, NULL);
 }
 
+/* Standard output's writes, as stdio's own (one write(2) after another
+ * until all is out or one fails, an EINTR included), with the errno of
+ * the first that failed kept for stdout_failure(): a write that fails
+ * inside a printf() leaves only the error flag, and the buffer it
+ * dropped, so a later flush could not tell why. */
+static ssize_t
+stdout_write(void *cookie, const char *buf, size_t n)
+{
+	size_t done = 0;
+	ssize_t w;
+
+	(void)cookie;
+	while (done < n) {
+		if ((w = write(STDOUT_FILENO, buf + done, n - done)) < 0) {
+			stdout_error(errno);
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)n;
+}
+
+/* stdout on that writer, buffered as stdio buffers it (by lines on a
+ * terminal); left as it is if the stream cannot be made. */
+static void
+keep_stdout_errors(void)
+{
+	cookie_io_functions_t io = { NULL, stdout_write, NULL, NULL };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	if (f == NULL)
+		return;
+	if (isatty(STDOUT_FILENO))
+		setvbuf(f, NULL, _IOLBF, BUFSIZ);
+	stdout = f;
+}
+
 void
 process_start(void)
 {
 	sanitise_stdfd();
+	keep_stdout_errors();
 	note_ignored_signals();
 	unblock_signals();
 }

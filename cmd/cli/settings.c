@@ -24,8 +24,8 @@ table_problem(const char *what, const char *name, char *why, size_t len)
 {
 	if (mq_valid_table(name))
 		return 0;
-	snprintf(why, len, "invalid table name in %s: use 1 to %d of "
-	    "A-Z a-z 0-9 _", what, MQ_TABLE_MAX);
+	snprintf(why, len, "invalid table name '%s' in %s: use 1 to %d of "
+	    "A-Z a-z 0-9 _", shown(name), what, MQ_TABLE_MAX);
 	return -1;
 }
 
@@ -38,9 +38,9 @@ queue_problem(const struct mq_global *g, const char *what, const char *name,
 	if (g->queue_list) {
 		if (mq_valid_queue_list(name))
 			return 0;
-		snprintf(why, len, "invalid queue list in %s: 1 to %d "
+		snprintf(why, len, "invalid queue list '%s' in %s: 1 to %d "
 		    "queue names (1 to %d of A-Z a-z 0-9 _ . -), "
-		    "separated by commas, none twice", what,
+		    "separated by commas, none twice", shown(name), what,
 		    MQ_QUEUES_MAX, MQ_QUEUE_MAX);
 		return -1;
 	}
@@ -51,8 +51,8 @@ queue_problem(const struct mq_global *g, const char *what, const char *name,
 	}
 	if (mq_valid_queue(name))
 		return 0;
-	snprintf(why, len, "invalid queue name in %s: use 1 to %d of "
-	    "A-Z a-z 0-9 _ . -", what, MQ_QUEUE_MAX);
+	snprintf(why, len, "invalid queue name '%s' in %s: use 1 to %d of "
+	    "A-Z a-z 0-9 _ . -", shown(name), what, MQ_QUEUE_MAX);
 	return -1;
 }
 

@@ -144,7 +144,7 @@ each_operand(FILE *f, const struct command *c, slot_fn *fn)
 
 	said.n = 0;
 	/* the fixed first words of every alternative, offered together */
-	for (k = 0; k < 2 && c->operands[k]; k++)
+	for (k = 0; k < FORMS_MAX && c->operands[k]; k++)
 		for (s = c->operands[k]; *s; s = bar ? bar + 3 : s + strlen(s)) {
 			bar = strstr(s, " | ");
 			while (*s == ' ' || *s == '[')
@@ -162,7 +162,7 @@ each_operand(FILE *f, const struct command *c, slot_fn *fn)
 		}
 	if (*first)
 		say_slot(f, c, &said, "0", "*", COMPLETE_WORDS, first, fn);
-	for (k = 0; k < 2 && c->operands[k]; k++)
+	for (k = 0; k < FORMS_MAX && c->operands[k]; k++)
 		for (s = c->operands[k]; *s; s += len) {
 			bar = strstr(s, " | ");
 			len = bar ? (size_t)(bar - s) : strlen(s);

@@ -79,10 +79,18 @@ pop_print_raw(const struct mq_job *j, const char *path,
 	/* the payload is out before its receipt is shown; a short write
 	 * is not flushed (the rest would go out later, at exit) */
 	int bad = fwrite(j->payload, 1, j->len, out) != j->len;
+	int err = bad ? errno : 0;
 
-	if (path ? fclose(out) != 0 || bad : bad || fflush(out) == EOF) {
-		snprintf(why, size, "write failure on %s", path ? shown(path) :
-		    "standard output");
+	if (path ? fclose(out) != 0 || bad : bad || flush_stdout() != 0) {
+		if (err == 0)
+			err = errno;
+		if (!path) {
+			stdout_error(err);
+			snprintf(why, size, "write failure on standard "
+			    "output%s", stdout_cause());
+		} else
+			snprintf(why, size, "write failure on %s: %s",
+			    shown(path), strerror(err ? err : EIO));
 		return EX_IOERR;
 	}
 	if (receipt_path) {
@@ -92,16 +100,27 @@ pop_print_raw(const struct mq_job *j, const char *path,
 			return EX_CANTCREAT;
 		}
 		bad = fprintf(rf, "%s\n", receipt) < 0;
+		err = bad ? errno : 0;
 		if (fclose(rf) != 0 || bad) {
+			if (err == 0)
+				err = errno;
 			snprintf(why, size, "write failure on '%s' (the "
-			    "receipt)", shown(receipt_path));
+			    "receipt): %s", shown(receipt_path),
+			    strerror(err ? err : EIO));
 			return EX_IOERR;
 		}
-	} else if (fprintf(path ? stdout : stderr, "%s\n", receipt) < 0 ||
-	    fflush(path ? stdout : stderr) == EOF) {
+	} else if ((bad = fprintf(path ? stdout : stderr, "%s\n",
+	    receipt) < 0) || (path ? flush_stdout() != 0 :
+	    fflush(stderr) == EOF)) {
 		/* the payload without its receipt is not handed over */
-		snprintf(why, size, "write failure on %s", path ?
-		    "standard output" : "standard error (the receipt)");
+		err = errno;
+		if (path) {
+			stdout_error(err);
+			snprintf(why, size, "write failure on standard "
+			    "output%s", stdout_cause());
+		} else
+			snprintf(why, size, "write failure on standard error "
+			    "(the receipt): %s", strerror(err ? err : EIO));
 		return EX_IOERR;
 	}
 	return 0;

@@ -89,7 +89,7 @@ give_back(struct mq_conn **cp, const struct mq_global *g,
 		    "others stay leased until their lease ends (%s)", why,
 		    back, n, c ? mq_conn_error(c)->msg : e.msg);
 	/* what stdout still buffers can go nowhere: main must not try */
-	if (freopen("/dev/null", "w", stdout) == NULL)
+	if (discard_stdout() != 0)
 		_Exit(rc);
 	return rc;
 }
@@ -322,7 +322,7 @@ struct pop_args {
 	const char *path, *receipt_path;
 	long long wait;
 	enum form form;
-	int forms, count_given;
+	int forms, count_given;	/* forms: the bits of -o, --shell, --json */
 };
 
 static void
@@ -352,9 +352,11 @@ option(void *ctx, int id, const char *arg)
 	case OPT_WAIT:
 		a->wait = duration_arg(&pop_command, "--wait", arg);
 		break;
-	case 'o':		a->path = arg; a->forms++; break;
-	case OPT_SHELL:		a->form = SHELL; a->forms++; break;
-	case OPT_JSON:		a->form = JSON; a->forms++; break;
+	/* forms: one bit per form, so a form given twice is the last
+	 * one's (-o a -o b writes b), as every option is */
+	case 'o':		a->path = arg; a->forms |= 1; break;
+	case OPT_SHELL:		a->form = SHELL; a->forms |= 2; break;
+	case OPT_JSON:		a->form = JSON; a->forms |= 4; break;
 	case OPT_RECEIPT_FILE:	a->receipt_path = arg; break;
 	}
 }
@@ -378,7 +380,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
 	settle(&pop_command, g, 1);
 	no_operands(&pop_command, nargs, argv);
-	if (a.forms > 1)
+	if (a.forms & (a.forms - 1))	/* two different forms */
 		usage_error(&pop_command, "-o, --shell and --json exclude each other");
 	if (a.form == RAW && o->count > 1)
 		usage_error(&pop_command, "--count above 1 needs --shell or --json");
@@ -510,10 +512,11 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		/* a print that failed (a write a signal cut short) is not
 		 * flushed: the flush would send the rest later, to a reader
 		 * whose job is given back */
-		if (rc == 0 && (ferror(stdout) || fflush(stdout) == EOF ||
-		    ferror(stdout))) {
+		if (rc == 0 && ferror(stdout))
+			stdout_error(errno);	/* the print's own */
+		if (rc == 0 && (ferror(stdout) || flush_stdout() != 0)) {
 			snprintf(why, sizeof why, "write failure on standard "
-			    "output");
+			    "output%s", stdout_cause());
 			rc = EX_IOERR;
 		}
 		if (rc != 0)

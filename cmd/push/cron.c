@@ -92,5 +92,5 @@ push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
 		}
 	}
 	free(res);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }

@@ -204,8 +204,8 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_DEDUP:
 		if (arg[0] == '\0' || strlen(arg) > 255)
-			usage_error(&push_command, "--dedup takes a key of 1 to 255 "
-			    "bytes");
+			usage_error(&push_command, "invalid --dedup '%s': 1 to "
+			    "255 bytes", shown(arg));
 		o->dedup = arg;
 		break;
 	case OPT_KEY:
@@ -387,7 +387,7 @@ cmd_push(int argc, char **argv, struct mq_global *g)
 	printf("%llu\n", (unsigned long long)id);
 	if (n == 0)
 		free(payload);
-	if (a.wait && fflush(stdout) == EOF) {
+	if (a.wait && flush_stdout() != 0) {
 		mq_close(c);
 		return stdout_failure(&push_command);	/* main: not again */
 	}

@@ -22,7 +22,7 @@ print_ids(uint64_t first, size_t n, uint64_t step, void *ctx)
 	for (i = 0; i < n; i++)
 		printf("%llu\n", (unsigned long long)(first + i * step));
 	/* a reader of the ids sees each batch as soon as it is committed */
-	return fflush(stdout) == EOF ? -1 : 0;
+	return flush_stdout();
 }
 
 int

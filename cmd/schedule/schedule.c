@@ -29,13 +29,13 @@ static const struct opt opts[] = {
 	    COMPLETE_NONE, NULL, NULL, FORM(1), 0 },
 	{ OPT_QUEUE, "queue", 0, "Q",
 	    "fire: only the schedules of these queues (a list: a,b)",
-	    COMPLETE_QUEUES, NULL, NULL, FORM(1), 0 },
+	    COMPLETE_QUEUES, NULL, NULL, FORM(3), 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
 const struct command schedule_command = {
 	"schedule", "calendar schedules: apply a file, list, run, fire", opts,
-	{ "apply FILE", "ls | run NAME | rm NAME | fire" },
+	{ "apply FILE", "ls", "run NAME | rm NAME", "fire" },
 	CMD_QUEUE_LIST, cmd_schedule, NULL
 };
 
@@ -208,7 +208,11 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	if (a->dry_run)
 		printf("dry run: nothing was written\n");
 	free(res);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	/* a dry run only reads: its reader gone, it ends by SIGPIPE
+	 * (mq(1) OUTPUT) */
+	if (a->dry_run)
+		return flush_read_only() == 0 ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -230,13 +234,7 @@ do_ls(struct mq_global *g, const struct sched_args *a)
 	/* ls reads only: its reader gone (mq schedule ls | head -1), it
 	 * ends as the read-only commands do, by SIGPIPE, silently (mq(1)
 	 * OUTPUT; mq schedule as a whole also writes, so main() does not) */
-	errno = 0;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		if (reader_gone(errno))
-			end_by_sigpipe();
-		return EX_IOERR;
-	}
-	return 0;
+	return flush_read_only() == 0 ? 0 : EX_IOERR;
 }
 
 static void
@@ -270,7 +268,7 @@ do_run(struct mq_global *g, const char *name)
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
 	printf("%llu\n", (unsigned long long)id);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -289,7 +287,7 @@ do_rm(struct mq_global *g, const char *name)
 		die(&schedule_command, &e);
 	/* as apply --prune says it (mq(1) OUTPUT: a change is confirmed) */
 	printf("removed %s\n", name);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : EX_IOERR;
+	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }
 
 static int
@@ -299,6 +297,7 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 	struct mq_conn *c = open_queue_table(&schedule_command, g);
 	struct mq_error e;
 	enum mq_status st;
+	int rc;
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 
 	st = mq_schedule_fire(c, a->queue ? g->queue : NULL, 0, &r);
@@ -323,10 +322,10 @@ do_fire(struct mq_global *g, const struct sched_args *a)
 		printf("; next %s", utc);
 	}
 	putchar('\n');
-	fflush(stdout);
+	rc = flush_stdout();
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
-	return ferror(stdout) ? EX_IOERR : 0;
+	return rc == 0 ? 0 : EX_IOERR;
 }
 
 int

@@ -55,11 +55,21 @@ write_payload(const struct mq_job_info *j, const char *path)
 		    shown(path), strerror(errno));
 		return EX_CANTCREAT;
 	}
-	if (fwrite(j->payload, 1, j->payload_len, f) != j->payload_len ||
-	    (out_is_stdout ? fflush(f) == EOF : fclose(f) != 0)) {
+	int bad = fwrite(j->payload, 1, j->payload_len, f) !=
+	    j->payload_len;
+	int err = bad ? errno : 0;
+
+	if (out_is_stdout && bad)
+		stdout_error(err);
+	if (bad || (out_is_stdout ? flush_stdout() != 0 : fclose(f) != 0)) {
 		if (out_is_stdout)
 			return stdout_failure(&show_command);
-		say(&show_command, "write failure on %s", shown(path));
+		if (err == 0)
+			err = errno;
+		say(&show_command, "write failure on %s: %s", shown(path),
+		    strerror(err ? err : EIO));
+		if (bad)
+			fclose(f);
 		return EX_IOERR;
 	}
 	return 0;

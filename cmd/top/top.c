@@ -137,7 +137,7 @@ plain(struct mq_conn *c, const char *queue, struct top_frame *fr, int once)
 				putchar('\n');
 			top_draw(stdout, fr, qs, nq);
 			/* a reader gone, or an error: main.c says */
-			if (fflush(stdout) == EOF || ferror(stdout))
+			if (flush_stdout() != 0)
 				break;
 		}
 		first = 0;
