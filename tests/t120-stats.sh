@@ -148,7 +148,7 @@ promtool_check "$T_TMP/empty.prom" "promtool accepts the empty table's metrics"
 expect_status 64 "--json with --prometheus" "$MQ" stats --json --prometheus
 expect_status 64 "bad --queue" "$MQ" stats --queue ''
 expect_status 64 "a list of queues" "$MQ" stats --queue a,b
-like "$ERR" "mq stats: --queue takes one queue here (a list of queues only for pop and work)" "says stats takes one"
+like "$ERR" "mq stats: --queue takes one queue here (a list of queues only for pop, work and schedule fire)" "says stats takes one"
 expect_status 64 "an operand" "$MQ" stats a
 # many queues, each listed once (the client finds a queue by a hash of
 # its name since 1df7b14, not by a scan of those found so far: 6 s of

@@ -98,7 +98,7 @@ is "$RC" 0 "MQ_QUEUE=a,b works for pop"
 sql "UPDATE mq_jobs SET state = 'done', finished_at = UTC_TIMESTAMP(6) WHERE state <> 'done'"
 sum=$(table_sum)
 expect_status 64 "MQ_QUEUE=a,b is refused by push" env MQ_QUEUE=a,b "$MQ" push x
-is "$ERR" "mq push: MQ_QUEUE takes one queue here (a list of queues only for pop and work)" \
+is "$ERR" "mq push: MQ_QUEUE takes one queue here (a list of queues only for pop, work and schedule fire)" \
   "which says why"
 for cmd in "push x" "stats" "purge --yes" "pause" "requeue-stale"; do
   # shellcheck disable=SC2086

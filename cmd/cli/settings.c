@@ -46,7 +46,7 @@ queue_problem(const struct mq_global *g, const char *what, const char *name,
 	}
 	if (strchr(name, ',') && mq_valid_queue_list(name)) {
 		snprintf(why, len, "%s takes one queue here (a list of queues "
-		    "only for pop and work)", what);
+		    "only for pop, work and schedule fire)", what);
 		return -1;
 	}
 	if (mq_valid_queue(name))
