@@ -116,7 +116,7 @@ print(" ".join("%s:%s:%s" % (d["id"], d["state"], d["if_parent_dies"]) for d in 
 expect_status 0 "ls table" "$MQ" ls --queue kid
 is "$(printf '%s\n' "$OUT" | awk -v id="$c" '$1 == id { print $3 }')" waiting "  the table's state column"
 expect_status 64 "ls --state of an unknown state names waiting" "$MQ" ls --state sleeping
-like "$ERR" "*ready, scheduled, waiting, leased, stale, done, dead or archived*" "  in the list"
+like "$ERR" "*ready, scheduled, waiting, leased, stale, done, dead, invalid or archived*" "  in the list"
 
 # ---- mq stats, top ----
 expect_status 0 "stats" "$MQ" stats --queue kid
