@@ -112,6 +112,7 @@ struct mq_conn {
 					 * (MariaDB 10.5+; limits.c) */
 	int galera;			/* a Galera node (wsrep on) */
 	unsigned hosts;			/* entries of the list it came from */
+	int orphan_elsewhere;		/* mq_orphan_elsewhere */
 	int sees_cluster;		/* wsrep_sync_wait set (galera.c) */
 	int no_wsrep;			/* MariaDB without wsrep_on */
 	int64_t count_slot_base;	/* counts.c: this node's slots */

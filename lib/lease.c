@@ -350,10 +350,12 @@ end_claim_session(struct mq_conn *c, const struct mq_orphan *o)
 	    sizeof id)) != MQ_OK)
 		return rc;
 	/* thread ids are each server's (each Galera node's) own */
-	if (strcmp(server, o->server) != 0)
+	if (strcmp(server, o->server) != 0) {
+		c->orphan_elsewhere = 1;
 		return mq__fail(c, MQ_ERETRY, "the session of the lost "
 		    "claim was on server %s, this connection is to %s: it "
 		    "cannot be ended from here", o->server, server);
+	}
 	if (strtoul(id, NULL, 10) == o->thread)
 		return MQ_OK;		/* this one: nothing in flight */
 	before = mq_now_us();
@@ -389,12 +391,35 @@ end_claim_session(struct mq_conn *c, const struct mq_orphan *o)
 enum mq_status
 mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o, size_t *n)
 {
-	enum mq_status rc;
+	struct mq_error ended;
+	enum mq_status rc, back;
 
 	*n = 0;
-	if ((rc = end_claim_session(c, o)) != MQ_OK)
+	c->orphan_elsewhere = 0;
+	if ((rc = end_claim_session(c, o)) == MQ_OK)
+		return mq__release_token(c, o->queue, o->token, n);
+	if (!c->orphan_elsewhere)
 		return rc;
-	return mq__release_token(c, o->queue, o->token, n);
+	/* Its session is another server's (another Galera node's, dead,
+	 * say): what the claim committed is the cluster's, read here once
+	 * this node has applied it (a causal read), and given back now,
+	 * not at its lease's end; a claim committed later (its node alive,
+	 * its COMMIT still in flight) is not: the error stays, for the
+	 * caller to try again (mq_orphan_elsewhere). A committed claim is
+	 * safe to give back whatever its session does. */
+	ended = c->err;
+	if ((back = mq__see_cluster(c)) == MQ_OK)
+		back = mq__release_token(c, o->queue, o->token, n);
+	if (back != MQ_OK)
+		return back;
+	c->err = ended;
+	return rc;
+}
+
+int
+mq_orphan_elsewhere(const struct mq_conn *c)
+{
+	return c->orphan_elsewhere;
 }
 
 enum mq_status

@@ -569,9 +569,17 @@ size_t mq_take_orphans(struct mq_conn *c, struct mq_orphan *out,
  * still running cannot lease the jobs after the search: a failure if
  * it cannot be (c is on another server or Galera node than the claim
  * was, the KILL is refused, or the session has not ended within 10 s
- * or before c's stop check says stop); the caller keeps o then. */
+ * or before c's stop check says stop); the caller keeps o then. On
+ * another server or Galera node, the jobs the claim committed are given
+ * back all the same (*n; read once this node applied them), and
+ * mq_orphan_elsewhere(c) says so: one it commits later is not. */
 enum mq_status mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o,
     size_t *n);
+
+/** Whether the last mq_release_orphan failed only because the claim's
+ * session is another server's: what it had committed went back; the
+ * caller may go on and try again later, until the claim's lease ends. */
+int mq_orphan_elsewhere(const struct mq_conn *c);
 
 /** Moves the lease's end to now + lease_us. MQ_ELEASE if it was lost. */
 enum mq_status mq_extend(struct mq_conn *c, const struct mq_receipt *r,
