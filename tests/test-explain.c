@@ -22,20 +22,10 @@
 /* and schedule.c's (its firing reads) */
 #include "schedule.c"
 
-static int n, failed;
+#include "db-test.h"
+
 /* the library's connection: check_again runs the statements on it */
 static struct mq_conn *conn;
-
-static void
-ok(int cond, const char *what, const char *detail)
-{
-	n++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
-	if (!cond && detail)
-		printf("# %s\n", detail);
-}
 
 /* EXPLAINs tmpl with the user variables of using as its parameters; the
  * plan's cells go to plan, '|'-separated. */
@@ -452,12 +442,11 @@ prepares(MYSQL *db)
  * again, as after a run that succeeded: the server plans the next run
  * as a second one all the same (a retry on the same handle). */
 static void
-check_failed_run(struct mq_conn *c, const struct mq_connopts *o)
+check_failed_run(struct mq_conn *c)
 {
 	static const char tmpl[] =
 	    "SELECT id FROM `{{TABLE}}` WHERE id = ? FOR UPDATE";
-	struct mq_error e;
-	struct mq_conn *holder = mq_connect(o, &e);
+	struct mq_conn *holder = test_connect();
 	MYSQL_STMT *st = NULL;
 	MYSQL_BIND in[1];
 	int64_t id = 1;
@@ -467,7 +456,7 @@ check_failed_run(struct mq_conn *c, const struct mq_connopts *o)
 	ok(holder && mysql_query(holder->db, "START TRANSACTION") == 0 &&
 	    mysql_query(holder->db, "SELECT id FROM explain_jobs WHERE "
 	    "id = 1 FOR UPDATE") == 0, "failed run: a row held locked",
-	    holder ? mysql_error(holder->db) : e.msg);
+	    holder ? mysql_error(holder->db) : "no second connection");
 	if (holder)
 		mysql_free_result(mysql_store_result(holder->db));
 	if (mysql_query(c->db, "SET SESSION innodb_lock_wait_timeout = 1")
@@ -494,21 +483,12 @@ check_failed_run(struct mq_conn *c, const struct mq_connopts *o)
 int
 main(void)
 {
-	struct mq_connopts o;
 	struct mq_init_report rep;
-	struct mq_error e;
 	struct mq_conn *c;
 	char label[256];
 
-	memset(&o, 0, sizeof o);
-	o.defaults_file = getenv("MQ_DEFAULTS_FILE");
-	o.socket = getenv("MQ_SOCKET");
-	o.user = getenv("MQ_USER");
-	o.database = getenv("MQ_DATABASE");
-	if ((c = mq_connect(&o, &e)) == NULL) {
-		printf("Bail out! %s\n", e.msg);
+	if ((c = test_connect()) == NULL)
 		return 1;
-	}
 	conn = c;
 	ok(mq_init(c, "explain_jobs", &rep) == MQ_OK, "init", c->err.msg);
 	/* rows in every state and several queues, so the optimizer has a
@@ -1003,7 +983,7 @@ main(void)
 		    detail);
 		printf("# limits: the candidates' read: %s\n", detail);
 	}
-	check_failed_run(c, &o);
+	check_failed_run(c);
 	/* firing (schedule.c): the due schedules are one range of an index
 	 * (all queues: due; some: queue_due), in order, whatever the
 	 * schedules not due; and the earliest next_at of some queues */

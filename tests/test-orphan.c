@@ -8,24 +8,8 @@
  * server is played by the orphan's server name: this one under another
  * name.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "../lib/internal.h"
-
-static int n, failed;
-
-static void
-ok(int cond, const char *what, const char *detail)
-{
-	n++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
-	if (!cond && detail)
-		printf("# %s\n", detail);
-}
+#include "db-test.h"
 
 /* The one cell of sql's first row, as text ("" if none). */
 static void
@@ -46,24 +30,15 @@ int
 main(void)
 {
 	static const char token[] = "0123456789abcdef0123456789abcdef";
-	struct mq_connopts o;
 	struct mq_init_report rep;
 	struct mq_orphan orphan;
-	struct mq_error e;
 	struct mq_conn *c;
 	char got[256];
 	size_t back = 99;
 	enum mq_status st;
 
-	memset(&o, 0, sizeof o);
-	o.defaults_file = getenv("MQ_DEFAULTS_FILE");
-	o.socket = getenv("MQ_SOCKET");
-	o.user = getenv("MQ_USER");
-	o.database = getenv("MQ_DATABASE");
-	if ((c = mq_connect(&o, &e)) == NULL) {
-		printf("Bail out! %s\n", e.msg);
+	if ((c = test_connect()) == NULL)
 		return 1;
-	}
 	ok(mq_init(c, "orphan_jobs", &rep) == MQ_OK, "init", c->err.msg);
 	/* the claim that committed on the other node: 3 jobs leased with
 	 * its token, a 4th of another claim */
