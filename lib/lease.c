@@ -408,8 +408,13 @@ mq_release_orphan(struct mq_conn *c, const struct mq_orphan *o, size_t *n)
 	 * caller to try again (mq_orphan_elsewhere). A committed claim is
 	 * safe to give back whatever its session does. */
 	ended = c->err;
-	if ((back = mq__see_cluster(c)) == MQ_OK)
+	/* caught up for this read only: the connection is mq work's claim
+	 * connection, whose claims must not wait for the cluster */
+	if ((back = c->galera ? mq__catch_up(c) : MQ_OK) == MQ_OK) {
 		back = mq__release_token(c, o->queue, o->token, n);
+		if (c->galera)
+			mq__caught_up(c);
+	}
 	if (back != MQ_OK)
 		return back;
 	c->err = ended;
