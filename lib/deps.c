@@ -30,9 +30,11 @@ static const char sql_parents[] =
     "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
     " IF(state = 'dead', 2, 0))) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE id IN (";
-/* an archived parent: done (1), or dead (5: it cannot be retried) */
+/* an archived parent: done (1), dead (5: it cannot be retried), or in
+ * neither state (6: another program's row; it never finishes) */
 static const char sql_parents_archived[] =
-    "SELECT id, IF(state = 'done', 1, 5) FROM `{{TABLE}}_archive`"
+    "SELECT id, IF(state = 'done', 1, IF(state = 'dead', 5, 6))"
+    " FROM `{{TABLE}}_archive`"
     " FORCE INDEX (PRIMARY) WHERE id IN (";
 static const char sql_edge_head[] =
     "INSERT INTO `{{TABLE}}_deps` (parent, child, met, on_death) VALUES ";
@@ -166,7 +168,8 @@ struct parents {
 	size_t n;
 	unsigned char *state;	/* per id: 0 live, 1 done, 2 dead, 3
 				 * recurring, 4 not found, 5 dead and
-				 * archived */
+				 * archived, 6 archived, neither done
+				 * nor dead */
 };
 
 static size_t
@@ -367,6 +370,11 @@ mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and "
 			    "archived: it cannot be retried (--if-parent-dies "
 			    "wait)", (unsigned long long)d->ids[i]);
+		else if (s == 6 && policy != 1)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is archived "
+			    "neither done nor dead (an invalid state): it never "
+			    "finishes (--if-parent-dies %s)",
+			    (unsigned long long)d->ids[i], policies[policy]);
 	}
 	return rc;
 }
@@ -393,7 +401,8 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = d->p.state[i];
 
-		met[i] = s == 1 || ((s == 2 || s == 5) && d->policy == 1);
+		met[i] = s == 1 || ((s == 2 || s == 5 || s == 6) &&
+		    d->policy == 1);
 		/* a parent neither met nor refused: live, or dead under
 		 * wait */
 		if (!met[i])

@@ -301,6 +301,17 @@ is "$ERR" "mq push: parent $p is dead and archived: it cannot be retried (--if-p
 expect_status 0 "  with run: pushed" "$MQ" push --queue q6kid --after "$p" --if-parent-dies run R
 is "$(st "$OUT")" "ready" "  and due at once"
 sql "DELETE FROM mq_jobs WHERE queue = 'q6kid'"
+# an archived parent in neither state (another program's row): it never
+# finishes, and is said to be what it is (it was called dead)
+sql "SET SESSION sql_mode = '', check_constraint_checks = 0;
+     INSERT INTO mq_jobs_archive (id, queue, state, payload, created_at, available_at)
+     VALUES (900600, 'q6', 'zz', 'x', UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+expect_status 66 "push --after an archived parent in an invalid state" "$MQ" push --queue q6kid --after 900600 Z
+is "$ERR" "mq push: parent 900600 is archived neither done nor dead (an invalid state): it never finishes (--if-parent-dies cancel)" "  refused, saying what it is"
+expect_status 66 "  with wait: refused too" "$MQ" push --queue q6kid --after 900600 --if-parent-dies wait Z
+expect_status 0 "  with run: pushed" "$MQ" push --queue q6kid --after 900600 --if-parent-dies run R
+is "$(st "$OUT")" "ready" "  and due at once"
+sql "DELETE FROM mq_jobs WHERE queue = 'q6kid'; DELETE FROM mq_jobs_archive WHERE id = 900600"
 
 # ---- fan-in under 8 consumers of both claims: the dependent once, after all
 sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"
