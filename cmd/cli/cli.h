@@ -188,6 +188,8 @@ struct mq_conn *open_queue_table(const struct command *cmd, const struct mq_glob
 /* A job id: decimal digits only, 1 to 2^64 - 1: 0, or -1 if s is not
  * one. */
 int parse_id(const char *s, uint64_t *id);
+/* The same of the len bytes at s (not NUL-ended: an item of a list). */
+int parse_id_n(const char *s, size_t len, uint64_t *id);
 /* The job ids of f, one a line (blank lines, and blanks at a line's end,
  * passed over), malloc'ed, *n of them (NULL for none); exits 64 naming
  * the line of what ("standard input") that is not one, 74 if f cannot be
