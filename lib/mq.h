@@ -112,7 +112,9 @@ void mq_format_receipt(const struct mq_receipt *r, char *buf);
 
 /**
  * Checks a time for push --at: "@EPOCH" or "YYYY-MM-DD[ T]HH:MM[:SS[.frac]]"
- * with an optional trailing "Z"; read as UTC. MQ_EINVAL if malformed.
+ * with an optional trailing "Z"; read as UTC. MQ_EINVAL if malformed,
+ * or 9999-12-31 23:59:59.999999 (the due time of jobs that wait for
+ * parents).
  */
 enum mq_status mq_check_time(const char *s);
 
