@@ -140,6 +140,19 @@ void usage_error(const struct command *cmd, const char *fmt, ...)
  * above 0 is the usage error "unexpected argument 'ARGV[1]'". */
 void no_operands(const struct command *cmd, int n, char **argv);
 
+/* A line for stderr made of pieces (escaped text, lists), composed
+ * whole and written with one call by err_line_end: written piece by
+ * piece, a write(2) a piece on unbuffered stderr, it was cut into by
+ * other processes writing to the same log (cron's, xargs -P). */
+struct err_line {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+/* Where to write the pieces: l's buffer (stderr itself without memory). */
+FILE *err_line_begin(struct err_line *l);
+void err_line_end(struct err_line *l);
+
 /* Prints "mq CMD: <msg>" as one line on stderr (one write: lines of
  * processes sharing a log stay whole). */
 void say(const struct command *cmd, const char *fmt, ...)

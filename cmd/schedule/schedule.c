@@ -130,16 +130,16 @@ dir_of(const char *path)
  * (backslashes are the file's escapes, as mq-schedule(5) writes them),
  * but a control byte (a tab quoted from a value) as \t or \xHH. */
 static void
-put_file_message(const char *msg)
+put_file_message(FILE *f, const char *msg)
 {
 	for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
 		if (*p == '\t')
-			fputs("\\t", stderr);
+			fputs("\\t", f);
 		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
+			fprintf(f, "\\x%02x", *p);
 		else
-			fputc(*p, stderr);
-	fputc('\n', stderr);
+			fputc(*p, f);
+	fputc('\n', f);
 }
 
 static void
@@ -175,8 +175,12 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	free(text);
 	free(dir);
 	if (st != MQ_OK) {
-		fprintf(stderr, "mq schedule: %s: ", shown(path));
-		put_file_message(e.msg);
+		struct err_line l;
+		FILE *f = err_line_begin(&l);
+
+		fprintf(f, "mq schedule: %s: ", shown(path));
+		put_file_message(f, e.msg);
+		err_line_end(&l);
 		exit(st == MQ_ENOMEM ? EX_OSERR : st == MQ_EIO ? EX_NOINPUT :
 		    EX_DATAERR);
 	}
