@@ -706,15 +706,18 @@ mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
-mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n)
+mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *rows)
 {
-	uint64_t forgot;
+	uint64_t edges = 0, shards = 0;
 	enum mq_status rc;
 
-	rc = mq__exec_ids(c, sql_forget_edges, NULL, 0, ids, n, &forgot);
+	rc = mq__exec_ids(c, sql_forget_edges, NULL, 0, ids, n, &edges);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_forget_shards, NULL, 0, ids, n,
-		    &forgot);
+		    &shards);
+	if (rows)
+		*rows += edges + shards;
 	return rc;
 }
 
@@ -736,7 +739,7 @@ mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
 		if (rc == MQ_OK && got > 0)
 			rc = lost_parents(c, parents, got, &purged, &more);
 		if (rc == MQ_OK)
-			rc = mq__deps_forget(c, ids + i, k);
+			rc = mq__deps_forget(c, ids + i, k, NULL);
 	}
 	if (rc == MQ_OK)
 		return cascade(c, &more);

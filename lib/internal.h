@@ -445,9 +445,10 @@ enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
 enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
     size_t n, uint64_t *out, size_t *got);
 /* The edges and shards of ids[0..n) as dependents, which leave the
- * table (archive): as parents, theirs stay while their dependents do. */
+ * table (archive): as parents, theirs stay while their dependents do.
+ * The rows deleted are added to *rows (NULL: not counted). */
 enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,
-    size_t n);
+    size_t n, uint64_t *rows);
 
 /* The counting half of mq__finished (deps.c): adds the jobs among
  * ids[0..n) that are now done or dead to the counts of their queues (a
@@ -479,7 +480,7 @@ enum mq_status mq__count_event(struct mq_conn *c, const char *event,
 enum mq_status mq__history_add(struct mq_conn *c, const char *event,
     const void *error, size_t error_len, const uint64_t *ids, size_t n);
 enum mq_status mq__history_delete(struct mq_conn *c, const uint64_t *ids,
-    size_t n);
+    size_t n, uint64_t *rows);
 
 /* Bulk work that gives way to others (yield.c): after a batch that
  * began at t0 and wrote own rows itself, the pause in microseconds that leaves the
