@@ -256,6 +256,18 @@ run python3 -c 'import os, sys
 r, w = os.pipe(); os.close(r); os.dup2(w, 1)
 os.execvp(sys.argv[1], sys.argv[1:])' "$MQ" wait "$ja"
 is "$RC:$ERR" "141:" "stdout a pipe without a reader: killed by SIGPIPE, quietly"
+# push --wait, which pushed, is not a read-only command: a reader gone
+# after its id is a write failure, 74 with its line (a900bf0: killed by
+# SIGPIPE, 141, nothing said)
+run python3 -c 'import subprocess, sys
+mq = sys.argv[1]
+p = subprocess.Popen([mq, "push", "--queue", "pwgone", "--wait", "--timeout", "60s", "x"],
+    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdout.readline(); p.stdout.close()
+r = subprocess.run([mq, "pop", "--queue", "pwgone", "-o", "/dev/null"], capture_output=True, text=True)
+subprocess.run([mq, "ack", r.stdout.strip()])
+p.wait(); sys.stderr.write(p.stderr.read().decode()); sys.exit(p.returncode & 255)' "$MQ"
+is "$RC:$ERR" "74:mq push: write failure on standard output: Broken pipe" "push --wait, its reader gone after the id: 74, said"
 
 # ---- README's fan-in example, as written
 mkdir -p "$T_TMP/bin" "$T_TMP/ex"
