@@ -22,7 +22,7 @@ static const struct opt opts[] = {
 
 const struct command cancel_command = {
 	"cancel", "stop jobs that have not run (recurring too)", opts,
-	{ "ID...", NULL }, 0, cmd_cancel, NULL
+	{ "ID...", NULL }, CMD_HOLDS_STOPS, cmd_cancel, NULL
 };
 
 static void

@@ -46,7 +46,7 @@ static const struct opt opts[] = {
 
 const struct command limit_command = {
 	"limit", "show, set or clear a queue's limits", opts,
-	{ "QUEUE", "QUEUE" }, 0, cmd_limit, NULL
+	{ "QUEUE", "QUEUE" }, CMD_HOLDS_STOPS, cmd_limit, NULL
 };
 
 /* The largest limit: the columns are INT UNSIGNED. */

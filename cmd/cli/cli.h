@@ -78,6 +78,9 @@ int ignored_at_start(int sig);
 extern volatile sig_atomic_t stop_signal;
 void catch_stop(sigset_t *held);
 int stop_signal_pending(const sigset_t *held);
+/* Whether a stop signal came, or waits blocked (for mq_set_stop_check:
+ * a statement's retries after lock waits end, instead of minutes later). */
+int stop_held(void);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad

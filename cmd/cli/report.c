@@ -216,5 +216,7 @@ open_queue_table(const struct command *cmd, const struct mq_global *g)
 		mq_close(c);
 		die(cmd, &e);
 	}
+	if (cmd->flags & CMD_HOLDS_STOPS)
+		mq_set_stop_check(c, stop_held);
 	return c;
 }
