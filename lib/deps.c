@@ -224,16 +224,31 @@ read_states(struct mq_conn *c, const char *head, struct parents *p,
 	return rc;
 }
 
-/* The edges of a push's dependents, CHUNK rows an INSERT: each
+/* The edges of a push's dependents, cap rows an INSERT (CHUNK, or
+ * fewer where the server's max_allowed_packet takes no more): each
  * dependent's parents in order, dependent after dependent. */
 struct edges {
 	MYSQL_BIND b[4 * CHUNK];
 	uint64_t parent[CHUNK], child[CHUNK];
 	int32_t met[CHUNK];
 	unsigned long plen;
-	size_t n;
-	MYSQL_STMT *full;	/* prepared for CHUNK rows */
+	size_t n, cap;
+	MYSQL_STMT *full;	/* prepared for cap rows */
 };
+
+/* Bytes an edge takes at most in the INSERT's packets: its text
+ * "(?, ?, ?, ?), ", its values and their types (a policy's name) */
+#define EDGE_BYTES 64
+
+/* The edges an INSERT may hold on this server: a packet larger than
+ * max_allowed_packet is refused (1153; at 16 KiB, 1,000 edges were) */
+static size_t
+edge_cap(const struct mq_conn *c)
+{
+	uint64_t fit = c->max_packet / 2 / EDGE_BYTES;
+
+	return c->max_packet == 0 || fit >= CHUNK ? CHUNK : fit ? fit : 1;
+}
 
 static enum mq_status
 flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
@@ -245,7 +260,7 @@ flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
 
 	if (e->n == 0)
 		return MQ_OK;
-	if (e->n < CHUNK || st == NULL) {
+	if (e->n < e->cap || st == NULL) {
 		if ((sql = mq__sql_list(sql_edge_head, "(?, ?, ?, ?)", e->n,
 		    "")) == NULL)
 			return mq__fail(c, MQ_ENOMEM, "out of memory");
@@ -253,7 +268,7 @@ flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
 		free(sql);
 		if (st == NULL)
 			return c->err.status;
-		if (e->n == CHUNK)
+		if (e->n == e->cap)
 			e->full = st;
 	}
 	for (i = 0; i < e->n; i++) {
@@ -396,8 +411,10 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	*due = 1;
 	if (e == NULL || child == NULL || met == NULL)
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-	else
+	else {
 		e->plen = plen;
+		e->cap = edge_cap(c);
+	}
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = d->p.state[i];
 
@@ -411,7 +428,7 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	for (j = 0; rc == MQ_OK && j < nchild; j++) {
 		child[j] = first + j * step;
 		for (i = 0; rc == MQ_OK && i < n; i++) {
-			if (e->n == CHUNK)
+			if (e->n == e->cap)
 				rc = flush_edges(c, e, policy);
 			e->parent[e->n] = d->ids[i];
 			e->child[e->n] = child[j];
