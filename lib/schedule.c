@@ -94,17 +94,22 @@ static const char sql_move[] =
     BUMP_VERSION " WHERE name = ? AND version = ?";
 static const char sql_one[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name = ? FOR UPDATE";
-/* the list: each schedule and its newest run (or skipped instant) */
-static const char sql_list[] =
-    "SELECT " COLUMNS_OF("s.") ", " TO_US("f.instant") ", f.manual, f.job,"
-    " COALESCE(j.state, a.state, IF(f.job IS NULL, NULL, 'gone'))"
-    " FROM `{{TABLE}}_schedules` s LEFT JOIN `{{TABLE}}_fired` f"
-    " ON f.schedule = s.name AND f.instant = (SELECT MAX(instant) FROM"
-    " `{{TABLE}}_fired` WHERE schedule = s.name) AND f.manual = (SELECT"
-    " MAX(manual) FROM `{{TABLE}}_fired` WHERE schedule = s.name AND"
-    " instant = f.instant)"
-    " LEFT JOIN `{{TABLE}}` j ON j.id = f.job"
-    " LEFT JOIN `{{TABLE}}_archive` a ON a.id = f.job ORDER BY s.name";
+/* the list: each schedule and its newest run (or skipped instant), a
+ * page at a time as sql_page_first and _after */
+#define LIST_FROM \
+    "SELECT " COLUMNS_OF("s.") ", " TO_US("f.instant") ", f.manual, f.job," \
+    " COALESCE(j.state, a.state, IF(f.job IS NULL, NULL, 'gone'))" \
+    " FROM `{{TABLE}}_schedules` s LEFT JOIN `{{TABLE}}_fired` f" \
+    " ON f.schedule = s.name AND f.instant = (SELECT MAX(instant) FROM" \
+    " `{{TABLE}}_fired` WHERE schedule = s.name) AND f.manual = (SELECT" \
+    " MAX(manual) FROM `{{TABLE}}_fired` WHERE schedule = s.name AND" \
+    " instant = f.instant)" \
+    " LEFT JOIN `{{TABLE}}` j ON j.id = f.job" \
+    " LEFT JOIN `{{TABLE}}_archive` a ON a.id = f.job"
+static const char sql_list_first[] = LIST_FROM
+    " ORDER BY s.name LIMIT ?";
+static const char sql_list_after[] = LIST_FROM
+    " WHERE s.name > ? ORDER BY s.name LIMIT ?";
 
 static const char *const field_names[MQ_SCHED_FIELDS] = {
 	"cron", "tz", "queue", "payload", "priority", "max-attempts", "key",
@@ -258,15 +263,21 @@ row_lengths(const struct row_out *o, struct mq_schedule_row *w)
 }
 
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
- * row to *rows (*n of them, *cap allocated). */
+ * row to *rows (*n of them, *cap allocated). budget: when the payloads
+ * read reach that many bytes, the rows after are left (*cut set; 0: no
+ * bound). */
 static enum mq_status
 read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
-    struct mq_schedule_row **rows, size_t *n, size_t *cap)
+    size_t budget, struct mq_schedule_row **rows, size_t *n, size_t *cap,
+    int *cut)
 {
 	struct row_out *o = malloc(sizeof *o);
 	enum mq_status rc;
-	int r;
+	size_t bytes = 0;
+	int r = 0;
 
+	if (cut)
+		*cut = 0;
 	if (o == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	bind_row_out(o, list);
@@ -305,6 +316,11 @@ read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
 			memcpy(w->last_state, o->last_state,
 			    sizeof w->last_state);
 		}
+		bytes += w->s.payload_len;
+		if (budget && bytes >= budget) {
+			*cut = 1;
+			break;
+		}
 	}
 	if (rc == MQ_OK && r == 1)
 		rc = mq__dberr(c, st, "cannot read the schedules");
@@ -321,6 +337,80 @@ mq_schedule_rows_free(struct mq_schedule_row *rows, size_t n)
 	for (i = 0; rows && i < n; i++)
 		free(rows[i].s.payload);
 	free(rows);
+}
+
+/* ---- the schedules a page at a time ---- */
+
+/* the payloads of a page, about (the row that passes it ends it) */
+#define PAGE_BYTES (1u << 20)
+
+/* A read of the schedules by name, a page at a time (the list's), so
+ * that its memory is a page's, not the table's: rows[at..n) are the
+ * page's rows not taken yet. */
+struct pager {
+	const char *first, *after;	/* the statements */
+	int list;			/* the list's columns too */
+	struct mq_schedule_row *rows;
+	size_t n, cap, at;
+	int started;			/* a page was read: last is its end */
+	int done;			/* that page was the last */
+	char last[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long last_len;		/* a NUL byte may be among them */
+};
+
+/* The page's rows go. */
+static void
+pager_drop(struct pager *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->rows[i].s.payload);
+	p->n = p->at = 0;
+}
+
+static void
+pager_free(struct pager *p)
+{
+	pager_drop(p);
+	free(p->rows);
+	p->rows = NULL;
+	p->cap = 0;
+}
+
+/* Reads the next page into p, in place of the one before: the page
+ * after the last row read. */
+static enum mq_status
+pager_read(struct mq_conn *c, struct pager *p)
+{
+	uint32_t limit = MQ_SCHEDULE_PAGE;
+	MYSQL_BIND in[2];
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	const struct mq_schedule_row *end;
+	int cut = 0, k = 0;
+
+	pager_drop(p);
+	if ((st = mq__prepare(c, p->started ? p->after : p->first)) == NULL)
+		return c->err.status;
+	if (p->started)
+		mq__bind_name(&in[k++], p->last, &p->last_len);
+	mq__bind_u32(&in[k], &limit);
+	rc = read_schedules(c, st, in, p->list, PAGE_BYTES, &p->rows, &p->n,
+	    &p->cap, &cut);
+	mq__release(c, st);
+	if (rc != MQ_OK) {
+		pager_drop(p);
+		return rc;
+	}
+	p->started = 1;
+	p->done = !cut && p->n < limit;
+	if (p->n > 0) {
+		end = &p->rows[p->n - 1];
+		memcpy(p->last, end->s.name, end->name_len);
+		p->last_len = (unsigned long)end->name_len;
+	}
+	return MQ_OK;
 }
 
 /* One BIGINT (NULL: *null set) from st, run with in. */
@@ -737,7 +827,7 @@ apply_tx(struct mq_conn *c, void *ctx)
 	a->lasts_read = 0;	/* read again in this transaction */
 	if ((st = mq__prepare(c, sql_all)) == NULL)
 		return c->err.status;
-	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, NULL, 0, 0, &rows, &nrows, &cap, NULL);
 	mq__release(c, st);
 	/* rows by name as the server orders them, file by name */
 	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
@@ -1127,7 +1217,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
 	mq__bind_u64(&f->qb[f->nq], &f->pass);
-	rc = read_schedules(c, st, f->qb, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, f->qb, 0, 0, &rows, &nrows, &cap, NULL);
 	mq__release(c, st);
 	if (rc != MQ_OK || nrows == 0) {
 		mq_schedule_rows_free(rows, nrows);
@@ -1400,7 +1490,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], m->name, &nlen);
-	rc = read_schedules(c, st, in, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, in, 0, 0, &rows, &nrows, &cap, NULL);
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
@@ -1471,23 +1561,26 @@ mq_schedule_rm(struct mq_conn *c, const char *name)
 }
 
 enum mq_status
-mq_schedule_list(struct mq_conn *c, struct mq_schedule_row **rows, size_t *n)
+mq_schedule_list(struct mq_conn *c,
+    void (*each)(void *ctx, const struct mq_schedule_row *row), void *ctx)
 {
-	size_t cap = 0;
-	MYSQL_STMT *st;
+	struct pager p;
 	enum mq_status rc;
+	size_t i;
 
-	*rows = NULL;
-	*n = 0;
-	if ((st = mq__prepare(c, sql_list)) == NULL)
-		return c->err.status;
-	rc = read_schedules(c, st, NULL, 1, rows, n, &cap);
-	mq__release(c, st);
-	if (rc != MQ_OK) {
-		mq_schedule_rows_free(*rows, *n);
-		*rows = NULL;
-		*n = 0;
-	}
+	memset(&p, 0, sizeof p);
+	p.first = sql_list_first;
+	p.after = sql_list_after;
+	p.list = 1;
+	/* each page read whole (its statement done) before its rows are
+	 * handed over: a slow reader holds no statement open */
+	do {
+		if ((rc = pager_read(c, &p)) != MQ_OK)
+			break;
+		for (i = 0; i < p.n; i++)
+			each(ctx, &p.rows[i]);
+	} while (!p.done);
+	pager_free(&p);
 	return rc;
 }
 

@@ -258,10 +258,18 @@ int mq_schedule_unusable(const struct mq_schedule_row *r, char *why);
 enum mq_status mq_schedule_prune_ledger(struct mq_conn *c,
     int64_t older_than_us, unsigned batch, uint64_t *deleted);
 
-/** Every schedule, by name, in *rows (free with mq_schedule_rows_free),
- * *n of them. */
+/**
+ * Every schedule, by name: each(ctx, row) for each, a page of rows at a
+ * time (each page read whole before its rows are handed over, so that
+ * no statement waits on a slow reader of the rows), keyed by the last
+ * name of the page before. Its memory: one page (at most
+ * MQ_SCHEDULE_PAGE rows, and the payloads of about a MiB of them), not
+ * the table. Not one snapshot: a schedule added or removed meanwhile
+ * may show or not, as in mq ls. A row is valid during its call only.
+ */
+#define MQ_SCHEDULE_PAGE 256
 enum mq_status mq_schedule_list(struct mq_conn *c,
-    struct mq_schedule_row **rows, size_t *n);
+    void (*each)(void *ctx, const struct mq_schedule_row *row), void *ctx);
 void mq_schedule_rows_free(struct mq_schedule_row *rows, size_t n);
 
 /**

@@ -218,19 +218,20 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 static int
 do_ls(struct mq_global *g, const struct sched_args *a)
 {
-	struct mq_schedule_row *rows;
+	struct sched_lister *l = sched_lister_new(a->count_given ? a->count :
+	    3, a->json);
 	struct mq_error e;
 	struct mq_conn *c = open_queue_table(&schedule_command, g);
 	enum mq_status st;
-	size_t n;
 
-	st = mq_schedule_list(c, &rows, &n);
+	/* a page of rows at a time, each printed as it comes: its memory
+	 * is a page's, whatever the table holds */
+	st = mq_schedule_list(c, sched_list_row, l);
 	e = *mq_conn_error(c);
 	mq_close(c);
+	sched_lister_free(l);
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
-	sched_list(rows, n, a->count_given ? a->count : 3, a->json);
-	mq_schedule_rows_free(rows, n);
 	/* ls reads only: its reader gone (mq schedule ls | head -1), it
 	 * ends as the read-only commands do, by SIGPIPE, silently (mq(1)
 	 * OUTPUT; mq schedule as a whole also writes, so main() does not) */
