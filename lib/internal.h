@@ -25,7 +25,7 @@
  * layer 1: client_init.c stmt.c token.c hosts.c
  * layer 1: tz.c
  * layer 0: error.c parse.c
- * layer 0: cron.c tzrule.c
+ * layer 0: cron.c tzrule.c schedset.c
  * That is: the error record and the parsers; statements and tokens;
  * connections, id lists and the wakeup of other Galera nodes' waiters;
  * counting, the history, parking and waking waiters, a claim's rows
@@ -34,7 +34,8 @@
  * acks, and what limits hold back; the claim that waits (it claims, and
  * parks in between), and the stats (they count what limits hold back).
  * Beside them, calendar schedules (cron.h; no server): expressions and
- * POSIX TZ rules; zone files; the next run. Headers: every file includes internal.h (which
+ * POSIX TZ rules, a file's schedules held compactly; zone files; the
+ * next run. Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
  * operators (inspect*.c) share inspect.h.
