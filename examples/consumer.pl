@@ -201,23 +201,25 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 SQL
 use constant SQL_DOOMED => <<'SQL';
-SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+SELECT d.child, d.parent, j.children IS NOT NULL
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
   STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
-  WHERE d.parent = ? AND d.child > ? AND d.met = 0
+  WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?)
-  ORDER BY d.child LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 SQL
 use constant SQL_CANCEL => <<'SQL';
-UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
   SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
   j.available_at = UTC_TIMESTAMP(6),
   j.last_error = CONCAT('cancelled: parent ', d.parent,
   IF(?, ' was purged', ' is dead'))
-  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  WHERE d.met = 0 AND (d.on_death = 'cancel'
   OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
-  AND j.parent_shards > 0 AND j.id IN (?)
+  AND j.parent_shards > 0 AND (d.parent, d.child) IN ((?, ?))
 SQL
 # The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 # counts exact; mq adds 16 times its Galera node's index (0 on one server)
@@ -353,6 +355,14 @@ sub listed {
 	return $sql;
 }
 
+# sql for n pairs: one (?, ?) per pair in its IN ((?, ?))
+sub paired {
+	my ($sql, $n) = @_;
+	my $list = join ', ', ('(?, ?)') x $n;
+	$sql =~ s/IN \(\(\?, \?\)\)/IN ($list)/;
+	return $sql;
+}
+
 # The edges of job id met: all of them (done 1), or those of the
 # dependents that run anyway (done 0: it is dead); a dependent whose last
 # shard this empties is due now (mq-sql(7), DEPENDENCIES).
@@ -379,12 +389,15 @@ sub dead_with_dependents {
 		next unless $dead;
 		my ($n, $last) = (0, 0);
 		do {
+			# one parent: each dependent in one row, and the
+			# cursor its last one
 			my @doomed = map { $_->[0] } @{run($db, SQL_DOOMED, $t,
-			    I($j), I($last), I(0), undef, undef)->fetchall_arrayref};
+			    I($j), I($j), I($last), I(0), undef, undef,
+			    I($j))->fetchall_arrayref};
 			$n = @doomed;
 			if ($n > 0) {
-				my $got = run($db, listed(SQL_CANCEL, $n), $t,
-				    I(0), I($j), I(0), map { I($_) } @doomed)->rows;
+				my $got = run($db, paired(SQL_CANCEL, $n), $t,
+				    I(0), I(0), map { (I($j), I($_)) } @doomed)->rows;
 				fail_with("cannot cancel the dependents of job " .
 				    "$j: $got of $n changed") if $got != $n;
 				run($db, listed(SQL_COUNT_FINISHED, $n), $t, undef,

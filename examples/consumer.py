@@ -205,23 +205,25 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 """
 SQL_DOOMED = """
-SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+SELECT d.child, d.parent, j.children IS NOT NULL
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
   STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
-  WHERE d.parent = ? AND d.child > ? AND d.met = 0
+  WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?)
-  ORDER BY d.child LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 """
 SQL_CANCEL = """
-UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
   SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
   j.available_at = UTC_TIMESTAMP(6),
   j.last_error = CONCAT('cancelled: parent ', d.parent,
   IF(?, ' was purged', ' is dead'))
-  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  WHERE d.met = 0 AND (d.on_death = 'cancel'
   OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
-  AND j.parent_shards > 0 AND j.id IN (?)
+  AND j.parent_shards > 0 AND (d.parent, d.child) IN ((?, ?))
 """
 # The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 # counts exact; mq adds 16 times its Galera node's index (0 on one server)
@@ -347,6 +349,11 @@ def listed(sql, n):
     return sql.replace("IN (?)", "IN (%s)" % ", ".join(["?"] * n))
 
 
+def paired(sql, n):
+    """sql for n pairs: one (?, ?) per pair in its IN ((?, ?))."""
+    return sql.replace("IN ((?, ?))", "IN (%s)" % ", ".join(["(?, ?)"] * n))
+
+
 def meet(db, o, job, done):
     """The edges of job met: all of them (done 1), or those of the
     dependents that run anyway (done 0: it is dead); a dependent whose
@@ -373,12 +380,16 @@ def dead_with_dependents(db, o, job):
             continue
         last = 0
         while True:
+            # one parent: each dependent in one row, and the cursor
+            # its last one
             doomed = [r[0] for r in
-                      execute(db, SQL_DOOMED, (j, last, 0, None, None),
+                      execute(db, SQL_DOOMED,
+                              (j, j, last, 0, None, None, j),
                               o.table).fetchall()]
             if doomed:
-                n = execute(db, listed(SQL_CANCEL, len(doomed)),
-                            (0, j, 0) + tuple(doomed), o.table).rowcount
+                n = execute(db, paired(SQL_CANCEL, len(doomed)),
+                            (0, 0) + tuple(x for c in doomed for x in (j, c)),
+                            o.table).rowcount
                 if n != len(doomed):
                     raise Fail("cannot cancel the dependents of job %d: "
                                "%d of %d changed" % (j, n, len(doomed)))

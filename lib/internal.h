@@ -605,8 +605,10 @@ extern const char mq__sql_held_by_keys_or_rate[];
 enum mq_status mq__held_back(struct mq_conn *c, struct mq_queue_stats *q);
 /* mq show's read of a job's history (history_read.c). */
 extern const char mq__sql_history_get[], mq__sql_job_deps[];
-/* A dead or purged parent's dependents to cancel, a round (deps.c). */
-extern const char mq__sql_doomed[];
+/* The dependents of dead or purged parents to cancel, a round, and
+ * their cancellation by their edges (deps.c). */
+extern const char mq__sql_doomed[], mq__sql_doomed_tail[];
+extern const char mq__sql_cancel_doomed[];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

@@ -706,20 +706,38 @@ main(void)
 		    "@id1, @id1, @id1, @id1, @id1, @id1");
 	}
 	{
-		/* a dead parent's dependents to cancel, a round: one range
-		 * of the deps' primary key (the parent's edges, in child
-		 * order: no sort), each dependent by its primary key */
-		char plan[8192];
-		explained(c->db, "cancel: the doomed dependents",
-		    mq__sql_doomed, "@id1, @zero, @zero, @null, @null", plan,
-		    sizeof plan);
+		/* dead parents' dependents to cancel, a round: ranges of
+		 * the deps' primary key, the parents' edges in key order
+		 * from the round before's last (no sort: the LIMIT ends
+		 * the read), each dependent by its primary key */
+		char sql[1024], plan[8192];
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_doomed,
+		    mq__sql_doomed_tail);
+		explained(c->db, "cancel: the doomed dependents", sql,
+		    "@id1, @id1, @zero, @zero, @null, @null, @id1, @id2",
+		    plan, sizeof plan);
 		ok(strstr(plan, "filesort") == NULL &&
+		    strstr(plan, "temporary") == NULL &&
 		    strstr(plan, "|d|range|PRIMARY|PRIMARY|") &&
 		    strstr(plan, "|j|eq_ref|") &&
 		    strstr(plan, "|PRIMARY|8|"),
-		    "cancel: the doomed dependents read a range of the deps' "
+		    "cancel: the doomed dependents read ranges of the deps' "
 		    "primary key in order, each dependent by its primary key",
 		    plan);
+		check_again(conn, "cancel: the doomed dependents", sql,
+		    "@id1, @id1, @zero, @zero, @null, @null, @id1, @id2");
+		/* then cancelled by their edges: those of the deps' primary
+		 * key (both columns), each dependent by its primary key */
+		snprintf(sql, sizeof sql, "%s(?, ?), (?, ?))",
+		    mq__sql_cancel_doomed);
+		explained(c->db, "cancel: the doomed by their edges", sql,
+		    "@zero, @zero, @id1, @id2, @id2, @id1", plan, sizeof plan);
+		ok(strstr(plan, "|d|range|PRIMARY|PRIMARY|16|") &&
+		    strstr(plan, "|j|eq_ref|") && strstr(plan, "|PRIMARY|8|") &&
+		    strstr(plan, "filesort") == NULL,
+		    "cancel: the doomed cancelled by their edges, ranges of "
+		    "the deps' whole primary key, each dependent by its "
+		    "primary key", plan);
 	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
