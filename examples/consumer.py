@@ -172,32 +172,37 @@ UPDATE `mq_jobs` SET
    AND children IS NULL
 """
 SQL_MEET_SHARDS = """
-UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
-  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT d.child, d.parent % 1024 AS shard, COUNT(*) AS n
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY) WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
   GROUP BY d.child, d.parent % 1024) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
   SET w.parents = w.parents - e.n
 """
 SQL_MEET_PARENTS = """
-UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
-  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
-  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT w.child, COUNT(*) AS n FROM (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
-  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  WHERE w.parents = 0 GROUP BY w.child) z
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = z.child
   SET j.parent_shards = j.parent_shards - z.n
 """
 SQL_MEET_RELEASE = """
-UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
-  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
-  AND d.parent IN (?)) e ON j.id = e.child
+UPDATE (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e STRAIGHT_JOIN `mq_jobs` j ON j.id = e.child
   SET j.available_at = UTC_TIMESTAMP(6)
   WHERE j.parent_shards = 0 AND j.state = 'ready'
   AND j.available_at = '9999-12-31 23:59:59.999999'
 """
 SQL_MEET_MARK = """
-UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY) SET d.met = 1
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
 """
 SQL_HAS_DEPENDENTS = """

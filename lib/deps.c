@@ -57,44 +57,68 @@ static const char sql_parents_of[] =
 /* The edges a finish meets: every one of a parent done (? 1), those of
  * dependents that run anyway of a parent dead (? 0). Their shards
  * lowered, then the dependents whose shards this emptied, then the
- * edges marked (the two before find them unmarked). */
+ * edges marked (the two before find them unmarked). Each joins the
+ * parents' edges (a derived table) first, then the rows they name by
+ * key (STRAIGHT_JOIN): planned the other way round, a parent of many
+ * dependents made the job table, or all its ready jobs, the first
+ * table read, every row of it locked until the commit (an ack of an
+ * unrelated job waited for a cancel of 100,000 dependents to end).
+ * The edges by the parents' ranges of the deps' key (FORCE INDEX): a
+ * list of more than 200 parents is planned from the index's statistics,
+ * and those of a table that just took 100,000 edges of one parent
+ * (mq push --lines --after) made a scan of all the edges look cheaper,
+ * at each wave of a cascade. */
 #define MEETS "d.met = 0 AND (? OR d.on_death = 'run')"
 static const char sql_lower_shards[] =
-    "UPDATE `{{TABLE}}_waits` w JOIN (SELECT d.child, d.parent % 1024"
-    " AS shard, COUNT(*) AS n FROM `{{TABLE}}_deps` d WHERE " MEETS
+    "UPDATE (SELECT d.child, d.parent % 1024 AS shard, COUNT(*) AS n"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE " MEETS
     " AND d.parent IN (";
 static const char sql_lower_shards_tail[] =
     ") GROUP BY d.child, d.parent % 1024) e"
+    " STRAIGHT_JOIN `{{TABLE}}_waits` w"
     " ON w.child = e.child AND w.shard = e.shard"
     " SET w.parents = w.parents - e.n";
 static const char sql_lower_parents[] =
-    "UPDATE `{{TABLE}}` j JOIN (SELECT w.child, COUNT(*) AS n"
-    " FROM `{{TABLE}}_waits` w JOIN (SELECT DISTINCT d.child,"
-    " d.parent % 1024 AS shard FROM `{{TABLE}}_deps` d WHERE " MEETS
-    " AND d.parent IN (";
+    "UPDATE (SELECT w.child, COUNT(*) AS n FROM (SELECT DISTINCT d.child,"
+    " d.parent % 1024 AS shard FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " WHERE " MEETS " AND d.parent IN (";
 static const char sql_lower_parents_tail[] =
-    ")) e ON w.child = e.child AND w.shard = e.shard"
-    " WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child"
+    ")) e STRAIGHT_JOIN `{{TABLE}}_waits` w"
+    " ON w.child = e.child AND w.shard = e.shard"
+    " WHERE w.parents = 0 GROUP BY w.child) z"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = z.child"
     " SET j.parent_shards = j.parent_shards - z.n";
 /* a statement of its own: a multiple-table UPDATE's assignments have no
  * order, and this one must read the count lowered */
 static const char sql_release[] =
-    "UPDATE `{{TABLE}}` j JOIN (SELECT DISTINCT d.child"
-    " FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+    "UPDATE (SELECT DISTINCT d.child"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " WHERE " MEETS " AND d.parent IN (";
 static const char sql_release_tail[] =
-    ")) e ON j.id = e.child SET j.available_at = " MQ_SQL_NOW
+    ")) e STRAIGHT_JOIN `{{TABLE}}` j ON j.id = e.child"
+    " SET j.available_at = " MQ_SQL_NOW
     " WHERE j.parent_shards = 0 AND j.state = 'ready'"
     " AND j.available_at = " MQ_SQL_WAITING;
 /* The queues of the dependents due now, to wake their waiters */
 static const char sql_released[] =
-    "SELECT j.queue, COUNT(*) FROM `{{TABLE}}` j JOIN (SELECT DISTINCT"
-    " d.child FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+    "SELECT j.queue, COUNT(*) FROM (SELECT DISTINCT d.child"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE " MEETS
+    " AND d.parent IN (";
 static const char sql_released_tail[] =
-    ")) e ON j.id = e.child WHERE j.state = 'ready' AND j.parent_shards = 0"
+    ")) e STRAIGHT_JOIN `{{TABLE}}` j ON j.id = e.child"
+    " WHERE j.state = 'ready' AND j.parent_shards = 0"
     " AND j.available_at <= " MQ_SQL_NOW " GROUP BY j.queue";
 static const char sql_mark_met[] =
-    "UPDATE `{{TABLE}}_deps` d SET d.met = 1 WHERE " MEETS
-    " AND d.parent IN (";
+    "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) SET d.met = 1"
+    " WHERE " MEETS " AND d.parent IN (";
+/* the five, head and tail, for test-explain */
+const char *const mq__sql_meet[MQ_SQL_MEETS][2] = {
+	{ sql_lower_shards, sql_lower_shards_tail },
+	{ sql_lower_parents, sql_lower_parents_tail },
+	{ sql_release, sql_release_tail },
+	{ sql_released, sql_released_tail },
+	{ sql_mark_met, ")" },
+};
 
 /* A parent dead (? 0): its dependents that are cancelled with it;
  * purged (? 1): those that do not run anyway, which nothing can release
@@ -508,9 +532,13 @@ meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done)
 	mq__bind_i32(&pre[0], done);
 	rc = mq__exec_ids_tail(c, sql_lower_shards, sql_lower_shards_tail,
 	    pre, 1, parents, n, &affected);
-	if (rc == MQ_OK)
-		rc = mq__exec_ids_tail(c, sql_lower_parents,
-		    sql_lower_parents_tail, pre, 1, parents, n, &affected);
+	/* no shard lowered: no edge to meet (each edge not met is counted
+	 * in its shard), nothing more to do (a dead parent's dependents
+	 * that do not run anyway, a chain's links: two statements each) */
+	if (rc != MQ_OK || affected == 0)
+		return rc;
+	rc = mq__exec_ids_tail(c, sql_lower_parents,
+	    sql_lower_parents_tail, pre, 1, parents, n, &affected);
 	if (rc == MQ_OK && affected > 0)
 		rc = mq__exec_ids_tail(c, sql_release, sql_release_tail, pre,
 		    1, parents, n, &affected);

@@ -609,6 +609,11 @@ extern const char mq__sql_history_get[], mq__sql_job_deps[];
  * their cancellation by their edges (deps.c). */
 extern const char mq__sql_doomed[], mq__sql_doomed_tail[];
 extern const char mq__sql_cancel_doomed[];
+/* The statements that meet the edges of finished parents, head and tail
+ * (deps.c: lower the shards, the dependents' parent_shards, make due,
+ * the queues made due, mark met), binding the flag and the parents. */
+#define MQ_SQL_MEETS 5
+extern const char *const mq__sql_meet[MQ_SQL_MEETS][2];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

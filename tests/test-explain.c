@@ -739,6 +739,40 @@ main(void)
 		    "the deps' whole primary key, each dependent by its "
 		    "primary key", plan);
 	}
+	{
+		/* a finished parent's edges met: each statement reads the
+		 * parents' edges (a derived table, ranges of the deps' key)
+		 * first, then the rows they name by key, never the job
+		 * table (or its ready jobs) first: a multiple-table UPDATE
+		 * locks every row it reads until the commit */
+		static const char *const what[MQ_SQL_MEETS] = {
+			"meet: the shards lowered",
+			"meet: the dependents' shards lowered",
+			"meet: the dependents made due",
+			"meet: the queues of those made due",
+			"meet: the edges marked met",
+		};
+		char sql[2048], plan[8192], says[256];
+		size_t k;
+
+		for (k = 0; k < MQ_SQL_MEETS; k++) {
+			snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_meet[k][0],
+			    mq__sql_meet[k][1]);
+			explained(c->db, what[k], sql, "@one, @id1, @id2", plan,
+			    sizeof plan);
+			snprintf(says, sizeof says, "%s: the edges first, each "
+			    "row they name by its key", what[k]);
+			ok(k == MQ_SQL_MEETS - 1 ?
+			    strstr(plan, "|d|range|PRIMARY|PRIMARY|") != NULL :
+			    strncmp(plan, "1|PRIMARY|<derived", 18) == 0 &&
+			    strstr(plan, "|d|range|") != NULL &&
+			    strstr(plan, "|eq_ref|") != NULL &&
+			    strstr(plan, "|j|ALL|") == NULL &&
+			    strstr(plan, "|w|ALL|") == NULL &&
+			    strstr(plan, "|lease|") == NULL &&
+			    strstr(plan, "LATERAL") == NULL, says, plan);
+		}
+	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
 	/* mq top's workers: the 'leased' range of the lease index, the
