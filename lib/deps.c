@@ -151,12 +151,16 @@ const char mq__sql_cancel_doomed[] =
     " WHERE " DOOMED " AND (d.parent, d.child) IN (";
 #define DOOMED_MAX 1000		/* mq__sql_doomed's LIMIT */
 
-/* mq retry's report: the dependents cancelled with the jobs it made
- * ready, which stay dead; and those of them that wait again */
+/* mq retry's report: the dependents of the jobs it retried that those
+ * cancelled when they died (their error names them: each is counted by
+ * one of its parents only, whatever list that parent is in), which stay
+ * dead; and those of the jobs retried that wait again */
 static const char sql_stay_dead[] =
-    "SELECT COUNT(DISTINCT d.child) FROM `{{TABLE}}_deps` d"
-    " JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
-    " AND d.on_death = 'cancel' AND j.state = 'dead' AND d.parent IN (";
+    "SELECT COUNT(*) FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
+    " AND d.on_death = 'cancel' AND j.state = 'dead'"
+    " AND j.last_error = CONCAT('cancelled: parent ', d.parent, ' is dead')"
+    " AND d.parent IN (";
 static const char sql_wait_again[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
     " AND parent_shards > 0 AND id IN (";
@@ -838,15 +842,36 @@ add_count(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 
 enum mq_status
 mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
-    uint64_t *stay_dead, uint64_t *wait_again)
+    uint64_t *parents, size_t *nparents, uint64_t *wait_again)
 {
+	unsigned char *flags = malloc(n ? n : 1);
 	enum mq_status rc;
 
-	rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")", NULL,
-	    0, ids, n, add_count, stay_dead);
+	*nparents = 0;
+	if (flags == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0, ids, n,
+	    parents, flags, n, nparents);
+	free(flags);
 	if (rc == MQ_OK)
 		rc = mq__query_ids(c, "cannot read jobs", sql_wait_again, ")",
 		    NULL, 0, ids, n, add_count, wait_again);
+	return rc;
+}
+
+enum mq_status
+mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents, size_t n,
+    uint64_t *stay_dead)
+{
+	enum mq_status rc = MQ_OK;
+	size_t i, k;
+
+	*stay_dead = 0;
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")",
+		    NULL, 0, parents + i, k, add_count, stay_dead);
+	}
 	return rc;
 }
 

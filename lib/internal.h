@@ -433,12 +433,17 @@ enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
  * those waiting for jobs to finish (mq__wake_finish_waiters). Errors
  * are not the caller's: the waiters look again within seconds. */
 void mq__wake_after_commit(struct mq_conn *c);
-/* mq retry, in its transaction after it made ids[0..n) ready: adds to
- * *stay_dead their dependents that died with them (cancelled: they stay
- * dead), and to *wait_again those of them that are dependents waiting
- * again for parents not done. */
+/* mq retry, in its transaction after it made ids[0..n) ready: those of
+ * them that have dependents into parents[0..*nparents) (n at most), and
+ * adds to *wait_again those of them that are dependents waiting again
+ * for parents not done. */
 enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
-    size_t n, uint64_t *stay_dead, uint64_t *wait_again);
+    size_t n, uint64_t *parents, size_t *nparents, uint64_t *wait_again);
+/* mq retry, after its run: *stay_dead gets how many dependents the
+ * retried parents[0..n) (each once) cancelled when they died are dead
+ * now, each counted once (by the parent its error names). */
+enum mq_status mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents,
+    size_t n, uint64_t *stay_dead);
 /* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
  * again (a parent not done is gone, or dead in the archive), in out[0..
  * *got), ascending. Writes their parents not done first (deps.c). */
