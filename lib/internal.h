@@ -434,12 +434,17 @@ enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
  * those waiting for jobs to finish (mq__wake_finish_waiters). Errors
  * are not the caller's: the waiters look again within seconds. */
 void mq__wake_after_commit(struct mq_conn *c);
-/* mq retry, in its transaction after it made ids[0..n) ready: adds to
- * *stay_dead their dependents that died with them (cancelled: they stay
- * dead), and to *wait_again those of them that are dependents waiting
- * again for parents not done. */
+/* mq retry, in its transaction after it made ids[0..n) ready: those of
+ * them that have dependents into parents[0..*nparents) (n at most), and
+ * adds to *wait_again those of them that are dependents waiting again
+ * for parents not done. */
 enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
-    size_t n, uint64_t *stay_dead, uint64_t *wait_again);
+    size_t n, uint64_t *parents, size_t *nparents, uint64_t *wait_again);
+/* mq retry, after its run: *stay_dead gets how many dependents the
+ * retried parents[0..n) (each once) cancelled when they died are dead
+ * now, each counted once (by the parent its error names). */
+enum mq_status mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents,
+    size_t n, uint64_t *stay_dead);
 /* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
  * again (a parent not done is gone, or dead in the archive), in out[0..
  * *got), ascending. Writes their parents not done first (deps.c). */
@@ -607,8 +612,15 @@ extern const char mq__sql_held_by_keys_or_rate[];
 enum mq_status mq__held_back(struct mq_conn *c, struct mq_queue_stats *q);
 /* mq show's read of a job's history (history_read.c). */
 extern const char mq__sql_history_get[], mq__sql_job_deps[];
-/* A dead or purged parent's dependents to cancel, a round (deps.c). */
-extern const char mq__sql_doomed[];
+/* The dependents of dead or purged parents to cancel, a round, and
+ * their cancellation by their edges (deps.c). */
+extern const char mq__sql_doomed[], mq__sql_doomed_tail[];
+extern const char mq__sql_cancel_doomed[];
+/* The statements that meet the edges of finished parents, head and tail
+ * (deps.c: lower the shards, the dependents' parent_shards, make due,
+ * the queues made due, mark met), binding the flag and the parents. */
+#define MQ_SQL_MEETS 5
+extern const char *const mq__sql_meet[MQ_SQL_MEETS][2];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

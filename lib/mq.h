@@ -814,8 +814,9 @@ struct mq_retry_report {
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
 	uint64_t parents;	/* left dead: a parent can never finish */
-	uint64_t stay_dead;	/* dependents cancelled when the retried
-				 * jobs died: they stay dead */
+	uint64_t stay_dead;	/* dependents the retried jobs cancelled
+				 * when they died, dead after the run:
+				 * they stay dead (each counted once) */
 	uint64_t wait_again;	/* retried dependents that wait again for
 				 * parents not done (mq push --after) */
 	int stopped;		/* between() asked to stop */
