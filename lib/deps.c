@@ -894,14 +894,15 @@ mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents, size_t n,
 
 enum mq_status
 mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
-    uint64_t *out, size_t *got)
+    uint64_t *out, size_t *got, uint64_t *rows)
 {
-	uint64_t touched;
+	uint64_t touched = 0;
 	enum mq_status rc;
 
 	*got = 0;
 	rc = mq__exec_ids_tail(c, sql_touch_unmet, sql_touch_unmet_tail, NULL,
 	    0, ids, n, &touched);
+	*rows += touched;
 	if (rc == MQ_OK)
 		rc = mq__select_ids_in(c, sql_unretriable,
 		    sql_unretriable_tail, NULL, 0, ids, n, out, n, got);

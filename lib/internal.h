@@ -447,9 +447,10 @@ enum mq_status mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents,
     size_t n, uint64_t *stay_dead);
 /* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
  * again (a parent not done is gone, or dead in the archive), in out[0..
- * *got), ascending. Writes their parents not done first (deps.c). */
+ * *got), ascending. Writes their parents not done first (deps.c), and
+ * adds the rows so written to *rows. */
 enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
-    size_t n, uint64_t *out, size_t *got);
+    size_t n, uint64_t *out, size_t *got, uint64_t *rows);
 /* The edges and shards of ids[0..n) as dependents, which leave the
  * table (archive): as parents, theirs stay while their dependents do.
  * The rows deleted are added to *rows (NULL: not counted). */

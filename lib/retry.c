@@ -103,6 +103,7 @@ struct batch {
 	size_t got, nconflicts, n, norphans;
 	uint64_t retried;
 	uint64_t wait_again;	/* deps.c: mq__deps_retried */
+	uint64_t touched;	/* parents the batch wrote (mq__deps_unretriable) */
 	uint64_t *kids;		/* the jobs retried that have dependents */
 	size_t nkids;
 };
@@ -220,6 +221,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	b->after = t->after;
 	b->retried = 0;
 	b->n = b->nconflicts = b->norphans = b->nkids = 0;
+	b->touched = 0;
 	if (o->ids)
 		rc = mq__select_ids_in(c, sql_pick_ids, sql_pick_ids_tail,
 		    NULL, 0, b->given, b->ngiven, b->ids, b->want, &b->got);
@@ -247,7 +249,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	 * to wait again, they would wait for ever (deps.c) */
 	if (b->n > 0)
 		rc = mq__deps_unretriable(c, b->list, b->n, b->orphans,
-		    &b->norphans);
+		    &b->norphans, &b->touched);
 	if (rc != MQ_OK)
 		return rc;
 	for (i = k = 0; i < b->n; i++) {
@@ -525,12 +527,14 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		/* the rate: not ahead of start + retried / rate; and at any
 		 * rate, give way to consumers writing meanwhile (yield.c;
 		 * the batch's own rows: each job updated, its history row,
-		 * and a few count rows) */
+		 * its dependents' parents written, and a few count rows: a
+		 * batch of dependents took its parents' rows for others'
+		 * writes, and paused on an idle server) */
 		wait = o->rate > 0 && !o->dry_run ? start +
 		    (int64_t)((double)rep->retried * 1e6 / o->rate) -
 		    mq_now_us() : 0;
 		pause = o->dry_run ? 0 : mq__yield_pause(c, &y, t0,
-		    2 * (uint64_t)b.retried + 8);
+		    2 * (uint64_t)b.retried + b.touched + 8);
 		if (between(wait > pause ? wait : pause, o->ctx)) {
 			rep->stopped = 1;
 			break;
