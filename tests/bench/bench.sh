@@ -411,6 +411,18 @@ deps_rows() {
   row "after: a chain of $DCHAIN, mq work --concurrency 4 vs 1 consumer without it" "${r}x its rate" \
     ">= 0.8x" "$(meets "$r" 0.8 '>=')" \
     "chain $d ms, the same jobs in order without dependencies $u ms (the same job in both)"
+  # the chain's floor: the same job one at a time, and between two a
+  # single round trip that acks the one before and leases the next by
+  # id (no dependency, no choice): what a claim that commits before its
+  # job starts can reach here, against the same consumer without it
+  mysqlc -e "INSERT INTO mq_jobs (queue, payload, job_key)
+    SELECT 'fl', 'x', 'chain' FROM seq_1_to_$((DCHAIN + 1))"
+  f0=$(mysqlc -e "SELECT MIN(id) FROM mq_jobs WHERE queue = 'fl' AND job_key = 'chain'")
+  : >"$T_TMP/floor.log"
+  fc=$("$FLOOR_HOT" "$MQ_TEST_SOCKET" "$T_DB" "$f0" "$DCHAIN" bare sh -c "$stamps" "$T_TMP/floor.log")
+  row "after: the floor of a chain (a round trip a link) vs 1 consumer without it" \
+    "$(ratio "$u" "$fc")x its rate" "-" "-" \
+    "$DCHAIN links: $fc ms, the same jobs without dependencies $u ms, the chain $d ms (bench-floor-hot with the chain's job)"
   row "after: a chain's link claimed after its parent's end (median)" "$gap ms" \
     "<= 10 ms" "$(meets "$gap" 10 '<=')" "$DCHAIN links, by the jobs' own clock (end of one, start of the next); without dependencies $ugap ms"
   # mq wait for DWAIT jobs while 4 mq work run them: its statements

@@ -6,7 +6,8 @@
  * the same round trip also writes the key's gate row and the count,
  * which a limit certified on Galera and exact counts need. No choice of
  * the next job, no session settings. Prints the milliseconds of N jobs.
- * usage: bench-floor-hot SOCKET DATABASE FIRST_ID N bare|gated
+ * The job is true, or CMD ARG... (a chain's job, the dependencies row).
+ * usage: bench-floor-hot SOCKET DATABASE FIRST_ID N bare|gated [CMD ARG...]
  * (the jobs FIRST_ID .. FIRST_ID + N, ready, of queue 'fl', key 'hot')
  */
 #include <mysql.h>
@@ -66,8 +67,12 @@ main(int argc, char **argv)
 	pid_t pid;
 	int gated, st;
 
-	if (argc != 6)
+	char *true_cmd[] = { "true", NULL }, **cmd = true_cmd;
+
+	if (argc < 6)
 		return 64;
+	if (argc > 6)
+		cmd = argv + 6;
 	first = strtoull(argv[3], NULL, 10);
 	n = strtoull(argv[4], NULL, 10);
 	gated = strcmp(argv[5], "gated") == 0;
@@ -80,7 +85,7 @@ main(int argc, char **argv)
 		return 70;
 	for (i = first; i < first + n; i++) {
 		if ((pid = fork()) == 0) {
-			execlp("true", "true", (char *)NULL);
+			execvp(cmd[0], cmd);
 			_exit(127);
 		}
 		if (pid < 0 || waitpid(pid, &st, 0) != pid)
