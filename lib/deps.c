@@ -668,10 +668,26 @@ one_each(struct round *r, size_t *k)
 			r->e[(*k)++] = r->e[i];
 }
 
+/* Bytes an edge (parent, child) takes at most in the cancel's packets:
+ * its text "(?, ?), ", its two values and their types */
+#define PAIR_BYTES 48
+
+/* The edges the cancel may name in a statement on this server: a
+ * packet larger than max_allowed_packet is refused (1153; at 16 KiB,
+ * 1,000 pairs were, and the cancel failed with status 65) */
+static size_t
+pair_cap(const struct mq_conn *c)
+{
+	uint64_t fit = c->max_packet / 2 / PAIR_BYTES;
+
+	return c->max_packet == 0 || fit >= DOOMED_MAX ? DOOMED_MAX :
+	    fit ? fit : 1;
+}
+
 /* The dependents of the edges e[0..k) cancelled, each by its edge
  * (the parent it names): one statement. */
 static enum mq_status
-cancel_edges(struct mq_conn *c, const struct doomed_edge *e, size_t k,
+cancel_slice(struct mq_conn *c, const struct doomed_edge *e, size_t k,
     const struct lost *l)
 {
 	size_t np = k <= MQ_IDS_KEPT ? mq__padded(k) : k, i;
@@ -712,6 +728,22 @@ cancel_edges(struct mq_conn *c, const struct doomed_edge *e, size_t k,
 	free(sql);
 	free(b);
 	free(pairs);
+	return rc;
+}
+
+/* The dependents of the edges e[0..k) cancelled: a statement for as
+ * many as the server's packet takes (all of them at its default). */
+static enum mq_status
+cancel_edges(struct mq_conn *c, const struct doomed_edge *e, size_t k,
+    const struct lost *l)
+{
+	size_t cap = pair_cap(c), i, m;
+	enum mq_status rc = MQ_OK;
+
+	for (i = 0; rc == MQ_OK && i < k; i += m) {
+		m = k - i < cap ? k - i : cap;
+		rc = cancel_slice(c, e + i, m, l);
+	}
 	return rc;
 }
 

@@ -332,5 +332,7 @@ expect_status 0 "max_allowed_packet 16384: push --after-file of 5,000 parents" "
 p1=$("$MQ" push --queue fan p1) p2=$("$MQ" push --queue fan p2)
 expect_status 0 "  a fan-out of 3,000 after two parents" sh -c 'seq 1 3000 | "$0" push --queue fan --lines --quiet --after "$1,$2"' "$MQ" "$p1" "$p2"
 is "$(hsql "SELECT COUNT(*) FROM hp.mq_jobs_deps")" 11000 "  their 11,000 edges"
+expect_status 0 "  the cancel of one of the two: its 3,000 dependents with it" "$MQ" cancel "$p1"
+is "$(hsql "SELECT COUNT(*) FROM hp.mq_jobs WHERE queue = 'fan' AND state = 'dead'")" 3001 "  3,001 jobs dead"
 hsql "SET GLOBAL max_allowed_packet = 16777216"
 done_testing
