@@ -62,6 +62,12 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 	for (i = 0; i < n; i++) {
 		int seen = 0, j;
 
+		/* a stop signal ends the list here: the jobs before it are
+		 * cancelled and said, those after it not touched (main()
+		 * exits 128+N) */
+		if (stop_held())
+			break;
+
 		for (j = 0; j < i && !seen; j++)	/* once per job */
 			seen = ids[j] == ids[i];
 		if (seen)

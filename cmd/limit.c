@@ -215,7 +215,8 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 	if (st != MQ_OK && changed) {
 		report(&limit_command, "the change was made, but reading the "
 		    "limits back failed", &e);
-		exit(EX_SOFTWARE);
+		n = held_stop_status(&limit_command);
+		exit(n ? n : EX_SOFTWARE);
 	}
 	if (st != MQ_OK)
 		die(&limit_command, &e);

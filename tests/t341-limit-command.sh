@@ -267,4 +267,19 @@ for cmd in "limit held --concurrency 21" "pause held"; do
     *) is "$(cat "$T_TMP/held.out"):$(sql "SELECT paused FROM mq_jobs_queues WHERE queue = 'held'")" "queue 'held' paused:1" "  the change said and made" ;;
   esac
 done
+# a stop signal ends mq cancel's list: the jobs before it cancelled and
+# said, those after it not touched (on a900bf0 killed at once, the lines
+# of the jobs it had cancelled lost; then, holding the signal, it
+# cancelled the whole list)
+seq 1 3000 | "$MQ" push --queue clist --lines --quiet >"$T_TMP/clist.ids"
+# shellcheck disable=SC2046
+"$MQ" cancel $(cat "$T_TMP/clist.ids") >"$T_TMP/clist.out" 2>/dev/null &
+p=$!
+sleep 0.5
+kill -TERM "$p"
+wait "$p"
+rc=$?
+dead=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'clist' AND state = 'dead'")
+is "$rc:$(grep -c ' cancelled$' "$T_TMP/clist.out")" "143:$dead" "mq cancel of 3,000 ids, SIGTERM: 143, each job it cancelled said"
+check "  and the list ended there ($dead of 3000)" test "$dead" -lt 3000
 done_testing

@@ -81,6 +81,9 @@ int stop_signal_pending(const sigset_t *held);
 /* Whether a stop signal came, or waits blocked (for mq_set_stop_check:
  * a statement's retries after lock waits end, instead of minutes later). */
 int stop_held(void);
+/* 128 + the stop signal a CMD_HOLDS_STOPS command holds (or took), 0 if
+ * none or another command: its exit status once its error is said. */
+int held_stop_status(const struct command *cmd);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad

@@ -198,9 +198,14 @@ die(const struct command *cmd, const struct mq_error *e)
 	/* what the command printed before the error stopped it comes
 	 * first (mq(1) DIAGNOSTICS), also where standard output is a file
 	 * or a pipe, whose buffer exit() would write after this line */
+	int held;
+
 	(void)flush_stdout();
 	report(cmd, NULL, e);
-	exit(exit_status(e->status));
+	/* a stop signal held meanwhile is the status, the error said
+	 * (mq(1) EXIT STATUS 128+N) */
+	held = held_stop_status(cmd);
+	exit(held ? held : exit_status(e->status));
 }
 
 struct mq_conn *
@@ -216,7 +221,15 @@ open_queue_table(const struct command *cmd, const struct mq_global *g)
 		mq_close(c);
 		die(cmd, &e);
 	}
-	if (cmd->flags & CMD_HOLDS_STOPS)
+	if (cmd->flags & CMD_HOLDS_STOPS) {
+		int held = held_stop_status(cmd);
+
+		/* asked to stop while it connected: nothing done yet */
+		if (held) {
+			mq_close(c);
+			exit(held);
+		}
 		mq_set_stop_check(c, stop_held);
+	}
 	return c;
 }
