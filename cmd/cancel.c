@@ -22,7 +22,7 @@ static const struct opt opts[] = {
 
 const struct command cancel_command = {
 	"cancel", "stop jobs that have not run (recurring too)", opts,
-	{ "ID...", NULL }, 0, cmd_cancel, NULL
+	{ "ID...", NULL }, CMD_HOLDS_STOPS, cmd_cancel, NULL
 };
 
 static void
@@ -61,6 +61,12 @@ cmd_cancel(int argc, char **argv, struct mq_global *g)
 	c = open_queue_table(&cancel_command, g);
 	for (i = 0; i < n; i++) {
 		int seen = 0, j;
+
+		/* a stop signal ends the list here: the jobs before it are
+		 * cancelled and said, those after it not touched (main()
+		 * exits 128+N) */
+		if (stop_held())
+			break;
 
 		for (j = 0; j < i && !seen; j++)	/* once per job */
 			seen = ids[j] == ids[i];

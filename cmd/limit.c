@@ -4,6 +4,7 @@
  * mq-limit(1)), as pause and resume do for pausing.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -46,7 +47,7 @@ static const struct opt opts[] = {
 
 const struct command limit_command = {
 	"limit", "show, set or clear a queue's limits", opts,
-	{ "QUEUE", "QUEUE" }, 0, cmd_limit, NULL
+	{ "QUEUE", "QUEUE" }, CMD_HOLDS_STOPS, cmd_limit, NULL
 };
 
 /* The largest limit: the columns are INT UNSIGNED. */
@@ -170,7 +171,7 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 	struct mq_error e;
 	enum mq_status st = MQ_OK;
 	const char *queue;
-	int n;
+	int n, changed;
 
 	memset(&a, 0, sizeof a);
 	n = parse_options(&limit_command, argc, argv, g, option, &a);
@@ -204,10 +205,19 @@ cmd_limit(int argc, char **argv, struct mq_global *g)
 		st = mq_limits_set(c, queue, MQ_LIMIT_ALL, &a.l);
 	else if (a.set || a.clear)
 		st = mq_limits_set(c, queue, a.set | a.clear, &a.l);
+	changed = st == MQ_OK && (a.all || a.set || a.clear);
 	if (st == MQ_OK)
 		st = mq_limits_get(c, queue, &a.l);
 	e = *mq_conn_error(c);
 	mq_close(c);
+	/* the change made, its read-back failed (a lost connection too):
+	 * said so, 70 (mq-limit(1)), not a failure of the change (69) */
+	if (st != MQ_OK && changed) {
+		report(&limit_command, "the change was made, but reading the "
+		    "limits back failed", &e);
+		n = held_stop_status(&limit_command);
+		exit(n ? n : EX_SOFTWARE);
+	}
 	if (st != MQ_OK)
 		die(&limit_command, &e);
 	if (a.json)

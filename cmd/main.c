@@ -115,6 +115,7 @@ main(int argc, char **argv)
 {
 	struct mq_global g;
 	const struct command *cmd;
+	sigset_t held;
 	int rc;
 
 	process_start();
@@ -132,11 +133,17 @@ main(int argc, char **argv)
 	if ((cmd = find_command_spec(argv[0])) == NULL)
 		usage_error(&main_command, "'%s' is not a command (see 'mq -h')",
 		    shown(argv[0]));
+	if (cmd->flags & CMD_HOLDS_STOPS) {
+		catch_stop(&held);
+		sigprocmask(SIG_BLOCK, &held, NULL);
+	}
 	rc = cmd->fn(argc, argv, &g);
 	if (flush_stdout() != 0) {
 		if ((cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
 		return stdout_failure(cmd);	/* said once */
 	}
+	if ((cmd->flags & CMD_HOLDS_STOPS) && stop_signal_pending(&held))
+		return 128 + stop_signal;
 	return rc;
 }

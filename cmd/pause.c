@@ -14,12 +14,12 @@ static const struct opt opts[] = {
 
 const struct command pause_command = {
 	"pause", "stop claims from a queue", opts, { "QUEUE", NULL },
-	0, cmd_pause, NULL
+	CMD_HOLDS_STOPS, cmd_pause, NULL
 };
 
 const struct command resume_command = {
 	"resume", "restart claims from a queue", opts, { "QUEUE", NULL },
-	0, cmd_resume, NULL
+	CMD_HOLDS_STOPS, cmd_resume, NULL
 };
 
 static int

@@ -124,18 +124,22 @@ note(struct id_note *n, uint64_t id)
 static void
 put_note(const struct id_note *n, const char *what)
 {
+	struct err_line l;
 	uint64_t i;
+	FILE *f;
 
 	if (n->n == 0)
 		return;
-	fprintf(stderr, "mq retry: %llu job%s %s:",
+	f = err_line_begin(&l);
+	fprintf(f, "mq retry: %llu job%s %s:",
 	    (unsigned long long)n->n, PLURAL(n->n), what);
 	for (i = 0; i < n->n && i < SHOWN_IDS; i++)
-		fprintf(stderr, " %llu", (unsigned long long)n->ids[i]);
+		fprintf(f, " %llu", (unsigned long long)n->ids[i]);
 	if (n->n > SHOWN_IDS)
-		fprintf(stderr, " (and %llu more)",
+		fprintf(f, " (and %llu more)",
 		    (unsigned long long)(n->n - SHOWN_IDS));
-	fputc('\n', stderr);
+	fputc('\n', f);
+	err_line_end(&l);
 }
 
 static void

@@ -82,7 +82,10 @@ find(const struct waiting *w, uint64_t id)
 	return p ? (size_t)(p - w->ids) : w->n;
 }
 
-/* A line on stdout, whole: a stop signal waits until it is out. */
+/* A line on stdout, whole: a stop signal waits until it is out. Its
+ * reader gone, mq wait ends as the read-only commands do (SIGPIPE);
+ * push --wait, which pushed, says the write failure (74: mq(1) keeps
+ * 141 for the commands that only read). */
 static int
 flush_out(const struct waiting *w)
 {
@@ -91,7 +94,7 @@ flush_out(const struct waiting *w)
 	rc = flush_stdout();
 	sigprocmask(SIG_UNBLOCK, &w->stops, NULL);
 	if (rc != 0) {
-		if (reader_gone(errno))
+		if ((w->cmd->flags & CMD_READS_ONLY) && reader_gone(errno))
 			end_by_sigpipe();
 		exit(stdout_failure(w->cmd));
 	}

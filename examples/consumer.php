@@ -166,32 +166,37 @@ UPDATE `mq_jobs` SET
    AND children IS NULL
 SQL;
 const SQL_MEET_SHARDS = <<<'SQL'
-UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
-  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT d.child, d.parent % 1024 AS shard, COUNT(*) AS n
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY) WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
   GROUP BY d.child, d.parent % 1024) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
   SET w.parents = w.parents - e.n
 SQL;
 const SQL_MEET_PARENTS = <<<'SQL'
-UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
-  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
-  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT w.child, COUNT(*) AS n FROM (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
-  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  WHERE w.parents = 0 GROUP BY w.child) z
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = z.child
   SET j.parent_shards = j.parent_shards - z.n
 SQL;
 const SQL_MEET_RELEASE = <<<'SQL'
-UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
-  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
-  AND d.parent IN (?)) e ON j.id = e.child
+UPDATE (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e STRAIGHT_JOIN `mq_jobs` j ON j.id = e.child
   SET j.available_at = UTC_TIMESTAMP(6)
   WHERE j.parent_shards = 0 AND j.state = 'ready'
   AND j.available_at = '9999-12-31 23:59:59.999999'
 SQL;
 const SQL_MEET_MARK = <<<'SQL'
-UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY) SET d.met = 1
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
 SQL;
 const SQL_HAS_DEPENDENTS = <<<'SQL'
@@ -199,23 +204,25 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 SQL;
 const SQL_DOOMED = <<<'SQL'
-SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+SELECT d.child, d.parent, j.children IS NOT NULL
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
   STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
-  WHERE d.parent = ? AND d.child > ? AND d.met = 0
+  WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?)
-  ORDER BY d.child LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 SQL;
 const SQL_CANCEL = <<<'SQL'
-UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
   SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
   j.available_at = UTC_TIMESTAMP(6),
   j.last_error = CONCAT('cancelled: parent ', d.parent,
   IF(?, ' was purged', ' is dead'))
-  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  WHERE d.met = 0 AND (d.on_death = 'cancel'
   OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
-  AND j.parent_shards > 0 AND j.id IN (?)
+  AND j.parent_shards > 0 AND (d.parent, d.child) IN ((?, ?))
 SQL;
 // The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 // counts exact; mq adds 16 times its Galera node's index (0 on one
@@ -365,6 +372,13 @@ function listed(string $sql, int $n): string
 	    implode(', ', array_fill(0, $n, '?')) . ')', $sql);
 }
 
+/* sql for n pairs: one (?, ?) per pair in its IN ((?, ?)) */
+function paired(string $sql, int $n): string
+{
+	return str_replace('IN ((?, ?))', 'IN (' .
+	    implode(', ', array_fill(0, $n, '(?, ?)')) . ')', $sql);
+}
+
 /* The edges of job id met: all of them (done 1), or those of the
  * dependents that run anyway (done 0: it is dead); a dependent whose
  * last shard this empties is due now (mq-sql(7), DEPENDENCIES). */
@@ -393,14 +407,19 @@ function dead_with_dependents(PDO $db, string $t, int $id): void
 			continue;
 		$last = 0;
 		do {
+			/* one parent: each dependent in one row, and the
+			 * cursor its last one */
 			$doomed = array_map('intval', run($db, SQL_DOOMED, $t,
-			    [$j, $last, 0, null, null])->fetchAll(PDO::FETCH_COLUMN,
-			    0));
+			    [$j, $j, $last, 0, null, null, $j])->fetchAll(
+			    PDO::FETCH_COLUMN, 0));
 			$n = count($doomed);
 			if ($n == 0)
 				break;
-			$got = run($db, listed(SQL_CANCEL, $n), $t,
-			    array_merge([0, $j, 0], $doomed))->rowCount();
+			$edges = [0, 0];
+			foreach ($doomed as $c)
+				array_push($edges, $j, $c);
+			$got = run($db, paired(SQL_CANCEL, $n), $t,
+			    $edges)->rowCount();
 			if ($got != $n)
 				throw new Fail("cannot cancel the dependents of " .
 				    "job $j: $got of $n changed");

@@ -172,32 +172,37 @@ UPDATE `mq_jobs` SET
    AND children IS NULL
 """
 SQL_MEET_SHARDS = """
-UPDATE `mq_jobs_waits` w JOIN (SELECT d.child, d.parent % 1024
-  AS shard, COUNT(*) AS n FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT d.child, d.parent % 1024 AS shard, COUNT(*) AS n
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY) WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
   GROUP BY d.child, d.parent % 1024) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
   SET w.parents = w.parents - e.n
 """
 SQL_MEET_PARENTS = """
-UPDATE `mq_jobs` j JOIN (SELECT w.child, COUNT(*) AS n
-  FROM `mq_jobs_waits` w JOIN (SELECT DISTINCT d.child,
-  d.parent % 1024 AS shard FROM `mq_jobs_deps` d WHERE d.met = 0
+UPDATE (SELECT w.child, COUNT(*) AS n FROM (SELECT DISTINCT d.child,
+  d.parent % 1024 AS shard FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)) e
+  STRAIGHT_JOIN `mq_jobs_waits` w
   ON w.child = e.child AND w.shard = e.shard
-  WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child
+  WHERE w.parents = 0 GROUP BY w.child) z
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = z.child
   SET j.parent_shards = j.parent_shards - z.n
 """
 SQL_MEET_RELEASE = """
-UPDATE `mq_jobs` j JOIN (SELECT DISTINCT d.child
-  FROM `mq_jobs_deps` d WHERE d.met = 0 AND (? OR d.on_death = 'run')
-  AND d.parent IN (?)) e ON j.id = e.child
+UPDATE (SELECT DISTINCT d.child
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  WHERE d.met = 0 AND (? OR d.on_death = 'run')
+  AND d.parent IN (?)) e STRAIGHT_JOIN `mq_jobs` j ON j.id = e.child
   SET j.available_at = UTC_TIMESTAMP(6)
   WHERE j.parent_shards = 0 AND j.state = 'ready'
   AND j.available_at = '9999-12-31 23:59:59.999999'
 """
 SQL_MEET_MARK = """
-UPDATE `mq_jobs_deps` d SET d.met = 1 WHERE d.met = 0
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY) SET d.met = 1
+  WHERE d.met = 0
   AND (? OR d.on_death = 'run') AND d.parent IN (?)
 """
 SQL_HAS_DEPENDENTS = """
@@ -205,23 +210,25 @@ SELECT id, state = 'dead' FROM `mq_jobs` FORCE INDEX (PRIMARY)
  WHERE children IS NOT NULL AND id IN (?)
 """
 SQL_DOOMED = """
-SELECT d.child FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+SELECT d.child, d.parent, j.children IS NOT NULL
+  FROM `mq_jobs_deps` d FORCE INDEX (PRIMARY)
   STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
-  WHERE d.parent = ? AND d.child > ? AND d.met = 0
+  WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?)
-  ORDER BY d.child LIMIT 1000 FOR UPDATE
+  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 """
 SQL_CANCEL = """
-UPDATE `mq_jobs` j JOIN `mq_jobs_deps` d ON d.child = j.id
+UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY)
+  STRAIGHT_JOIN `mq_jobs` j ON j.id = d.child
   SET j.state = 'dead', j.finished_at = UTC_TIMESTAMP(6),
   j.available_at = UTC_TIMESTAMP(6),
   j.last_error = CONCAT('cancelled: parent ', d.parent,
   IF(?, ' was purged', ' is dead'))
-  WHERE d.parent = ? AND d.met = 0 AND (d.on_death = 'cancel'
+  WHERE d.met = 0 AND (d.on_death = 'cancel'
   OR (? AND d.on_death = 'wait')) AND j.state = 'ready'
-  AND j.parent_shards > 0 AND j.id IN (?)
+  AND j.parent_shards > 0 AND (d.parent, d.child) IN ((?, ?))
 """
 # The counts' slot is CONNECTION_ID() % 16 plus this: any slot keeps the
 # counts exact; mq adds 16 times its Galera node's index (0 on one server)
@@ -347,6 +354,11 @@ def listed(sql, n):
     return sql.replace("IN (?)", "IN (%s)" % ", ".join(["?"] * n))
 
 
+def paired(sql, n):
+    """sql for n pairs: one (?, ?) per pair in its IN ((?, ?))."""
+    return sql.replace("IN ((?, ?))", "IN (%s)" % ", ".join(["(?, ?)"] * n))
+
+
 def meet(db, o, job, done):
     """The edges of job met: all of them (done 1), or those of the
     dependents that run anyway (done 0: it is dead); a dependent whose
@@ -373,12 +385,16 @@ def dead_with_dependents(db, o, job):
             continue
         last = 0
         while True:
+            # one parent: each dependent in one row, and the cursor
+            # its last one
             doomed = [r[0] for r in
-                      execute(db, SQL_DOOMED, (j, last, 0, None, None),
+                      execute(db, SQL_DOOMED,
+                              (j, j, last, 0, None, None, j),
                               o.table).fetchall()]
             if doomed:
-                n = execute(db, listed(SQL_CANCEL, len(doomed)),
-                            (0, j, 0) + tuple(doomed), o.table).rowcount
+                n = execute(db, paired(SQL_CANCEL, len(doomed)),
+                            (0, 0) + tuple(x for c in doomed for x in (j, c)),
+                            o.table).rowcount
                 if n != len(doomed):
                     raise Fail("cannot cancel the dependents of job %d: "
                                "%d of %d changed" % (j, n, len(doomed)))

@@ -145,11 +145,14 @@ batch_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK)
 		rc = mq__count_removed(c, !b->o->purge, b->ids, b->got,
 		    &b->counted);
-	/* an archived job keeps its history; a deleted one does not */
+	/* an archived job keeps its history; a deleted one does not. The
+	 * rows these delete are the batch's own writes too, not others'
+	 * (yield.c: a batch of cancelled dependents paused 5 times its
+	 * time on an idle server, taking its own edges for others' work) */
 	if (rc == MQ_OK && b->o->purge)
-		rc = mq__history_delete(c, b->ids, b->got);
+		rc = mq__history_delete(c, b->ids, b->got, &b->counted);
 	if (rc == MQ_OK)
-		rc = mq__deps_forget(c, b->ids, b->got);
+		rc = mq__deps_forget(c, b->ids, b->got, &b->counted);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_delete, NULL, 0, b->ids, b->got,
 		    &b->moved);

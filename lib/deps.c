@@ -30,9 +30,11 @@ static const char sql_parents[] =
     "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
     " IF(state = 'dead', 2, 0))) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE id IN (";
-/* an archived parent: done (1), or dead (5: it cannot be retried) */
+/* an archived parent: done (1), dead (5: it cannot be retried), or in
+ * neither state (6: another program's row; it never finishes) */
 static const char sql_parents_archived[] =
-    "SELECT id, IF(state = 'done', 1, 5) FROM `{{TABLE}}_archive`"
+    "SELECT id, IF(state = 'done', 1, IF(state = 'dead', 5, 6))"
+    " FROM `{{TABLE}}_archive`"
     " FORCE INDEX (PRIMARY) WHERE id IN (";
 static const char sql_edge_head[] =
     "INSERT INTO `{{TABLE}}_deps` (parent, child, met, on_death) VALUES ";
@@ -55,74 +57,110 @@ static const char sql_parents_of[] =
 /* The edges a finish meets: every one of a parent done (? 1), those of
  * dependents that run anyway of a parent dead (? 0). Their shards
  * lowered, then the dependents whose shards this emptied, then the
- * edges marked (the two before find them unmarked). */
+ * edges marked (the two before find them unmarked). Each joins the
+ * parents' edges (a derived table) first, then the rows they name by
+ * key (STRAIGHT_JOIN): planned the other way round, a parent of many
+ * dependents made the job table, or all its ready jobs, the first
+ * table read, every row of it locked until the commit (an ack of an
+ * unrelated job waited for a cancel of 100,000 dependents to end).
+ * The edges by the parents' ranges of the deps' key (FORCE INDEX): a
+ * list of more than 200 parents is planned from the index's statistics,
+ * and those of a table that just took 100,000 edges of one parent
+ * (mq push --lines --after) made a scan of all the edges look cheaper,
+ * at each wave of a cascade. */
 #define MEETS "d.met = 0 AND (? OR d.on_death = 'run')"
 static const char sql_lower_shards[] =
-    "UPDATE `{{TABLE}}_waits` w JOIN (SELECT d.child, d.parent % 1024"
-    " AS shard, COUNT(*) AS n FROM `{{TABLE}}_deps` d WHERE " MEETS
+    "UPDATE (SELECT d.child, d.parent % 1024 AS shard, COUNT(*) AS n"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE " MEETS
     " AND d.parent IN (";
 static const char sql_lower_shards_tail[] =
     ") GROUP BY d.child, d.parent % 1024) e"
+    " STRAIGHT_JOIN `{{TABLE}}_waits` w"
     " ON w.child = e.child AND w.shard = e.shard"
     " SET w.parents = w.parents - e.n";
 static const char sql_lower_parents[] =
-    "UPDATE `{{TABLE}}` j JOIN (SELECT w.child, COUNT(*) AS n"
-    " FROM `{{TABLE}}_waits` w JOIN (SELECT DISTINCT d.child,"
-    " d.parent % 1024 AS shard FROM `{{TABLE}}_deps` d WHERE " MEETS
-    " AND d.parent IN (";
+    "UPDATE (SELECT w.child, COUNT(*) AS n FROM (SELECT DISTINCT d.child,"
+    " d.parent % 1024 AS shard FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " WHERE " MEETS " AND d.parent IN (";
 static const char sql_lower_parents_tail[] =
-    ")) e ON w.child = e.child AND w.shard = e.shard"
-    " WHERE w.parents = 0 GROUP BY w.child) z ON j.id = z.child"
+    ")) e STRAIGHT_JOIN `{{TABLE}}_waits` w"
+    " ON w.child = e.child AND w.shard = e.shard"
+    " WHERE w.parents = 0 GROUP BY w.child) z"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = z.child"
     " SET j.parent_shards = j.parent_shards - z.n";
 /* a statement of its own: a multiple-table UPDATE's assignments have no
  * order, and this one must read the count lowered */
 static const char sql_release[] =
-    "UPDATE `{{TABLE}}` j JOIN (SELECT DISTINCT d.child"
-    " FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+    "UPDATE (SELECT DISTINCT d.child"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " WHERE " MEETS " AND d.parent IN (";
 static const char sql_release_tail[] =
-    ")) e ON j.id = e.child SET j.available_at = " MQ_SQL_NOW
+    ")) e STRAIGHT_JOIN `{{TABLE}}` j ON j.id = e.child"
+    " SET j.available_at = " MQ_SQL_NOW
     " WHERE j.parent_shards = 0 AND j.state = 'ready'"
     " AND j.available_at = " MQ_SQL_WAITING;
 /* The queues of the dependents due now, to wake their waiters */
 static const char sql_released[] =
-    "SELECT j.queue, COUNT(*) FROM `{{TABLE}}` j JOIN (SELECT DISTINCT"
-    " d.child FROM `{{TABLE}}_deps` d WHERE " MEETS " AND d.parent IN (";
+    "SELECT j.queue, COUNT(*) FROM (SELECT DISTINCT d.child"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE " MEETS
+    " AND d.parent IN (";
 static const char sql_released_tail[] =
-    ")) e ON j.id = e.child WHERE j.state = 'ready' AND j.parent_shards = 0"
+    ")) e STRAIGHT_JOIN `{{TABLE}}` j ON j.id = e.child"
+    " WHERE j.state = 'ready' AND j.parent_shards = 0"
     " AND j.available_at <= " MQ_SQL_NOW " GROUP BY j.queue";
 static const char sql_mark_met[] =
-    "UPDATE `{{TABLE}}_deps` d SET d.met = 1 WHERE " MEETS
-    " AND d.parent IN (";
+    "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) SET d.met = 1"
+    " WHERE " MEETS " AND d.parent IN (";
+/* the five, head and tail, for test-explain */
+const char *const mq__sql_meet[MQ_SQL_MEETS][2] = {
+	{ sql_lower_shards, sql_lower_shards_tail },
+	{ sql_lower_parents, sql_lower_parents_tail },
+	{ sql_release, sql_release_tail },
+	{ sql_released, sql_released_tail },
+	{ sql_mark_met, ")" },
+};
 
 /* A parent dead (? 0): its dependents that are cancelled with it;
  * purged (? 1): those that do not run anyway, which nothing can release
  * any more, but those the purge deletes itself (its queue and state).
- * A round of them still waiting, by the parent's edges in child order
- * (after the round before), locked; then cancelled: dead, the parent
- * named. */
+ * Set-based: a round of them still waiting, read by the edges of a list
+ * of such parents (ascending) in the deps' key order, after the round
+ * before (its last edge read, parent and child), locked; each with its
+ * parent and whether it has dependents of its own. Then cancelled,
+ * each once: dead, a parent named (the first of its edges the rounds
+ * read: the least of its parents in the list), by its edge. */
 #define DOOMED "d.met = 0 AND (d.on_death = 'cancel'" \
     " OR (? AND d.on_death = 'wait')) AND j.state = 'ready'" \
     " AND j.parent_shards > 0"
 const char mq__sql_doomed[] =
-    "SELECT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    "SELECT d.child, d.parent, j.children IS NOT NULL"
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
     " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
-    " WHERE d.parent = ? AND d.child > ? AND " DOOMED
-    " AND NOT (j.queue <=> ? AND j.state <=> ?)"
-    " ORDER BY d.child LIMIT 1000 FOR UPDATE";
-static const char sql_cancel[] =
-    "UPDATE `{{TABLE}}` j JOIN `{{TABLE}}_deps` d ON d.child = j.id"
+    " WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND " DOOMED
+    " AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (";
+const char mq__sql_doomed_tail[] =
+    ") ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE";
+/* the edges (parent, child) given, one per dependent */
+const char mq__sql_cancel_doomed[] =
+    "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
     " SET j.state = 'dead', j.finished_at = " MQ_SQL_NOW ","
     " j.available_at = " MQ_SQL_NOW ","
     " j.last_error = CONCAT('cancelled: parent ', d.parent,"
     " IF(?, ' was purged', ' is dead'))"
-    " WHERE d.parent = ? AND " DOOMED " AND j.id IN (";
+    " WHERE " DOOMED " AND (d.parent, d.child) IN (";
+#define DOOMED_MAX 1000		/* mq__sql_doomed's LIMIT */
 
-/* mq retry's report: the dependents cancelled with the jobs it made
- * ready, which stay dead; and those of them that wait again */
+/* mq retry's report: the dependents of the jobs it retried that those
+ * cancelled when they died (their error names them: each is counted by
+ * one of its parents only, whatever list that parent is in), which stay
+ * dead; and those of the jobs retried that wait again */
 static const char sql_stay_dead[] =
-    "SELECT COUNT(DISTINCT d.child) FROM `{{TABLE}}_deps` d"
-    " JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
-    " AND d.on_death = 'cancel' AND j.state = 'dead' AND d.parent IN (";
+    "SELECT COUNT(*) FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child WHERE d.met = 0"
+    " AND d.on_death = 'cancel' AND j.state = 'dead'"
+    " AND j.last_error = CONCAT('cancelled: parent ', d.parent, ' is dead')"
+    " AND d.parent IN (";
 static const char sql_wait_again[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
     " AND parent_shards > 0 AND id IN (";
@@ -166,7 +204,8 @@ struct parents {
 	size_t n;
 	unsigned char *state;	/* per id: 0 live, 1 done, 2 dead, 3
 				 * recurring, 4 not found, 5 dead and
-				 * archived */
+				 * archived, 6 archived, neither done
+				 * nor dead */
 };
 
 static size_t
@@ -221,16 +260,31 @@ read_states(struct mq_conn *c, const char *head, struct parents *p,
 	return rc;
 }
 
-/* The edges of a push's dependents, CHUNK rows an INSERT: each
+/* The edges of a push's dependents, cap rows an INSERT (CHUNK, or
+ * fewer where the server's max_allowed_packet takes no more): each
  * dependent's parents in order, dependent after dependent. */
 struct edges {
 	MYSQL_BIND b[4 * CHUNK];
 	uint64_t parent[CHUNK], child[CHUNK];
 	int32_t met[CHUNK];
 	unsigned long plen;
-	size_t n;
-	MYSQL_STMT *full;	/* prepared for CHUNK rows */
+	size_t n, cap;
+	MYSQL_STMT *full;	/* prepared for cap rows */
 };
+
+/* Bytes an edge takes at most in the INSERT's packets: its text
+ * "(?, ?, ?, ?), ", its values and their types (a policy's name) */
+#define EDGE_BYTES 64
+
+/* The edges an INSERT may hold on this server: a packet larger than
+ * max_allowed_packet is refused (1153; at 16 KiB, 1,000 edges were) */
+static size_t
+edge_cap(const struct mq_conn *c)
+{
+	uint64_t fit = c->max_packet / 2 / EDGE_BYTES;
+
+	return c->max_packet == 0 || fit >= CHUNK ? CHUNK : fit ? fit : 1;
+}
 
 static enum mq_status
 flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
@@ -242,7 +296,7 @@ flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
 
 	if (e->n == 0)
 		return MQ_OK;
-	if (e->n < CHUNK || st == NULL) {
+	if (e->n < e->cap || st == NULL) {
 		if ((sql = mq__sql_list(sql_edge_head, "(?, ?, ?, ?)", e->n,
 		    "")) == NULL)
 			return mq__fail(c, MQ_ENOMEM, "out of memory");
@@ -250,7 +304,7 @@ flush_edges(struct mq_conn *c, struct edges *e, const char *policy)
 		free(sql);
 		if (st == NULL)
 			return c->err.status;
-		if (e->n == CHUNK)
+		if (e->n == e->cap)
 			e->full = st;
 	}
 	for (i = 0; i < e->n; i++) {
@@ -367,6 +421,11 @@ mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and "
 			    "archived: it cannot be retried (--if-parent-dies "
 			    "wait)", (unsigned long long)d->ids[i]);
+		else if (s == 6 && policy != 1)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is archived "
+			    "neither done nor dead (an invalid state): it never "
+			    "finishes (--if-parent-dies %s)",
+			    (unsigned long long)d->ids[i], policies[policy]);
 	}
 	return rc;
 }
@@ -388,12 +447,15 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	*due = 1;
 	if (e == NULL || child == NULL || met == NULL)
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-	else
+	else {
 		e->plen = plen;
+		e->cap = edge_cap(c);
+	}
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = d->p.state[i];
 
-		met[i] = s == 1 || ((s == 2 || s == 5) && d->policy == 1);
+		met[i] = s == 1 || ((s == 2 || s == 5 || s == 6) &&
+		    d->policy == 1);
 		/* a parent neither met nor refused: live, or dead under
 		 * wait */
 		if (!met[i])
@@ -402,7 +464,7 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	for (j = 0; rc == MQ_OK && j < nchild; j++) {
 		child[j] = first + j * step;
 		for (i = 0; rc == MQ_OK && i < n; i++) {
-			if (e->n == CHUNK)
+			if (e->n == e->cap)
 				rc = flush_edges(c, e, policy);
 			e->parent[e->n] = d->ids[i];
 			e->child[e->n] = child[j];
@@ -491,9 +553,13 @@ meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done)
 	mq__bind_i32(&pre[0], done);
 	rc = mq__exec_ids_tail(c, sql_lower_shards, sql_lower_shards_tail,
 	    pre, 1, parents, n, &affected);
-	if (rc == MQ_OK)
-		rc = mq__exec_ids_tail(c, sql_lower_parents,
-		    sql_lower_parents_tail, pre, 1, parents, n, &affected);
+	/* no shard lowered: no edge to meet (each edge not met is counted
+	 * in its shard), nothing more to do (a dead parent's dependents
+	 * that do not run anyway, a chain's links: two statements each) */
+	if (rc != MQ_OK || affected == 0)
+		return rc;
+	rc = mq__exec_ids_tail(c, sql_lower_parents,
+	    sql_lower_parents_tail, pre, 1, parents, n, &affected);
 	if (rc == MQ_OK && affected > 0)
 		rc = mq__exec_ids_tail(c, sql_release, sql_release_tail, pre,
 		    1, parents, n, &affected);
@@ -538,75 +604,224 @@ struct lost {
 	const char *queue, *state;
 };
 
-/* The dependents the dead (or purged) parent cancels, counted as
- * finished, added to more (finished in turn: they may have dependents
- * of their own). */
-static enum mq_status
-cancel_with(struct mq_conn *c, uint64_t parent, const struct lost *l,
-    struct ids *more)
-{
-	uint64_t doomed[CHUNK], affected, pid = parent, after = 0;
-	int32_t gone = l->on;
-	unsigned long qlen, slen;
-	MYSQL_BIND pre[5];
-	MYSQL_STMT *st;
-	size_t got;
-	enum mq_status rc;
+/* A round of doomed dependents: the edges read (mq__sql_doomed's rows,
+ * in key order), then each dependent once, by its first edge. */
+struct doomed_edge {
+	uint64_t child, parent;
+	size_t row;		/* its place in the round */
+	unsigned char kids;	/* it has dependents */
+};
+struct round {
+	struct doomed_edge e[DOOMED_MAX];
+	size_t n;
+	uint64_t ids[DOOMED_MAX];	/* the dependents, ascending */
+};
 
-	do {
-		mq__bind_u64(&pre[0], &pid);
-		mq__bind_u64(&pre[1], &after);
-		mq__bind_i32(&pre[2], &gone);
-		if (l->queue) {
-			mq__bind_str(&pre[3], l->queue, &qlen);
-			mq__bind_str(&pre[4], l->state, &slen);
-		} else {
-			mq__bind_null(&pre[3]);
-			mq__bind_null(&pre[4]);
-		}
-		if ((st = mq__prepare(c, mq__sql_doomed)) == NULL)
-			return c->err.status;
-		rc = mq__select_ids(c, st, pre, doomed, NULL, CHUNK, &got);
-		mq__release(c, st);
-		if (rc != MQ_OK || got == 0)
-			return rc;
-		after = doomed[got - 1];
+static enum mq_status
+read_round(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	struct round *r = ctx;
+	MYSQL_BIND out[3];
+	uint64_t child = 0, parent = 0;
+	int32_t kids = 0;
+	int f;
+
+	r->n = 0;
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &child);
+	mq__bind_u64(&out[1], &parent);
+	mq__bind_i32(&out[2], &kids);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot select jobs");
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		if (r->n == DOOMED_MAX)
+			continue;	/* the LIMIT: never */
+		r->e[r->n].child = child;
+		r->e[r->n].parent = parent;
+		r->e[r->n].row = r->n;
+		r->e[r->n].kids = kids != 0;
+		r->n++;
+	}
+	return f == 1 ? mq__dberr(c, st, "cannot select jobs") : MQ_OK;
+}
+
+static int
+cmp_edge(const void *a, const void *b)
+{
+	const struct doomed_edge *x = a, *y = b;
+
+	if (x->child != y->child)
+		return x->child < y->child ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The round's edges, one per dependent (its first read), in e[0..*k),
+ * ascending by dependent. */
+static void
+one_each(struct round *r, size_t *k)
+{
+	size_t i;
+
+	qsort(r->e, r->n, sizeof r->e[0], cmp_edge);
+	for (*k = 0, i = 0; i < r->n; i++)
+		if (*k == 0 || r->e[*k - 1].child != r->e[i].child)
+			r->e[(*k)++] = r->e[i];
+}
+
+/* Bytes an edge (parent, child) takes at most in the cancel's packets:
+ * its text "(?, ?), ", its two values and their types */
+#define PAIR_BYTES 48
+
+/* The edges the cancel may name in a statement on this server: a
+ * packet larger than max_allowed_packet is refused (1153; at 16 KiB,
+ * 1,000 pairs were, and the cancel failed with status 65) */
+static size_t
+pair_cap(const struct mq_conn *c)
+{
+	uint64_t fit = c->max_packet / 2 / PAIR_BYTES;
+
+	return c->max_packet == 0 || fit >= DOOMED_MAX ? DOOMED_MAX :
+	    fit ? fit : 1;
+}
+
+/* The dependents of the edges e[0..k) cancelled, each by its edge
+ * (the parent it names): one statement. */
+static enum mq_status
+cancel_slice(struct mq_conn *c, const struct doomed_edge *e, size_t k,
+    const struct lost *l)
+{
+	size_t np = k <= MQ_IDS_KEPT ? mq__padded(k) : k, i;
+	int32_t gone = l->on;
+	uint64_t *pairs = malloc(2 * np * sizeof *pairs), affected = 0;
+	MYSQL_BIND *b = calloc(2 + 2 * np, sizeof *b);
+	char *sql = mq__sql_list(mq__sql_cancel_doomed, "(?, ?)", np, ")");
+	MYSQL_STMT *st = NULL;
+	enum mq_status rc = MQ_OK;
+
+	if (pairs == NULL || b == NULL || sql == NULL)
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	/* short lists padded (the last edge repeated) and kept, as
+	 * mq__exec_ids keeps its own */
+	if (rc == MQ_OK && (st = np <= MQ_IDS_KEPT ? mq__prepare_keyed(c,
+	    mq__sql_cancel_doomed, np, sql) : mq__prepare_once(c, sql)) ==
+	    NULL)
+		rc = c->err.status;
+	if (rc == MQ_OK) {
 		/* the SET's flag, then the WHERE's */
-		mq__bind_i32(&pre[0], &gone);
-		mq__bind_u64(&pre[1], &pid);
-		mq__bind_i32(&pre[2], &gone);
-		rc = mq__exec_ids(c, sql_cancel, pre, 3, doomed, got,
-		    &affected);
-		if (rc == MQ_OK && affected != got)
-			rc = mq__fail(c, MQ_EDB, "cannot cancel the dependents "
-			    "of job %llu: %llu of %zu changed",
-			    (unsigned long long)parent,
-			    (unsigned long long)affected, got);
+		mq__bind_i32(&b[0], &gone);
+		mq__bind_i32(&b[1], &gone);
+		for (i = 0; i < np; i++) {
+			pairs[2 * i] = e[i < k ? i : k - 1].parent;
+			pairs[2 * i + 1] = e[i < k ? i : k - 1].child;
+			mq__bind_u64(&b[2 + 2 * i], &pairs[2 * i]);
+			mq__bind_u64(&b[3 + 2 * i], &pairs[2 * i + 1]);
+		}
+		rc = mq__execute(c, st, b, "cannot cancel jobs");
 		if (rc == MQ_OK)
-			rc = mq__count_finished(c, doomed, got);
-		if (rc == MQ_OK && add_ids(more, doomed, got) != 0)
-			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-	} while (rc == MQ_OK && got == CHUNK);
+			affected = mysql_stmt_affected_rows(st);
+		mq__release(c, st);
+	}
+	if (rc == MQ_OK && affected != k)
+		rc = mq__fail(c, MQ_EDB, "cannot cancel the dependents of job "
+		    "%llu: %llu of %zu changed", (unsigned long long)e[0].parent,
+		    (unsigned long long)affected, k);
+	free(sql);
+	free(b);
+	free(pairs);
 	return rc;
 }
 
-/* Parents dead or purged: the edges of dependents that run anyway met,
- * the others' dependents cancelled. */
+/* The dependents of the edges e[0..k) cancelled: a statement for as
+ * many as the server's packet takes (all of them at its default). */
+static enum mq_status
+cancel_edges(struct mq_conn *c, const struct doomed_edge *e, size_t k,
+    const struct lost *l)
+{
+	size_t cap = pair_cap(c), i, m;
+	enum mq_status rc = MQ_OK;
+
+	for (i = 0; rc == MQ_OK && i < k; i += m) {
+		m = k - i < cap ? k - i : cap;
+		rc = cancel_slice(c, e + i, m, l);
+	}
+	return rc;
+}
+
+/* The dependents the dead (or purged) parents[0..n) (ascending) cancel,
+ * a round at a time over all of them: each counted as finished, and
+ * those with dependents of their own added to more (lost in turn). */
+static enum mq_status
+cancel_with(struct mq_conn *c, const uint64_t *parents, size_t n,
+    const struct lost *l, struct ids *more)
+{
+	struct round *r = malloc(sizeof *r);
+	uint64_t lastp = 0, lastc = 0;
+	int32_t gone = l->on;
+	unsigned long qlen, slen;
+	MYSQL_BIND pre[6];
+	enum mq_status rc = MQ_OK;
+	size_t from = 0, k, i, nk = 0;
+
+	if (r == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	do {
+		/* after the round before's last edge: from its parent on */
+		while (from < n && parents[from] < lastp)
+			from++;
+		if (from == n)
+			break;
+		mq__bind_u64(&pre[0], &lastp);
+		mq__bind_u64(&pre[1], &lastp);
+		mq__bind_u64(&pre[2], &lastc);
+		mq__bind_i32(&pre[3], &gone);
+		if (l->queue) {
+			mq__bind_str(&pre[4], l->queue, &qlen);
+			mq__bind_str(&pre[5], l->state, &slen);
+		} else {
+			mq__bind_null(&pre[4]);
+			mq__bind_null(&pre[5]);
+		}
+		rc = mq__query_ids(c, "cannot select jobs", mq__sql_doomed,
+		    mq__sql_doomed_tail, pre, 6, parents + from, n - from,
+		    read_round, r);
+		if (rc != MQ_OK || r->n == 0)
+			break;
+		lastp = r->e[r->n - 1].parent;
+		lastc = r->e[r->n - 1].child;
+		/* a dependent of several of the parents: one edge of each
+		 * is read in the round (a later round finds it dead) */
+		nk = r->n;
+		one_each(r, &k);
+		rc = cancel_edges(c, r->e, k, l);
+		for (i = 0; i < k; i++)
+			r->ids[i] = r->e[i].child;
+		if (rc == MQ_OK)
+			rc = mq__count_finished(c, r->ids, k);
+		for (i = 0; rc == MQ_OK && i < k; i++)
+			if (r->e[i].kids && add_ids(more, &r->e[i].child, 1) != 0)
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+	} while (rc == MQ_OK && nk == DOOMED_MAX);
+	free(r);
+	return rc;
+}
+
+/* Parents dead or purged (ascending): the edges of dependents that run
+ * anyway met, the others' dependents cancelled. */
 static enum mq_status
 lost_parents(struct mq_conn *c, const uint64_t *parents, size_t n,
     const struct lost *l, struct ids *more)
 {
 	int32_t no = 0;
 	enum mq_status rc = meet(c, parents, n, &no);
-	size_t i;
 
-	for (i = 0; rc == MQ_OK && i < n; i++)
-		rc = cancel_with(c, parents[i], l, more);
+	if (rc == MQ_OK)
+		rc = cancel_with(c, parents, n, l, more);
 	return rc;
 }
 
 /* The jobs among ids[0..n) that have dependents: done ones met, dead
- * ones lost (their cancelled dependents added to more). */
+ * ones lost (their cancelled dependents with dependents added to
+ * more). */
 static enum mq_status
 finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
     struct ids *more)
@@ -627,22 +842,30 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 			parents[nd++] = parents[i];
 	if (rc == MQ_OK && nd > 0)
 		rc = meet(c, parents, nd, &yes);
-	if (rc == MQ_OK && nx > 0)
+	if (rc == MQ_OK && nx > 0) {
+		qsort(dead, nx, sizeof dead[0], cmp_u64);
 		rc = lost_parents(c, dead, nx, &died, more);
+	}
 	return rc;
 }
 
-/* The dependents cancelled so far (more), finished in turn, and theirs:
- * a list, not a recursion (a chain of 100,000 cancelled at once). */
+/* The dependents cancelled so far that have dependents (more), lost in
+ * turn, CHUNK at a time, and theirs: a list, not a recursion (a chain
+ * of 100,000 cancelled at once). */
 static enum mq_status
 cascade(struct mq_conn *c, struct ids *more)
 {
+	static const struct lost died = { 0, NULL, NULL };
+	uint64_t wave[CHUNK];
 	enum mq_status rc = MQ_OK;
 	size_t k, done = 0;
 
 	while (rc == MQ_OK && done < more->n) {
 		k = more->n - done < CHUNK ? more->n - done : CHUNK;
-		rc = finish_some(c, more->v + done, k, more);
+		/* each is in the list once: cancelled once */
+		memcpy(wave, more->v + done, k * sizeof wave[0]);
+		qsort(wave, k, sizeof wave[0], cmp_u64);
+		rc = lost_parents(c, wave, k, &died, more);
 		done += k;
 	}
 	free(more->v);
@@ -668,12 +891,17 @@ add_count(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 
 enum mq_status
 mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
-    uint64_t *stay_dead, uint64_t *wait_again)
+    uint64_t *parents, size_t *nparents, uint64_t *wait_again)
 {
+	unsigned char *flags = malloc(n ? n : 1);
 	enum mq_status rc;
 
-	rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")", NULL,
-	    0, ids, n, add_count, stay_dead);
+	*nparents = 0;
+	if (flags == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0, ids, n,
+	    parents, flags, n, nparents);
+	free(flags);
 	if (rc == MQ_OK)
 		rc = mq__query_ids(c, "cannot read jobs", sql_wait_again, ")",
 		    NULL, 0, ids, n, add_count, wait_again);
@@ -681,15 +909,32 @@ mq__deps_retried(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
-mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
-    uint64_t *out, size_t *got)
+mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents, size_t n,
+    uint64_t *stay_dead)
 {
-	uint64_t touched;
+	enum mq_status rc = MQ_OK;
+	size_t i, k;
+
+	*stay_dead = 0;
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__query_ids(c, "cannot read jobs", sql_stay_dead, ")",
+		    NULL, 0, parents + i, k, add_count, stay_dead);
+	}
+	return rc;
+}
+
+enum mq_status
+mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t *got, uint64_t *rows)
+{
+	uint64_t touched = 0;
 	enum mq_status rc;
 
 	*got = 0;
 	rc = mq__exec_ids_tail(c, sql_touch_unmet, sql_touch_unmet_tail, NULL,
 	    0, ids, n, &touched);
+	*rows += touched;
 	if (rc == MQ_OK)
 		rc = mq__select_ids_in(c, sql_unretriable,
 		    sql_unretriable_tail, NULL, 0, ids, n, out, n, got);
@@ -697,15 +942,18 @@ mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
-mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n)
+mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *rows)
 {
-	uint64_t forgot;
+	uint64_t edges = 0, shards = 0;
 	enum mq_status rc;
 
-	rc = mq__exec_ids(c, sql_forget_edges, NULL, 0, ids, n, &forgot);
+	rc = mq__exec_ids(c, sql_forget_edges, NULL, 0, ids, n, &edges);
 	if (rc == MQ_OK)
 		rc = mq__exec_ids(c, sql_forget_shards, NULL, 0, ids, n,
-		    &forgot);
+		    &shards);
+	if (rows)
+		*rows += edges + shards;
 	return rc;
 }
 
@@ -724,10 +972,12 @@ mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
 		k = n - i < CHUNK ? n - i : CHUNK;
 		rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0,
 		    ids + i, k, parents, flags, CHUNK, &got);
-		if (rc == MQ_OK && got > 0)
+		if (rc == MQ_OK && got > 0) {
+			qsort(parents, got, sizeof parents[0], cmp_u64);
 			rc = lost_parents(c, parents, got, &purged, &more);
+		}
 		if (rc == MQ_OK)
-			rc = mq__deps_forget(c, ids + i, k);
+			rc = mq__deps_forget(c, ids + i, k, NULL);
 	}
 	if (rc == MQ_OK)
 		return cascade(c, &more);

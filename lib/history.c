@@ -42,11 +42,16 @@ mq__history_add(struct mq_conn *c, const char *event, const void *error,
 }
 
 enum mq_status
-mq__history_delete(struct mq_conn *c, const uint64_t *ids, size_t n)
+mq__history_delete(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *rows)
 {
-	uint64_t deleted;
+	uint64_t deleted = 0;
+	enum mq_status rc;
 
 	if (n == 0)
 		return MQ_OK;
-	return mq__exec_ids(c, sql_delete, NULL, 0, ids, n, &deleted);
+	rc = mq__exec_ids(c, sql_delete, NULL, 0, ids, n, &deleted);
+	if (rows)
+		*rows += deleted;
+	return rc;
 }

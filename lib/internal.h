@@ -25,7 +25,7 @@
  * layer 1: client_init.c stmt.c token.c hosts.c
  * layer 1: tz.c
  * layer 0: error.c parse.c
- * layer 0: cron.c tzrule.c
+ * layer 0: cron.c tzrule.c schedset.c
  * That is: the error record and the parsers; statements and tokens;
  * connections, id lists and the wakeup of other Galera nodes' waiters;
  * counting, the history, parking and waking waiters, a claim's rows
@@ -34,7 +34,8 @@
  * acks, and what limits hold back; the claim that waits (it claims, and
  * parks in between), and the stats (they count what limits hold back).
  * Beside them, calendar schedules (cron.h; no server): expressions and
- * POSIX TZ rules; zone files; the next run. Headers: every file includes internal.h (which
+ * POSIX TZ rules, a file's schedules held compactly; zone files; the
+ * next run. Headers: every file includes internal.h (which
  * includes mq.h, parse.h and the client's mysql.h), and those that build
  * SQL include sql_terms.h, which includes nothing; the readers for
  * operators (inspect*.c) share inspect.h.
@@ -433,21 +434,28 @@ enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
  * those waiting for jobs to finish (mq__wake_finish_waiters). Errors
  * are not the caller's: the waiters look again within seconds. */
 void mq__wake_after_commit(struct mq_conn *c);
-/* mq retry, in its transaction after it made ids[0..n) ready: adds to
- * *stay_dead their dependents that died with them (cancelled: they stay
- * dead), and to *wait_again those of them that are dependents waiting
- * again for parents not done. */
+/* mq retry, in its transaction after it made ids[0..n) ready: those of
+ * them that have dependents into parents[0..*nparents) (n at most), and
+ * adds to *wait_again those of them that are dependents waiting again
+ * for parents not done. */
 enum mq_status mq__deps_retried(struct mq_conn *c, const uint64_t *ids,
-    size_t n, uint64_t *stay_dead, uint64_t *wait_again);
+    size_t n, uint64_t *parents, size_t *nparents, uint64_t *wait_again);
+/* mq retry, after its run: *stay_dead gets how many dependents the
+ * retried parents[0..n) (each once) cancelled when they died are dead
+ * now, each counted once (by the parent its error names). */
+enum mq_status mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents,
+    size_t n, uint64_t *stay_dead);
 /* mq retry: the dependents among ids[0..n) (ascending) that cannot wait
  * again (a parent not done is gone, or dead in the archive), in out[0..
- * *got), ascending. Writes their parents not done first (deps.c). */
+ * *got), ascending. Writes their parents not done first (deps.c), and
+ * adds the rows so written to *rows. */
 enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
-    size_t n, uint64_t *out, size_t *got);
+    size_t n, uint64_t *out, size_t *got, uint64_t *rows);
 /* The edges and shards of ids[0..n) as dependents, which leave the
- * table (archive): as parents, theirs stay while their dependents do. */
+ * table (archive): as parents, theirs stay while their dependents do.
+ * The rows deleted are added to *rows (NULL: not counted). */
 enum mq_status mq__deps_forget(struct mq_conn *c, const uint64_t *ids,
-    size_t n);
+    size_t n, uint64_t *rows);
 
 /* The counting half of mq__finished (deps.c): adds the jobs among
  * ids[0..n) that are now done or dead to the counts of their queues (a
@@ -479,7 +487,7 @@ enum mq_status mq__count_event(struct mq_conn *c, const char *event,
 enum mq_status mq__history_add(struct mq_conn *c, const char *event,
     const void *error, size_t error_len, const uint64_t *ids, size_t n);
 enum mq_status mq__history_delete(struct mq_conn *c, const uint64_t *ids,
-    size_t n);
+    size_t n, uint64_t *rows);
 
 /* Bulk work that gives way to others (yield.c): after a batch that
  * began at t0 and wrote own rows itself, the pause in microseconds that leaves the
@@ -605,8 +613,15 @@ extern const char mq__sql_held_by_keys_or_rate[];
 enum mq_status mq__held_back(struct mq_conn *c, struct mq_queue_stats *q);
 /* mq show's read of a job's history (history_read.c). */
 extern const char mq__sql_history_get[], mq__sql_job_deps[];
-/* A dead or purged parent's dependents to cancel, a round (deps.c). */
-extern const char mq__sql_doomed[];
+/* The dependents of dead or purged parents to cancel, a round, and
+ * their cancellation by their edges (deps.c). */
+extern const char mq__sql_doomed[], mq__sql_doomed_tail[];
+extern const char mq__sql_cancel_doomed[];
+/* The statements that meet the edges of finished parents, head and tail
+ * (deps.c: lower the shards, the dependents' parent_shards, make due,
+ * the queues made due, mark met), binding the flag and the parents. */
+#define MQ_SQL_MEETS 5
+extern const char *const mq__sql_meet[MQ_SQL_MEETS][2];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];
 /* mq_job_list's statement for f (inspect_list.c), a template, malloc'ed.

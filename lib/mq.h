@@ -112,7 +112,9 @@ void mq_format_receipt(const struct mq_receipt *r, char *buf);
 
 /**
  * Checks a time for push --at: "@EPOCH" or "YYYY-MM-DD[ T]HH:MM[:SS[.frac]]"
- * with an optional trailing "Z"; read as UTC. MQ_EINVAL if malformed.
+ * with an optional trailing "Z"; read as UTC. MQ_EINVAL if malformed,
+ * or 9999-12-31 23:59:59.999999 (the due time of jobs that wait for
+ * parents).
  */
 enum mq_status mq_check_time(const char *s);
 
@@ -812,8 +814,9 @@ struct mq_retry_report {
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
 	uint64_t parents;	/* left dead: a parent can never finish */
-	uint64_t stay_dead;	/* dependents cancelled when the retried
-				 * jobs died: they stay dead */
+	uint64_t stay_dead;	/* dependents the retried jobs cancelled
+				 * when they died, dead after the run:
+				 * they stay dead (each counted once) */
 	uint64_t wait_again;	/* retried dependents that wait again for
 				 * parents not done (mq push --after) */
 	int stopped;		/* between() asked to stop */

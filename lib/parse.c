@@ -315,6 +315,12 @@ mq_check_time(const char *s)
 				return MQ_EINVAL;
 		}
 	}
+	/* the last instant, 9999-12-31 23:59:59.999999, is the due time of
+	 * the jobs that wait for parents (MQ_SQL_WAITING): a job due then
+	 * would be counted, listed and explained as one of them */
+	if (strncmp(s, "9999-12-31", 10) == 0 && strncmp(s + 11, "23:59:59.999999",
+	    15) == 0 && (s[26] == '\0' || s[26] == 'Z'))
+		return MQ_EINVAL;
 	if (*p == 'Z')
 		p++;
 	return *p == '\0' ? MQ_OK : MQ_EINVAL;

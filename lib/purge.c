@@ -49,7 +49,7 @@ purge_tx(struct mq_conn *c, void *ctx)
 	 * locked (and so still in their state) */
 	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
 	    p->got)) != MQ_OK ||
-	    (rc = mq__history_delete(c, p->ids, p->got)) != MQ_OK ||
+	    (rc = mq__history_delete(c, p->ids, p->got, NULL)) != MQ_OK ||
 	    (rc = mq__deps_purged(c, p->queue, p->state, p->ids,
 	    p->got)) != MQ_OK)
 		return rc;

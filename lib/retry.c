@@ -102,7 +102,10 @@ struct batch {
 	uint64_t *ids, *conflicts, *list, *orphans;
 	size_t got, nconflicts, n, norphans;
 	uint64_t retried;
-	uint64_t stay_dead, wait_again;	/* deps.c: mq__deps_retried */
+	uint64_t wait_again;	/* deps.c: mq__deps_retried */
+	uint64_t touched;	/* parents the batch wrote (mq__deps_unretriable) */
+	uint64_t *kids;		/* the jobs retried that have dependents */
+	size_t nkids;
 };
 
 static void
@@ -217,7 +220,8 @@ batch_tx(struct mq_conn *c, void *ctx)
 	b->at_us = t->at_us;
 	b->after = t->after;
 	b->retried = 0;
-	b->n = b->nconflicts = b->norphans = 0;
+	b->n = b->nconflicts = b->norphans = b->nkids = 0;
+	b->touched = 0;
 	if (o->ids)
 		rc = mq__select_ids_in(c, sql_pick_ids, sql_pick_ids_tail,
 		    NULL, 0, b->given, b->ngiven, b->ids, b->want, &b->got);
@@ -245,7 +249,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 	 * to wait again, they would wait for ever (deps.c) */
 	if (b->n > 0)
 		rc = mq__deps_unretriable(c, b->list, b->n, b->orphans,
-		    &b->norphans);
+		    &b->norphans, &b->touched);
 	if (rc != MQ_OK)
 		return rc;
 	for (i = k = 0; i < b->n; i++) {
@@ -279,9 +283,9 @@ batch_tx(struct mq_conn *c, void *ctx)
 		    (unsigned long long)changed, b->n);
 	if (rc == MQ_OK)
 		rc = mq__history_add(c, "retried", NULL, 0, b->list, b->n);
-	b->stay_dead = b->wait_again = 0;
+	b->wait_again = 0;
 	if (rc == MQ_OK)
-		rc = mq__deps_retried(c, b->list, b->n, &b->stay_dead,
+		rc = mq__deps_retried(c, b->list, b->n, b->kids, &b->nkids,
 		    &b->wait_again);
 	if (rc == MQ_OK)
 		b->retried = changed;
@@ -387,6 +391,27 @@ report_not_dead(const struct batch *b, struct mq_retry_report *rep)
 	}
 }
 
+/* Appends add[0..n) to the list *v (*len of *cap); -1 out of memory. */
+static int
+add_kids(uint64_t **v, size_t *len, size_t *cap, const uint64_t *add,
+    size_t n)
+{
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap : 256;
+		uint64_t *p;
+
+		while (c < *len + n)
+			c *= 2;
+		if ((p = realloc(*v, c * sizeof *p)) == NULL)
+			return -1;
+		*v = p;
+		*cap = c;
+	}
+	memcpy(*v + *len, add, n * sizeof *add);
+	*len += n;
+	return 0;
+}
+
 enum mq_status
 mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
     struct mq_retry_report *rep)
@@ -395,8 +420,8 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	int (*between)(int64_t, void *) = o->between ? o->between : sleep_us;
 	struct batch b;
 	struct tx t;
-	uint64_t *given = NULL;
-	size_t ngiven = 0, next = 0, i, k;
+	uint64_t *given = NULL, *kids = NULL;
+	size_t ngiven = 0, next = 0, i, k, nkids = 0, capkids = 0;
 	int64_t start, t0, wait, pause;
 	struct mq__yield y;
 	enum mq_status rc = MQ_OK;
@@ -422,12 +447,13 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 	b.conflicts = calloc(batch, sizeof *b.conflicts);
 	b.list = calloc(batch, sizeof *b.list);
 	b.orphans = calloc(batch, sizeof *b.orphans);
+	b.kids = calloc(batch, sizeof *b.kids);
 	if (o->ids)
 		given = given_ids(o, &ngiven);
 	if (o->error)
 		t.pat = mq__like_substring(o->error, o->error_len, &t.plen);
 	if (b.ids == NULL || b.conflicts == NULL || b.list == NULL ||
-	    b.orphans == NULL ||
+	    b.orphans == NULL || b.kids == NULL ||
 	    (o->ids && given == NULL) || (o->error && t.pat == NULL)) {
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		goto out;
@@ -476,8 +502,12 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		} else {
 			rep->retried += b.retried;
 			rep->dedup += b.nconflicts;
-			rep->stay_dead += b.stay_dead;
 			rep->wait_again += b.wait_again;
+			if (b.nkids > 0 && add_kids(&kids, &nkids, &capkids,
+			    b.kids, b.nkids) != 0) {
+				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+				break;
+			}
 			for (i = 0; o->skipped && i < b.nconflicts; i++)
 				o->skipped(b.conflicts[i], MQ_RETRY_DEDUP,
 				    o->ctx);
@@ -497,23 +527,44 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 		/* the rate: not ahead of start + retried / rate; and at any
 		 * rate, give way to consumers writing meanwhile (yield.c;
 		 * the batch's own rows: each job updated, its history row,
-		 * and a few count rows) */
+		 * its dependents' parents written, and a few count rows: a
+		 * batch of dependents took its parents' rows for others'
+		 * writes, and paused on an idle server) */
 		wait = o->rate > 0 && !o->dry_run ? start +
 		    (int64_t)((double)rep->retried * 1e6 / o->rate) -
 		    mq_now_us() : 0;
 		pause = o->dry_run ? 0 : mq__yield_pause(c, &y, t0,
-		    2 * (uint64_t)b.retried + 8);
+		    2 * (uint64_t)b.retried + b.touched + 8);
 		if (between(wait > pause ? wait : pause, o->ctx)) {
 			rep->stopped = 1;
 			break;
 		}
 	}
+	/* the dependents the jobs retried had cancelled that are dead now,
+	 * after the whole run: each once (a batch's count had those that a
+	 * later batch retried, and a dependent of several retried jobs
+	 * once per list). Not the run's failure if it fails: what was
+	 * retried is retried. */
+	if (nkids > 0) {
+		struct mq_error saved = c->err;
+
+		qsort(kids, nkids, sizeof *kids, cmp_id);
+		for (i = k = 0; i < nkids; i++)
+			if (k == 0 || kids[k - 1] != kids[i])
+				kids[k++] = kids[i];
+		nkids = k;
+		if (mq__deps_stay_dead(c, kids, nkids, &rep->stay_dead) != MQ_OK)
+			rep->stay_dead = 0;
+		c->err = saved;
+	}
 out:
+	free(kids);
 	free(given);
 	free((char *)t.pat);
 	free(b.ids);
 	free(b.conflicts);
 	free(b.list);
 	free(b.orphans);
+	free(b.kids);
 	return rc;
 }

@@ -51,20 +51,12 @@ mq_schedule_defaults(struct mq_schedule *s)
 	s->missed_max = MQ_MISSED_MAX_DEFAULT;
 }
 
-void
-mq_schedules_free(struct mq_schedule *s, size_t n)
-{
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(s[i].payload);
-	free(s);
-}
-
 /* The parse in progress. */
 struct file {
-	struct mq_schedule *v;
-	size_t n, cap;
+	struct mq_schedset *set;	/* the blocks ended */
+	struct mq_schedule cur;		/* the current block's (have_cur) */
+	int have_cur;
+	char last[MQ_SCHEDULE_NAME_MAX + 1];	/* the last block's name */
 	const char *dir;
 	size_t bytes;		/* file and payload files read so far */
 	unsigned line;
@@ -73,54 +65,8 @@ struct file {
 	unsigned missed_max_line;	/* its missed-max's line */
 	int payload_file;	/* current block's payload came from a file */
 	struct mq_error *err;
-	/* the names so far, by hash: index + 1 into v (0: empty), open
-	 * addressing, at most half full (a file of 10,000 schedules is
-	 * parsed in milliseconds, not in n^2 comparisons) */
-	size_t *names, nnames;
+	size_t n;		/* blocks begun */
 };
-
-static size_t
-name_hash(const char *s)
-{
-	size_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-/* The slot of name: its index + 1 there, or 0 where it would go. */
-static size_t *
-name_slot(struct file *f, const char *name)
-{
-	size_t i = name_hash(name) & (f->nnames - 1);
-
-	while (f->names[i] != 0 && strcmp(f->v[f->names[i] - 1].name,
-	    name) != 0)
-		i = (i + 1) & (f->nnames - 1);
-	return &f->names[i];
-}
-
-/* Room for one name more: 0, or -1 (out of memory). */
-static int
-names_grow(struct file *f)
-{
-	size_t *old = f->names, n = f->nnames, i;
-
-	if (2 * (f->n + 1) <= f->nnames)
-		return 0;
-	f->nnames = n ? 2 * n : 64;
-	if ((f->names = calloc(f->nnames, sizeof *f->names)) == NULL) {
-		f->names = old;
-		f->nnames = n;
-		return -1;
-	}
-	for (i = 0; i < n; i++)
-		if (old[i])
-			*name_slot(f, f->v[old[i] - 1].name) = old[i];
-	free(old);
-	return 0;
-}
 
 /* Settings, one bit each in file.seen. */
 enum setting {
@@ -145,7 +91,7 @@ fail(struct file *f, enum mq_status st, const char *fmt, ...)
 	f->err->status = st;
 	if (f->named && f->n > 0 && f->line > 0)
 		snprintf(f->err->msg, sizeof f->err->msg, "line %u: [%.64s]: %.420s",
-		    f->line, f->v[f->n - 1].name, what);
+		    f->line, f->last, what);
 	else if (f->line > 0)
 		snprintf(f->err->msg, sizeof f->err->msg, "line %u: %.420s",
 		    f->line, what);
@@ -413,7 +359,7 @@ static int
 setting(struct file *f, const char *name, size_t nlen, const char *val,
     size_t vlen)
 {
-	struct mq_schedule *sc = &f->v[f->n - 1];
+	struct mq_schedule *sc = &f->cur;
 	struct mq_error e;
 	char v[MQ_CRON_INPUT_MAX + 1];
 	int which = -1;
@@ -458,12 +404,12 @@ setting(struct file *f, const char *name, size_t nlen, const char *val,
 static int
 end_block(struct file *f, unsigned header_line)
 {
-	struct mq_schedule *sc;
+	struct mq_schedule *sc = &f->cur;
 	unsigned line = f->line;
+	enum mq_status st;
 
-	if (f->n == 0)
+	if (!f->have_cur)
 		return 0;
-	sc = &f->v[f->n - 1];
 	f->line = header_line;
 	if (!(f->seen & (1u << S_CRON)))
 		return fail(f, MQ_EINVAL, "no cron expression (cron = ...)");
@@ -473,8 +419,13 @@ end_block(struct file *f, unsigned header_line)
 		f->line = f->missed_max_line;
 		return fail(f, MQ_EINVAL, "missed-max is for missed = all");
 	}
-	if (sc->payload == NULL && (sc->payload = malloc(1)) == NULL)
-		return fail(f, MQ_ENOMEM, "out of memory");
+	/* into the set, compact: the block's payload goes */
+	st = mq_schedset_add(f->set, sc);
+	free(sc->payload);
+	sc->payload = NULL;
+	f->have_cur = 0;
+	if (st != MQ_OK)
+		return fail(f, st, "out of memory");
 	f->line = line;
 	return 0;
 }
@@ -484,7 +435,7 @@ static int
 header(struct file *f, const char *s, size_t n)
 {
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
-	size_t len, *slot;
+	size_t len, first;
 	const char *in;
 
 	if (n < 2 || s[n - 1] != ']')
@@ -504,26 +455,22 @@ header(struct file *f, const char *s, size_t n)
 		    "([A-Za-z0-9_.-], 1 to %d bytes)", name,
 		    MQ_SCHEDULE_NAME_MAX);
 	}
-	if (names_grow(f) != 0)
-		return fail(f, MQ_ENOMEM, "out of memory");
-	slot = name_slot(f, name);
-	if (*slot != 0)
-		return fail(f, MQ_EINVAL, "[%s] again (first on line %u)",
-		    name, f->v[*slot - 1].line);
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		struct mq_schedule *v = realloc(f->v, cap * sizeof *v);
+	/* the blocks before are in the set (end_block), found by name (a
+	 * file of 10,000 schedules is parsed in milliseconds, not in n^2
+	 * comparisons) */
+	if ((first = mq_schedset_find(f->set, name)) != 0) {
+		struct mq_schedule was;
 
-		if (v == NULL)
-			return fail(f, MQ_ENOMEM, "out of memory");
-		f->v = v;
-		f->cap = cap;
+		mq_schedset_get(f->set, first - 1, &was);
+		return fail(f, MQ_EINVAL, "[%s] again (first on line %u)",
+		    name, was.line);
 	}
-	mq_schedule_defaults(&f->v[f->n]);
-	strcpy(f->v[f->n].name, name);
-	f->v[f->n].line = f->line;
+	mq_schedule_defaults(&f->cur);
+	strcpy(f->cur.name, name);
+	strcpy(f->last, name);
+	f->cur.line = f->line;
+	f->have_cur = 1;
 	f->n++;
-	*slot = f->n;
 	f->named = 1;
 	f->seen = 0;
 	f->payload_file = 0;
@@ -532,19 +479,22 @@ header(struct file *f, const char *s, size_t n)
 
 enum mq_status
 mq_schedfile_parse(const char *text, size_t len, const char *dir,
-    struct mq_schedule **out, size_t *n, struct mq_error *err)
+    struct mq_schedset **out, struct mq_error *err)
 {
 	struct file f = { .dir = dir, .err = err, .bytes = len };
 	size_t pos = 0;
 	unsigned header_line = 0;
 
 	*out = NULL;
-	*n = 0;
 	memset(err, 0, sizeof *err);
+	if ((f.set = mq_schedset_new()) == NULL) {
+		fail(&f, MQ_ENOMEM, "out of memory");
+		return err->status;
+	}
 	if (len > MQ_SCHEDFILE_MAX) {
 		fail(&f, MQ_EINVAL, "the file exceeds %u MiB",
 		    MQ_SCHEDFILE_MAX >> 20);
-		return err->status;
+		goto fail;
 	}
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
@@ -597,12 +547,11 @@ mq_schedfile_parse(const char *text, size_t len, const char *dir,
 	}
 	if (end_block(&f, header_line) != 0)
 		goto fail;
-	free(f.names);
-	*out = f.v;
-	*n = f.n;
+	*out = f.set;
 	return MQ_OK;
 fail:
-	free(f.names);
-	mq_schedules_free(f.v, f.n);
+	if (f.have_cur)
+		free(f.cur.payload);
+	mq_schedset_free(f.set);
 	return err->status;
 }

@@ -35,19 +35,32 @@
  * with the one just read, so a wrap is as good as a step. */
 #define BUMP_VERSION "version = version % 18446744073709551615 + 1"
 
-static const char sql_all[] =
-    "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` ORDER BY name";
+/* the schedules a page at a time, by name: the first page, then the
+ * page after the last name read (keyset: a binary name takes the
+ * column's collation, so that > follows ORDER BY's order, a NUL byte
+ * and trailing blanks included) */
+static const char sql_page_first[] =
+    "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` ORDER BY name LIMIT ?";
+static const char sql_page_after[] =
+    "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name > ?"
+    " ORDER BY name LIMIT ?";
+/* or from a name on: an apply without --prune passes over the rows
+ * between the file's names */
+static const char sql_page_from[] =
+    "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name >= ?"
+    " ORDER BY name LIMIT ?";
 static const char sql_now[] = "SELECT " TO_US(MQ_SQL_NOW);
 /* the last instant fired by the expression (manual runs aside) */
 static const char sql_last[] =
     "SELECT TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
     " FROM `{{TABLE}}_fired` WHERE schedule = ? AND manual = 0";
-/* the same for every schedule at once (an apply that adds or moves
- * many): one loose scan of the primary key */
+/* the same for a page of schedules from a name on (an apply that adds
+ * or moves many, in name order): a loose scan of a range of the
+ * primary key */
 static const char sql_lasts[] =
     "SELECT schedule, TIMESTAMPDIFF(SECOND, " EPOCH ", MAX(instant))"
-    " FROM `{{TABLE}}_fired` WHERE manual = 0 GROUP BY schedule"
-    " ORDER BY schedule";
+    " FROM `{{TABLE}}_fired` WHERE manual = 0 AND schedule >= ?"
+    " GROUP BY schedule ORDER BY schedule LIMIT ?";
 static const char sql_add[] =
     "INSERT INTO `{{TABLE}}_schedules` (name, expr, zone, queue, payload,"
     " priority, max_attempts, job_key, missed, missed_max, next_at,"
@@ -94,17 +107,22 @@ static const char sql_move[] =
     BUMP_VERSION " WHERE name = ? AND version = ?";
 static const char sql_one[] =
     "SELECT " COLUMNS " FROM `{{TABLE}}_schedules` WHERE name = ? FOR UPDATE";
-/* the list: each schedule and its newest run (or skipped instant) */
-static const char sql_list[] =
-    "SELECT " COLUMNS_OF("s.") ", " TO_US("f.instant") ", f.manual, f.job,"
-    " COALESCE(j.state, a.state, IF(f.job IS NULL, NULL, 'gone'))"
-    " FROM `{{TABLE}}_schedules` s LEFT JOIN `{{TABLE}}_fired` f"
-    " ON f.schedule = s.name AND f.instant = (SELECT MAX(instant) FROM"
-    " `{{TABLE}}_fired` WHERE schedule = s.name) AND f.manual = (SELECT"
-    " MAX(manual) FROM `{{TABLE}}_fired` WHERE schedule = s.name AND"
-    " instant = f.instant)"
-    " LEFT JOIN `{{TABLE}}` j ON j.id = f.job"
-    " LEFT JOIN `{{TABLE}}_archive` a ON a.id = f.job ORDER BY s.name";
+/* the list: each schedule and its newest run (or skipped instant), a
+ * page at a time as sql_page_first and _after */
+#define LIST_FROM \
+    "SELECT " COLUMNS_OF("s.") ", " TO_US("f.instant") ", f.manual, f.job," \
+    " COALESCE(j.state, a.state, IF(f.job IS NULL, NULL, 'gone'))" \
+    " FROM `{{TABLE}}_schedules` s LEFT JOIN `{{TABLE}}_fired` f" \
+    " ON f.schedule = s.name AND f.instant = (SELECT MAX(instant) FROM" \
+    " `{{TABLE}}_fired` WHERE schedule = s.name) AND f.manual = (SELECT" \
+    " MAX(manual) FROM `{{TABLE}}_fired` WHERE schedule = s.name AND" \
+    " instant = f.instant)" \
+    " LEFT JOIN `{{TABLE}}` j ON j.id = f.job" \
+    " LEFT JOIN `{{TABLE}}_archive` a ON a.id = f.job"
+static const char sql_list_first[] = LIST_FROM
+    " ORDER BY s.name LIMIT ?";
+static const char sql_list_after[] = LIST_FROM
+    " WHERE s.name > ? ORDER BY s.name LIMIT ?";
 
 static const char *const field_names[MQ_SCHED_FIELDS] = {
 	"cron", "tz", "queue", "payload", "priority", "max-attempts", "key",
@@ -258,15 +276,21 @@ row_lengths(const struct row_out *o, struct mq_schedule_row *w)
 }
 
 /* Runs st (a read of COLUMNS, list: and the list's) and appends each
- * row to *rows (*n of them, *cap allocated). */
+ * row to *rows (*n of them, *cap allocated). budget: when the payloads
+ * read reach that many bytes, the rows after are left (*cut set; 0: no
+ * bound). */
 static enum mq_status
 read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
-    struct mq_schedule_row **rows, size_t *n, size_t *cap)
+    size_t budget, struct mq_schedule_row **rows, size_t *n, size_t *cap,
+    int *cut)
 {
 	struct row_out *o = malloc(sizeof *o);
 	enum mq_status rc;
-	int r;
+	size_t bytes = 0;
+	int r = 0;
 
+	if (cut)
+		*cut = 0;
 	if (o == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	bind_row_out(o, list);
@@ -305,6 +329,11 @@ read_schedules(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, int list,
 			memcpy(w->last_state, o->last_state,
 			    sizeof w->last_state);
 		}
+		bytes += w->s.payload_len;
+		if (budget && bytes >= budget) {
+			*cut = 1;
+			break;
+		}
 	}
 	if (rc == MQ_OK && r == 1)
 		rc = mq__dberr(c, st, "cannot read the schedules");
@@ -321,6 +350,112 @@ mq_schedule_rows_free(struct mq_schedule_row *rows, size_t n)
 	for (i = 0; rows && i < n; i++)
 		free(rows[i].s.payload);
 	free(rows);
+}
+
+/* ---- the schedules a page at a time ---- */
+
+/* the payloads of a page, about (the row that passes it ends it) */
+#define PAGE_BYTES (1u << 20)
+
+/* A read of the schedules by name, a page at a time (sql_page_first and
+ * _after, or the list's), so that its memory is a page's, not the
+ * table's: rows[at..n) are the page's rows not taken yet. */
+struct pager {
+	const char *first, *after, *from;	/* the statements */
+	int list;			/* the list's columns too */
+	struct mq_schedule_row *rows;
+	size_t n, cap, at;
+	int started;			/* a page was read: last is its end */
+	int done;			/* that page was the last */
+	char last[MQ_SCHEDULE_NAME_MAX + 1];
+	unsigned long last_len;		/* a NUL byte may be among them */
+};
+
+/* The page's rows go. */
+static void
+pager_drop(struct pager *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->rows[i].s.payload);
+	p->n = p->at = 0;
+}
+
+/* Back to the first page (a transaction that starts again). */
+static void
+pager_reset(struct pager *p)
+{
+	pager_drop(p);
+	p->started = p->done = 0;
+	p->last_len = 0;
+}
+
+static void
+pager_free(struct pager *p)
+{
+	pager_drop(p);
+	free(p->rows);
+	p->rows = NULL;
+	p->cap = 0;
+}
+
+/* Reads the next page into p, in place of the one before: the page
+ * after the last row read, or (from) the page from that name on. */
+static enum mq_status
+pager_read(struct mq_conn *c, struct pager *p, const char *from)
+{
+	uint32_t limit = MQ_SCHEDULE_PAGE;
+	MYSQL_BIND in[2];
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	const struct mq_schedule_row *end;
+	unsigned long flen;
+	int cut = 0, k = 0;
+
+	pager_drop(p);
+	if ((st = mq__prepare(c, from ? p->from : p->started ? p->after :
+	    p->first)) == NULL)
+		return c->err.status;
+	if (from) {
+		flen = (unsigned long)strlen(from);
+		mq__bind_name(&in[k++], from, &flen);
+	} else if (p->started) {
+		mq__bind_name(&in[k++], p->last, &p->last_len);
+	}
+	mq__bind_u32(&in[k], &limit);
+	rc = read_schedules(c, st, in, p->list, PAGE_BYTES, &p->rows, &p->n,
+	    &p->cap, &cut);
+	mq__release(c, st);
+	if (rc != MQ_OK) {
+		pager_drop(p);
+		return rc;
+	}
+	p->started = 1;
+	p->done = !cut && p->n < limit;
+	if (p->n > 0) {
+		end = &p->rows[p->n - 1];
+		memcpy(p->last, end->s.name, end->name_len);
+		p->last_len = (unsigned long)end->name_len;
+	}
+	return MQ_OK;
+}
+
+/* The page's next row into *row (NULL: none is left), reading the next
+ * page when this one is taken: the one after it, or (from) the one from
+ * that name on (the rows before it are not wanted). Valid until the
+ * next call. */
+static enum mq_status
+pager_row(struct mq_conn *c, struct pager *p, const char *from,
+    struct mq_schedule_row **row)
+{
+	enum mq_status rc;
+
+	while (p->at == p->n && (!p->started || !p->done))
+		if ((rc = pager_read(c, p, from)) != MQ_OK)
+			return rc;
+	*row = p->at < p->n ? &p->rows[p->at] : NULL;
+	return MQ_OK;
 }
 
 /* One BIGINT (NULL: *null set) from st, run with in. */
@@ -482,12 +617,86 @@ floor_s(int64_t us)
 
 /* ---- apply ---- */
 
-static int
-cmp_name(const void *a, const void *b)
-{
-	const struct mq_schedule *const *x = a, *const *y = b;
+/* What an apply did: the results of the set's schedules (in its order),
+ * then the names of the rows removed (by name). */
+struct mq_apply_results {
+	const struct mq_schedset *set;	/* the names of the first n */
+	size_t n;
+	int64_t *next_at;
+	uint16_t *how;			/* what << 12 | changed */
+	char *names;			/* the removed: NUL-ended, at roff */
+	size_t nused, ncap;
+	size_t *roff;
+	size_t nremoved, rcap;
+};
 
-	return strcmp((*x)->name, (*y)->name);
+#define HOW(what, changed) ((uint16_t)((unsigned)(what) << 12 | (changed)))
+
+size_t
+mq_apply_results_count(const struct mq_apply_results *a)
+{
+	return a ? a->n + a->nremoved : 0;
+}
+
+void
+mq_apply_results_get(const struct mq_apply_results *a, size_t i,
+    struct mq_apply_result *r)
+{
+	const char *name;
+
+	memset(r, 0, sizeof *r);
+	if (i < a->n) {
+		name = mq_schedset_name(a->set, i);
+		r->what = (enum mq_applied)(a->how[i] >> 12);
+		r->changed = a->how[i] & 0xfff;
+		r->next_at = a->next_at[i];
+	} else {
+		name = a->names + a->roff[i - a->n];
+		r->what = MQ_APPLIED_REMOVED;
+	}
+	snprintf(r->name, sizeof r->name, "%s", name);
+}
+
+void
+mq_apply_results_free(struct mq_apply_results *a)
+{
+	if (a == NULL)
+		return;
+	free(a->next_at);
+	free(a->how);
+	free(a->names);
+	free(a->roff);
+	free(a);
+}
+
+/* Adds a removed row's name (as a string: cut at a NUL byte). */
+static enum mq_status
+add_removed(struct mq_conn *c, struct mq_apply_results *a, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (a->nused + len > a->ncap) {
+		size_t nc = a->ncap ? 2 * a->ncap : 4096;
+		char *m = realloc(a->names, nc);
+
+		if (m == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		a->names = m;
+		a->ncap = nc;
+	}
+	if (a->nremoved == a->rcap) {
+		size_t nc = a->rcap ? 2 * a->rcap : 256;
+		size_t *m = realloc(a->roff, nc * sizeof *m);
+
+		if (m == NULL)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+		a->roff = m;
+		a->rcap = nc;
+	}
+	memcpy(a->names + a->nused, name, len);
+	a->roff[a->nremoved++] = a->nused;
+	a->nused += len;
+	return MQ_OK;
 }
 
 /* The fields of want that differ from the row have. */
@@ -524,21 +733,28 @@ differences(const struct mq_schedule *have, const struct mq_schedule *want)
 /* A schedule's last instant fired (sql_lasts). */
 struct last {
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
+	int nul;		/* the name held a NUL byte: not a file's */
 	int64_t at;
 };
 
+/* the ledger's heads read at a time */
+#define LASTS_PAGE 1024
+
 struct apply {
-	/* the ledger's last instants, read once per transaction when one
-	 * is needed (names ascending) */
-	struct last *lasts;
-	size_t nlasts;
-	int lasts_read;
-	const struct mq_schedule *s;
-	const struct mq_schedule **sorted;
+	const struct mq_schedset *set;
+	uint32_t *sorted;	/* set's indexes by name */
 	size_t n;
 	int prune, dry_run;
-	struct mq_apply_result *res;
-	size_t nres, cap;
+	struct mq_apply_results *res;
+	struct mq_schedule want;	/* the one of set in hand */
+	struct pager rows;	/* the table's, a page at a time */
+	/* a page of the ledger's last instants (names ascending), read
+	 * when one is needed: the schedules that need one come in name
+	 * order, so each page is read from the name that needs it on */
+	struct last *lasts;
+	size_t nlasts, lat;
+	int lasts_read;		/* a page was read in this transaction */
+	int lasts_end;		/* no head after the page */
 };
 
 /* The row's values bound for sql_add (from name) or sql_change (from
@@ -625,59 +841,92 @@ exec_write(struct mq_conn *c, const char *tmpl, MYSQL_BIND *b,
 	return rc;
 }
 
-/* Reads every schedule's last instant fired into a->lasts. */
+/* A head of the ledger against a file's name, as row_cmp. */
+static int
+last_cmp(const struct last *l, const char *name)
+{
+	int cmp = mq__padcmp(l->name, name);
+
+	return cmp == 0 && l->nul ? -1 : cmp;
+}
+
+/* Reads the ledger's last instants of the schedules from name on, a
+ * page of them, into a->lasts. */
 static enum mq_status
-read_lasts(struct mq_conn *c, struct apply *a)
+read_lasts(struct mq_conn *c, struct apply *a, const char *from)
 {
 	MYSQL_STMT *st = mq__prepare(c, sql_lasts);
-	MYSQL_BIND out[2];
+	MYSQL_BIND in[2], out[2];
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
-	unsigned long len = 0;
+	unsigned long len = 0, flen;
+	uint32_t limit = LASTS_PAGE;
 	mq__bool null[2] = { 0, 0 };
 	int64_t at = 0;
-	size_t cap = 0;
 	enum mq_status rc;
 	int r = 0;
 
-	a->nlasts = 0;
+	a->nlasts = a->lat = 0;
 	if (st == NULL)
 		return c->err.status;
+	if (a->lasts == NULL &&
+	    (a->lasts = malloc(LASTS_PAGE * sizeof *a->lasts)) == NULL) {
+		mq__release(c, st);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	flen = (unsigned long)strlen(from);
+	mq__bind_name(&in[0], from, &flen);
+	mq__bind_u32(&in[1], &limit);
 	memset(out, 0, sizeof out);
 	mq__bind_text_out(&out[0], name, sizeof name - 1, &len, &null[0]);
 	mq__bind_i64(&out[1], &at);
 	out[1].is_null = &null[1];
-	rc = mq__execute(c, st, NULL, "cannot read the ledger");
+	rc = mq__execute(c, st, in, "cannot read the ledger");
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot read the ledger");
 	while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
-	    r == MYSQL_DATA_TRUNCATED)) {
-		if (a->nlasts == cap) {
-			size_t nc = cap ? 2 * cap : 256;
-			struct last *m = realloc(a->lasts, nc * sizeof *m);
-			if (m == NULL) {
-				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-				break;
-			}
-			a->lasts = m;
-			cap = nc;
-		}
-		name[len < sizeof name - 1 ? len : sizeof name - 1] = '\0';
-		memcpy(a->lasts[a->nlasts].name, name, sizeof name);
-		a->lasts[a->nlasts++].at = null[1] ? 0 : at;
+	    r == MYSQL_DATA_TRUNCATED) && a->nlasts < LASTS_PAGE) {
+		struct last *l = &a->lasts[a->nlasts++];
+
+		len = len < sizeof name - 1 ? len : sizeof name - 1;
+		name[len] = '\0';
+		memcpy(l->name, name, sizeof name);
+		l->nul = strlen(name) != len;
+		l->at = null[1] ? 0 : at;
 	}
 	if (rc == MQ_OK && r == 1)
 		rc = mq__dberr(c, st, "cannot read the ledger");
 	mysql_stmt_free_result(st);
 	mq__release(c, st);
-	if (rc == MQ_OK)
-		a->lasts_read = 1;
+	a->lasts_end = a->nlasts < LASTS_PAGE;
+	a->lasts_read = 1;
+	if (rc != MQ_OK)
+		a->nlasts = 0;
 	return rc;
 }
 
-static int
-cmp_last(const void *key, const void *elem)
+/* The last instant schedule name fired (0: none): names come in
+ * ascending order within a transaction. */
+static enum mq_status
+last_of(struct mq_conn *c, struct apply *a, const char *name, int64_t *last)
 {
-	return mq__padcmp(key, ((const struct last *)elem)->name);
+	enum mq_status rc;
+	int read = 0;
+
+	for (;;) {
+		while (a->lat < a->nlasts && last_cmp(&a->lasts[a->lat],
+		    name) < 0)
+			a->lat++;
+		/* the page holds it, or its place: or nothing follows */
+		if (a->lat < a->nlasts || (a->lasts_read && a->lasts_end) ||
+		    read)
+			break;
+		if ((rc = read_lasts(c, a, name)) != MQ_OK)
+			return rc;
+		read = 1;
+	}
+	*last = a->lat < a->nlasts && last_cmp(&a->lasts[a->lat], name) == 0 ?
+	    a->lasts[a->lat].at : 0;
+	return MQ_OK;
 }
 
 /* The instant a new or changed schedule is due at: its first after the
@@ -690,15 +939,11 @@ first_instant(struct mq_conn *c, struct apply *a, const struct mq_schedule *s,
 {
 	struct engine e;
 	struct mq_error err;
-	const struct last *l;
 	int64_t last;
 	enum mq_status rc;
 
-	if (!a->lasts_read && (rc = read_lasts(c, a)) != MQ_OK)
+	if ((rc = last_of(c, a, s->name, &last)) != MQ_OK)
 		return rc;
-	l = a->nlasts ? bsearch(s->name, a->lasts, a->nlasts, sizeof *l,
-	    cmp_last) : NULL;
-	last = l ? l->at : 0;
 	if (engine_load(s, &e, &err) != MQ_OK) {
 		mq_tz_free(e.tz);
 		return mq__fail(c, MQ_EINVAL, "schedule '%s': %s", s->name,
@@ -721,129 +966,154 @@ row_cmp(const struct mq_schedule_row *row, const struct mq_schedule *want)
 	return cmp == 0 && (row->nul & MQ_SCHED_NAME) ? -1 : cmp;
 }
 
+/* A row of the table that the file does not name (it sorts before the
+ * file's next name, or after its last): removed with --prune. */
+static enum mq_status
+unnamed(struct mq_conn *c, struct apply *a, const struct mq_schedule_row *row)
+{
+	MYSQL_BIND b[2];
+	unsigned long nlen;
+	uint64_t version = row->version;
+	enum mq_status rc;
+
+	if (!a->prune)
+		return MQ_OK;
+	if ((rc = add_removed(c, a->res, row->s.name)) != MQ_OK || a->dry_run)
+		return rc;
+	nlen = (unsigned long)row->name_len;
+	mq__bind_name(&b[0], row->s.name, &nlen);
+	mq__bind_u64(&b[1], &version);
+	return exec_write(c, sql_prune, b, row->s.name,
+	    "cannot remove the schedule");
+}
+
+/* One schedule of the file (a->want, index k of the set) against its
+ * row (NULL: the table has none). */
+static enum mq_status
+apply_one(struct mq_conn *c, struct apply *a, size_t k,
+    const struct mq_schedule_row *row, int64_t *now_us, int *have_now)
+{
+	const struct mq_schedule *want = &a->want;
+	enum mq_applied what;
+	unsigned changed = 0;
+	int64_t next_at = 0, next_s = 0;
+	enum mq_status rc;
+	int null, moved;
+	char why[MQ_UNUSABLE_MAX];
+
+	if (row) {
+		/* a field holding a NUL byte, or cut, is not the file's,
+		 * whatever its first bytes */
+		changed = differences(&row->s, want) | row->nul | row->toolong;
+		next_at = floor_s(row->next_at_us);
+		if (row->next_at_us % 1000000)
+			next_at++;
+		what = changed ? MQ_APPLIED_CHANGED : MQ_APPLIED_UNCHANGED;
+	} else {
+		what = MQ_APPLIED_ADDED;
+	}
+	a->res->how[k] = HOW(what, changed);
+	a->res->next_at[k] = next_at;
+	if (what == MQ_APPLIED_UNCHANGED)
+		return MQ_OK;
+	if (!*have_now) {
+		if ((rc = read_i64(c, sql_now, NULL, now_us, &null)) != MQ_OK)
+			return rc;
+		*have_now = 1;
+	}
+	/* a row set aside as unusable (next_at the end of time) that the
+	 * file repairs is due again from its expression, as if that had
+	 * changed */
+	moved = what == MQ_APPLIED_ADDED || (changed & (MQ_SCHED_EXPR |
+	    MQ_SCHED_ZONE)) || mq_schedule_unusable(row, why);
+	if (moved) {
+		int64_t base = floor_s(*now_us);
+
+		if (what == MQ_APPLIED_CHANGED &&
+		    floor_s(row->next_at_us) <= base)
+			base = floor_s(row->next_at_us) - 1;
+		if ((rc = first_instant(c, a, want, base, &next_s)) != MQ_OK)
+			return rc;
+		a->res->next_at[k] = next_s;
+	}
+	if (a->dry_run)
+		return MQ_OK;
+	if (what == MQ_APPLIED_ADDED) {
+		struct write_binds w;
+
+		bind_schedule(&w, want, 1, &next_s);
+		return exec_write(c, sql_add, w.b, want->name,
+		    "cannot add the schedule");
+	} else {
+		struct write_binds w;
+		unsigned long nlen = (unsigned long)strlen(want->name);
+		unsigned long rlen = (unsigned long)row->name_len;
+
+		bind_schedule(&w, want, 0, moved ? &next_s : NULL);
+		mq__bind_str(&w.b[10], want->name, &nlen);
+		mq__bind_name(&w.b[11], row->s.name, &rlen);
+		w.version = row->version;
+		mq__bind_u64(&w.b[12], &w.version);
+		return exec_write(c, sql_change, w.b, want->name,
+		    "cannot change the schedule");
+	}
+}
+
+/* The file's schedules by name against the table's rows by name (the
+ * server's order), read a page at a time: its memory is a page, not the
+ * table. A row is read again only in a transaction that starts again:
+ * a page starts after the last name of the one before (--prune: every
+ * row is the file's or removed), or from the file's next name on (the
+ * rows between are left), and a row this one adds sorts before the row
+ * in hand (or after the last one). */
 static enum mq_status
 apply_tx(struct mq_conn *c, void *ctx)
 {
 	struct apply *a = ctx;
-	struct mq_schedule_row *rows = NULL;
-	size_t nrows = 0, cap = 0, i, j;
-	MYSQL_STMT *st;
-	enum mq_status rc;
-	int64_t now_us = 0, next_s;
-	int null, have_now = 0, moved;
-	char why[MQ_UNUSABLE_MAX];
+	struct mq_schedule_row *row = NULL;
+	enum mq_status rc = MQ_OK;
+	int64_t now_us = 0;
+	int have_now = 0, cmp;
+	size_t i;
 
-	a->nres = 0;
-	a->lasts_read = 0;	/* read again in this transaction */
-	if ((st = mq__prepare(c, sql_all)) == NULL)
-		return c->err.status;
-	rc = read_schedules(c, st, NULL, 0, &rows, &nrows, &cap);
-	mq__release(c, st);
-	/* rows by name as the server orders them, file by name */
-	for (i = 0, j = 0; rc == MQ_OK && i < a->n; i++) {
-		const struct mq_schedule *want = a->sorted[i];
-		struct mq_apply_result *r = &a->res[want - a->s];
-		int cmp = 1;
+	/* all again in this transaction */
+	a->res->nremoved = 0;
+	a->res->nused = 0;
+	a->nlasts = a->lat = 0;
+	a->lasts_read = a->lasts_end = 0;
+	pager_reset(&a->rows);
+	for (i = 0; rc == MQ_OK && i < a->n; i++) {
+		size_t k = a->sorted[i];
 
-		while (j < nrows && (cmp = row_cmp(&rows[j], want)) < 0) {
-			j++;
+		mq_schedset_get(a->set, k, &a->want);
+		/* the rows before it are none of the file's */
+		for (;;) {
 			cmp = 1;
-		}
-		memset(r, 0, sizeof *r);
-		memcpy(r->name, want->name, sizeof r->name);
-		if (j < nrows && cmp == 0) {
-			/* has_last, unused by this read, marks the row
-			 * matched: --prune keeps it */
-			rows[j].has_last = 1;
-			/* a field holding a NUL byte, or cut, is not the
-			 * file's, whatever its first bytes */
-			r->changed = differences(&rows[j].s, want) |
-			    rows[j].nul | rows[j].toolong;
-			r->next_at = floor_s(rows[j].next_at_us);
-			if (rows[j].next_at_us % 1000000)
-				r->next_at++;
-			r->what = r->changed ? MQ_APPLIED_CHANGED :
-			    MQ_APPLIED_UNCHANGED;
-		} else {
-			r->what = MQ_APPLIED_ADDED;
-		}
-		if (r->what == MQ_APPLIED_UNCHANGED)
-			continue;
-		if (!have_now) {
-			if ((rc = read_i64(c, sql_now, NULL, &now_us,
-			    &null)) != MQ_OK)
+			if ((rc = pager_row(c, &a->rows, a->prune ? NULL :
+			    a->want.name, &row)) != MQ_OK || row == NULL ||
+			    (cmp = row_cmp(row, &a->want)) >= 0)
 				break;
-			have_now = 1;
-		}
-		/* a row set aside as unusable (next_at the end of time)
-		 * that the file repairs is due again from its expression,
-		 * as if that had changed */
-		moved = r->what == MQ_APPLIED_ADDED || (r->changed &
-		    (MQ_SCHED_EXPR | MQ_SCHED_ZONE)) ||
-		    mq_schedule_unusable(&rows[j], why);
-		if (moved) {
-			int64_t base = floor_s(now_us);
-
-			if (r->what == MQ_APPLIED_CHANGED &&
-			    floor_s(rows[j].next_at_us) <= base)
-				base = floor_s(rows[j].next_at_us) - 1;
-			if ((rc = first_instant(c, a, want, base,
-			    &next_s)) != MQ_OK)
+			a->rows.at++;
+			if ((rc = unnamed(c, a, row)) != MQ_OK)
 				break;
-			r->next_at = next_s;
 		}
-		if (a->dry_run)
-			continue;
-		if (r->what == MQ_APPLIED_ADDED) {
-			struct write_binds w;
-			bind_schedule(&w, want, 1, &next_s);
-			rc = exec_write(c, sql_add, w.b, want->name,
-			    "cannot add the schedule");
+		if (rc != MQ_OK)
+			break;
+		if (row != NULL && cmp == 0) {
+			a->rows.at++;
+			rc = apply_one(c, a, k, row, &now_us, &have_now);
 		} else {
-			struct write_binds w;
-			unsigned long nlen = (unsigned long)strlen(want->name);
-			unsigned long rlen = (unsigned long)rows[j].name_len;
-			bind_schedule(&w, want, 0, moved ? &next_s : NULL);
-			mq__bind_str(&w.b[10], want->name, &nlen);
-			mq__bind_name(&w.b[11], rows[j].s.name, &rlen);
-			w.version = rows[j].version;
-			mq__bind_u64(&w.b[12], &w.version);
-			rc = exec_write(c, sql_change, w.b, want->name,
-			    "cannot change the schedule");
+			rc = apply_one(c, a, k, NULL, &now_us, &have_now);
 		}
 	}
-	a->nres = a->n;
-	for (j = 0; rc == MQ_OK && a->prune && j < nrows; j++) {
-		struct mq_apply_result *r;
-		MYSQL_BIND b[2];
-		unsigned long nlen;
-		uint64_t version = rows[j].version;
-
-		if (rows[j].has_last)
-			continue;
-		if (a->nres == a->cap) {	/* rows added since the count */
-			struct mq_apply_result *more = realloc(a->res,
-			    2 * a->cap * sizeof *more);
-			if (more == NULL) {
-				rc = mq__fail(c, MQ_ENOMEM, "out of memory");
-				break;
-			}
-			a->res = more;
-			a->cap *= 2;
-		}
-		r = &a->res[a->nres++];
-		memset(r, 0, sizeof *r);
-		memcpy(r->name, rows[j].s.name, sizeof r->name);
-		r->what = MQ_APPLIED_REMOVED;
-		if (a->dry_run)
-			continue;
-		nlen = (unsigned long)rows[j].name_len;
-		mq__bind_name(&b[0], rows[j].s.name, &nlen);
-		mq__bind_u64(&b[1], &version);
-		rc = exec_write(c, sql_prune, b, rows[j].s.name,
-		    "cannot remove the schedule");
+	/* and those after its last (without --prune, left unread) */
+	while (rc == MQ_OK && a->prune) {
+		if ((rc = pager_row(c, &a->rows, NULL, &row)) != MQ_OK ||
+		    row == NULL)
+			break;
+		a->rows.at++;
+		rc = unnamed(c, a, row);
 	}
-	mq_schedule_rows_free(rows, nrows);
 	return rc;
 }
 
@@ -883,71 +1153,73 @@ check_schedule(struct mq_conn *c, const struct mq_schedule *s)
 	return MQ_OK;
 }
 
-static void wake_changed(struct mq_conn *c, const struct mq_schedule *s,
-    size_t n, const struct mq_apply_result *res);
+static void wake_changed(struct mq_conn *c,
+    const struct mq_apply_results *res);
 
 enum mq_status
-mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
-    int prune, int dry_run, struct mq_apply_result **out, size_t *nout)
+mq_schedule_apply(struct mq_conn *c, const struct mq_schedset *set,
+    int prune, int dry_run, struct mq_apply_results **out)
 {
-	struct apply a;
+	struct apply *a;
+	struct mq_apply_results *res;
 	enum mq_status rc = MQ_OK;
-	size_t i, cap;
+	size_t i, n = mq_schedset_count(set);
 
 	*out = NULL;
-	*nout = 0;
-	memset(&a, 0, sizeof a);
-	for (i = 0; i < n && rc == MQ_OK; i++)
-		rc = check_schedule(c, &s[i]);
+	if ((a = calloc(1, sizeof *a)) == NULL ||
+	    (res = calloc(1, sizeof *res)) == NULL) {
+		free(a);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	a->res = res;
+	res->set = set;
+	res->n = n;
+	for (i = 0; i < n && rc == MQ_OK; i++) {
+		mq_schedset_get(set, i, &a->want);
+		rc = check_schedule(c, &a->want);
+	}
 	if (rc != MQ_OK)
-		return rc;
-	cap = n + 1;
-	a.sorted = malloc((n + 1) * sizeof *a.sorted);
-	if (a.sorted == NULL)
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	for (i = 0; i < n; i++)
-		a.sorted[i] = &s[i];
-	qsort(a.sorted, n, sizeof *a.sorted, cmp_name);
+		goto out;
+	if ((a->sorted = mq_schedset_by_name(set)) == NULL ||
+	    (res->next_at = calloc(n + 1, sizeof *res->next_at)) == NULL ||
+	    (res->how = calloc(n + 1, sizeof *res->how)) == NULL) {
+		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (i = 1; i < n; i++)
-		if (strcmp(a.sorted[i - 1]->name, a.sorted[i]->name) == 0) {
-			free(a.sorted);
-			return mq__fail(c, MQ_EINVAL, "schedule '%s' is given "
-			    "twice", a.sorted[i]->name);
+		if (strcmp(mq_schedset_name(set, a->sorted[i - 1]),
+		    mq_schedset_name(set, a->sorted[i])) == 0) {
+			rc = mq__fail(c, MQ_EINVAL, "schedule '%s' is given "
+			    "twice", mq_schedset_name(set, a->sorted[i]));
+			goto out;
 		}
-	a.s = s;
-	a.n = n;
-	a.prune = prune;
-	a.dry_run = dry_run;
-	/* room for every row the table may hold when pruning: grown by
-	 * the count read first (an estimate; a retry reads it again) */
-	if (prune) {
-		int64_t rows = 0;
-		int null;
-		static const char sql_count[] =
-		    "SELECT COUNT(*) FROM `{{TABLE}}_schedules`";
-		if ((rc = read_i64(c, sql_count, NULL, &rows, &null)) != MQ_OK) {
-			free(a.sorted);
-			return rc;
-		}
-		cap += (size_t)rows + 1024;
-	}
-	a.cap = cap;
-	if ((a.res = calloc(cap, sizeof *a.res)) == NULL) {
-		free(a.sorted);
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	}
+	a->set = set;
+	a->n = n;
+	a->prune = prune;
+	a->dry_run = dry_run;
+	a->rows.first = sql_page_first;
+	a->rows.after = sql_page_after;
+	a->rows.from = sql_page_from;
 	if ((rc = mq__read_committed(c)) == MQ_OK)
-		rc = mq__in_tx(c, apply_tx, &a);
-	free(a.sorted);
-	free(a.lasts);
-	if (rc != MQ_OK && rc != MQ_EMPTY) {
-		free(a.res);
+		rc = mq__in_tx(c, apply_tx, a);
+	if (rc == MQ_EMPTY)
+		rc = MQ_OK;
+	/* the pages go before the wakeups */
+	pager_free(&a->rows);
+	free(a->lasts);
+	a->lasts = NULL;
+	if (rc == MQ_OK && !dry_run)
+		wake_changed(c, res);
+out:
+	pager_free(&a->rows);
+	free(a->lasts);
+	free(a->sorted);
+	free(a);
+	if (rc != MQ_OK) {
+		mq_apply_results_free(res);
 		return rc;
 	}
-	if (!dry_run)
-		wake_changed(c, s, n, a.res);
-	*out = a.res;
-	*nout = a.nres;
+	*out = res;
 	return MQ_OK;
 }
 
@@ -958,22 +1230,23 @@ mq_schedule_apply(struct mq_conn *c, const struct mq_schedule *s, size_t n,
  * look within MQ_FIRE_RECHECK_US). */
 #define WAKE_QUEUES 64
 static void
-wake_changed(struct mq_conn *c, const struct mq_schedule *s, size_t n,
-    const struct mq_apply_result *res)
+wake_changed(struct mq_conn *c, const struct mq_apply_results *res)
 {
-	const char *woken[WAKE_QUEUES];
+	const char *woken[WAKE_QUEUES], *queue;
 	size_t nw = 0, i, k;
 
-	for (i = 0; i < n && nw < WAKE_QUEUES; i++) {
-		if (res[i].what != MQ_APPLIED_ADDED &&
-		    res[i].what != MQ_APPLIED_CHANGED)
+	for (i = 0; i < res->n && nw < WAKE_QUEUES; i++) {
+		unsigned what = res->how[i] >> 12;
+
+		if (what != MQ_APPLIED_ADDED && what != MQ_APPLIED_CHANGED)
 			continue;
-		for (k = 0; k < nw && strcmp(woken[k], s[i].queue) != 0; k++)
+		queue = mq_schedset_queue(res->set, i);
+		for (k = 0; k < nw && strcmp(woken[k], queue) != 0; k++)
 			;
 		if (k < nw)
 			continue;
-		woken[nw++] = s[i].queue;
-		mq__wake_pushed(c, s[i].queue, 1);
+		woken[nw++] = queue;
+		mq__wake_pushed(c, queue, 1);
 	}
 }
 
@@ -1127,7 +1400,7 @@ fire_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare_once(c, f->due_sql)) == NULL)
 		return c->err.status;
 	mq__bind_u64(&f->qb[f->nq], &f->pass);
-	rc = read_schedules(c, st, f->qb, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, f->qb, 0, 0, &rows, &nrows, &cap, NULL);
 	mq__release(c, st);
 	if (rc != MQ_OK || nrows == 0) {
 		mq_schedule_rows_free(rows, nrows);
@@ -1400,7 +1673,7 @@ run_tx(struct mq_conn *c, void *ctx)
 	if ((st = mq__prepare(c, sql_one)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], m->name, &nlen);
-	rc = read_schedules(c, st, in, 0, &rows, &nrows, &cap);
+	rc = read_schedules(c, st, in, 0, 0, &rows, &nrows, &cap, NULL);
 	mq__release(c, st);
 	if (rc == MQ_OK && nrows == 0)
 		rc = MQ_EMPTY;
@@ -1471,23 +1744,26 @@ mq_schedule_rm(struct mq_conn *c, const char *name)
 }
 
 enum mq_status
-mq_schedule_list(struct mq_conn *c, struct mq_schedule_row **rows, size_t *n)
+mq_schedule_list(struct mq_conn *c,
+    void (*each)(void *ctx, const struct mq_schedule_row *row), void *ctx)
 {
-	size_t cap = 0;
-	MYSQL_STMT *st;
+	struct pager p;
 	enum mq_status rc;
+	size_t i;
 
-	*rows = NULL;
-	*n = 0;
-	if ((st = mq__prepare(c, sql_list)) == NULL)
-		return c->err.status;
-	rc = read_schedules(c, st, NULL, 1, rows, n, &cap);
-	mq__release(c, st);
-	if (rc != MQ_OK) {
-		mq_schedule_rows_free(*rows, *n);
-		*rows = NULL;
-		*n = 0;
-	}
+	memset(&p, 0, sizeof p);
+	p.first = sql_list_first;
+	p.after = sql_list_after;
+	p.list = 1;
+	/* each page read whole (its statement done) before its rows are
+	 * handed over: a slow reader holds no statement open */
+	do {
+		if ((rc = pager_read(c, &p, NULL)) != MQ_OK)
+			break;
+		for (i = 0; i < p.n; i++)
+			each(ctx, &p.rows[i]);
+	} while (!p.done);
+	pager_free(&p);
 	return rc;
 }
 

@@ -35,11 +35,12 @@ enum mq_missed {
 #define MQ_MISSED_MAX_LIMIT 1000
 
 /**
- * One schedule as declared: plain data (payload is malloc'd; free a
- * parsed array with mq_schedules_free). Strings are NUL-terminated and
+ * One schedule as declared: plain data. Strings are NUL-terminated and
  * valid: name and queue by mq_valid_queue, zone by mq_tz_valid_name and
  * loadable, key (if has_key) by mq_valid_key; expr is the canonical
- * form (mq_cron_format) of a valid expression.
+ * form (mq_cron_format) of a valid expression. payload: as the one who
+ * fills it says (malloc'd in a row read from the table; the set's bytes
+ * from mq_schedset_get).
  */
 struct mq_schedule {
 	char name[MQ_SCHEDULE_NAME_MAX + 1];
@@ -58,6 +59,40 @@ struct mq_schedule {
 					 * not from a file */
 };
 
+/**
+ * A set of schedules (a parsed file), held compactly (schedset.c): a
+ * record of bytes each, the texts files repeat (expressions, zones,
+ * queues) kept once, an index by name, so that its memory is a few
+ * times the file's bytes, not a struct mq_schedule (over a kilobyte) a
+ * schedule. Opaque; read by index, in the order they were added.
+ */
+struct mq_schedset;
+
+/** An empty set; NULL: out of memory. */
+struct mq_schedset *mq_schedset_new(void);
+/** Adds a copy of s (its payload's bytes too). MQ_OK, MQ_ENOMEM
+ * (nothing added), MQ_EINVAL (a name or key longer than they go). */
+enum mq_status mq_schedset_add(struct mq_schedset *set,
+    const struct mq_schedule *s);
+/** How many schedules set holds (0 for NULL). */
+size_t mq_schedset_count(const struct mq_schedset *set);
+/** Schedule i of set, whole, into *s: its payload points into set
+ * (read only, valid while set is). */
+void mq_schedset_get(const struct mq_schedset *set, size_t i,
+    struct mq_schedule *s);
+/** The name of schedule i (NUL-terminated, in set). */
+const char *mq_schedset_name(const struct mq_schedset *set, size_t i);
+/** The index + 1 of the first schedule of set named name; 0 if none. */
+size_t mq_schedset_find(const struct mq_schedset *set, const char *name);
+/** The queue of schedule i (NUL-terminated, in set). */
+const char *mq_schedset_queue(const struct mq_schedset *set, size_t i);
+/** The indexes of set's schedules in the order of their names
+ * (strcmp's, the server's for valid names): malloc'd, free(); NULL:
+ * out of memory. */
+uint32_t *mq_schedset_by_name(const struct mq_schedset *set);
+/** Frees set (NULL is fine). */
+void mq_schedset_free(struct mq_schedset *set);
+
 /** Sets a schedule's defaults: queue "default", zone "UTC", empty
  * payload (not allocated: payload stays NULL until set), priority 0,
  * MQ_DEFAULT_MAX_ATTEMPTS, no key, MQ_MISSED_DEFAULT,
@@ -66,16 +101,16 @@ void mq_schedule_defaults(struct mq_schedule *s);
 
 /**
  * Parses a schedule file (mq-schedule(5)) of len bytes. MQ_OK with
- * *out a malloc'd array of *n schedules in file order (*n may be 0);
- * or MQ_EINVAL and err->msg naming the line and what is wrong
- * ("line 12: [nightly]: cron: column 3: hour: 24 is out of range
- * 0-23"), *out NULL: a file with any error yields nothing. MQ_ENOMEM.
- * payload-file entries are read relative to dir (NULL: the current
- * directory) and count against MQ_SCHEDFILE_MAX too.
+ * *out a set of its schedules in file order (it may hold none; free
+ * with mq_schedset_free); or MQ_EINVAL and err->msg naming the line
+ * and what is wrong ("line 12: [nightly]: cron: column 3: hour: 24 is
+ * out of range 0-23"), *out NULL: a file with any error yields
+ * nothing. MQ_ENOMEM. payload-file entries are read relative to dir
+ * (NULL: the current directory) and count against MQ_SCHEDFILE_MAX
+ * too.
  */
 enum mq_status mq_schedfile_parse(const char *text, size_t len,
-    const char *dir, struct mq_schedule **out, size_t *n,
-    struct mq_error *err);
+    const char *dir, struct mq_schedset **out, struct mq_error *err);
 
 /**
  * Sets one field of s from its text as a schedule file writes it
@@ -87,9 +122,6 @@ enum mq_status mq_schedfile_parse(const char *text, size_t len,
  */
 enum mq_status mq_schedule_set(struct mq_schedule *s, const char *name,
     const char *value, struct mq_error *err);
-
-/** Frees an array from mq_schedfile_parse (NULL is fine). */
-void mq_schedules_free(struct mq_schedule *s, size_t n);
 
 /** Name of a missed policy ("skip", "once", "all"), and the reverse
  * (-1 if none). */
@@ -146,7 +178,7 @@ struct mq_apply_result {
 };
 
 /**
- * Makes the table's schedules those of s[0..n) (names unique), in one
+ * Makes the table's schedules those of set (names unique), in one
  * transaction, all or nothing: a schedule not in the table is added,
  * due at its first instant after the later of now (the server's clock)
  * and the last instant it fired (the ledger outlives a schedule
@@ -154,17 +186,28 @@ struct mq_apply_result {
  * its next_at unless its expression or zone changed (then the first
  * instant of the new ones after the later of now and its last fired
  * instant: never one fired already); one that is the same is not
- * written at all. prune: those not in s are deleted (their ledger and
+ * written at all. prune: those not in set are deleted (their ledger and
  * runs stay). dry_run: nothing is written, the results say what would
- * be. *out (malloc'd; free()) gets one result per schedule of s in
- * order, then the removed ones by name, *nout of them. A concurrent
- * writer (another apply, a fire) makes it start again (bounded, as a
- * deadlock is): three applies of one file at once end in the same
- * state. MQ_EINVAL: a schedule of s is not valid (named in the error).
+ * be. *out (free with mq_apply_results_free; it reads the names of set,
+ * which must outlive it) holds one result per schedule of set in
+ * order, then the removed ones by name. A concurrent writer (another
+ * apply, a fire) makes it start again (bounded, as a deadlock is):
+ * three applies of one file at once end in the same state. MQ_EINVAL:
+ * a schedule of set is not valid (named in the error).
+ *
+ * Its memory: set's, 10 bytes a schedule of set for the results, the
+ * names of the removed rows, and a page of the table's rows (and of
+ * the ledger's) at a time: not the table whole.
  */
+struct mq_apply_results;
 enum mq_status mq_schedule_apply(struct mq_conn *c,
-    const struct mq_schedule *s, size_t n, int prune, int dry_run,
-    struct mq_apply_result **out, size_t *nout);
+    const struct mq_schedset *set, int prune, int dry_run,
+    struct mq_apply_results **out);
+/** How many results *a holds, and result i of them. */
+size_t mq_apply_results_count(const struct mq_apply_results *a);
+void mq_apply_results_get(const struct mq_apply_results *a, size_t i,
+    struct mq_apply_result *r);
+void mq_apply_results_free(struct mq_apply_results *a);
 
 /** What firing did. */
 struct mq_fire_report {
@@ -258,10 +301,18 @@ int mq_schedule_unusable(const struct mq_schedule_row *r, char *why);
 enum mq_status mq_schedule_prune_ledger(struct mq_conn *c,
     int64_t older_than_us, unsigned batch, uint64_t *deleted);
 
-/** Every schedule, by name, in *rows (free with mq_schedule_rows_free),
- * *n of them. */
+/**
+ * Every schedule, by name: each(ctx, row) for each, a page of rows at a
+ * time (each page read whole before its rows are handed over, so that
+ * no statement waits on a slow reader of the rows), keyed by the last
+ * name of the page before. Its memory: one page (at most
+ * MQ_SCHEDULE_PAGE rows, and the payloads of about a MiB of them), not
+ * the table. Not one snapshot: a schedule added or removed meanwhile
+ * may show or not, as in mq ls. A row is valid during its call only.
+ */
+#define MQ_SCHEDULE_PAGE 256
 enum mq_status mq_schedule_list(struct mq_conn *c,
-    struct mq_schedule_row **rows, size_t *n);
+    void (*each)(void *ctx, const struct mq_schedule_row *row), void *ctx);
 void mq_schedule_rows_free(struct mq_schedule_row *rows, size_t n);
 
 /**

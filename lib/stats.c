@@ -149,7 +149,11 @@ acc_free(struct acc *a)
  * with their lengths: a name another program wrote may hold NUL, and
  * "a<NUL>b" is not queue "a"; and as the server compares them (trailing
  * blanks do not count): a settings row "a " is queue a's, which the
- * claims obey; the name first seen is shown (the job table's first).
+ * claims obey. The name is kept without them: rows "a" and "a " (one
+ * another program wrote) are one queue, shown as the name mq takes,
+ * whichever the index gives first (the first seen, shown, moved a
+ * queue's Prometheus series to queue="a " and dropped it from mq
+ * check's perfdata and from completion).
  * Found by a hash of the name without its trailing blanks: a lookup
  * costs the same for 10 queues or 100,000 (a scan of the entries made
  * mq stats quadratic in the queues: 11.6 s for 40,000). */
@@ -177,6 +181,7 @@ entry(struct acc *a, const char *queue, size_t len)
 	}
 	q = &a->qs[a->n++];
 	memset(q, 0, sizeof *q);
+	len = unpadded(queue, len);
 	memcpy(q->queue, queue, len);
 	q->queue_len = len;
 	a->slot[k] = a->n;

@@ -437,36 +437,50 @@ has_bytes(const uint8_t *p, size_t n, const char *word)
 static void
 fuzz_schedfile(const uint8_t *data, size_t size)
 {
-	struct mq_schedule *v;
+	struct mq_schedset *set;
+	struct mq_schedule s;
 	struct mq_error e;
 	struct mq_cron c;
+	uint32_t *by;
 	size_t n, i;
 
 	/* a payload file would be read from the fuzzer's file system */
 	if (has_bytes(data, size, "payload-file"))
 		return;
-	if (mq_schedfile_parse((const char *)data, size, NULL, &v, &n,
+	if (mq_schedfile_parse((const char *)data, size, NULL, &set,
 	    &e) != MQ_OK) {
-		CHECK(v == NULL && n == 0, "schedule file: a refused one gives "
+		CHECK(set == NULL, "schedule file: a refused one gives "
 		    "nothing");
 		CHECK(e.msg[0] != '\0' && all_printable(e.msg),
 		    "schedule file: a refusal says why, printably");
 		return;
 	}
+	n = mq_schedset_count(set);
 	for (i = 0; i < n; i++) {
-		CHECK(mq_valid_queue(v[i].name) && mq_valid_queue(v[i].queue),
+		mq_schedset_get(set, i, &s);
+		CHECK(mq_valid_queue(s.name) && mq_valid_queue(s.queue),
 		    "schedule file: valid names");
-		CHECK(mq_cron_parse(v[i].expr, &c, &e) == MQ_OK,
+		CHECK(strcmp(s.name, mq_schedset_name(set, i)) == 0 &&
+		    strcmp(s.queue, mq_schedset_queue(set, i)) == 0,
+		    "schedule file: the set's name and queue are its own");
+		CHECK(mq_cron_parse(s.expr, &c, &e) == MQ_OK,
 		    "schedule file: the expression parses again");
-		CHECK(mq_tz_valid_name(v[i].zone), "schedule file: a zone name");
-		CHECK(v[i].payload != NULL && v[i].payload_len <= size,
+		CHECK(mq_tz_valid_name(s.zone), "schedule file: a zone name");
+		CHECK(s.payload != NULL && s.payload_len <= size,
 		    "schedule file: a payload no longer than the file");
-		CHECK(!v[i].has_key || mq_valid_key(v[i].key),
+		CHECK(!s.has_key || mq_valid_key(s.key),
 		    "schedule file: a valid key");
-		CHECK(v[i].line >= 1 && v[i].missed_max >= 1,
+		CHECK(s.line >= 1 && s.missed_max >= 1,
 		    "schedule file: line and missed-max");
 	}
-	mq_schedules_free(v, n);
+	by = mq_schedset_by_name(set);
+	CHECK(by != NULL, "schedule file: sorted by name");
+	for (i = 1; by && i < n; i++)
+		CHECK(strcmp(mq_schedset_name(set, by[i - 1]),
+		    mq_schedset_name(set, by[i])) < 0,
+		    "schedule file: names in order, each once");
+	free(by);
+	mq_schedset_free(set);
 }
 
 /* ---- output encodings ---- */

@@ -88,6 +88,13 @@ is "$(sql "SELECT UNIX_TIMESTAMP(available_at) FROM mq_jobs WHERE queue = 'epoch
   "--at @EPOCH"
 "$MQ" push --queue past --at '2001-01-01T00:00:00Z' x >/dev/null
 expect_status 0 "a job due in the past is claimable" "$MQ" pop --queue past -o /dev/null
+# the last instant is the due time of the jobs that wait for parents: a
+# job due then would be counted and explained as one of them (a900bf0
+# took it); the instant before it is a time like any other
+expect_status 64 "--at the last instant: refused" "$MQ" push --queue end --at '9999-12-31 23:59:59.999999' x
+expect_status 64 "  as ISO 8601 too" "$MQ" push --queue end --at '9999-12-31T23:59:59.999999Z' x
+expect_status 0 "--at the instant before it" "$MQ" push --queue end --at '9999-12-31 23:59:59.999998' x
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'end'")" 1 "  one job pushed"
 
 "$MQ" push --queue prio --priority -5 --max-attempts 3 x >/dev/null
 is "$(sql "SELECT CONCAT(priority, ',', max_attempts) FROM mq_jobs WHERE queue = 'prio'")" "-5,3" \

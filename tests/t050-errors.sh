@@ -176,4 +176,29 @@ else
 fi
 
 is "$(table_sum)" "$sum" "none of the above changed the table"
+
+# an error line is written with one write(2): lines of processes sharing
+# a log stay whole (a900bf0 wrote the server's message a byte a write:
+# 83 writes, and 2 lines in 20 of parallel runs were cut into)
+if command -v strace >/dev/null 2>&1; then
+  strace -f -e trace=write -o "$T_TMP/w" env MQ_USER=nosuch "$MQ" limit q1 2>/dev/null
+  is "$(grep -c 'write(2,' "$T_TMP/w")" 1 "a server's error: one write"
+  printf 'x\ty\n' >"$T_TMP/bad.sched"
+  strace -f -e trace=write -o "$T_TMP/w" "$MQ" schedule apply --dry-run "$T_TMP/bad.sched" 2>/dev/null
+  is "$(grep -c 'write(2,' "$T_TMP/w")" 1 "a schedule file's error, escaped: one write"
+else
+  ok "a server's error: one write # SKIP no strace"
+  ok "a schedule file's error, escaped: one write # SKIP no strace"
+fi
+# what a command printed before the error stopped it comes first, also
+# into a file (a900bf0: the error line, then "archived 0 jobs")
+sql_root "DROP USER IF EXISTS 'mq_t050a'@'localhost'; CREATE USER 'mq_t050a'@'localhost';
+  GRANT SELECT, UPDATE, DELETE ON \`$T_DB\`.* TO 'mq_t050a'@'localhost';
+  GRANT INSERT ON \`$T_DB\`.\`mq_jobs_counts\` TO 'mq_t050a'@'localhost'"
+"$MQ" push --queue arch x >/dev/null
+"$MQ" ack "$("$MQ" pop --queue arch -o /dev/null)"
+MQ_USER=mq_t050a "$MQ" archive --older-than 0s >"$T_TMP/arch.log" 2>&1
+is "$?:$(sed -n 1p "$T_TMP/arch.log")" "77:archived 0 jobs" "archive refused the archive's INSERT: its summary, then the error line"
+like "$(sed -n 2p "$T_TMP/arch.log")" "mq archive: cannot update jobs: INSERT command denied*(error 1142, SQLSTATE 42000)" "  the error line second"
+sql_root "DROP USER 'mq_t050a'@'localhost'"
 done_testing

@@ -4,7 +4,8 @@
 # (recurring too), cancel, stats, the error exits, and the operator's
 # commands: ls, why, show, check, retry, top --once, stats --json; mq
 # wait woken by an ack, and the ack that wakes it; mq schedule's apply
-# (add, unchanged, change, prune, a bad file), ls, fire, run, rm. Leaks
+# (add, unchanged, change, prune, a bad file; over pages of rows and of
+# the ledger's heads), ls (over pages too), fire, run, rm. Leaks
 # "possibly lost" count too (valgrind's default: mq work's threads, alive
 # at its exit, were).
 . "$(dirname "$0")/lib.sh"
@@ -170,4 +171,23 @@ vg 0 "schedule ls" schedule ls
 vg 0 "schedule ls --json" schedule ls --json -n 5
 vg 0 "schedule rm" schedule rm vs
 vg 1 "schedule rm of no such schedule" schedule rm vs
+# over pages (MQ_SCHEDULE_PAGE rows; a MiB of payloads): apply, a
+# re-apply with --prune (rows between and after the file's removed),
+# an apply that reads the ledger's heads (more than a page), ls
+head -c 700000 /dev/zero >"$T_TMP/vp.bin"
+awk 'BEGIN { for (i = 0; i < 600; i++) printf "[vp-%03d]\ncron = %d * * * *\n", i, i % 60
+  print "[vp-300x]\ncron = @daily\npayload-file = vp.bin\n[vp-301x]\ncron = @daily\npayload-file = vp.bin" }' >"$T_TMP/vp.conf"
+vg 0 "schedule apply over pages" schedule apply "$T_TMP/vp.conf"
+awk 'BEGIN { for (i = 0; i < 500; i += 2) printf "[vp-%03d]\ncron = 7 * * * *\n", i }' >"$T_TMP/vq.conf"
+vg 0 "schedule apply --dry-run --prune over pages" schedule apply --dry-run --prune "$T_TMP/vq.conf"
+vg 0 "schedule apply --prune over pages" schedule apply --prune "$T_TMP/vq.conf"
+is "$(printf '%s\n' "$OUT" | grep -c '^removed'):$(sql "SELECT COUNT(*) FROM mq_jobs_schedules")" "352:250" \
+  "  which removes the rows between and after the file's names"
+sql "INSERT INTO mq_jobs_fired (schedule, manual, instant)
+  SELECT CONCAT('vp-', LPAD(seq DIV 3, 3, '0'), IF(seq % 3 = 0, '', CHAR(96 + seq % 3))),
+    0, '2030-01-01' FROM seq_0_to_1799"
+vg 0 "schedule apply over pages (the ledger's heads)" schedule apply "$T_TMP/vp.conf"
+is "$(printf '%s\n' "$OUT" | grep -c '(next 2030-01-01 ')" 600 \
+  "  each due after its name's last instant in the ledger"
+vg 0 "schedule ls over pages" schedule ls -n 1
 done_testing

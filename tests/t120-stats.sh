@@ -162,4 +162,23 @@ sql "INSERT INTO manyq (queue, payload) SELECT CONCAT('q', seq), 'p' FROM seq_1_
 is "$(grep -o '"queue":"' "$T_TMP/many.json" | wc -l)" 3000 "3,000 queues: each once"
 like "$(cat "$T_TMP/many.json")" '*{"queue":"q7","ready":1,*"paused":true,*' \
   "a settings row 'q7 ' is queue q7's"
+# jobs of one queue spelled 'blank' and 'blank ' (another program's row,
+# which the server takes for the same queue): one queue, under the name
+# mq takes, whichever spelling the index gives first (the spelling with
+# the blank moved the series and left check's perfdata and completion)
+"$MQ" init --table padq >/dev/null
+sql "SET SESSION check_constraint_checks=0;
+     INSERT INTO padq (queue, payload, available_at) VALUES
+       ('blank ', 'a', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR), ('blank', 'b', UTC_TIMESTAMP(6)),
+       ('only  ', 'c', UTC_TIMESTAMP(6))"
+"$MQ" stats --table padq --prometheus >"$T_TMP/pad.prom"
+like "$(cat "$T_TMP/pad.prom")" '*mq_jobs{table="padq",queue="blank",state="ready"} 2*' \
+  "rows 'blank' and 'blank ': one queue blank in the metrics"
+case $(cat "$T_TMP/pad.prom") in *queue="blank "*) not_ok "and no series of 'blank '" ;; *) ok "and no series of 'blank '" ;; esac
+like "$(cat "$T_TMP/pad.prom")" '*queue="only",state="ready"} 1*' "a queue spelled 'only  ' alone: only"
+is "$("$MQ" stats --table padq --json | grep -o '"queue":"[^"]*"' | tr '\n' ' ')" \
+  '"queue":"blank" "queue":"only" ' "the JSON names them so"
+expect_status 0 "check of that table" "$MQ" check --table padq
+like "$OUT" "*'blank.ready'=2;;;0*'only.ready'=1;;;0*" "check gives their perfdata"
+is "$("$MQ" completion --queues --table padq | tr '\n' ' ')" "blank only " "completion offers them"
 done_testing

@@ -43,6 +43,7 @@ if "$cc" -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
     -I"$src/lib" -I"$src/cmd" "$src/tests/fuzz-parse.c" \
     "$src/lib/parse.c" "$src/lib/cron.c" "$src/lib/cron_next.c" \
     "$src/lib/tz.c" "$src/lib/tzrule.c" "$src/lib/schedfile.c" \
+    "$src/lib/schedset.c" \
     "$src/cmd/output/output.c" "$src/cmd/output/units.c" \
     -o "$tmp/fuzz-parse" \
     >"$tmp/cc.log" 2>&1; then

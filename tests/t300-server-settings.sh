@@ -324,5 +324,15 @@ like "$OUT" "fired 1 schedule: * pushed*" "  small fired"
 like "$ERR" "mq schedule: *40000 bytes is larger than the server's max_allowed_packet*" "  big named, one line"
 is "$(hsql "SELECT GROUP_CONCAT(DISTINCT payload) FROM hp.mq_jobs")" "s" "  its jobs: small's only"
 is "$(hsql "SELECT name FROM hp.mq_jobs_schedules WHERE next_at <= UTC_TIMESTAMP(6)")" "big" "  big is still due"
+# the statements mq makes itself fit the server's packet: a fan-in of
+# 5,000 parents, a fan-out of 3,000 after two (a900bf0: error 1153 at the
+# parents' edges, status 65 as if a payload were too big)
+seq 1 5000 | "$MQ" push --queue fan --lines --quiet >"$T_TMP/fan.ids"
+expect_status 0 "max_allowed_packet 16384: push --after-file of 5,000 parents" "$MQ" push --queue fan --after-file "$T_TMP/fan.ids" last
+p1=$("$MQ" push --queue fan p1) p2=$("$MQ" push --queue fan p2)
+expect_status 0 "  a fan-out of 3,000 after two parents" sh -c 'seq 1 3000 | "$0" push --queue fan --lines --quiet --after "$1,$2"' "$MQ" "$p1" "$p2"
+is "$(hsql "SELECT COUNT(*) FROM hp.mq_jobs_deps")" 11000 "  their 11,000 edges"
+expect_status 0 "  the cancel of one of the two: its 3,000 dependents with it" "$MQ" cancel "$p1"
+is "$(hsql "SELECT COUNT(*) FROM hp.mq_jobs WHERE queue = 'fan' AND state = 'dead'")" 3001 "  3,001 jobs dead"
 hsql "SET GLOBAL max_allowed_packet = 16777216"
 done_testing

@@ -193,6 +193,17 @@ is "$(comp mq schedule rm n)" "nightly" "mq schedule rm n<TAB>: nightly"
 is "$(comp mq schedule run nightly '')" "" "mq schedule run NAME <TAB>: nothing"
 is "$(comp mq ls --table other --schedule '')" "" \
   "--table other typed: that table's schedules (none)"
+# queues named like options: offered as values, and as operands only
+# after "--" (before it, mq pause -rf reads options); names fish's echo
+# took for its own (-n, -e) offered too
+"$MQ" --table dash init >/dev/null
+for q in -rf -n -e mail; do "$MQ" push --table dash --queue "$q" x >/dev/null; done
+is "$(comp mq pause --table dash '')" "mail" \
+  "mq pause <TAB>: not -rf (an option there)"
+is "$(comp mq pause --table dash -- '')" "-e -n -rf mail" \
+  "mq pause -- <TAB>: every queue"
+is "$(comp mq pop --table dash --queue '')" "-e -n -rf mail" \
+  "mq pop --queue <TAB>: every queue (a value)"
 is "$(comp mq stats --queue '')" "alpha beta" "  the queues are still the queues"
 
 # no server: no queues, no error text, at once
@@ -450,11 +461,17 @@ if command -v zsh >/dev/null 2>&1; then
   is "$(zcomp mq --host-order '')" "first random" "zsh: mq --host-order <TAB>"
   is "$(zcomp mq push --if-parent-dies '')" "cancel run wait" \
     "zsh: mq push --if-parent-dies <TAB>"
+  is "$(zcomp mq pause --def "~/x.cnf" --table dash '')" "mail" \
+    "zsh: mq pause <TAB>: not -rf (an option there)"
+  is "$(zcomp mq pause --def "~/x.cnf" --table dash -- '')" "-e -n -rf mail" \
+    "zsh: mq pause -- <TAB>: every queue"
+  is "$(zcomp mq pop --def "~/x.cnf" --table dash --queue '')" "-e -n -rf mail" \
+    "zsh: mq pop --queue <TAB>: every queue (a value)"
 else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
   ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
-  for i in $(seq 28); do ok "zsh: the line's settings # SKIP zsh not installed"; done
+  for i in $(seq 31); do ok "zsh: the line's settings # SKIP zsh not installed"; done
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
@@ -501,6 +518,16 @@ if command -v fish >/dev/null 2>&1; then
     "fish: mq pop --queue alpha,<TAB>: not alpha again"
   is "$(fcomp "mq ls --state ready,done,d")" "ready,done,dead" \
     "fish: mq ls --state ready,done,d<TAB>: not done again"
+  is "$(fcomp "mq pause --def ~/x.cnf --table dash ")" "mail" \
+    "fish: mq pause <TAB>: not -rf (an option there)"
+  is "$(fcomp "mq pause --def ~/x.cnf --table dash -- ")" "-e -n -rf mail" \
+    "fish: mq pause -- <TAB>: every queue"
+  is "$(fcomp "mq pop --def ~/x.cnf --table dash --queue ")" "-e -n -rf mail" \
+    "fish: mq pop --queue <TAB>: every queue (fish's echo took -n and -e for its options)"
+  is "$(fcomp "mq pop --def ~/x.cnf --table dash --queue=mail,")" "--queue=mail,-e --queue=mail,-n --queue=mail,-rf" \
+    "fish: mq pop --queue=mail,<TAB>: not mail again"
+  is "$(fcomp "mq schedule -n 3 ")" "apply fire ls rm run" \
+    "fish: mq schedule -n 3 <TAB>: -n takes its value (was read by echo)"
   is "$(fcomp "mq work -- whil")" "" "fish: mq work -- whil<TAB>: no keyword"
   is "$(fcomp "mq work -- __mq")" "" "fish: mq work -- __mq<TAB>: not the script's functions"
   like " $(fcomp "mq work -- ech") " "* echo *" "fish: mq work -- ech<TAB>: echo"
@@ -525,6 +552,6 @@ else
   for d in "fish -n" "fish: mq po" "fish: --claim" "fish: queues"; do
     ok "$d # SKIP fish not installed"
   done
-  for i in $(seq 31); do ok "fish: the line's settings # SKIP fish not installed"; done
+  for i in $(seq 36); do ok "fish: the line's settings # SKIP fish not installed"; done
 fi
 done_testing

@@ -195,4 +195,54 @@ like "$RC:$OUT $ERR" "0:*retried 20 jobs*" "retry while a consumer fails them ag
 is "$(sql "SELECT COUNT(*) FROM mq_jobs_history h JOIN mq_jobs j ON j.id = h.job_id WHERE j.queue = 'again' AND h.event = 'retried'")" 20 \
   "the history has one retry per job"
 counts_exact "after the retry of jobs that died again"
+
+# ---- dependents (mq push --after) that stay dead, said once, exactly:
+# those the jobs retried cancelled when they died (their error names
+# them) and that are dead after the whole run, each once. Before, each
+# batch counted the dead dependents of its own jobs: those a later
+# batch retried, and a dependent of jobs in several batches again.
+stay_line() { printf '%s\n' "$ERR" | sed -n 's/^mq retry: \([0-9]*\) dependents* cancelled when the jobs retried died stays* dead.*/\1/p'; }
+waiting_in() { sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = '$1' AND state = 'ready' AND available_at = '9999-12-31 23:59:59.999999'"; }
+# a parent and its 300 dependents, one queue, all retried in batches of
+# 100: none stays dead (the parent first, in the claim index's order)
+p=$("$MQ" push --queue dq P)
+seq 300 | "$MQ" push --queue dq --lines --quiet --after "$p" >/dev/null
+"$MQ" cancel "$p" >/dev/null
+expect_status 0 "retry --all of a parent and the 300 dependents it cancelled" "$MQ" retry --queue dq --all
+is "$OUT" "retried 301 jobs" "  all retried"
+is "$(stay_line)" "" "  none said to stay dead (201 before: the batches after the first retried them)"
+like "$ERR" "mq retry: 300 of the jobs retried wait again for their parents*" "  the 300 wait again, said"
+is "$(dead_in dq):$(waiting_in dq)" "0:300" "  none dead, 300 waiting"
+counts_exact "after the retry of a parent and its dependents"
+# two parents retried one a batch, of queue da; their dependents in
+# queue db stay dead: 1,500 of the first, and one of both (cancelled by
+# the first, named so): 1,501. A dependent of the first cancelled by
+# hand before it died is not one the parent cancelled; a dependent of
+# the second that runs anyway, not dead.
+p1=$("$MQ" push --queue da P1)
+p2=$("$MQ" push --queue da P2)
+seq 1500 | "$MQ" push --queue db --lines --quiet --after "$p1" >/dev/null
+both=$("$MQ" push --queue db --after "$p1,$p2" B)
+byhand=$("$MQ" push --queue db --after "$p1" H)
+"$MQ" cancel "$byhand" >/dev/null
+runs=$("$MQ" push --queue db --after "$p2" --if-parent-dies run R)
+"$MQ" cancel "$p1" >/dev/null
+"$MQ" cancel "$p2" >/dev/null
+is "$(sql "SELECT last_error FROM mq_jobs WHERE id = $both")" "cancelled: parent $p1 is dead" "the dependent of both names the first"
+expect_status 0 "retry --all of the two parents, a batch each" "$MQ" retry --queue da --all --batch 1
+is "$OUT" "retried 2 jobs" "  both retried"
+is "$(stay_line)" 1501 "  1,501 said to stay dead, each once (1,504 before: the one cancelled by hand too, and the one of both in each batch)"
+is "$(dead_in db)" 1502 "  1,502 dead in their queue, one of them cancelled by hand"
+is "$(sql "SELECT state FROM mq_jobs WHERE id = $runs")" ready "  the one that runs anyway is due"
+counts_exact "after the retry of two parents"
+# a dependent of 1,200 retried parents (past a list of 1,000): once
+sql "DELETE FROM mq_jobs_counts WHERE queue IN ('dc', 'dd')"
+seq 1200 | "$MQ" push --queue dc --lines --quiet >"$T_TMP/dc"
+g=$("$MQ" push --queue dd --after-file "$T_TMP/dc" G)
+"$MQ" cancel "$(tail -n 1 "$T_TMP/dc")" >/dev/null
+xargs -n 200 "$MQ" cancel <"$T_TMP/dc" >/dev/null 2>&1
+is "$(dead_in dc):$(dead_in dd)" "1200:1" "1,200 parents dead, their dependent cancelled"
+expect_status 0 "retry of the 1,200 parents in one batch" "$MQ" retry --queue dc --all --batch 2000
+is "$(stay_line)" 1 "  their dependent said to stay dead once"
+counts_exact "after the retry of 1,200 parents"
 done_testing

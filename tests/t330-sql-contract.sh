@@ -63,7 +63,8 @@ for f in producer.py consumer.py producer.php consumer.php producer.pl \
 done
 # The page's statements on mq's tables are mq's: each is a string of the
 # binary ({{TABLE}} for the table), or for one with an id list, its head
-# up to "id IN (" (or "parent IN (") and its tail after the list, or for one mq sends first
+# up to "id IN (" (or "parent IN (", or a list of pairs "(d.parent,
+# d.child) IN (") and its tail after the list, or for one mq sends first
 # of several (the session's DROP TEMPORARY TABLE, the probe's head), the
 # head of a string up to its ';'. Not there: the pushes, the waiter's
 # statement and its rows' INSERT and DELETE, and a push's UPDATE of the
@@ -76,9 +77,11 @@ if command -v strings >/dev/null 2>&1; then
     sed "s/\`mq_jobs/\`{{TABLE}}/g; s/'mq_jobs'/'{{TABLE}}'/g" |
     while IFS= read -r s; do
       case $s in
-      *" IN (?)"*)
-        head="${s%% IN (\?)*} IN ("
-        tail=${s#* IN (\?}
+      *" IN (?)"* | *" IN ((?, ?))"*)
+        case $s in
+        *" IN (?)"*) head="${s%% IN (\?)*} IN (" tail=${s#* IN (\?} ;;
+        *) head="${s%% IN ((\?, \?))*} IN (" tail=${s#* IN ((\?, \?)} ;;
+        esac
         grep -qxF -- "$head" "$T_TMP/binary.txt" &&
           { [ "$tail" = ")" ] || grep -qxF -- "$tail" "$T_TMP/binary.txt"; } ||
           echo "$s" | cut -d' ' -f1-4 ;;

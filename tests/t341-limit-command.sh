@@ -243,4 +243,43 @@ expect_status 64 "--queue is not an option" "$MQ" limit --queue deploy
 is "$(table_sum mq_jobs_queues):$(limits deploy)" "$sum:3 1 - - - - 0" \
   "the refused calls changed nothing"
 expect_status 78 "a missing table: 78" "$MQ" limit --table nosuch deploy
+
+# a stop signal while the change waits for a lock: the change is made
+# and said, then 143 (a900bf0 died at once, 143 and nothing said, and
+# the change was made after it had gone); the same for pause
+"$MQ" limit held --concurrency 5 >/dev/null
+"$MQ" resume held >/dev/null
+for cmd in "limit held --concurrency 21" "pause held"; do
+  sql "BEGIN; SELECT * FROM mq_jobs_queues WHERE queue = 'held' FOR UPDATE; SELECT SLEEP(3); COMMIT" >/dev/null &
+  locker=$!
+  sleep 0.5
+  # shellcheck disable=SC2086
+  "$MQ" $cmd >"$T_TMP/held.out" 2>"$T_TMP/held.err" &
+  p=$!
+  sleep 1
+  kill -TERM "$p"
+  wait "$p"
+  rc=$?
+  wait "$locker"
+  is "$rc:$(cat "$T_TMP/held.err")" "143:" "mq $cmd, SIGTERM in a lock wait: 143 once done"
+  case $cmd in
+    limit*) is "$(cat "$T_TMP/held.out"):$(limits held)" "concurrency 21:21 - - - - - 0" "  the change said and made" ;;
+    *) is "$(cat "$T_TMP/held.out"):$(sql "SELECT paused FROM mq_jobs_queues WHERE queue = 'held'")" "queue 'held' paused:1" "  the change said and made" ;;
+  esac
+done
+# a stop signal ends mq cancel's list: the jobs before it cancelled and
+# said, those after it not touched (on a900bf0 killed at once, the lines
+# of the jobs it had cancelled lost; then, holding the signal, it
+# cancelled the whole list)
+seq 1 3000 | "$MQ" push --queue clist --lines --quiet >"$T_TMP/clist.ids"
+# shellcheck disable=SC2046
+"$MQ" cancel $(cat "$T_TMP/clist.ids") >"$T_TMP/clist.out" 2>/dev/null &
+p=$!
+sleep 0.5
+kill -TERM "$p"
+wait "$p"
+rc=$?
+dead=$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'clist' AND state = 'dead'")
+is "$rc:$(grep -c ' cancelled$' "$T_TMP/clist.out")" "143:$dead" "mq cancel of 3,000 ids, SIGTERM: 143, each job it cancelled said"
+check "  and the list ended there ($dead of 3000)" test "$dead" -lt 3000
 done_testing

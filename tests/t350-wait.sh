@@ -46,6 +46,18 @@ like "$ERR" "*'abc' on line 3 of standard input*" "  naming its line"
 # NUL: "invalid job id '1'", an id that looks valid)
 expect_status 64 "a line with a NUL is a usage error" sh -c 'printf "1\\0002\\n" | "$0" wait' "$MQ"
 is "$ERR" "mq wait: invalid job id '1\\x002' on line 1 of standard input: a positive number, as push prints it" "  the line shown whole, escaped"
+# a line of no end: memory bounded, said at once (on a900bf0 mq wait
+# </dev/zero grew to gigabytes and never ended; a 100 MB line of digits
+# took 100 MB); a long line shown by its first 80 bytes and "..."; an id
+# followed by many blanks is still an id
+expect_status 64 "stdin /dev/zero: a usage error" sh -c 'ulimit -v 200000; timeout -s KILL 20 "$0" wait </dev/zero' "$MQ"
+like "$ERR" "mq wait: invalid job id '*...' on line 1 of standard input: a positive number, as push prints it" "  at once, in bounded memory"
+expect_status 64 "a line of 1,000,000 digits" sh -c 'ulimit -v 200000; head -c 1000000 /dev/zero | tr "\\0" 1 | "$0" wait' "$MQ"
+like "$ERR" "mq wait: invalid job id '11111111111111111111111111111111111111111111111111111111111111111111111111111111...' on line 1 of*" "  its first 80 bytes shown"
+j=$("$MQ" push --queue blanks x)
+"$MQ" ack "$("$MQ" pop --queue blanks -o /dev/null)"
+expect_status 0 "an id then 10,000 blanks and a CR: an id" sh -c '{ printf "%s" "$1"; head -c 10000 /dev/zero | tr "\\0" " "; printf "\r\n"; } | "$0" wait' "$MQ" "$j"
+is "$OUT" "$j done" "  waited for"
 # standard input that cannot be read: the cause named (on 6eb561e
 # "cannot read standard input after line 0", no reason)
 expect_status 74 "stdin a directory: 74" sh -c '"$0" wait <"$1"' "$MQ" "$T_TMP"
@@ -244,6 +256,18 @@ run python3 -c 'import os, sys
 r, w = os.pipe(); os.close(r); os.dup2(w, 1)
 os.execvp(sys.argv[1], sys.argv[1:])' "$MQ" wait "$ja"
 is "$RC:$ERR" "141:" "stdout a pipe without a reader: killed by SIGPIPE, quietly"
+# push --wait, which pushed, is not a read-only command: a reader gone
+# after its id is a write failure, 74 with its line (a900bf0: killed by
+# SIGPIPE, 141, nothing said)
+run python3 -c 'import subprocess, sys
+mq = sys.argv[1]
+p = subprocess.Popen([mq, "push", "--queue", "pwgone", "--wait", "--timeout", "60s", "x"],
+    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+p.stdout.readline(); p.stdout.close()
+r = subprocess.run([mq, "pop", "--queue", "pwgone", "-o", "/dev/null"], capture_output=True, text=True)
+subprocess.run([mq, "ack", r.stdout.strip()])
+p.wait(); sys.stderr.write(p.stderr.read().decode()); sys.exit(p.returncode & 255)' "$MQ"
+is "$RC:$ERR" "74:mq push: write failure on standard output: Broken pipe" "push --wait, its reader gone after the id: 74, said"
 
 # ---- README's fan-in example, as written
 mkdir -p "$T_TMP/bin" "$T_TMP/ex"

@@ -51,6 +51,19 @@ like "$ERR" "*'zz' on line 3 of --after-file*" "  naming its line"
 printf '%s\n1\0002\n' "$p" >"$T_TMP/nulfile"
 expect_status 64 "--after-file with a NUL in a line" "$MQ" push --queue bad --after-file "$T_TMP/nulfile" job
 is "$ERR" "mq push: invalid job id '1\\x002' on line 2 of --after-file '$T_TMP/nulfile': a positive number, as push prints it" "  the line shown whole, escaped"
+# a line of no end: said at once, in bounded memory (on a900bf0 /dev/zero
+# ran out of memory, 71)
+expect_status 64 "--after-file /dev/zero" sh -c 'ulimit -v 200000; timeout -s KILL 20 "$0" push --queue bad --after-file /dev/zero job' "$MQ"
+like "$ERR" "mq push: invalid job id '*...' on line 1 of --after-file '/dev/zero': a positive number, as push prints it" "  a usage error"
+# --after takes the ids as --after-file does: leading zeros (on a900bf0 a
+# usage error past 23 characters)
+z=$("$MQ" push --queue lz parent)
+expect_status 0 "--after with 40 leading zeros" "$MQ" push --queue lz --after "0000000000000000000000000000000000000000$z" kid
+expect_status 64 "--after 2^64" "$MQ" push --queue lz --after 18446744073709551616 kid
+expect_status 64 "--after with an empty item" "$MQ" push --queue lz --after "$z,,$z" kid
+is "$(sql "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'lz'")" 2 "  nothing more pushed"
+sql "DELETE FROM mq_jobs_deps WHERE parent = $z; DELETE FROM mq_jobs_waits WHERE child IN (SELECT id FROM mq_jobs WHERE queue = 'lz');
+     DELETE FROM mq_jobs WHERE queue = 'lz'"
 expect_status 74 "--after-file a directory" "$MQ" push --queue bad --after-file "$T_TMP" job
 is "$ERR" "mq push: cannot read --after-file '$T_TMP': Is a directory" "  the cause named"
 expect_status 74 "--after-file - from a directory" sh -c '"$0" push --queue bad --after-file - job <"$1"' "$MQ" "$T_TMP"
@@ -301,6 +314,17 @@ is "$ERR" "mq push: parent $p is dead and archived: it cannot be retried (--if-p
 expect_status 0 "  with run: pushed" "$MQ" push --queue q6kid --after "$p" --if-parent-dies run R
 is "$(st "$OUT")" "ready" "  and due at once"
 sql "DELETE FROM mq_jobs WHERE queue = 'q6kid'"
+# an archived parent in neither state (another program's row): it never
+# finishes, and is said to be what it is (it was called dead)
+sql "SET SESSION sql_mode = '', check_constraint_checks = 0;
+     INSERT INTO mq_jobs_archive (id, queue, state, payload, created_at, available_at)
+     VALUES (900600, 'q6', 'zz', 'x', UTC_TIMESTAMP(), UTC_TIMESTAMP())"
+expect_status 66 "push --after an archived parent in an invalid state" "$MQ" push --queue q6kid --after 900600 Z
+is "$ERR" "mq push: parent 900600 is archived neither done nor dead (an invalid state): it never finishes (--if-parent-dies cancel)" "  refused, saying what it is"
+expect_status 66 "  with wait: refused too" "$MQ" push --queue q6kid --after 900600 --if-parent-dies wait Z
+expect_status 0 "  with run: pushed" "$MQ" push --queue q6kid --after 900600 --if-parent-dies run R
+is "$(st "$OUT")" "ready" "  and due at once"
+sql "DELETE FROM mq_jobs WHERE queue = 'q6kid'; DELETE FROM mq_jobs_archive WHERE id = 900600"
 
 # ---- fan-in under 8 consumers of both claims: the dependent once, after all
 sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"

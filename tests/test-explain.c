@@ -706,20 +706,72 @@ main(void)
 		    "@id1, @id1, @id1, @id1, @id1, @id1");
 	}
 	{
-		/* a dead parent's dependents to cancel, a round: one range
-		 * of the deps' primary key (the parent's edges, in child
-		 * order: no sort), each dependent by its primary key */
-		char plan[8192];
-		explained(c->db, "cancel: the doomed dependents",
-		    mq__sql_doomed, "@id1, @zero, @zero, @null, @null", plan,
-		    sizeof plan);
+		/* dead parents' dependents to cancel, a round: ranges of
+		 * the deps' primary key, the parents' edges in key order
+		 * from the round before's last (no sort: the LIMIT ends
+		 * the read), each dependent by its primary key */
+		char sql[1024], plan[8192];
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_doomed,
+		    mq__sql_doomed_tail);
+		explained(c->db, "cancel: the doomed dependents", sql,
+		    "@id1, @id1, @zero, @zero, @null, @null, @id1, @id2",
+		    plan, sizeof plan);
 		ok(strstr(plan, "filesort") == NULL &&
+		    strstr(plan, "temporary") == NULL &&
 		    strstr(plan, "|d|range|PRIMARY|PRIMARY|") &&
 		    strstr(plan, "|j|eq_ref|") &&
 		    strstr(plan, "|PRIMARY|8|"),
-		    "cancel: the doomed dependents read a range of the deps' "
+		    "cancel: the doomed dependents read ranges of the deps' "
 		    "primary key in order, each dependent by its primary key",
 		    plan);
+		check_again(conn, "cancel: the doomed dependents", sql,
+		    "@id1, @id1, @zero, @zero, @null, @null, @id1, @id2");
+		/* then cancelled by their edges: those of the deps' primary
+		 * key (both columns), each dependent by its primary key */
+		snprintf(sql, sizeof sql, "%s(?, ?), (?, ?))",
+		    mq__sql_cancel_doomed);
+		explained(c->db, "cancel: the doomed by their edges", sql,
+		    "@zero, @zero, @id1, @id2, @id2, @id1", plan, sizeof plan);
+		ok(strstr(plan, "|d|range|PRIMARY|PRIMARY|16|") &&
+		    strstr(plan, "|j|eq_ref|") && strstr(plan, "|PRIMARY|8|") &&
+		    strstr(plan, "filesort") == NULL,
+		    "cancel: the doomed cancelled by their edges, ranges of "
+		    "the deps' whole primary key, each dependent by its "
+		    "primary key", plan);
+	}
+	{
+		/* a finished parent's edges met: each statement reads the
+		 * parents' edges (a derived table, ranges of the deps' key)
+		 * first, then the rows they name by key, never the job
+		 * table (or its ready jobs) first: a multiple-table UPDATE
+		 * locks every row it reads until the commit */
+		static const char *const what[MQ_SQL_MEETS] = {
+			"meet: the shards lowered",
+			"meet: the dependents' shards lowered",
+			"meet: the dependents made due",
+			"meet: the queues of those made due",
+			"meet: the edges marked met",
+		};
+		char sql[2048], plan[8192], says[256];
+		size_t k;
+
+		for (k = 0; k < MQ_SQL_MEETS; k++) {
+			snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_meet[k][0],
+			    mq__sql_meet[k][1]);
+			explained(c->db, what[k], sql, "@one, @id1, @id2", plan,
+			    sizeof plan);
+			snprintf(says, sizeof says, "%s: the edges first, each "
+			    "row they name by its key", what[k]);
+			ok(k == MQ_SQL_MEETS - 1 ?
+			    strstr(plan, "|d|range|PRIMARY|PRIMARY|") != NULL :
+			    strncmp(plan, "1|PRIMARY|<derived", 18) == 0 &&
+			    strstr(plan, "|d|range|") != NULL &&
+			    strstr(plan, "|eq_ref|") != NULL &&
+			    strstr(plan, "|j|ALL|") == NULL &&
+			    strstr(plan, "|w|ALL|") == NULL &&
+			    strstr(plan, "|lease|") == NULL &&
+			    strstr(plan, "LATERAL") == NULL, says, plan);
+		}
 	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");

@@ -6,6 +6,7 @@
  */
 #define _DEFAULT_SOURCE		/* mkdtemp */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,27 +40,55 @@ ok(int cond, const char *fmt, ...)
 	putchar('\n');
 }
 
+/* The set parsed last, whose schedules expand() gave (release() frees
+ * both). */
+static struct mq_schedset *last_set;
+
+/* set's schedules, each whole (mq_schedset_get), in a malloc'd array
+ * (NULL if there is none), *cnt of them. */
+static struct mq_schedule *
+expand(struct mq_schedset *set, size_t *cnt)
+{
+	size_t k = mq_schedset_count(set);
+	struct mq_schedule *v = k ? calloc(k, sizeof *v) : NULL;
+
+	for (size_t i = 0; v && i < k; i++)
+		mq_schedset_get(set, i, &v[i]);
+	*cnt = v ? k : 0;
+	last_set = set;
+	return v;
+}
+
+static void
+release(struct mq_schedule *v)
+{
+	free(v);
+	mq_schedset_free(last_set);
+	last_set = NULL;
+}
+
 static struct mq_schedule *
 parse_ok(const char *what, const char *text, const char *dir, size_t *cnt)
 {
-	struct mq_schedule *v;
+	struct mq_schedset *set;
 	struct mq_error e;
-	enum mq_status st = mq_schedfile_parse(text, strlen(text), dir, &v,
-	    cnt, &e);
+	enum mq_status st = mq_schedfile_parse(text, strlen(text), dir, &set,
+	    &e);
 
 	ok(st == MQ_OK, "%s: parses%s%s", what, st ? ": " : "",
 	    st ? e.msg : "");
-	return st == MQ_OK ? v : NULL;
+	*cnt = 0;
+	return st == MQ_OK ? expand(set, cnt) : NULL;
 }
 
 static void
 parse_bad(const char *text, size_t len, enum mq_status want,
     const char *msg)
 {
-	struct mq_schedule *v = (struct mq_schedule *)1;
+	struct mq_schedset *v = (struct mq_schedset *)1;
 	struct mq_error e;
-	size_t cnt = 99;
-	enum mq_status st = mq_schedfile_parse(text, len, NULL, &v, &cnt, &e);
+	size_t cnt = 0;
+	enum mq_status st = mq_schedfile_parse(text, len, NULL, &v, &e);
 
 	if (msg == NULL) {	/* any message, one printable line */
 		int printable = 1;
@@ -86,9 +115,10 @@ good(void)
 
 	v = parse_ok("empty", "", NULL, &cnt);
 	ok(v == NULL && cnt == 0, "empty file: no schedule");
+	release(v);
 	v = parse_ok("comments", "# nothing\n\n   # here\n\t\n", NULL, &cnt);
 	ok(cnt == 0, "comments only: no schedule");
-	mq_schedules_free(v, cnt);
+	release(v);
 
 	v = parse_ok("full", "# ops\n"
 	    "[nightly-backup]\n"
@@ -131,7 +161,7 @@ good(void)
 		    "defaults: UTC, default queue, empty payload, missed "
 		    "once");
 	}
-	mq_schedules_free(v, cnt);
+	release(v);
 
 	v = parse_ok("escapes", "[e]\ncron = * * * * *\n"
 	    "payload = a\\tb\\\\c\\n\\x00\\xfF\\0 =#x \n", NULL, &cnt);
@@ -140,7 +170,7 @@ good(void)
 		    "a\tb\\c\n\0\xff\0 =#x", 13) == 0,
 		    "escapes decoded, '=' and '#' kept, blanks trimmed "
 		    "(%zu bytes)", v[0].payload_len);
-	mq_schedules_free(v, cnt);
+	release(v);
 }
 
 static void
@@ -164,17 +194,20 @@ payload_files(void)
 	if (v != NULL)
 		ok(v[0].payload_len == 13 && memcmp(v[0].payload,
 		    "line1\nline2\0\x01", 13) == 0, "payload-file verbatim");
-	mq_schedules_free(v, cnt);
+	release(v);
 	{
 		char text[200];
 		struct mq_error e;
 
 		snprintf(text, sizeof text, "[p]\ncron = @daily\n"
 		    "payload-file = %s\n", path);
-		ok(mq_schedfile_parse(text, strlen(text), "/nonexistent", &v,
-		    &cnt, &e) == MQ_OK && cnt == 1 &&
-		    v[0].payload_len == 13, "payload-file absolute");
-		mq_schedules_free(v, cnt);
+		struct mq_schedset *set;
+
+		v = mq_schedfile_parse(text, strlen(text), "/nonexistent",
+		    &set, &e) == MQ_OK ? expand(set, &cnt) : NULL;
+		ok(v != NULL && cnt == 1 && v[0].payload_len == 13,
+		    "payload-file absolute");
+		release(v);
 	}
 	parse_bad("[p]\ncron = @daily\npayload-file = /nonexistent/x\n",
 	    sizeof "[p]\ncron = @daily\npayload-file = /nonexistent/x\n" - 1,
@@ -301,11 +334,103 @@ many(void)
 	v = parse_ok("3000 schedules", text, NULL, &cnt);
 	ok(cnt == 3000 && v != NULL && strcmp(v[2999].name, "s2999") == 0 &&
 	    v[2999].line == 5999, "3000 schedules, the last on line 5999");
-	mq_schedules_free(v, cnt);
+	release(v);
 	len += (size_t)snprintf(text + len, cap - len, "[s1717]\n");
 	parse_bad(text, len, MQ_EINVAL, "line 6001: [s1717] again (first on "
 	    "line 3435)");
 	free(text);
+}
+
+/* the set holds each schedule whole: its extreme values, a key of 255
+ * bytes, a payload of any byte; by name; its queue */
+static void
+set(void)
+{
+	struct mq_schedset *st = mq_schedset_new();
+	struct mq_schedule a, b, g;
+	unsigned char bytes[300];
+	uint32_t *by;
+	size_t i;
+	int same = 1;
+
+	for (i = 0; i < sizeof bytes; i++)
+		bytes[i] = (unsigned char)(i * 7);
+	mq_schedule_defaults(&a);
+	strcpy(a.name, "zeta");
+	strcpy(a.expr, "30 2 * * 1-5");
+	strcpy(a.zone, "Europe/Berlin");
+	strcpy(a.queue, "ops");
+	a.payload = bytes;
+	a.payload_len = sizeof bytes;
+	a.priority = MQ_PRIORITY_MIN;
+	a.max_attempts = 1000000;
+	a.missed = MQ_MISSED_ALL;
+	a.missed_max = MQ_MISSED_MAX_LIMIT;
+	a.has_key = 1;
+	memset(a.key, 'k', MQ_KEY_MAX);
+	a.key[MQ_KEY_MAX] = '\0';
+	a.line = 4000000000u;
+	b = a;
+	strcpy(b.name, "alpha");
+	b.payload = NULL;
+	b.payload_len = 0;
+	b.priority = MQ_PRIORITY_MAX;
+	b.has_key = 0;
+	b.key[0] = '\0';
+	b.missed = MQ_MISSED_SKIP;
+	b.missed_max = 1;
+	b.line = 1;
+	ok(st != NULL && mq_schedset_add(st, &a) == MQ_OK &&
+	    mq_schedset_add(st, &b) == MQ_OK && mq_schedset_count(st) == 2,
+	    "set: two schedules added");
+	mq_schedset_get(st, 0, &g);
+	ok(strcmp(g.name, a.name) == 0 && strcmp(g.expr, a.expr) == 0 &&
+	    strcmp(g.zone, a.zone) == 0 && strcmp(g.queue, a.queue) == 0 &&
+	    g.priority == MQ_PRIORITY_MIN && g.max_attempts == 1000000 &&
+	    g.missed == MQ_MISSED_ALL && g.missed_max == MQ_MISSED_MAX_LIMIT &&
+	    g.has_key && strcmp(g.key, a.key) == 0 && g.line == a.line &&
+	    g.payload_len == sizeof bytes &&
+	    memcmp(g.payload, bytes, sizeof bytes) == 0,
+	    "set: the first whole, extreme values kept");
+	mq_schedset_get(st, 1, &g);
+	ok(strcmp(g.name, "alpha") == 0 && g.priority == MQ_PRIORITY_MAX &&
+	    !g.has_key && g.key[0] == '\0' && g.missed == MQ_MISSED_SKIP &&
+	    g.missed_max == 1 && g.line == 1 && g.payload != NULL &&
+	    g.payload_len == 0 && strcmp(g.queue, "ops") == 0,
+	    "set: the second, no key, an empty payload");
+	ok(strcmp(mq_schedset_name(st, 0), "zeta") == 0 &&
+	    strcmp(mq_schedset_queue(st, 1), "ops") == 0,
+	    "set: a name and a queue by index");
+	by = mq_schedset_by_name(st);
+	ok(by != NULL && by[0] == 1 && by[1] == 0, "set: by name");
+	free(by);
+	mq_schedset_free(st);
+	/* many, priorities of both signs: each as added, in name order */
+	st = mq_schedset_new();
+	for (i = 0; i < 5000; i++) {
+		snprintf(a.name, sizeof a.name, "n%05zu", (i * 7919) % 5000);
+		a.priority = (int)(i % 200) - 100;
+		snprintf(a.queue, sizeof a.queue, "q%zu", i % 3);
+		a.payload_len = i % 300;
+		if (mq_schedset_add(st, &a) != MQ_OK)
+			same = 0;
+	}
+	by = mq_schedset_by_name(st);
+	for (i = 0; by && i < 5000; i++) {
+		mq_schedset_get(st, i, &g);
+		if (g.priority != (int)(i % 200) - 100 ||
+		    g.payload_len != i % 300 ||
+		    memcmp(g.payload, bytes, g.payload_len) != 0 ||
+		    strcmp(mq_schedset_queue(st, i), g.queue) != 0 ||
+		    g.queue[1] != (char)('0' + i % 3))
+			same = 0;
+		if (i > 0 && strcmp(mq_schedset_name(st, by[i - 1]),
+		    mq_schedset_name(st, by[i])) >= 0)
+			same = 0;
+	}
+	ok(by != NULL && same, "set: 5000 schedules as added, by name");
+	free(by);
+	mq_schedset_free(st);
 }
 
 int
@@ -315,6 +440,7 @@ main(void)
 	payload_files();
 	bad();
 	many();
+	set();
 	ok(mq_missed_parse("once") == MQ_MISSED_ONCE &&
 	    mq_missed_parse("ONCE") == -1 && mq_missed_parse(NULL) == -1 &&
 	    strcmp(mq_missed_name(MQ_MISSED_ALL), "all") == 0,

@@ -94,6 +94,24 @@ int_arg(const struct command *cmd, const char *opt, const char *arg, long long l
 }
 
 int
+parse_id_n(const char *s, size_t len, uint64_t *id)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len == 0)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9' ||
+		    v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*id = v;
+	return v == 0 ? -1 : 0;
+}
+
+int
 parse_id(const char *s, uint64_t *id)
 {
 	char *end;
@@ -105,68 +123,88 @@ parse_id(const char *s, uint64_t *id)
 	return *end || errno || *id == 0 ? -1 : 0;
 }
 
+/* A line of an id list kept at most this long: an id has 20 digits at
+ * most (and leading zeros), and a usage error shows 80 bytes of the
+ * line. Blanks past it are read and dropped; anything else past it is
+ * not an id, said at once, the line not read on (a line of /dev/zero
+ * grew mq wait to gigabytes, and read for ever). */
+#define ID_LINE_KEEP 128
+
+/* One line of f into buf (at most ID_LINE_KEEP - 1 bytes kept, NUL
+ * ended), its trailing blanks, CR and LF dropped; *over (and the line
+ * left unread) if a byte other than a blank came past what was kept. 0
+ * at the end of f (or a failed read: ferror), else 1. */
+static int
+next_id_line(FILE *f, char *buf, size_t *len, int *over)
+{
+	size_t l = 0;
+	int ch, any = 0;
+
+	*over = 0;
+	while ((ch = getc(f)) != EOF) {
+		any = 1;
+		if (ch == '\n')
+			break;
+		if (l < ID_LINE_KEEP - 1) {
+			buf[l++] = (char)ch;
+		} else if (ch != ' ' && ch != '\t' && ch != '\r') {
+			*over = 1;	/* not an id: said now, not read on */
+			break;
+		}
+	}
+	while (l > 0 && (buf[l - 1] == '\r' || buf[l - 1] == ' ' ||
+	    buf[l - 1] == '\t'))
+		l--;
+	buf[l] = '\0';
+	*len = l;
+	return any;
+}
+
 uint64_t *
 read_id_lines(const struct command *cmd, FILE *f, const char *what,
     size_t *n)
 {
 	uint64_t *ids = NULL, *more;
-	size_t cap = 0, len = 0;
+	size_t cap = 0, l;
 	unsigned long long line = 0;
-	char *buf = NULL;
-	ssize_t got;
-	int err = 0;
+	char buf[ID_LINE_KEEP];
+	int over;
 
 	*n = 0;
-	for (;;) {
-		errno = 0;
-		if ((got = getline(&buf, &len, f)) == -1) {
-			err = errno;	/* the cause of a failed read */
-			break;
-		}
-		size_t l = (size_t)got;
-
+	errno = 0;
+	while (next_id_line(f, buf, &l, &over)) {
 		line++;
-		while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r' ||
-		    buf[l - 1] == ' ' || buf[l - 1] == '\t'))
-			l--;
-		buf[l] = '\0';
-		if (l == 0)
+		if (l == 0 && !over)
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 1024;
 			if ((more = realloc(ids, cap * sizeof *ids)) == NULL) {
-				free(buf);
 				free(ids);
 				exit(no_memory(cmd));
 			}
 			ids = more;
 		}
-		/* the line whole, a NUL in it shown (\x00), not cut there */
-		if (strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
+		/* a NUL in the line shown (\x00), not cut there */
+		if (over || strlen(buf) != l || parse_id(buf, &ids[*n]) != 0) {
 			free(ids);
-			usage_error(cmd, "invalid job id '%s' on line %llu of %s: "
-			    "a positive number, as push prints it",
-			    shown_bytes(buf, l), line, what);
+			usage_error(cmd, "invalid job id '%s%s' on line %llu of "
+			    "%s: a positive number, as push prints it",
+			    shown_bytes(buf, l), over && l <= 80 ? "..." : "",
+			    line, what);
 		}
 		(*n)++;
 	}
-	/* (getline out of memory sets errno, not always the error flag:
-	 * no parents or ids lost silently) */
-	if (ferror(f) || (err != 0 && !feof(f))) {
-		const char *why = err == ENOMEM ? NULL : strerror(err ? err :
-		    EIO);
+	if (ferror(f)) {
+		int err = errno;
 
-		free(buf);
 		free(ids);
-		if (why == NULL)
-			exit(no_memory(cmd));
 		if (line == 0)
-			say(cmd, "cannot read %s: %s", what, why);
+			say(cmd, "cannot read %s: %s", what,
+			    strerror(err ? err : EIO));
 		else
 			say(cmd, "cannot read %s after line %llu: %s", what,
-			    line, why);
+			    line, strerror(err ? err : EIO));
 		exit(EX_IOERR);
 	}
-	free(buf);
 	return ids;
 }

@@ -78,6 +78,12 @@ int ignored_at_start(int sig);
 extern volatile sig_atomic_t stop_signal;
 void catch_stop(sigset_t *held);
 int stop_signal_pending(const sigset_t *held);
+/* Whether a stop signal came, or waits blocked (for mq_set_stop_check:
+ * a statement's retries after lock waits end, instead of minutes later). */
+int stop_held(void);
+/* 128 + the stop signal a CMD_HOLDS_STOPS command holds (or took), 0 if
+ * none or another command: its exit status once its error is said. */
+int held_stop_status(const struct command *cmd);
 
 /* Settings from the global options and the environment. Values from
  * the environment are checked by settle(), after the options: a bad
@@ -140,6 +146,19 @@ void usage_error(const struct command *cmd, const char *fmt, ...)
  * above 0 is the usage error "unexpected argument 'ARGV[1]'". */
 void no_operands(const struct command *cmd, int n, char **argv);
 
+/* A line for stderr made of pieces (escaped text, lists), composed
+ * whole and written with one call by err_line_end: written piece by
+ * piece, a write(2) a piece on unbuffered stderr, it was cut into by
+ * other processes writing to the same log (cron's, xargs -P). */
+struct err_line {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+/* Where to write the pieces: l's buffer (stderr itself without memory). */
+FILE *err_line_begin(struct err_line *l);
+void err_line_end(struct err_line *l);
+
 /* Prints "mq CMD: <msg>" as one line on stderr (one write: lines of
  * processes sharing a log stay whole). */
 void say(const struct command *cmd, const char *fmt, ...)
@@ -188,6 +207,8 @@ struct mq_conn *open_queue_table(const struct command *cmd, const struct mq_glob
 /* A job id: decimal digits only, 1 to 2^64 - 1: 0, or -1 if s is not
  * one. */
 int parse_id(const char *s, uint64_t *id);
+/* The same of the len bytes at s (not NUL-ended: an item of a list). */
+int parse_id_n(const char *s, size_t len, uint64_t *id);
 /* The job ids of f, one a line (blank lines, and blanks at a line's end,
  * passed over), malloc'ed, *n of them (NULL for none); exits 64 naming
  * the line of what ("standard input") that is not one, 74 if f cannot be

@@ -81,6 +81,12 @@ struct command {
 #define CMD_READS_ONLY 16u
 /* takes none of shared_opts (its own table holds its -h): mq help */
 #define CMD_NO_SHARED 32u
+/* one change, said on stdout: a stop signal (SIGTERM, SIGINT, SIGHUP)
+ * waits until the change is made or not and said, then ends mq with
+ * 128+N (main.c); its lock waits' retries end at once. Killed while its
+ * statement ran, the change could be made after mq had gone, its
+ * caller told 143 and nothing else (mq limit) */
+#define CMD_HOLDS_STOPS 64u
 
 /* The rows every command takes: --table, the connection options and -h
  * (ids below OPT_CMD, applied to the global settings by the parser). */

@@ -272,6 +272,42 @@ catch_stop(sigset_t *held)
 		}
 }
 
+int
+stop_held(void)
+{
+	sigset_t p;
+	unsigned k;
+
+	if (stop_signal)
+		return 1;
+	if (sigpending(&p) != 0)
+		return 0;
+	for (k = 0; k < NSTOP_SIGNALS; k++)
+		if (sigismember(&p, stop_signals[k]) == 1 &&
+		    !ignored_at_start(stop_signals[k]))
+			return 1;
+	return 0;
+}
+
+int
+held_stop_status(const struct command *cmd)
+{
+	sigset_t p;
+	unsigned k;
+
+	if (!(cmd->flags & CMD_HOLDS_STOPS))
+		return 0;
+	if (stop_signal)
+		return 128 + stop_signal;
+	if (sigpending(&p) != 0)
+		return 0;
+	for (k = 0; k < NSTOP_SIGNALS; k++)
+		if (sigismember(&p, stop_signals[k]) == 1 &&
+		    !ignored_at_start(stop_signals[k]))
+			return 128 + stop_signals[k];
+	return 0;
+}
+
 /* Lets a signal held blocked arrive; whether one did. */
 int
 stop_signal_pending(const sigset_t *held)

@@ -149,31 +149,63 @@ exit_status(enum mq_status st)
 	return EX_SOFTWARE;
 }
 
+FILE *
+err_line_begin(struct err_line *l)
+{
+	l->buf = NULL;
+	l->len = 0;
+	l->f = open_memstream(&l->buf, &l->len);
+	return l->f ? l->f : stderr;
+}
+
+void
+err_line_end(struct err_line *l)
+{
+	if (l->f == NULL)
+		return;
+	if (fclose(l->f) == 0 && l->buf)
+		(void)!fwrite(l->buf, 1, l->len, stderr);
+	free(l->buf);
+	l->f = NULL;
+}
+
 void
 report(const struct command *cmd, const char *where, const struct mq_error *e)
 {
+	struct err_line l;
+	FILE *f = err_line_begin(&l);
+
 	/* the server's message may quote table data (a duplicate key's
 	 * value, a name): shown as terminal text */
-	fprintf(stderr, "mq %s: %s%s", cmd->name, where ? where : "",
+	fprintf(f, "mq %s: %s%s", cmd->name, where ? where : "",
 	    where ? ": " : "");
 	if (e->msg[0])
-		put_text(stderr, (const unsigned char *)e->msg,
-		    strlen(e->msg));
+		put_text(f, (const unsigned char *)e->msg, strlen(e->msg));
 	else
-		fputs(mq_strerror(e->status), stderr);
+		fputs(mq_strerror(e->status), f);
 	if (e->db_errno && e->sqlstate[0])
-		fprintf(stderr, " (error %u, SQLSTATE %s)", e->db_errno,
+		fprintf(f, " (error %u, SQLSTATE %s)", e->db_errno,
 		    shown(e->sqlstate));
 	else if (e->db_errno)
-		fprintf(stderr, " (error %u)", e->db_errno);
-	fputc('\n', stderr);
+		fprintf(f, " (error %u)", e->db_errno);
+	fputc('\n', f);
+	err_line_end(&l);
 }
 
 void
 die(const struct command *cmd, const struct mq_error *e)
 {
+	/* what the command printed before the error stopped it comes
+	 * first (mq(1) DIAGNOSTICS), also where standard output is a file
+	 * or a pipe, whose buffer exit() would write after this line */
+	int held;
+
+	(void)flush_stdout();
 	report(cmd, NULL, e);
-	exit(exit_status(e->status));
+	/* a stop signal held meanwhile is the status, the error said
+	 * (mq(1) EXIT STATUS 128+N) */
+	held = held_stop_status(cmd);
+	exit(held ? held : exit_status(e->status));
 }
 
 struct mq_conn *
@@ -188,6 +220,16 @@ open_queue_table(const struct command *cmd, const struct mq_global *g)
 		e = *mq_conn_error(c);
 		mq_close(c);
 		die(cmd, &e);
+	}
+	if (cmd->flags & CMD_HOLDS_STOPS) {
+		int held = held_stop_status(cmd);
+
+		/* asked to stop while it connected: nothing done yet */
+		if (held) {
+			mq_close(c);
+			exit(held);
+		}
+		mq_set_stop_check(c, stop_held);
 	}
 	return c;
 }

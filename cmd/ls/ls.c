@@ -196,6 +196,7 @@ cmd_ls(int argc, char **argv, struct mq_global *g)
 	no_operands(&ls_command, n, argv);
 
 	c = open_queue_table(&ls_command, g);
+	a.rows.width = ls_term_width();
 	a.f.queue = a.queue_given ? g->queue : NULL;
 	st = mq_job_list(c, &a.f, each, &a, &more);
 	e = *mq_conn_error(c);

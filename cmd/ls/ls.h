@@ -19,12 +19,17 @@ struct ls_row {
 	size_t by_len;
 	unsigned char *error;	/* malloc'ed, NULL: none */
 	size_t error_len;
+	int error_cut;		/* error holds its first bytes only */
 };
 
 struct ls_rows {
 	struct ls_row *r;
 	size_t n, cap;
+	size_t width;		/* the terminal's columns (0: no limit) */
 };
+
+/* The terminal's columns: stdout's window, else $COLUMNS; 0: no limit. */
+size_t ls_term_width(void);
 
 /* Adds j; -1 when out of memory. */
 int ls_rows_add(struct ls_rows *rows, const struct mq_job_info *j);

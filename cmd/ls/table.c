@@ -27,7 +27,16 @@ ls_rows_add(struct ls_rows *rows, const struct mq_job_info *j)
 	}
 	r = &rows->r[rows->n];
 	memset(r, 0, sizeof *r);
-	if (j->error && (r->error = malloc(j->error_len + 1)) == NULL)
+	/* an error is shown cut to the terminal's width: its first bytes
+	 * are all it needs (4 a column at most, an escape; and a few for
+	 * the character cut at the end), not 64 KiB a row (10,000 rows of
+	 * long errors took 650 MB) */
+	r->error_len = j->error_len;
+	if (rows->width && r->error_len > 4 * rows->width + 16) {
+		r->error_len = 4 * rows->width + 16;
+		r->error_cut = 1;
+	}
+	if (j->error && (r->error = malloc(r->error_len + 1)) == NULL)
 		return -1;
 	rows->n++;
 	snprintf(r->id, sizeof r->id, "%llu", (unsigned long long)j->id);
@@ -50,10 +59,10 @@ ls_rows_add(struct ls_rows *rows, const struct mq_job_info *j)
 	r->queue_len = j->queue_len;
 	memcpy(r->by, j->leased_by, j->leased_by_len);
 	r->by_len = j->leased_by_len;
-	if (j->error) {
-		memcpy(r->error, j->error, j->error_len);
-		r->error_len = j->error_len;
-	}
+	if (j->error)
+		memcpy(r->error, j->error, r->error_len);
+	else
+		r->error_len = 0;
 	return 0;
 }
 
@@ -69,9 +78,8 @@ ls_rows_free(struct ls_rows *rows)
 	rows->n = rows->cap = 0;
 }
 
-/* The terminal's columns: stdout's window, else $COLUMNS; 0: no limit. */
-static size_t
-term_width(void)
+size_t
+ls_term_width(void)
 {
 	struct winsize ws;
 	const char *s = getenv("COLUMNS");
@@ -87,14 +95,14 @@ term_width(void)
 }
 
 /* p[0..n) as put_text shows it, in at most max columns (0: all): cut
- * with "..." when longer. */
+ * with "..." when longer (or when p is the start of a longer text). */
 static void
-put_cut(const unsigned char *p, size_t n, size_t max)
+put_cut(const unsigned char *p, size_t n, int longer, size_t max)
 {
 	char out[TEXT_NEXT_MAX];
 	size_t used = 0, k, len, w;
 
-	if (max == 0 || text_width(p, n) <= max) {
+	if (max == 0 || (!longer && text_width(p, n) <= max)) {
 		put_text(stdout, p, n);
 		return;
 	}
@@ -149,7 +157,7 @@ cell(const struct ls_row *r, int k, const char **s,
 void
 ls_table_print(const struct ls_rows *rows)
 {
-	size_t width[NCOL], i, w, n, used = 0, max = term_width();
+	size_t width[NCOL], i, w, n, used = 0, max = rows->width;
 	const unsigned char *p;
 	const char *s;
 	int k;
@@ -180,7 +188,8 @@ ls_table_print(const struct ls_rows *rows)
 		}
 		if (rows->r[i].error)
 			put_cut(rows->r[i].error, rows->r[i].error_len,
-			    max == 0 ? 0 : max > used ? max - used : 1);
+			    rows->r[i].error_cut, max == 0 ? 0 :
+			    max > used ? max - used : 1);
 		putchar('\n');
 	}
 }

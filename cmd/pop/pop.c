@@ -22,8 +22,6 @@ enum form { RAW, SHELL, JSON };
  * costs at most this beyond D (mq-pop(1), WAITING ON A SILENT SERVER) */
 #define WAIT_BOUND_S 10
 
-static int stop_held(void);
-
 /* A connection of its own for giving jobs back once the claim's was
  * lost (NULL, with *e, if none can be made). A stop signal ends its
  * lock waits' retries, as the claim's. */
@@ -264,25 +262,6 @@ same_file(const char *a, const char *b)
 	return same;
 }
 
-/* A stop signal held while claiming (it arrives only once the claim is
- * over): the claim's retries after lock waits end, and mq pop with
- * them, instead of minutes later. */
-static int
-stop_held(void)
-{
-	sigset_t p;
-	unsigned k;
-
-	if (stop_signal)
-		return 1;
-	if (sigpending(&p) != 0)
-		return 0;
-	for (k = 0; k < NSTOP_SIGNALS; k++)
-		if (sigismember(&p, stop_signals[k]) == 1 &&
-		    !ignored_at_start(stop_signals[k]))
-			return 1;
-	return 0;
-}
 
 enum { OPT_COUNT = OPT_CMD, OPT_LEASE, OPT_CLAIM, OPT_SHELL, OPT_JSON,
     OPT_RECEIPT_FILE, OPT_WAIT };

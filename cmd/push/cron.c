@@ -58,10 +58,11 @@ int
 push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
     unsigned char *payload, size_t len, int quiet)
 {
-	struct mq_apply_result *res = NULL;
+	struct mq_schedset *set;
+	struct mq_apply_results *applied = NULL;
+	struct mq_apply_result res;
 	struct mq_error e;
 	struct mq_conn *c;
-	size_t nres;
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	static const char *const verbs[] = { "added", "changed", "unchanged",
 	    "removed" };
@@ -73,24 +74,30 @@ push_cron(struct mq_global *g, struct mq_schedule *s, const char *name,
 		snprintf(s->name, sizeof s->name, "%s", name);
 	else
 		derived_name(s);
+	/* (its values are checked: only memory can fail) */
+	if ((set = mq_schedset_new()) == NULL ||
+	    mq_schedset_add(set, s) != MQ_OK)
+		exit(no_memory(&push_command));
 	c = open_queue_table(&push_command, g);
-	if (mq_schedule_apply(c, s, 1, 0, 0, &res, &nres) != MQ_OK) {
+	if (mq_schedule_apply(c, set, 0, 0, &applied) != MQ_OK) {
 		e = *mq_conn_error(c);
 		mq_close(c);
 		die(&push_command, &e);
 	}
 	mq_close(c);
 	printf("%s\n", s->name);
-	if (!quiet && nres == 1) {
-		fprintf(stderr, "mq push: %s schedule %s", verbs[res[0].what],
+	if (!quiet && mq_apply_results_count(applied) == 1) {
+		mq_apply_results_get(applied, 0, &res);
+		fprintf(stderr, "mq push: %s schedule %s", verbs[res.what],
 		    s->name);
-		if (res[0].next_at >= MQ_SCHEDULE_NEVER) {
+		if (res.next_at >= MQ_SCHEDULE_NEVER) {
 			fprintf(stderr, " (never fires again)\n");
 		} else {
-			fmt_instant(res[0].next_at, NULL, utc, local);
+			fmt_instant(res.next_at, NULL, utc, local);
 			fprintf(stderr, " (next %s)\n", utc);
 		}
 	}
-	free(res);
+	mq_apply_results_free(applied);
+	mq_schedset_free(set);
 	return flush_stdout() == 0 ? 0 : EX_IOERR;
 }

@@ -112,7 +112,6 @@ add_parent(struct push_args *a, uint64_t id)
 static void
 after_list(struct push_args *a, const char *arg)
 {
-	char id[24];
 	const char *p = arg, *end;
 	uint64_t v;
 	size_t l;
@@ -120,13 +119,8 @@ after_list(struct push_args *a, const char *arg)
 	for (;;) {
 		end = strchr(p, ',');
 		l = end ? (size_t)(end - p) : strlen(p);
-		if (l == 0 || l >= sizeof id)
-			usage_error(&push_command, "invalid --after '%s': job "
-			    "ids as push prints them, separated by commas",
-			    shown(arg));
-		memcpy(id, p, l);
-		id[l] = '\0';
-		if (parse_id(id, &v) != 0)
+		/* (leading zeros as --after-file, show and wait take them) */
+		if (parse_id_n(p, l, &v) != 0)
 			usage_error(&push_command, "invalid --after '%s': job "
 			    "ids as push prints them, separated by commas",
 			    shown(arg));

@@ -132,41 +132,58 @@ json_row(const struct mq_schedule_row *r, const struct mq_tz *tz,
 	printf("}}\n");
 }
 
-void
-sched_list(const struct mq_schedule_row *rows, size_t n, unsigned count,
-    int json)
+struct sched_lister {
+	unsigned count;
+	int json;
+	int64_t *next;		/* count instants */
+};
+
+struct sched_lister *
+sched_lister_new(unsigned count, int json)
 {
-	int64_t *next = malloc((count ? count : 1) * sizeof *next);
+	struct sched_lister *l = malloc(sizeof *l);
+
+	if (l == NULL || (l->next = malloc((count ? count : 1) *
+	    sizeof *l->next)) == NULL)
+		exit(no_memory(&schedule_command));
+	l->count = count;
+	l->json = json;
+	return l;
+}
+
+void
+sched_lister_free(struct sched_lister *l)
+{
+	free(l->next);
+	free(l);
+}
+
+void
+sched_list_row(void *lister, const struct mq_schedule_row *r)
+{
+	struct sched_lister *l = lister;
+	unsigned count = l->count;
+	int64_t *next = l->next;
 	struct mq_error e;
-	struct mq_tz *tz;
-	size_t i, got;
+	struct mq_tz *tz = NULL;
+	size_t got = 0;
+	const char *why = NULL;
 	char unusable[MQ_UNUSABLE_MAX];
 
-	if (next == NULL)
-		exit(no_memory(&schedule_command));
-	for (i = 0; i < n; i++) {
-		const struct mq_schedule_row *r = &rows[i];
-		const char *why = NULL;
-
-		got = 0;
-		tz = NULL;
-		memset(&e, 0, sizeof e);
-		/* what firing sets aside (lib's one predicate), then what
-		 * this host cannot fire: no next instant for either */
-		if (mq_schedule_unusable(r, unusable))
-			why = unusable;
-		else if (mq_tz_load(r->s.zone, NULL, &tz, &e) != MQ_OK)
-			why = e.msg;
-		else if (count && first_second(r->next_at_us) <
-		    MQ_SCHEDULE_NEVER && mq_schedule_instants(&r->s,
-		    first_second(r->next_at_us), next, count, &got, &e) ==
-		    MQ_EINVAL)
-			why = e.msg;
-		if (json)
-			json_row(r, tz, next, got, why);
-		else
-			text_row(r, tz, next, got, why);
-		mq_tz_free(tz);
-	}
-	free(next);
+	memset(&e, 0, sizeof e);
+	/* what firing sets aside (lib's one predicate), then what this
+	 * host cannot fire: no next instant for either */
+	if (mq_schedule_unusable(r, unusable))
+		why = unusable;
+	else if (mq_tz_load(r->s.zone, NULL, &tz, &e) != MQ_OK)
+		why = e.msg;
+	else if (count && first_second(r->next_at_us) < MQ_SCHEDULE_NEVER &&
+	    mq_schedule_instants(&r->s, first_second(r->next_at_us), next,
+	    count, &got, &e) == MQ_EINVAL)
+		why = e.msg;
+	if (l->json)
+		json_row(r, tz, next, got, why);
+	else
+		text_row(r, tz, next, got, why);
+	mq_tz_free(tz);
 }

@@ -4,9 +4,11 @@
  * one now, remove one, fire the due ones.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "commands.h"
@@ -71,12 +73,18 @@ read_file(const char *path, size_t *len)
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	size_t cap = 65536, n = 0, got;
 	char *buf = NULL, *nb;
+	struct stat st;
 
 	if (f == NULL) {
 		say(&schedule_command, "cannot open %s: %s", shown(path),
 		    strerror(errno));
 		exit(EX_NOINPUT);
 	}
+	/* a file's size: read into that much, not twice as much (the last
+	 * doubling, to find its end) */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size >= 0 && (uintmax_t)st.st_size < MQ_SCHEDFILE_MAX)
+		cap = (size_t)st.st_size + 1;
 	for (;;) {
 		if (n == cap || buf == NULL) {
 			if (buf)
@@ -130,16 +138,16 @@ dir_of(const char *path)
  * (backslashes are the file's escapes, as mq-schedule(5) writes them),
  * but a control byte (a tab quoted from a value) as \t or \xHH. */
 static void
-put_file_message(const char *msg)
+put_file_message(FILE *f, const char *msg)
 {
 	for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
 		if (*p == '\t')
-			fputs("\\t", stderr);
+			fputs("\\t", f);
 		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
+			fprintf(f, "\\x%02x", *p);
 		else
-			fputc(*p, stderr);
-	fputc('\n', stderr);
+			fputc(*p, f);
+	fputc('\n', f);
 }
 
 static void
@@ -161,45 +169,52 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 {
 	static const char *const verbs[] = { "added", "changed", "unchanged",
 	    "removed" };
-	struct mq_schedule *s = NULL;
-	struct mq_apply_result *res = NULL;
+	struct mq_schedset *set = NULL;
+	struct mq_apply_results *applied = NULL;
+	struct mq_apply_result r;
 	struct mq_error e;
 	struct mq_conn *c;
-	size_t len, n, nres, i;
+	size_t len, nres, i;
 	char *text = read_file(path, &len), *dir = dir_of(path);
 	char utc[INSTANT_MAX], local[INSTANT_MAX];
 	enum mq_status st;
 
 	memset(&e, 0, sizeof e);
-	st = mq_schedfile_parse(text, len, dir, &s, &n, &e);
+	/* the file's bytes go once parsed: the set holds what it says,
+	 * in a few times its size (mq_schedfile_parse) */
+	st = mq_schedfile_parse(text, len, dir, &set, &e);
 	free(text);
 	free(dir);
 	if (st != MQ_OK) {
-		fprintf(stderr, "mq schedule: %s: ", shown(path));
-		put_file_message(e.msg);
+		struct err_line l;
+		FILE *f = err_line_begin(&l);
+
+		fprintf(f, "mq schedule: %s: ", shown(path));
+		put_file_message(f, e.msg);
+		err_line_end(&l);
 		exit(st == MQ_ENOMEM ? EX_OSERR : st == MQ_EIO ? EX_NOINPUT :
 		    EX_DATAERR);
 	}
 	c = open_queue_table(&schedule_command, g);
-	st = mq_schedule_apply(c, s, n, a->prune, a->dry_run, &res, &nres);
+	st = mq_schedule_apply(c, set, a->prune, a->dry_run, &applied);
 	e = *mq_conn_error(c);
 	mq_close(c);
-	mq_schedules_free(s, n);
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
+	nres = mq_apply_results_count(applied);
 	for (i = 0; i < nres; i++) {
-		printf("%s ", verbs[res[i].what]);
-		put_text(stdout, (const unsigned char *)res[i].name,
-		    strlen(res[i].name));
-		if (res[i].what == MQ_APPLIED_CHANGED) {
+		mq_apply_results_get(applied, i, &r);
+		printf("%s ", verbs[r.what]);
+		put_text(stdout, (const unsigned char *)r.name, strlen(r.name));
+		if (r.what == MQ_APPLIED_CHANGED) {
 			putchar(':');
-			put_changed(res[i].changed);
+			put_changed(r.changed);
 		}
-		if (res[i].what != MQ_APPLIED_REMOVED) {
-			if (res[i].next_at >= MQ_SCHEDULE_NEVER)
+		if (r.what != MQ_APPLIED_REMOVED) {
+			if (r.next_at >= MQ_SCHEDULE_NEVER)
 				printf(" (never fires again)");
 			else {
-				fmt_instant(res[i].next_at, NULL, utc, local);
+				fmt_instant(r.next_at, NULL, utc, local);
 				printf(" (next %s)", utc);
 			}
 		}
@@ -207,7 +222,8 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 	}
 	if (a->dry_run)
 		printf("dry run: nothing was written\n");
-	free(res);
+	mq_apply_results_free(applied);
+	mq_schedset_free(set);
 	/* a dry run only reads: its reader gone, it ends by SIGPIPE
 	 * (mq(1) OUTPUT) */
 	if (a->dry_run)
@@ -218,19 +234,20 @@ do_apply(struct mq_global *g, const struct sched_args *a, const char *path)
 static int
 do_ls(struct mq_global *g, const struct sched_args *a)
 {
-	struct mq_schedule_row *rows;
+	struct sched_lister *l = sched_lister_new(a->count_given ? a->count :
+	    3, a->json);
 	struct mq_error e;
 	struct mq_conn *c = open_queue_table(&schedule_command, g);
 	enum mq_status st;
-	size_t n;
 
-	st = mq_schedule_list(c, &rows, &n);
+	/* a page of rows at a time, each printed as it comes: its memory
+	 * is a page's, whatever the table holds */
+	st = mq_schedule_list(c, sched_list_row, l);
 	e = *mq_conn_error(c);
 	mq_close(c);
+	sched_lister_free(l);
 	if (st != MQ_OK)
 		die(&schedule_command, &e);
-	sched_list(rows, n, a->count_given ? a->count : 3, a->json);
-	mq_schedule_rows_free(rows, n);
 	/* ls reads only: its reader gone (mq schedule ls | head -1), it
 	 * ends as the read-only commands do, by SIGPIPE, silently (mq(1)
 	 * OUTPUT; mq schedule as a whole also writes, so main() does not) */
