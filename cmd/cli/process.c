@@ -242,6 +242,58 @@ need_stdio(const struct command *cmd, unsigned which)
 	exit(EX_IOERR);
 }
 
+/* Standard output's failures (here, not in report.c, which uses this
+ * file's signal holding: the two would use each other) */
+
+/* said once: main()'s flush at the end, after a command that said it
+ * already, does not say it again */
+static int stdout_failure_said;
+/* the errno of standard output's first failure, 0 while none is known */
+static int stdout_errno;
+
+void
+stdout_error(int err)
+{
+	if (stdout_errno == 0)
+		stdout_errno = err;
+}
+
+int
+flush_stdout(void)
+{
+	int bad;
+
+	errno = 0;
+	bad = fflush(stdout) == EOF || ferror(stdout);
+	if (bad)
+		stdout_error(errno);
+	return bad ? -1 : 0;
+}
+
+const char *
+stdout_cause(void)
+{
+	static char cause[160];
+
+	if (stdout_errno == 0)
+		return "";
+	snprintf(cause, sizeof cause, ": %s", strerror(stdout_errno));
+	return cause;
+}
+
+int
+stdout_failure(const struct command *cmd)
+{
+	if (stdout_failure_said++)
+		return EX_IOERR;
+	if (stdout_errno == 0)	/* what is left in the buffer says it */
+		(void)flush_stdout();
+	fprintf(stderr, "mq%s%s: write failure on standard output%s\n",
+	    cmd->flags & CMD_MAIN ? "" : " ",
+	    cmd->flags & CMD_MAIN ? "" : cmd->name, stdout_cause());
+	return EX_IOERR;
+}
+
 /* The signal that asked a stream to stop, 0 if none. */
 volatile sig_atomic_t stop_signal;
 
@@ -272,40 +324,36 @@ catch_stop(sigset_t *held)
 		}
 }
 
-int
-stop_held(void)
+/* The stop signal that came, or waits blocked; 0 if none. */
+static int
+held_signal(void)
 {
 	sigset_t p;
 	unsigned k;
 
 	if (stop_signal)
-		return 1;
+		return stop_signal;
 	if (sigpending(&p) != 0)
 		return 0;
 	for (k = 0; k < NSTOP_SIGNALS; k++)
 		if (sigismember(&p, stop_signals[k]) == 1 &&
 		    !ignored_at_start(stop_signals[k]))
-			return 1;
+			return stop_signals[k];
 	return 0;
+}
+
+int
+stop_held(void)
+{
+	return held_signal() != 0;
 }
 
 int
 held_stop_status(const struct command *cmd)
 {
-	sigset_t p;
-	unsigned k;
+	int sig = cmd->flags & CMD_HOLDS_STOPS ? held_signal() : 0;
 
-	if (!(cmd->flags & CMD_HOLDS_STOPS))
-		return 0;
-	if (stop_signal)
-		return 128 + stop_signal;
-	if (sigpending(&p) != 0)
-		return 0;
-	for (k = 0; k < NSTOP_SIGNALS; k++)
-		if (sigismember(&p, stop_signals[k]) == 1 &&
-		    !ignored_at_start(stop_signals[k]))
-			return 128 + stop_signals[k];
-	return 0;
+	return sig ? 128 + sig : 0;
 }
 
 /* Lets a signal held blocked arrive; whether one did. */

@@ -68,55 +68,6 @@ say(const struct command *cmd, const char *fmt, ...)
 		free(msg);
 }
 
-/* said once: main()'s flush at the end, after a command that said it
- * already, does not say it again */
-static int stdout_failure_said;
-/* the errno of standard output's first failure, 0 while none is known */
-static int stdout_errno;
-
-void
-stdout_error(int err)
-{
-	if (stdout_errno == 0)
-		stdout_errno = err;
-}
-
-int
-flush_stdout(void)
-{
-	int bad;
-
-	errno = 0;
-	bad = fflush(stdout) == EOF || ferror(stdout);
-	if (bad)
-		stdout_error(errno);
-	return bad ? -1 : 0;
-}
-
-const char *
-stdout_cause(void)
-{
-	static char cause[160];
-
-	if (stdout_errno == 0)
-		return "";
-	snprintf(cause, sizeof cause, ": %s", strerror(stdout_errno));
-	return cause;
-}
-
-int
-stdout_failure(const struct command *cmd)
-{
-	if (stdout_failure_said++)
-		return EX_IOERR;
-	if (stdout_errno == 0)	/* what is left in the buffer says it */
-		(void)flush_stdout();
-	fprintf(stderr, "mq%s%s: write failure on standard output%s\n",
-	    cmd->flags & CMD_MAIN ? "" : " ",
-	    cmd->flags & CMD_MAIN ? "" : cmd->name, stdout_cause());
-	return EX_IOERR;
-}
-
 void
 receipt_error(const struct command *cmd, const char *arg)
 {
