@@ -120,7 +120,7 @@ consumer.$l: job $id: dead after attempt 1" "$l: it said so, and nothing else"
   # finished and counted once, its dependent due (or cancelled) once --
   id=$(gmq 1 push --queue "d-$l" "payload $l")
   kid=$(gmq 1 push --queue "d-$l-kid" --after "$id" kid)
-  proxy '\x16UPDATE `mq_jobs_waits`'
+  proxy '\x16UPDATE (SELECT d.child, d.parent % 1024'
   # shellcheck disable=SC2046
   run env MQ_SOCKET="$T_TMP/proxy.sock" $(lang_cmd $l consumer) \
     --queue "d-$l"
@@ -132,7 +132,7 @@ consumer.$l: job $id: dead after attempt 1" "$l: it said so, and nothing else"
   unproxy
   id=$(gmq 1 push --queue "e-$l" "payload $l")
   kid=$(gmq 1 push --queue "e-$l-kid" --after "$id" kid)
-  proxy '\x16UPDATE `mq_jobs` j JOIN `mq_jobs_deps`'
+  proxy '\x16UPDATE `mq_jobs_deps` d FORCE INDEX (PRIMARY)\n  STRAIGHT_JOIN'
   # shellcheck disable=SC2046
   run env MQ_SOCKET="$T_TMP/proxy.sock" $(lang_cmd $l consumer) \
     --queue "e-$l" --fail "broken $l" --no-retry
