@@ -154,6 +154,10 @@ midpush() {
       sh -c 'echo "$MQ_ID" >>"$0"' "$T_TMP/runs$1" >/dev/null 2>&1 &
   done
   rm -f "$T_TMP/in$1"; mkfifo "$T_TMP/in$1"
+  # (the ids' file made first: the wait for its first 1000 lines below
+  # could read it before the push's redirection made it, fail, and let
+  # the event come before the first batch)
+  : >"$T_TMP/ids$1"
   "$MQ" push --queue "$_q" --lines --after "$P" --if-parent-dies "$4" <"$T_TMP/in$1" >"$T_TMP/ids$1" 2>"$T_TMP/err$1" &
   _push=$!
   exec 3>"$T_TMP/in$1"
