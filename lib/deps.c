@@ -276,14 +276,15 @@ struct edges {
  * "(?, ?, ?, ?), ", its values and their types (a policy's name) */
 #define EDGE_BYTES 64
 
-/* The edges an INSERT may hold on this server: a packet larger than
- * max_allowed_packet is refused (1153; at 16 KiB, 1,000 edges were) */
+/* The rows of bytes each a statement may hold on this server, max at
+ * most: a packet larger than max_allowed_packet is refused (1153; at
+ * 16 KiB, 1,000 edges of a push were, and 1,000 pairs of a cancel) */
 static size_t
-edge_cap(const struct mq_conn *c)
+rows_fit(const struct mq_conn *c, size_t bytes, size_t max)
 {
-	uint64_t fit = c->max_packet / 2 / EDGE_BYTES;
+	uint64_t fit = c->max_packet / 2 / bytes;
 
-	return c->max_packet == 0 || fit >= CHUNK ? CHUNK : fit ? fit : 1;
+	return c->max_packet == 0 || fit >= max ? max : fit ? fit : 1;
 }
 
 static enum mq_status
@@ -449,7 +450,7 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 		rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 	else {
 		e->plen = plen;
-		e->cap = edge_cap(c);
+		e->cap = rows_fit(c, EDGE_BYTES, CHUNK);
 	}
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = d->p.state[i];
@@ -672,18 +673,6 @@ one_each(struct round *r, size_t *k)
  * its text "(?, ?), ", its two values and their types */
 #define PAIR_BYTES 48
 
-/* The edges the cancel may name in a statement on this server: a
- * packet larger than max_allowed_packet is refused (1153; at 16 KiB,
- * 1,000 pairs were, and the cancel failed with status 65) */
-static size_t
-pair_cap(const struct mq_conn *c)
-{
-	uint64_t fit = c->max_packet / 2 / PAIR_BYTES;
-
-	return c->max_packet == 0 || fit >= DOOMED_MAX ? DOOMED_MAX :
-	    fit ? fit : 1;
-}
-
 /* The dependents of the edges e[0..k) cancelled, each by its edge
  * (the parent it names): one statement. */
 static enum mq_status
@@ -737,7 +726,7 @@ static enum mq_status
 cancel_edges(struct mq_conn *c, const struct doomed_edge *e, size_t k,
     const struct lost *l)
 {
-	size_t cap = pair_cap(c), i, m;
+	size_t cap = rows_fit(c, PAIR_BYTES, DOOMED_MAX), i, m;
 	enum mq_status rc = MQ_OK;
 
 	for (i = 0; rc == MQ_OK && i < k; i += m) {
