@@ -500,7 +500,7 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	const char *why, *host = pick(o->host, o->env_host);
 	unsigned timeout = 10, io_timeout = o->long_statements ?
 	    MQ_LONG_READ_TIMEOUT : MQ_READ_TIMEOUT;
-	char hostname[200], file_host[1024];
+	char hostname[200], file_host[1024] = "";
 	int rc;
 
 	memset(err, 0, sizeof *err);
@@ -552,6 +552,11 @@ mq_connect(const struct mq_connopts *o, struct mq_error *err)
 	}
 	if (c->hosts == 0)
 		c->hosts = 1;
+	/* another node of the list reads the claims made here (confirm.c) */
+	c->opts = *o;
+	if (mq__host_list(host ? host : file_host))
+		snprintf(c->list, sizeof c->list, "%s", host ? host :
+		    file_host);
 	/* the session exists by now: a server that started after this
 	 * has not got it (lease.c, mq_release_orphan) */
 	c->connected_us = mq_now_us();
@@ -613,6 +618,7 @@ mq_close(struct mq_conn *c)
 {
 	if (c == NULL)
 		return;
+	mq_close(c->confirm);
 	mq__forget_statements(c);
 	mysql_close(c->db);
 	free(c);

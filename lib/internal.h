@@ -19,7 +19,7 @@
  * layer 4: schedule_runs.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
- * layer 3: finished.c
+ * layer 3: finished.c confirm.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
  * layer 2: cron_next.c schedfile.c
  * layer 1: client_init.c stmt.c token.c hosts.c
@@ -185,6 +185,14 @@ struct mq_conn {
 	char want_db[65];		/* the database asked for, "" if none */
 	char server[128];		/* @@hostname:@@port (schema.c) */
 	int64_t connected_us;		/* mq_now_us() once connected */
+	/* confirm.c: the settings it was made with (their strings are the
+	 * caller's), the list of hosts it came from ("" if one host), and
+	 * the connection to another node of it that reads each claim; what
+	 * the last claim's reading found not the claim's */
+	struct mq_connopts opts;
+	char list[1024];
+	struct mq_conn *confirm;
+	char unconfirmed[300];
 };
 
 /* Records a failure that is not the server's; returns st. */
@@ -559,6 +567,16 @@ enum mq_status mq__galera_check(struct mq_conn *c,
  * cleared for those it acked. */
 enum mq_status mq__ack_lost_again(struct mq_conn *c,
     const struct mq_receipt *r, size_t n, unsigned char *lost);
+
+/* confirm.c: on a Galera node, with a list of hosts to find another node
+ * in, the jobs[0..*n) of a claim c committed are read on another node,
+ * once it applied what the cluster committed before: those it does not
+ * show leased with their token are dropped (freed; *n lowered) and said
+ * in c->unconfirmed, MQ_EUNKNOWN if none is left. MQ_EUNAVAIL (jobs
+ * untouched) when no other node could be asked and the cluster has
+ * others. Elsewhere nothing is read. */
+enum mq_status mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs,
+    size_t *n);
 
 /* hosts.c: a list of servers ("db1,db2:3307,[::1]:3308"): whether host
  * is one (a comma in it); its entry i (MQ_EMPTY past the last;

@@ -153,6 +153,9 @@ struct mq_connopts {
  * Connects as the mysql client would, reading the option files' [client]
  * and [mq] groups for what o leaves unset. NULL on failure, err filled in
  * (a server out of connections: a message that names max_connections).
+ * The strings o points to must outlive the connection: on a Galera
+ * cluster reached through a list of hosts, its claims are read on
+ * another node of the list, connected to with them (mq_ack_pop).
  */
 struct mq_conn *mq_connect(const struct mq_connopts *o, struct mq_error *err);
 
@@ -323,13 +326,6 @@ struct mq_pop_opts {
 };
 
 /**
- * Claims up to o->count due jobs in priority, due time, id order; with a
- * preference list, from the first queue that has due jobs, then the next
- * (one claim may span queues, in list order). MQ_EMPTY when none is due,
- * MQ_PAUSED when every listed queue is paused.
- * Free *jobs with mq_jobs_free.
- */
-/**
  * After a claim that got fewer jobs than asked: in how many microseconds
  * a rate limit of one of its queues (mq-limit(1)) lets a claim through
  * again, 0 if no rate held it back. Waiters park no longer than that.
@@ -343,6 +339,27 @@ int64_t mq_claim_retry_us(const struct mq_conn *c);
  */
 int mq_claim_held(const struct mq_conn *c);
 
+/**
+ * After a claim on a Galera node: what it took that another node did
+ * not show leased to it (a claim the cluster lost: those jobs were not
+ * handed out), or why no other node could be asked (MQ_EUNAVAIL), in
+ * words; NULL if nothing.
+ */
+const char *mq_claim_unconfirmed(const struct mq_conn *c);
+
+/**
+ * Claims up to o->count due jobs in priority, due time, id order; with a
+ * preference list, from the first queue that has due jobs, then the next
+ * (one claim may span queues, in list order). MQ_EMPTY when none is due,
+ * MQ_PAUSED when every listed queue is paused.
+ * On a Galera node reached through a list of hosts, the jobs are handed
+ * out once another node of the list shows them leased to this claim
+ * (read once it applied what the cluster committed before): those it
+ * does not are dropped (mq_claim_unconfirmed), MQ_EUNKNOWN if none is
+ * left; MQ_EUNAVAIL, the jobs given back, if the cluster has other
+ * nodes and none of the list could be asked.
+ * Free *jobs with mq_jobs_free.
+ */
 enum mq_status mq_pop(struct mq_conn *c, const struct mq_pop_opts *o,
     struct mq_job **jobs, size_t *n);
 

@@ -543,6 +543,20 @@ why_empty(struct mq_conn *c, const struct claim *cl)
 	return paused ? MQ_PAUSED : MQ_EMPTY;
 }
 
+/* The jobs of a claim that cannot be handed out, given back at once
+ * rather than at their lease's end (what fails is the claim's
+ * failure's to say, and the lease's end gives them back then). */
+static void
+give_back(struct mq_conn *c, const struct mq_job *jobs, size_t n)
+{
+	struct mq_error saved = c->err;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)mq_release(c, &jobs[i].receipt);
+	c->err = saved;
+}
+
 /* Acks alone, in their own transaction (before an UPDATE claim, which
  * commits by itself). */
 static enum mq_status
@@ -630,6 +644,10 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (acks_in)
 		mq__wake_after_claim(c, r, nr, lost, rc == MQ_OK ? cl.jobs :
 		    NULL, rc == MQ_OK ? cl.n : 0);
+	/* Galera: handed out once another node shows the claim (confirm.c) */
+	if (rc == MQ_OK && (rc = mq__confirm_claim(c, cl.jobs, &cl.n)) ==
+	    MQ_EUNAVAIL)
+		give_back(c, cl.jobs, cl.n);
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;
@@ -649,6 +667,12 @@ int
 mq_claim_held(const struct mq_conn *c)
 {
 	return c->limit_held;
+}
+
+const char *
+mq_claim_unconfirmed(const struct mq_conn *c)
+{
+	return c->unconfirmed[0] ? c->unconfirmed : NULL;
 }
 
 enum mq_status

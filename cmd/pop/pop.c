@@ -354,6 +354,7 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 	size_t n, i, norphans = 0;
 	sigset_t held;
 	struct mq_orphan orphans[MQ_ORPHANS_MAX];
+	struct mq_error unconfirmed = { .status = MQ_OK };
 	char why[300] = "";
 
 	nargs = parse_options(&pop_command, argc, argv, g, option, &a);
@@ -417,6 +418,16 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		struct mq_conn *again;
 		struct mq_error e;
 
+		/* no other node could confirm the claim (jobs given back):
+		 * claimed again after a pause, not at once and again, and
+		 * said if the wait ends so */
+		unconfirmed.status = 0;
+		if (mq_claim_unconfirmed(c)) {
+			unconfirmed = *mq_conn_error(c);
+			if (mq_now_us() + 500000 < deadline)
+				nanosleep(&(struct timespec){ 0, 500000000 },
+				    NULL);
+		}
 		while ((again = reconnect(g, &e)) == NULL &&
 		    mq_now_us() + 500000 < deadline &&
 		    !stop_signal_pending(&held))
@@ -428,6 +439,10 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		c = again;
 		if (mq_now_us() >= deadline) {	/* D ran out connecting */
 			st = MQ_EMPTY;
+			if (unconfirmed.status) {
+				mq_close(c);
+				die(&pop_command, &unconfirmed);
+			}
 			break;
 		}
 		st = mq_pop_wait(c, o, deadline - mq_now_us() > 0 ?
@@ -456,6 +471,9 @@ cmd_pop(int argc, char **argv, struct mq_global *g)
 		}
 		die(&pop_command, &e);
 	}
+	/* Galera: jobs of the claim another node did not show (lost) */
+	if (st == MQ_OK && mq_claim_unconfirmed(c))
+		say(&pop_command, "%s", mq_claim_unconfirmed(c));
 	if (st == MQ_PAUSED)
 		fprintf(stderr, strchr(o->queue, ',') ? "mq pop: queues '%s' "
 		    "are all paused\n" : "mq pop: queue '%s' is paused\n",

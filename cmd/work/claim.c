@@ -7,6 +7,7 @@
  * from costing a transaction each (see the top of work.c).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "work.h"
@@ -33,6 +34,7 @@ op_run(void *ctx)
 	t->given_back = 0;
 	t->forgotten = 0;
 	t->cw = NULL;
+	t->unconfirmed[0] = '\0';
 	if (w->c == NULL) {
 		if ((w->c = connect_table(&w->g->conn, w->g->table,
 		    &t->err)) == NULL) {
@@ -112,6 +114,9 @@ op_run(void *ctx)
 		    &w->pop, &t->jobs, &t->njobs);
 		t->retry_us = mq_claim_retry_us(w->c);
 		t->held = mq_claim_held(w->c);
+		if (st == MQ_OK && mq_claim_unconfirmed(w->c))
+			snprintf(t->unconfirmed, sizeof t->unconfirmed, "%s",
+			    mq_claim_unconfirmed(w->c));
 		/* whatever it returned: one queue of a list (a statement on
 		 * Galera) may have lost its answer while others gave jobs */
 		w->norphans += mq_take_orphans(w->c, w->orphans + w->norphans,

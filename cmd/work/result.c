@@ -197,6 +197,8 @@ op_apply(struct worker *w)
 		fired(w, t);
 	if (!t->room)
 		return;
+	if (t->unconfirmed[0])
+		say(&work_command, "%s", t->unconfirmed);
 	/* from the claim, not from the park, which may come much later
 	 * (after the jobs it took have run): a time, not a length */
 	w->limit_retry_at = t->retry_us > 0 ? t->posted_at + t->retry_us : 0;
