@@ -14,6 +14,8 @@
 galera_cluster
 G_WORKJOBS=${G_WORKJOBS:-3000} G_SHELLJOBS=${G_SHELLJOBS:-600} G_ROUNDS=${G_ROUNDS:-4}
 gmq 1 init >/dev/null
+_b=$(cat "$G_DIR/base")
+G_LIST=127.0.0.1:$((_b + 13)),127.0.0.1:$((_b + 23)),127.0.0.1:$((_b + 33))
 g_loop() { # g_loop NODE QUEUE: pop/ack until the queue is empty
   while r=$(gmq "$1" pop --queue "$2" -o /dev/null 2>/dev/null); do
     gmq "$1" ack "$r" 2>/dev/null
@@ -36,7 +38,10 @@ g_drain() { # g_drain KIND(work|loop) PLACES QUEUE JOBS: prints "MS CONFLICTS TI
   _u0=$(gcpu)
   _t0=$(now_ms)
   for _n in $2; do
-    if [ "$1" = work ]; then
+    if [ "$_n" = L ]; then	# through the list: claims confirmed
+      MQ_SOCKET='' MQ_USER=root MQ_DATABASE=$T_DB "$MQ" work --host "$G_LIST" \
+        --host-order random --queue "$3" --exit-when-empty -- true 2>/dev/null &
+    elif [ "$1" = work ]; then
       gmq "$_n" work --queue "$3" --exit-when-empty -- true 2>/dev/null &
     else
       g_loop "$_n" "$3" &
@@ -91,3 +96,28 @@ for kind in work loop; do
     "$all jobs each way in $G_ROUNDS alternating rounds: one node $((all * 1000 / one_ms)) jobs/s ($one_c conflicts), three nodes $((all * 1000 / spread_ms)) jobs/s ($spread_c conflicts); the servers' CPU $((one_u * 10000 / all)) vs $((spread_u * 10000 / all)) us a job; rounds: $rounds"
 done
 
+
+# the cost of confirming each claim on another node (mq-galera(7),
+# CLAIMS CONFIRMED ON ANOTHER NODE): 6 mq work given the three nodes as
+# a list (each at a node drawn by its pid; its claims read on another
+# node) vs 6 on the nodes' sockets (one node each: nothing read), in
+# alternating rounds
+one_ms=0 spread_ms=0 i=0 rounds=
+while [ $i -lt $G_ROUNDS ]; do
+  i=$((i + 1))
+  for way in sock list; do
+    [ $((i % 2)) = 1 ] || way=$([ $way = sock ] && echo list || echo sock)
+    if [ $way = sock ]; then
+      d=$(g_drain work "1 2 3 1 2 3" "gs_$i" "$G_WORKJOBS"); r_one=${d%% *}
+      one_ms=$((one_ms + r_one))
+    else
+      d=$(g_drain work "L L L L L L" "gl_$i" "$G_WORKJOBS"); r_spread=${d%% *}
+      spread_ms=$((spread_ms + r_spread))
+    fi
+  done
+  rounds="$rounds${rounds:+ }$(ratio "$r_one" "$r_spread")"
+done
+all=$((G_WORKJOBS * G_ROUNDS))
+row "galera: 6 mq work through the list (claims confirmed) vs on the nodes' sockets" \
+  "$(ratio "$one_ms" "$spread_ms")x the jobs/s" "-" "-" \
+  "$all jobs each way in $G_ROUNDS alternating rounds: sockets $((all * 1000 / one_ms)) jobs/s, list $((all * 1000 / spread_ms)) jobs/s; rounds: $rounds"
