@@ -21,7 +21,9 @@
  * connection came from (a single host, a proxy say, gives none: nothing
  * is read). A cluster of one node has nobody to ask; where others are
  * members but none can be asked, the claim fails (the caller gives its
- * jobs back). One read a claim, of all its jobs.
+ * jobs back). One read a claim, of all its jobs. Nodes are told apart by
+ * their group communication's uuid, not by a host name: containers
+ * share those.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +38,17 @@
 
 static const char sql_cluster_size[] =
     "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'";
-/* who the node is, and whether it is a member of the primary component
+
+/* Who a node is (its group communication's uuid), which cluster's
+ * history it holds, and whether it is a member of the primary component
  * that takes statements (Synced or not: a donor applies what comes, and
- * a node far behind is left by the read's timeout) */
+ * a node far behind is left by the read's timeout): a row, its third
+ * column NULL when ready. */
 static const char sql_node[] =
-    "SELECT CONCAT(@@hostname, ':', @@port),"
+    "SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    " WHERE VARIABLE_NAME = 'wsrep_gcomm_uuid'),"
+    " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    " WHERE VARIABLE_NAME = 'wsrep_cluster_state_uuid'),"
     " (SELECT GROUP_CONCAT(VARIABLE_NAME, ' ', VARIABLE_VALUE)"
     " FROM information_schema.GLOBAL_STATUS"
     " WHERE VARIABLE_NAME IN ('wsrep_ready', 'wsrep_cluster_status')"
@@ -52,48 +60,79 @@ static const char sql_seen[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND lease_token = ? AND id IN (";
 
-/* The first row's column col of a text query on db, into buf; 0 if
- * there is none. */
+struct node {
+	char gcomm[64], cluster[64], not_ready[160];
+};
+
+/* Reads db's struct node; 0 if it cannot be read. */
 static int
-query_cell(MYSQL *db, const char *sql, unsigned col, char *buf, size_t size)
+read_node(MYSQL *db, struct node *n)
 {
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	int ok = 0;
 
-	*buf = '\0';
-	if (mysql_real_query(db, sql, strlen(sql)) != 0 ||
+	memset(n, 0, sizeof *n);
+	if (mysql_real_query(db, sql_node, sizeof sql_node - 1) != 0 ||
 	    (res = mysql_store_result(db)) == NULL)
 		return 0;
-	if ((row = mysql_fetch_row(res)) != NULL &&
-	    mysql_num_fields(res) > col && row[col]) {
-		snprintf(buf, size, "%s", row[col]);
+	if ((row = mysql_fetch_row(res)) != NULL && row[0] && row[1]) {
+		snprintf(n->gcomm, sizeof n->gcomm, "%s", row[0]);
+		snprintf(n->cluster, sizeof n->cluster, "%s", row[1]);
+		if (row[2])
+			snprintf(n->not_ready, sizeof n->not_ready,
+			    "not ready (%.120s)", row[2]);
 		ok = 1;
 	}
 	mysql_free_result(res);
 	return ok;
 }
 
-/* Appends "; what" to why (bounded). */
+/* A node's name (@@hostname:@@port) as said to a terminal. */
+static const char *
+shown(const char *server, char *buf, size_t size)
+{
+	char *p;
+
+	snprintf(buf, size, "%s", server);
+	for (p = buf; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+	return buf;
+}
+
+/* Appends "; host: what" to why (bounded). */
 static void
 add_why(char *why, size_t size, const char *host, const char *what)
 {
 	size_t n = strlen(why);
 
 	if (n + 8 < size)
-		snprintf(why + n, size - n, "%s%.60s: %.200s", n ? "; " : "", host,
-		    what);
+		snprintf(why + n, size - n, "%s%.60s: %.200s", n ? "; " : "",
+		    host, what);
 }
 
-/* A connection to a node of c's list other than c's and skip's, in the
- * primary component, for c's table; NULL if none (why says of each). */
+/* The confirmation's own state, in c: the node c is on, read once. */
+static int
+self_node(struct mq_conn *c, struct node *self)
+{
+	return read_node(c->db, self);
+}
+
+/* A connection to a node of c's list other than c's (self) and than
+ * those in skip (gcomm uuids, ";"-separated), a member of c's cluster in
+ * its primary component, set up for c's table as every connection is;
+ * NULL if none: why says of each, *limit set to a refusal for want of
+ * connections (the server's max_connections) if one came. */
 static struct mq_conn *
-connect_other(struct mq_conn *c, const char *skip, char *why, size_t size)
+connect_other(struct mq_conn *c, const struct node *self, const char *skip,
+    char *why, size_t size, struct mq_error *limit)
 {
 	struct mq_connopts o = c->opts;
 	struct mq_conn *other;
 	struct mq_error e;
-	char host[256], spec[300], server[128], state[160];
+	struct node nd;
+	char host[256], spec[300];
 	unsigned port;
 	size_t n, k, i;
 
@@ -119,28 +158,56 @@ connect_other(struct mq_conn *c, const char *skip, char *why, size_t size)
 		o.host = spec;
 		if ((other = mq_connect(&o, &e)) == NULL) {
 			add_why(why, size, spec, e.msg);
+			if (mq_conn_limit(&e) && limit->status == MQ_OK)
+				*limit = e;
 			continue;
 		}
-		if (!query_cell(other->db, sql_node, 0, server,
-		    sizeof server) || strcmp(server, c->server) == 0 ||
-		    strcmp(server, skip) == 0) {
+		other->opts.host = NULL;	/* spec ends with this call */
+		if (!read_node(other->db, &nd) || !*nd.gcomm ||
+		    strcmp(nd.gcomm, self->gcomm) == 0 ||
+		    strstr(skip, nd.gcomm) != NULL) {
 			mq_close(other);	/* c's own node, or skip's */
 			continue;
 		}
-		if (query_cell(other->db, sql_node, 1, state, sizeof state)) {
-			add_why(why, size, spec, state);	/* not ready */
+		if (strcmp(nd.cluster, self->cluster) != 0 || *nd.not_ready) {
+			add_why(why, size, spec, *nd.not_ready ? nd.not_ready :
+			    "a node of another cluster");
 			mq_close(other);
 			continue;
 		}
-		for (char *p = server; *p; p++)	/* said to a terminal */
-			if (*p < 0x20 || *p > 0x7e)
-				*p = '?';
-		other->galera = 1;
-		memcpy(other->table, c->table, sizeof other->table);
-		memcpy(other->server, server, sizeof other->server);
+		/* the session every connection has (autocommit, isolation,
+		 * limits: schema.c), the table checked */
+		if (mq_use_table(other, c->table) != MQ_OK) {
+			add_why(why, size, spec, mq_conn_error(other)->msg);
+			mq_close(other);
+			continue;
+		}
+		memcpy(other->confirm_node, nd.gcomm, sizeof nd.gcomm);
 		return other;
 	}
 	return NULL;
+}
+
+/* The cluster's size as db's node sees it, into buf; 0 if unread. */
+static int
+query_size(MYSQL *db, char *buf, size_t size)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int ok = 0;
+
+	*buf = '\0';
+	if (mysql_real_query(db, sql_cluster_size,
+	    sizeof sql_cluster_size - 1) != 0 ||
+	    (res = mysql_store_result(db)) == NULL)
+		return 0;
+	if ((row = mysql_fetch_row(res)) != NULL &&
+	    mysql_num_fields(res) > 1 && row[1]) {
+		snprintf(buf, size, "%s", row[1]);
+		ok = 1;
+	}
+	mysql_free_result(res);
+	return ok;
 }
 
 /* Reads which of jobs[0..n) the other node shows leased with their
@@ -232,42 +299,60 @@ drop_unseen(struct mq_conn *c, struct mq_job *jobs, size_t *n,
 enum mq_status
 mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 {
-	char why[400] = "", size[32], failed[128] = "";
+	char why[400] = "", size[32], skip[200] = "", name[128];
+	struct mq_error limit = { .status = MQ_OK };
+	struct node self;
 	unsigned char *seen;
 	enum mq_status rc = MQ_EUNAVAIL;
-	int tries;
+	int tries, fresh;
 
 	c->unconfirmed[0] = '\0';
 	if (!c->galera || c->hosts < 2 || c->list[0] == '\0' || *n == 0)
 		return MQ_OK;
 	if ((seen = malloc(*n)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	/* the node asked last, else another; one that fails the read is
-	 * left for another once */
-	for (tries = 0; tries < 2; tries++) {
-		if (c->confirm == NULL && (c->confirm = connect_other(c,
-		    failed, why, sizeof why)) == NULL)
+	if (!self_node(c, &self)) {
+		free(seen);
+		return mq__dberr(c, NULL, "cannot read which node this is");
+	}
+	/* the node asked last (its connection kept: it may have been
+	 * closed since, then made again), else each other one in turn */
+	for (tries = 0; tries < 8; tries++) {
+		fresh = c->confirm == NULL;
+		if (fresh && (c->confirm = connect_other(c, &self, skip, why,
+		    sizeof why, &limit)) == NULL)
 			break;
 		if ((rc = read_seen(c->confirm, jobs, *n, seen)) == MQ_OK)
 			break;
-		add_why(why, sizeof why, c->confirm->server,
-		    mq_conn_error(c->confirm)->msg);
-		memcpy(failed, c->confirm->server, sizeof failed);
+		if (fresh) {
+			add_why(why, sizeof why, shown(c->confirm->server,
+			    name, sizeof name), mq_conn_error(c->confirm)->msg);
+			if (strlen(skip) + strlen(c->confirm->confirm_node) +
+			    2 < sizeof skip)
+				snprintf(skip + strlen(skip), sizeof skip -
+				    strlen(skip), "%s;",
+				    c->confirm->confirm_node);
+		}
 		mq_close(c->confirm);
 		c->confirm = NULL;
 	}
 	if (rc == MQ_OK) {
-		rc = drop_unseen(c, jobs, n, seen, c->confirm->server);
+		rc = drop_unseen(c, jobs, n, seen, shown(c->confirm->server,
+		    name, sizeof name));
 		free(seen);
 		return rc;
 	}
 	free(seen);
 	/* nobody else in the cluster: nothing to lose the claim to */
-	if (query_cell(c->db, sql_cluster_size, 1, size, sizeof size) &&
-	    strcmp(size, "1") == 0)
+	if (query_size(c->db, size, sizeof size) && strcmp(size, "1") == 0)
 		return MQ_OK;
 	snprintf(c->unconfirmed, sizeof c->unconfirmed, "the claim cannot "
 	    "be confirmed on another node of the cluster: %s", *why ? why :
 	    "no other node in the list");
-	return mq__fail(c, MQ_EUNAVAIL, "%s", c->unconfirmed);
+	rc = mq__fail(c, MQ_EUNAVAIL, "%s", c->unconfirmed);
+	/* the server's limit on connections, said as such (the caller backs
+	 * off for it) */
+	c->err.db_errno = limit.db_errno;
+	memcpy(c->err.sqlstate, limit.sqlstate, sizeof c->err.sqlstate);
+	return rc;
 }

@@ -12,14 +12,14 @@
  * layer 6: schedule.c
  * layer 6: pop.c held.c
  * layer 5: ack.c cancel.c lease.c requeue.c push.c purge.c archive.c
- * layer 5: retry.c
+ * layer 5: retry.c confirm.c
  * layer 4: queues.c deps.c deps_read.c
  * layer 4: schema.c inspect.c inspect_list.c history_read.c
  * layer 4: workers.c limits.c
  * layer 4: schedule_runs.c
  * layer 3: counts.c history.c wakeup.c inspect_row.c claim.c gates.c
  * layer 3: candidates.c
- * layer 3: finished.c confirm.c
+ * layer 3: finished.c
  * layer 2: conn.c ids.c yield.c galera.c waiters.c durability.c
  * layer 2: cron_next.c schedfile.c
  * layer 1: client_init.c stmt.c token.c hosts.c
@@ -192,6 +192,7 @@ struct mq_conn {
 	struct mq_connopts opts;
 	char list[1024];
 	struct mq_conn *confirm;
+	char confirm_node[64];		/* a confirming one's gcomm uuid */
 	char unconfirmed[300];
 };
 

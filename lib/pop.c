@@ -557,6 +557,22 @@ give_back(struct mq_conn *c, const struct mq_job *jobs, size_t n)
 	c->err = saved;
 }
 
+/* After a claim another node did not show: the acks sent with it that
+ * committed here, acked again on that node (c->confirm), where a lost
+ * write set left their jobs leased with their tokens; elsewhere the
+ * token refuses them, as it does a stale ack (nothing changes). */
+static void
+ack_again_there(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
+    const unsigned char *lost)
+{
+	unsigned char gone;
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!lost || !lost[i])
+			(void)mq_ack(c->confirm, &r[i], 1, &gone);
+}
+
 /* Acks alone, in their own transaction (before an UPDATE claim, which
  * commits by itself). */
 static enum mq_status
@@ -597,6 +613,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	c->limit_retry_us = 0;
 	c->limit_held = 0;
 	c->limit_lost = 0;
+	c->unconfirmed[0] = '\0';
 	cl.o = o;
 	cl.acks = r;
 	cl.nacks = nr;
@@ -644,10 +661,16 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (acks_in)
 		mq__wake_after_claim(c, r, nr, lost, rc == MQ_OK ? cl.jobs :
 		    NULL, rc == MQ_OK ? cl.n : 0);
-	/* Galera: handed out once another node shows the claim (confirm.c) */
-	if (rc == MQ_OK && (rc = mq__confirm_claim(c, cl.jobs, &cl.n)) ==
-	    MQ_EUNAVAIL)
-		give_back(c, cl.jobs, cl.n);
+	/* Galera: handed out once another node shows the claim (confirm.c);
+	 * one it does not show may have taken the acks sent before it or
+	 * with it along (one node's lost write sets): made again there */
+	if (rc == MQ_OK) {
+		rc = mq__confirm_claim(c, cl.jobs, &cl.n);
+		if (rc != MQ_OK && rc != MQ_EUNKNOWN)
+			give_back(c, cl.jobs, cl.n);
+		if (c->unconfirmed[0] && nr && c->confirm)
+			ack_again_there(c, r, nr, lost);
+	}
 	if (rc != MQ_OK) {
 		mq_jobs_free(cl.jobs, cl.n);
 		return rc == MQ_EMPTY ? why_empty(c, &cl) : rc;

@@ -23,15 +23,30 @@ LIST=$N1,$N2,$N3
 export MQ_SOCKET='' MQ_USER=root MQ_DATABASE=$T_DB
 expect_status 0 "init through the list" "$MQ" init --host "$LIST"
 
-# on one node, not replicated: the node's own trigger, and its applier
-# running triggers (a global: set back at the end, whatever happens)
+# on one node, not replicated: the node's own trigger, run by its applier
+# alone (what the node applies from the others, not its own sessions'
+# statements), and its applier running triggers (a global: set back at
+# the end, whatever happens). A claim of 'lost-me' loses its token there;
+# an ack of 'ack-lost' leaves it leased; a claim of 'slow' is applied a
+# second late.
 lose() { # lose N on|off
   if [ "$2" = on ]; then
-    mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root "$T_DB" -e "
+    # (one query: the client would cut the trigger's body at its ';')
+    mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root \
+      --delimiter=// "$T_DB" -e "
       SET SESSION wsrep_on = OFF;
       CREATE TRIGGER lose_claim BEFORE UPDATE ON mq_jobs FOR EACH ROW
-        SET NEW.lease_token = IF(NEW.payload = 'lost-me' AND
-          NEW.state = 'leased', REPEAT('0', 32), NEW.lease_token);
+      BEGIN
+        IF USER() LIKE '<wsrep_applier>%' THEN
+          SET NEW.lease_token = IF(NEW.payload = 'lost-me' AND
+            NEW.state = 'leased', REPEAT('0', 32), NEW.lease_token);
+          SET NEW.state = IF(NEW.payload = 'ack-lost' AND
+            NEW.state = 'done', 'leased', NEW.state);
+          IF NEW.payload = 'slow' AND NEW.state = 'leased' THEN
+            SET @slept = SLEEP(1);
+          END IF;
+        END IF;
+      END;
       SET GLOBAL slave_run_triggers_for_rbr = YES"
   else
     mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root "$T_DB" -e "
@@ -59,6 +74,8 @@ is "$n" 1 "  one read on another node confirmed it"
 # ---- the claim lost: its job is not handed out
 lose 2 on
 lose 3 on
+is "$(gsql 2 "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()"):$(gsql 1 "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()")" \
+  "1:0" "the loss set up: node 2's trigger, not node 1's"
 "$MQ" push --host "$LIST" --queue l1 lost-me >/dev/null
 expect_status 3 "a claim the other nodes do not have: status 3 (unknown outcome)" \
   "$MQ" pop --host "$LIST" --queue l1 --lease 5s
@@ -103,6 +120,53 @@ is "$?" 0 "mq work: 4 jobs run, exit 0"
 is "$(sort "$T_TMP/ran" | paste -sd, -)" "a,b,c,lost-me" "  each once, the lost one after its lease"
 is "$(gsql 2 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'w' AND state = 'done'")" 4 "  all done (node 2)"
 
+# the acks sent with a lost claim (mq work acks in its next claim's
+# transaction): made again on the node that confirms. A limit of 1 makes
+# the claim of 'lost-me' wait for the ack of 'ack-lost', in one
+# transaction; nodes 2 and 3 lose both.
+lose 2 on
+lose 3 on
+expect_status 0 "a queue limited to 1 job at a time" "$MQ" limit --host "$LIST" al --concurrency 1
+"$MQ" push --host "$LIST" --queue al ack-lost >/dev/null
+"$MQ" push --host "$LIST" --queue al lost-me >/dev/null
+: >"$T_TMP/ran2"
+timeout 120 "$MQ" work --host "$LIST" --queue al --lease 3s --max-jobs 2 \
+  -- sh -c 'sleep 0.3; cat >>"$1"; echo >>"$1"' sh "$T_TMP/ran2" 2>"$T_TMP/work2.err" &
+wp=$!
+i=0
+while ! grep -q 'not handed out' "$T_TMP/work2.err" && [ $i -lt 300 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+like "$(cat "$T_TMP/work2.err")" "*mq work: the claim of job [0-9]* is not seen on another node*" \
+  "an ack and a claim lost together: the claim said"
+is "$(row 2 ack-lost al | cut -f1):$(row 3 ack-lost al | cut -f1)" "done:done" \
+  "  the ack made again on the other nodes (their own copy of it lost)"
+lose 2 off
+lose 3 off
+sleep 3.5
+"$MQ" requeue-stale --host "$LIST" --queue al >/dev/null
+wait $wp
+is "$?:$(sort "$T_TMP/ran2" | paste -sd, -)" "0:ack-lost,lost-me" "  each job run once"
+lose 2 on
+lose 3 on
+
+# claims of a list of queues on the UPDATE strategy: a token a queue's
+# write, each read with its own
+"$MQ" push --host "$LIST" --queue ua one >/dev/null
+"$MQ" push --host "$LIST" --queue ub lost-me >/dev/null
+"$MQ" push --host "$LIST" --queue ub two >/dev/null
+run env MQ_NO_SKIP_LOCKED=1 "$MQ" pop --host "$LIST" --queue ua,ub --count 3 --json --lease 5s
+is "$RC" 0 "UPDATE claims of two queues, one job lost: status 0"
+is "$(printf '%s\n' "$OUT" | sed 's/.*"payload":"\([^"]*\)".*/\1/' | paste -sd, -)" "one,two" \
+  "  the jobs of both tokens handed out, not the lost one"
+like "$ERR" "mq pop: the claim of job [0-9]* is not seen*" "  the lost one said"
+
+# a node that applies the claim late: the read waits for it
+"$MQ" push --host "$LIST" --queue sl slow >/dev/null
+expect_status 0 "a claim the other nodes apply a second late: handed out" \
+  "$MQ" pop --host "$LIST" --queue sl
+is "$OUT" slow "  the job printed (the read waited for the node to catch up)"
+
 # ---- no other node can be asked: the claim fails, its job given back
 "$MQ" push --host "$LIST" --queue u gone >/dev/null
 expect_status 69 "the list's other entry dead, the cluster of 3: status 69" \
@@ -124,5 +188,20 @@ c2=$(gstatus 2 Com_stmt_execute) c3=$(gstatus 3 Com_stmt_execute)
 expect_status 0 "a single host: handed out" "$MQ" pop --host "$N1" --queue s
 is "$(( $(gstatus 2 Com_stmt_execute) + $(gstatus 3 Com_stmt_execute) - c2 - c3 ))" 0 \
   "  nothing read on the other nodes"
+
+# the confirming sessions are mq's own (autocommit, isolation): with
+# autocommit off on the other nodes, a kept connection that read in an
+# open transaction would see its first snapshot, and every later claim
+# look lost
+lose 2 off
+lose 3 off
+gsql 2 "SET GLOBAL autocommit = 0"
+gsql 3 "SET GLOBAL autocommit = 0"
+seq 1 20 | "$MQ" push --host "$LIST" --queue ac --lines --quiet
+run "$MQ" work --host "$LIST" --queue ac --exit-when-empty -- true
+gsql 2 "SET GLOBAL autocommit = 1"
+gsql 3 "SET GLOBAL autocommit = 1"
+is "$RC:$ERR" "0:" "autocommit off on the other nodes: 20 jobs, one claim at a time, none said lost"
+is "$(gsql 1 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'ac' AND state = 'done'")" 20 "  all done"
 
 done_testing
