@@ -422,6 +422,16 @@ galera_cluster() {
     exit 1
   }
 }
+# galera_hosts: the nodes' client addresses, for --host: N1, N2, N3, and
+# DEAD (inside the cluster's range of ports: nobody listens); port N
+# prints node N's port. mq connects by them, not by a socket.
+galera_hosts() {
+  _base=$(cat "$G_DIR/base")
+  N1=127.0.0.1:$(port 1) N2=127.0.0.1:$(port 2) N3=127.0.0.1:$(port 3)
+  DEAD=127.0.0.1:$((_base + 7))
+  export MQ_SOCKET='' MQ_USER=root MQ_DATABASE=$T_DB
+}
+port() { echo $((_base + 10 * $1 + 3)); }
 gsql() { # gsql N STATEMENT: after node N caught up with the cluster
   mariadb --no-defaults --socket="$G_DIR/n$1/sock" --user=root -N -B \
     "$T_DB" -e "SET SESSION wsrep_sync_wait = 15; $2"

@@ -12,11 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 galera_cluster
-base=$(cat "$G_DIR/base")
-port() { echo $((base + 10 * $1 + 3)); }
-N1=127.0.0.1:$(port 1) N2=127.0.0.1:$(port 2) N3=127.0.0.1:$(port 3)
-DEAD=127.0.0.1:$((base + 7))   # inside the cluster's range: nobody listens
-export MQ_SOCKET='' MQ_USER=root MQ_DATABASE=$T_DB
+galera_hosts
 # a node's status, read without waiting for the cluster (gstatus waits
 # for the node to catch up, which a node cut off never does)
 nstat() {

@@ -15,12 +15,8 @@
 . "$(dirname "$0")/lib.sh"
 
 galera_cluster
-base=$(cat "$G_DIR/base")
-port() { echo $((base + 10 * $1 + 3)); }
-N1=127.0.0.1:$(port 1) N2=127.0.0.1:$(port 2) N3=127.0.0.1:$(port 3)
-DEAD=127.0.0.1:$((base + 7))   # inside the cluster's range: nobody listens
+galera_hosts
 LIST=$N1,$N2,$N3
-export MQ_SOCKET='' MQ_USER=root MQ_DATABASE=$T_DB
 expect_status 0 "init through the list" "$MQ" init --host "$LIST"
 
 # on one node, not replicated: the node's own trigger, run by its applier
@@ -62,6 +58,20 @@ row() {
     -e "SELECT state, lease_token, attempts FROM mq_jobs WHERE payload = '$2' AND queue = '$3'"
 }
 
+# work_until_lost QUEUE N RAN ERR: mq work in the background ($wp) on
+# QUEUE for N jobs, each appending its payload to RAN (after 0.3 s: the
+# next claim carries its ack), its stderr in ERR, until ERR says a claim
+# was not handed out
+work_until_lost() {
+  timeout 120 "$MQ" work --host "$LIST" --queue "$1" --lease 3s --max-jobs "$2" \
+    -- sh -c 'sleep 0.3; cat >>"$1"; echo >>"$1"' sh "$3" 2>"$4" &
+  wp=$!
+  _i=0
+  while ! grep -q 'not handed out' "$4" && [ $_i -lt 300 ]; do
+    sleep 0.1; _i=$((_i + 1))
+  done
+}
+
 # ---- a healthy cluster: claims are read on another node, and handed out
 "$MQ" push --host "$LIST" --queue ok one >/dev/null
 c2=$(gstatus 2 Com_stmt_execute) c3=$(gstatus 3 Com_stmt_execute)
@@ -100,13 +110,7 @@ like "$ERR" "mq pop: the claim of job [0-9]* is not seen on another node*not han
 # its next claim (the triggers gone): it runs, once
 printf 'a\nb\nlost-me\nc\n' | "$MQ" push --host "$LIST" --queue w --lines --quiet
 : >"$T_TMP/ran"
-timeout 120 "$MQ" work --host "$LIST" --queue w --lease 3s --max-jobs 4 \
-  -- sh -c 'cat >>"$1"; echo >>"$1"' sh "$T_TMP/ran" 2>"$T_TMP/work.err" &
-wp=$!
-i=0
-while ! grep -q 'not handed out' "$T_TMP/work.err" && [ $i -lt 300 ]; do
-  sleep 0.1; i=$((i + 1))
-done
+work_until_lost w 4 "$T_TMP/ran" "$T_TMP/work.err"
 like "$(cat "$T_TMP/work.err")" "*mq work: the claim of job [0-9]* is not seen on another node*not handed out*" \
   "mq work: the lost claim said"
 case $(cat "$T_TMP/ran") in *lost-me*) not_ok "  and not run" "$(cat "$T_TMP/ran")" ;; *) ok "  and not run" ;; esac
@@ -130,13 +134,7 @@ expect_status 0 "a queue limited to 1 job at a time" "$MQ" limit --host "$LIST" 
 "$MQ" push --host "$LIST" --queue al ack-lost >/dev/null
 "$MQ" push --host "$LIST" --queue al lost-me >/dev/null
 : >"$T_TMP/ran2"
-timeout 120 "$MQ" work --host "$LIST" --queue al --lease 3s --max-jobs 2 \
-  -- sh -c 'sleep 0.3; cat >>"$1"; echo >>"$1"' sh "$T_TMP/ran2" 2>"$T_TMP/work2.err" &
-wp=$!
-i=0
-while ! grep -q 'not handed out' "$T_TMP/work2.err" && [ $i -lt 300 ]; do
-  sleep 0.1; i=$((i + 1))
-done
+work_until_lost al 2 "$T_TMP/ran2" "$T_TMP/work2.err"
 like "$(cat "$T_TMP/work2.err")" "*mq work: the claim of job [0-9]* is not seen on another node*" \
   "an ack and a claim lost together: the claim said"
 is "$(row 2 ack-lost al | cut -f1):$(row 3 ack-lost al | cut -f1)" "done:done" \
