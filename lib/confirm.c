@@ -60,13 +60,9 @@ static const char sql_seen[] =
     "SELECT id FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
     " WHERE state = 'leased' AND lease_token = ? AND id IN (";
 
-struct node {
-	char gcomm[64], cluster[64], not_ready[160];
-};
-
 /* Reads db's struct node; 0 if it cannot be read. */
 static int
-read_node(MYSQL *db, struct node *n)
+read_node(MYSQL *db, struct mq__node *n)
 {
 	MYSQL_RES *res;
 	MYSQL_ROW row;
@@ -112,11 +108,18 @@ add_why(char *why, size_t size, const char *host, const char *what)
 		    host, what);
 }
 
-/* The confirmation's own state, in c: the node c is on, read once. */
+/* The node c is on: who it is and its cluster, read once a connection
+ * (a claim then costs no round trip on it); its readiness is not kept
+ * (read fresh where it matters). */
 static int
-self_node(struct mq_conn *c, struct node *self)
+self_node(struct mq_conn *c, struct mq__node *self)
 {
-	return read_node(c->db, self);
+	memset(self, 0, sizeof *self);
+	if (!*c->self_node.gcomm && !read_node(c->db, &c->self_node))
+		return 0;
+	memcpy(self->gcomm, c->self_node.gcomm, sizeof self->gcomm);
+	memcpy(self->cluster, c->self_node.cluster, sizeof self->cluster);
+	return 1;
 }
 
 /* A connection to a node of c's list other than c's (self) and than
@@ -124,14 +127,16 @@ self_node(struct mq_conn *c, struct node *self)
  * its primary component, set up for c's table as every connection is;
  * NULL if none: why says of each, *limit set to a refusal for want of
  * connections (the server's max_connections) if one came. */
+#define ENTRIES_KEPT 64	/* entries of a list whose failures are kept */
+
 static struct mq_conn *
-connect_other(struct mq_conn *c, const struct node *self, const char *skip,
-    char *why, size_t size, struct mq_error *limit)
+connect_other(struct mq_conn *c, const struct mq__node *self, const char *skip,
+    unsigned char *passed, char *why, size_t size, struct mq_error *limit)
 {
 	struct mq_connopts o = c->opts;
 	struct mq_conn *other;
 	struct mq_error e;
-	struct node nd;
+	struct mq__node nd;
 	char host[256], spec[300];
 	unsigned port;
 	size_t n, k, i;
@@ -147,9 +152,13 @@ connect_other(struct mq_conn *c, const struct node *self, const char *skip,
 	/* from an entry drawn by the process id on: the readers spread */
 	for (k = 0; k < n; k++) {
 		i = ((size_t)getpid() + k) % n;
-		if (mq__host_entry(c->list, i, host, sizeof host, &port,
-		    &e) != MQ_OK)
+		/* an entry that failed, or was c's own node, in this claim's
+		 * confirmation is not connected to again */
+		if ((i < ENTRIES_KEPT && passed[i]) || mq__host_entry(c->list,
+		    i, host, sizeof host, &port, &e) != MQ_OK)
 			continue;
+		if (i < ENTRIES_KEPT)
+			passed[i] = 1;	/* cleared below if it is used */
 		snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]" : "%s",
 		    host);
 		if (port)
@@ -183,6 +192,8 @@ connect_other(struct mq_conn *c, const struct node *self, const char *skip,
 			continue;
 		}
 		memcpy(other->confirm_node, nd.gcomm, sizeof nd.gcomm);
+		if (i < ENTRIES_KEPT)
+			passed[i] = 0;
 		return other;
 	}
 	return NULL;
@@ -300,8 +311,9 @@ enum mq_status
 mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 {
 	char why[400] = "", size[32], skip[200] = "", name[128];
+	unsigned char passed[ENTRIES_KEPT] = { 0 };
 	struct mq_error limit = { .status = MQ_OK };
-	struct node self;
+	struct mq__node self, now;
 	unsigned char *seen;
 	enum mq_status rc = MQ_EUNAVAIL;
 	int tries, fresh;
@@ -319,8 +331,8 @@ mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 	 * closed since, then made again), else each other one in turn */
 	for (tries = 0; tries < 8; tries++) {
 		fresh = c->confirm == NULL;
-		if (fresh && (c->confirm = connect_other(c, &self, skip, why,
-		    sizeof why, &limit)) == NULL)
+		if (fresh && (c->confirm = connect_other(c, &self, skip,
+		    passed, why, sizeof why, &limit)) == NULL)
 			break;
 		if ((rc = read_seen(c->confirm, jobs, *n, seen)) == MQ_OK)
 			break;
@@ -343,8 +355,11 @@ mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 		return rc;
 	}
 	free(seen);
-	/* nobody else in the cluster: nothing to lose the claim to */
-	if (query_size(c->db, size, sizeof size) && strcmp(size, "1") == 0)
+	/* nobody else in the cluster: nothing to lose the claim to; but a
+	 * node cut off alone sees a cluster of one too: it must be the
+	 * primary component, and ready */
+	if (read_node(c->db, &now) && !*now.not_ready &&
+	    query_size(c->db, size, sizeof size) && strcmp(size, "1") == 0)
 		return MQ_OK;
 	snprintf(c->unconfirmed, sizeof c->unconfirmed, "the claim cannot "
 	    "be confirmed on another node of the cluster: %s", *why ? why :

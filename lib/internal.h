@@ -193,7 +193,10 @@ struct mq_conn {
 	char list[1024];
 	struct mq_conn *confirm;
 	char confirm_node[64];		/* a confirming one's gcomm uuid */
-	char unconfirmed[300];
+	struct mq__node {		/* a Galera node (confirm.c) */
+		char gcomm[64], cluster[64], not_ready[160];
+	} self_node;			/* its own node, read once */
+	char unconfirmed[512];
 };
 
 /* Records a failure that is not the server's; returns st. */

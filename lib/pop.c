@@ -69,25 +69,37 @@ mq_jobs_free(struct mq_job *jobs, size_t n)
 	free(jobs);
 }
 
-/* Remembers that the jobs of queue leased with cl->token may be leased
- * to nobody (mq_take_orphans); mq_ack_pop made room for them. */
+/* Remembers that the jobs of queue leased with token may be leased to
+ * nobody (mq_take_orphans); mq_ack_pop made room for them. */
 static void
-orphaned(struct mq_conn *c, const struct claim *cl, const char *queue)
+orphaned_token(struct mq_conn *c, const char *queue, const char *token,
+    int64_t lease_us)
 {
 	struct mq_orphan *o;
+	size_t i;
 
+	for (i = 0; i < c->norphans; i++)
+		if (strcmp(c->orphans[i].queue, queue) == 0 &&
+		    strcmp(c->orphans[i].token, token) == 0)
+			return;		/* remembered already */
 	if (c->norphans == MQ_ORPHANS_MAX)
 		return;		/* not reached: see mq_ack_pop */
 	o = &c->orphans[c->norphans++];
 	memset(o, 0, sizeof *o);
-	memcpy(o->queue, queue, sizeof o->queue);
-	memcpy(o->token, cl->token, sizeof o->token);
+	snprintf(o->queue, sizeof o->queue, "%s", queue);
+	snprintf(o->token, sizeof o->token, "%s", token);
 	/* the session that may still be running the claim: ended before
 	 * the give-back (lease.c) */
 	o->thread = mysql_thread_id(c->db);
 	memcpy(o->server, c->server, sizeof o->server);
 	o->connected_us = c->connected_us;
-	o->lease_end_us = mq_now_us() + cl->o->lease_us;
+	o->lease_end_us = mq_now_us() + lease_us;
+}
+
+static void
+orphaned(struct mq_conn *c, const struct claim *cl, const char *queue)
+{
+	orphaned_token(c, queue, cl->token, cl->o->lease_us);
 }
 
 /* A write that commits by itself, after another of the same claim,
@@ -547,13 +559,20 @@ why_empty(struct mq_conn *c, const struct claim *cl)
  * rather than at their lease's end (what fails is the claim's
  * failure's to say, and the lease's end gives them back then). */
 static void
-give_back(struct mq_conn *c, const struct mq_job *jobs, size_t n)
+give_back(struct mq_conn *c, const struct mq_job *jobs, size_t n,
+    int64_t lease_us)
 {
 	struct mq_error saved = c->err;
+	enum mq_status st;
 	size_t i;
 
+	/* one that cannot be (the connection lost too): an orphan, given
+	 * back by the caller on another (mq_take_orphans) */
 	for (i = 0; i < n; i++)
-		(void)mq_release(c, &jobs[i].receipt);
+		if ((st = mq_release(c, &jobs[i].receipt)) != MQ_OK &&
+		    st != MQ_ELEASE)
+			orphaned_token(c, jobs[i].queue,
+			    jobs[i].receipt.token, lease_us);
 	c->err = saved;
 }
 
@@ -667,7 +686,7 @@ mq_ack_pop(struct mq_conn *c, const struct mq_receipt *r, size_t nr,
 	if (rc == MQ_OK) {
 		rc = mq__confirm_claim(c, cl.jobs, &cl.n);
 		if (rc != MQ_OK && rc != MQ_EUNKNOWN)
-			give_back(c, cl.jobs, cl.n);
+			give_back(c, cl.jobs, cl.n, o->lease_us);
 		if (c->unconfirmed[0] && nr && c->confirm)
 			ack_again_there(c, r, nr, lost);
 	}

@@ -108,7 +108,7 @@ struct op_task {
 	enum mq_status claim_st;
 	int64_t retry_us;		/* mq_claim_retry_us after it */
 	int held;			/* mq_claim_held after it */
-	char unconfirmed[300];		/* mq_claim_unconfirmed after it */
+	char unconfirmed[512];		/* mq_claim_unconfirmed after it */
 	struct mq_job *jobs;
 	size_t njobs;
 	int acked;
