@@ -94,7 +94,7 @@ like "$(pipe_to true gone "$MQ" limit --concurrency 4 lim)" "74:mq limit: write 
   "limit --concurrency (a change) | true: 74, said"
 is "$(sql "SELECT concurrency FROM mq_jobs_queues WHERE queue = 'lim'")" 4 "  and the change made"
 "$MQ" push --queue dead1 d >/dev/null
-"$MQ" fail --no-retry "$("$MQ" pop --queue dead1 --shell | sed -n 's/^MQ_RECEIPT=//p')" 2>/dev/null
+"$MQ" fail --no-retry "$("$MQ" pop --queue dead1 --shell | sed -n 's/^MQ_RECEIPT=//p')" >/dev/null 2>&1
 is "$(pipe_to true gone "$MQ" retry --dry-run --queue dead1 --all)" \
   "141:mq retry: 1 job would be retried (dry run)" "retry --dry-run | true: quiet, SIGPIPE"
 is "$(pipe_to true gone "$MQ" requeue-stale --dry-run)" "141:" \

@@ -109,7 +109,7 @@ like "$ERR" "mq pop: the claim of job [0-9]* is not seen on another node*not han
 # mq work: the lost claim is not run; once its lease ended (on node 1,
 # which holds it) requeue-stale makes it due again, and the nodes apply
 # its next claim (the triggers gone): it runs, once
-printf 'a\nb\nlost-me\nc\n' | "$MQ" push --host "$LIST" --queue w --lines --quiet
+printf 'a\nb\nlost-me\nc\n' | "$MQ" push --host "$LIST" --queue w --lines --quiet >/dev/null
 : >"$T_TMP/ran"
 work_until_lost w 4 "$T_TMP/ran" "$T_TMP/work.err"
 like "$(cat "$T_TMP/work.err")" "*mq work: the claim of job [0-9]* is not seen on another node*not handed out*" \
@@ -203,7 +203,7 @@ lose 2 off
 lose 3 off
 gsql 2 "SET GLOBAL autocommit = 0"
 gsql 3 "SET GLOBAL autocommit = 0"
-seq 1 20 | "$MQ" push --host "$LIST" --queue ac --lines --quiet
+seq 1 20 | "$MQ" push --host "$LIST" --queue ac --lines --quiet >/dev/null
 run "$MQ" work --host "$LIST" --queue ac --exit-when-empty -- true
 gsql 2 "SET GLOBAL autocommit = 1"
 gsql 3 "SET GLOBAL autocommit = 1"
