@@ -295,7 +295,7 @@ is "$ERR" "mq schedule: schedule 'rf': cannot move the schedule: Out of range va
   "  one line naming it, the server's reason"
 is "$(fired rf):$(fired rg):$(later rf):$(later rg)" "0:1:0:1" "  it is left due (rolled back), the other ran"
 park rg
-"$MQ" pop --queue qr -o /dev/null 2>/dev/null	# rg's run, out of the way
+"$MQ" pop --queue qr -o /dev/null >/dev/null 2>&1	# rg's run, out of the way
 due rh
 expect_status 0 "a consumer of its queue fires the others and claims their run" "$MQ" pop --queue hq1,qr --wait 3s
 is "$OUT" "rh run" "  rh's run"
