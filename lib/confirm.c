@@ -36,14 +36,11 @@
  * read waits for the node to apply what came before it) */
 #define CONFIRM_TIMEOUT_S 5
 
-static const char sql_cluster_size[] =
-    "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'";
-
 /* Who a node is (its group communication's uuid), which cluster's
- * history it holds, and whether it is a member of the primary component
+ * history it holds, whether it is a member of the primary component
  * that takes statements (Synced or not: a donor applies what comes, and
- * a node far behind is left by the read's timeout): a row, its third
- * column NULL when ready. */
+ * a node far behind is left by the read's timeout), and the cluster's
+ * size as it sees it: a row, its third column NULL when ready. */
 static const char sql_node[] =
     "SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
     " WHERE VARIABLE_NAME = 'wsrep_gcomm_uuid'),"
@@ -52,7 +49,9 @@ static const char sql_node[] =
     " (SELECT GROUP_CONCAT(VARIABLE_NAME, ' ', VARIABLE_VALUE)"
     " FROM information_schema.GLOBAL_STATUS"
     " WHERE VARIABLE_NAME IN ('wsrep_ready', 'wsrep_cluster_status')"
-    " AND VARIABLE_VALUE NOT IN ('ON', 'Primary'))";
+    " AND VARIABLE_VALUE NOT IN ('ON', 'Primary')),"
+    " (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+    " WHERE VARIABLE_NAME = 'wsrep_cluster_size')";
 
 /* The jobs of a claim leased with one token, read by id on the other
  * node, waiting for it to apply the cluster's commits first */
@@ -78,6 +77,8 @@ read_node(MYSQL *db, struct mq__node *n)
 		if (row[2])
 			snprintf(n->not_ready, sizeof n->not_ready,
 			    "not ready (%.120s)", row[2]);
+		if (row[3])
+			snprintf(n->size, sizeof n->size, "%s", row[3]);
 		ok = 1;
 	}
 	mysql_free_result(res);
@@ -199,28 +200,6 @@ connect_other(struct mq_conn *c, const struct mq__node *self, const char *skip,
 	return NULL;
 }
 
-/* The cluster's size as db's node sees it, into buf; 0 if unread. */
-static int
-query_size(MYSQL *db, char *buf, size_t size)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int ok = 0;
-
-	*buf = '\0';
-	if (mysql_real_query(db, sql_cluster_size,
-	    sizeof sql_cluster_size - 1) != 0 ||
-	    (res = mysql_store_result(db)) == NULL)
-		return 0;
-	if ((row = mysql_fetch_row(res)) != NULL &&
-	    mysql_num_fields(res) > 1 && row[1]) {
-		snprintf(buf, size, "%s", row[1]);
-		ok = 1;
-	}
-	mysql_free_result(res);
-	return ok;
-}
-
 /* Reads which of jobs[0..n) the other node shows leased with their
  * tokens: seen[i] set for those. */
 static enum mq_status
@@ -310,7 +289,7 @@ drop_unseen(struct mq_conn *c, struct mq_job *jobs, size_t *n,
 enum mq_status
 mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 {
-	char why[400] = "", size[32], skip[200] = "", name[128];
+	char why[400] = "", skip[200] = "", name[128];
 	unsigned char passed[ENTRIES_KEPT] = { 0 };
 	struct mq_error limit = { .status = MQ_OK };
 	struct mq__node self, now;
@@ -359,7 +338,7 @@ mq__confirm_claim(struct mq_conn *c, struct mq_job *jobs, size_t *n)
 	 * node cut off alone sees a cluster of one too: it must be the
 	 * primary component, and ready */
 	if (read_node(c->db, &now) && !*now.not_ready &&
-	    query_size(c->db, size, sizeof size) && strcmp(size, "1") == 0)
+	    strcmp(now.size, "1") == 0)
 		return MQ_OK;
 	snprintf(c->unconfirmed, sizeof c->unconfirmed, "the claim cannot "
 	    "be confirmed on another node of the cluster: %s", *why ? why :

@@ -194,7 +194,7 @@ struct mq_conn {
 	struct mq_conn *confirm;
 	char confirm_node[64];		/* a confirming one's gcomm uuid */
 	struct mq__node {		/* a Galera node (confirm.c) */
-		char gcomm[64], cluster[64], not_ready[160];
+		char gcomm[64], cluster[64], not_ready[160], size[24];
 	} self_node;			/* its own node, read once */
 	char unconfirmed[512];
 };
