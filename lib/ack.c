@@ -63,10 +63,14 @@
 
 static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
 /* The one receipt's ack first tried for a job without dependents (the
- * ack then knows without a read that it makes none due); again as
- * above when it changed nothing: lost, or a parent (deps.c). */
+ * ack then knows without a read that it makes none due), then for one
+ * with one dependent (deps.c meets its one edge in one statement when
+ * that is the dependent's last parent: a chain's link); again as above
+ * when neither changed anything: lost, or a parent of more. */
 static const char sql_ack_childless[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
     " AND children IS NULL";
+static const char sql_ack_one_child[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
+    " AND children = 1";
 
 /* Several receipts: one locking read by primary key says which of them
  * still hold their lease (MQ_SQL_HELD for a list: leased, and the id
@@ -202,23 +206,26 @@ ack_batch(struct mq_conn *c, const struct mq_receipt *r, size_t n,
 	return rc;
 }
 
-/* Acks the one receipt r, as ack_batch does several. */
+/* Acks the one receipt r, as ack_batch does several; *one: it has one
+ * dependent (or none). */
 static enum mq_status
 ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
-    uint64_t *done, size_t *ndone, uint64_t *kids, size_t *nkids)
+    uint64_t *done, size_t *ndone, uint64_t *kids, size_t *nkids, int *one)
 {
+	static const char *const tries[] = {
+		sql_ack_childless, sql_ack_one_child, sql_ack
+	};
 	MYSQL_BIND in[2];
 	unsigned long tlen;
 	uint64_t id = r->id;
 	MYSQL_STMT *st;
 	enum mq_status rc;
-	int tries;
+	size_t t;
 
 	mq__bind_u64(&in[0], &id);
 	mq__bind_str(&in[1], r->token, &tlen);
-	for (tries = 0; tries < 2; tries++) {
-		if ((st = mq__prepare(c, tries ? sql_ack :
-		    sql_ack_childless)) == NULL)
+	for (t = 0; t < 3; t++) {
+		if ((st = mq__prepare(c, tries[t])) == NULL)
 			return c->err.status;
 		rc = mq__execute(c, st, in, "cannot ack");
 		*lost = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
@@ -228,8 +235,10 @@ ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
 	}
 	if (rc == MQ_OK && !*lost) {
 		done[(*ndone)++] = id;
-		if (tries == 1)
+		if (t > 0)
 			kids[(*nkids)++] = id;
+		if (t > 1)
+			*one = 0;
 	}
 	return rc;
 }
@@ -242,27 +251,31 @@ enum mq_status
 mq__ack_in_tx(struct mq_conn *c, const struct mq_receipt *r, size_t n,
     unsigned char *lost)
 {
-	uint64_t one[2], *done = n > 1 ? malloc(2 * n * sizeof *done) : one;
+	uint64_t two[2], *done = n > 1 ? malloc(2 * n * sizeof *done) : two;
 	uint64_t *kids = done + n;
 	enum mq_status rc = MQ_OK;
 	size_t i, k, ndone = 0, nkids = 0;
+	int one = 1;		/* every parent acked has one dependent */
 
 	if (done == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; i < n && rc == MQ_OK; i += k) {
 		k = n - i < ACK_BATCH ? n - i : ACK_BATCH;
+		if (k > 1)
+			one = 0;
 		rc = k > 1 ? ack_batch(c, r + i, k, lost + i, done, &ndone,
 		    kids, &nkids) :
-		    ack_one(c, r + i, lost + i, done, &ndone, kids, &nkids);
+		    ack_one(c, r + i, lost + i, done, &ndone, kids, &nkids,
+		    &one);
 	}
 	/* the dependents of the jobs done: with the counts of the last
 	 * statement's (deps.c) */
 	for (i = 0; i < ndone && rc == MQ_OK; i += k) {
 		k = ndone - i < COUNT_MAX ? ndone - i : COUNT_MAX;
 		rc = mq__acked(c, done + i, k, kids, i + k >= ndone ? nkids :
-		    0);
+		    0, one);
 	}
-	if (done != one)
+	if (done != two)
 		free(done);
 	return rc;
 }

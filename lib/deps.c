@@ -102,8 +102,7 @@ static const char sql_release_tail[] =
 /* The queues of the dependents due now, to wake their waiters */
 static const char sql_released[] =
     "SELECT j.queue, COUNT(*) FROM (SELECT DISTINCT d.child"
-    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE " MEETS
-    " AND d.parent IN (";
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) WHERE d.parent IN (";
 static const char sql_released_tail[] =
     ")) e STRAIGHT_JOIN `{{TABLE}}` j ON j.id = e.child"
     " WHERE j.state = 'ready' AND j.parent_shards = 0"
@@ -111,8 +110,29 @@ static const char sql_released_tail[] =
 static const char sql_mark_met[] =
     "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) SET d.met = 1"
     " WHERE " MEETS " AND d.parent IN (";
-/* the five, head and tail, for test-explain */
+/* A dependent's last parent met in one statement, where the five above
+ * take five: the edge not met is its shard's only parent (1), and that
+ * shard the dependent's only one not emptied (1), so the edge is its
+ * last; the shard emptied, the dependent made due and the edge marked
+ * at once. The WHERE reads the rows as they were and the SET writes
+ * constants, so the order of a multiple-table UPDATE's assignments does
+ * not matter. A chain's link, each dependent of a fan-out, a fan-in's
+ * last parent; the rest (a dependent that waits for other parents too,
+ * or that no longer waits: cancelled, running) the five meet as before,
+ * and a program that runs only those (mq-sql(7)) leaves the same rows. */
+static const char sql_last_parent[] =
+    "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}_waits` w"
+    " ON w.child = d.child AND w.shard = d.parent % 1024"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
+    " SET d.met = 1, w.parents = 0, j.parent_shards = 0,"
+    " j.available_at = " MQ_SQL_NOW
+    " WHERE " MEETS " AND w.parents = 1 AND j.parent_shards = 1"
+    " AND j.state = 'ready' AND j.available_at = " MQ_SQL_WAITING
+    " AND d.parent IN (";
+/* the six, head and tail, for test-explain */
 const char *const mq__sql_meet[MQ_SQL_MEETS][2] = {
+	{ sql_last_parent, ")" },
 	{ sql_lower_shards, sql_lower_shards_tail },
 	{ sql_lower_parents, sql_lower_parents_tail },
 	{ sql_release, sql_release_tail },
@@ -543,31 +563,35 @@ note_released(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 
 
 /* The edges of parents[0..n) met: done (all of them), or dead (those of
- * dependents that run anyway). */
+ * dependents that run anyway). one: each parent has one edge at most,
+ * so that an edge met as a last parent's leaves none for the five (a
+ * chain's link: one statement, not six). */
 static enum mq_status
-meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done)
+meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done,
+    int one)
 {
 	MYSQL_BIND pre[1];
-	uint64_t affected;
+	uint64_t last = 0, lowered = 0, affected = 0, released = 0;
 	enum mq_status rc;
 
 	mq__bind_i32(&pre[0], done);
-	rc = mq__exec_ids_tail(c, sql_lower_shards, sql_lower_shards_tail,
-	    pre, 1, parents, n, &affected);
-	/* no shard lowered: no edge to meet (each edge not met is counted
-	 * in its shard), nothing more to do (a dead parent's dependents
-	 * that do not run anyway, a chain's links: two statements each) */
-	if (rc != MQ_OK || affected == 0)
-		return rc;
-	rc = mq__exec_ids_tail(c, sql_lower_parents,
-	    sql_lower_parents_tail, pre, 1, parents, n, &affected);
-	if (rc == MQ_OK && affected > 0)
+	rc = mq__exec_ids(c, sql_last_parent, pre, 1, parents, n, &last);
+	if (rc == MQ_OK && !(one && n == 1 && last > 0))
+		rc = mq__exec_ids_tail(c, sql_lower_shards,
+		    sql_lower_shards_tail, pre, 1, parents, n, &lowered);
+	/* no shard lowered: no edge left to meet (each edge not met is
+	 * counted in its shard) */
+	if (rc == MQ_OK && lowered > 0)
+		rc = mq__exec_ids_tail(c, sql_lower_parents,
+		    sql_lower_parents_tail, pre, 1, parents, n, &affected);
+	if (rc == MQ_OK && lowered > 0 && affected > 0)
 		rc = mq__exec_ids_tail(c, sql_release, sql_release_tail, pre,
-		    1, parents, n, &affected);
-	if (rc == MQ_OK && affected > 0)
+		    1, parents, n, &released);
+	if (rc == MQ_OK && (last > 0 || released > 0))
 		rc = mq__query_ids(c, "cannot read jobs", sql_released,
-		    sql_released_tail, pre, 1, parents, n, note_released, NULL);
-	if (rc == MQ_OK)
+		    sql_released_tail, NULL, 0, parents, n, note_released,
+		    NULL);
+	if (rc == MQ_OK && lowered > 0)
 		rc = mq__exec_ids(c, sql_mark_met, pre, 1, parents, n,
 		    &affected);
 	return rc;
@@ -801,7 +825,7 @@ lost_parents(struct mq_conn *c, const uint64_t *parents, size_t n,
     const struct lost *l, struct ids *more)
 {
 	int32_t no = 0;
-	enum mq_status rc = meet(c, parents, n, &no);
+	enum mq_status rc = meet(c, parents, n, &no, 0);
 
 	if (rc == MQ_OK)
 		rc = cancel_with(c, parents, n, l, more);
@@ -830,7 +854,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 		else
 			parents[nd++] = parents[i];
 	if (rc == MQ_OK && nd > 0)
-		rc = meet(c, parents, nd, &yes);
+		rc = meet(c, parents, nd, &yes, 0);
 	if (rc == MQ_OK && nx > 0) {
 		qsort(dead, nx, sizeof dead[0], cmp_u64);
 		rc = lost_parents(c, dead, nx, &died, more);
@@ -993,7 +1017,7 @@ mq__finished(struct mq_conn *c, const uint64_t *ids, size_t n)
 
 enum mq_status
 mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
-    const uint64_t *parents, size_t np)
+    const uint64_t *parents, size_t np, int one)
 {
 	int32_t yes = 1;
 	enum mq_status rc = mq__count_finished(c, ids, n);
@@ -1001,7 +1025,7 @@ mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
 
 	for (i = 0; rc == MQ_OK && i < np; i += k) {
 		k = np - i < CHUNK ? np - i : CHUNK;
-		rc = meet(c, parents + i, k, &yes);
+		rc = meet(c, parents + i, k, &yes, one);
 	}
 	return rc;
 }

@@ -429,9 +429,11 @@ void mq__deps_free(struct mq__deps *d);
 enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
     size_t n);
 /* The same for jobs done (acked), where the caller read which of them
- * have dependents (parents[0..np)): no read more for an ack. */
+ * have dependents (parents[0..np)): no read more for an ack. one: the
+ * caller's locked rows said each of them has one dependent at most
+ * (children = 1, which counts every dependent pushed after it). */
 enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
-    const uint64_t *parents, size_t np);
+    const uint64_t *parents, size_t np, int one);
 /* mq purge, in its transaction before it deletes ids[0..n) (live jobs
  * of queue in state, locked): their dependents cannot wait for them any
  * more: those that run anyway are met, the others cancelled ("parent N
@@ -642,7 +644,7 @@ extern const char mq__sql_cancel_doomed[];
 /* The statements that meet the edges of finished parents, head and tail
  * (deps.c: lower the shards, the dependents' parent_shards, make due,
  * the queues made due, mark met), binding the flag and the parents. */
-#define MQ_SQL_MEETS 5
+#define MQ_SQL_MEETS 6
 extern const char *const mq__sql_meet[MQ_SQL_MEETS][2];
 /* mq top's count of the workers holding leases (workers.c). */
 extern const char mq__sql_workers[];

@@ -391,6 +391,38 @@ lastt=$(awk '$1 == "last" { print $2 }' "$T_TMP/runs")
 maxp=$(awk '$1 != "last" { if ($2 > m) m = $2 } END { print m }' "$T_TMP/runs")
 check "after every parent's last run" test "$lastt" -gt "$maxp"
 
+# ---- a dependent's last parent, met in one statement (deps.c
+# sql_last_parent), and the cases it must leave to the others: two
+# parents in one shard (ids 1,024 apart), the second of them the last;
+# two last parents acked together; a dependent cancelled while it
+# waited; a dead last parent of one that runs anyway
+shards() { sql "SELECT CONCAT(IFNULL(j.parent_shards, '-'), '/', IFNULL((SELECT GROUP_CONCAT(w.parents ORDER BY w.shard) FROM mq_jobs_waits w WHERE w.child = j.id), '-'), '/', (SELECT COUNT(*) FROM mq_jobs_deps d WHERE d.child = j.id AND d.met = 0)) FROM mq_jobs j WHERE j.id = $1"; }
+a=$("$MQ" push --queue lp1 A)
+seq 1 1023 | "$MQ" push --queue lpfill --lines --quiet >/dev/null
+b=$("$MQ" push --queue lp2 B)
+is "$((b - a))" 1024 "  (two parents 1024 apart: one shard)"
+k=$("$MQ" push --queue lpkid --after "$a,$b" K)
+is "$(shards "$k")" "1/2/2" "one shard of two parents: parent_shards 1, the shard's 2, 2 edges unmet"
+done_one lp1 >/dev/null
+is "$(st "$k")/$(shards "$k")" "ready:waiting/1/1/1" "  the first done: still waiting, the shard's 1"
+done_one lp2 >/dev/null
+is "$(st "$k")/$(shards "$k")" "ready/0/0/0" "  the second, its last: due, the shard emptied, every edge met"
+a=$("$MQ" push --queue lp3 A) b=$("$MQ" push --queue lp3 B)
+k=$("$MQ" push --queue lpkid2 --after "$a,$b" K)
+ra=$("$MQ" pop --queue lp3 -o /dev/null) rb=$("$MQ" pop --queue lp3 -o /dev/null)
+"$MQ" ack "$ra" "$rb" >/dev/null
+is "$(st "$k")/$(shards "$k")" "ready/0/0,0/0" "two last parents acked together: due once, both shards emptied"
+is "$("$MQ" pop --queue lpkid2 -o /dev/null >/dev/null; echo $?)/$("$MQ" pop --queue lpkid2 -o /dev/null >/dev/null; echo $?)" "0/1" "  claimed once, then none"
+a=$("$MQ" push --queue lp4 A)
+k=$("$MQ" push --queue lpkid3 --after "$a" K)
+"$MQ" cancel "$k" >/dev/null
+done_one lp4 >/dev/null
+is "$(st "$k")/$(shards "$k")" "dead/0/0/0" "a dependent cancelled while it waited: its parent done, it stays dead, its counts met"
+a=$("$MQ" push --queue lp5 --max-attempts 1 A)
+k=$("$MQ" push --queue lpkid4 --if-parent-dies run --after "$a" K)
+die_one lp5 >/dev/null
+is "$(st "$k")/$(shards "$k")" "ready/0/0/0" "a dead last parent of one that runs anyway: due, met"
+
 # ---- a chain: each after the one before, mq work -c 4 runs them in order
 sql "DELETE FROM mq_jobs; DELETE FROM mq_jobs_deps; DELETE FROM mq_jobs_waits"
 prev=$("$MQ" push --queue chain 1)
@@ -417,6 +449,24 @@ while [ $try -lt 3 ] && [ $best -gt 25 ]; do
   [ "$n" -lt $best ] && best=$n
 done
 check "a chain of 20 under mq work -c 4: one transaction a link ($best commits; 25 at most)" [ "$best" -le 25 ]
+# and 8 statements a link: the ack of a parent of one dependent (after
+# the try for a job without any), its count, the one statement that
+# meets a dependent's last parent, the read of the queues it made due,
+# the claim's three (11 before: the four statements of the meet, the
+# ack without children = 1); the least of 3 tries, as above
+executes() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'" | cut -f2; }
+best=999 try=0
+while [ $try -lt 3 ] && [ $best -gt 180 ]; do
+  prev=$("$MQ" push --queue chain3 1)
+  for i in $(seq 2 20); do prev=$("$MQ" push --queue chain3 --after "$prev" "$i"); done
+  e0=$(executes)
+  "$MQ" work --queue chain3 --concurrency 4 --exit-when-empty -- \
+    sh -c 'sleep 0.05' >/dev/null 2>&1
+  n=$(($(executes) - e0)) try=$((try + 1))
+  [ "$n" -lt $best ] && best=$n
+done
+check "a chain of 20 under mq work -c 4: 8 statements a link ($best executed; 180 at most)" [ "$best" -le 180 ]
+is "$(sql "SELECT COUNT(*), SUM(state = 'done') FROM mq_jobs WHERE queue = 'chain3'" | tr '\t' ' ')" "$((20 * try)) $((20 * try))" "  and every link of the $try tries done"
 
 # ---- README's example, as written: the index job runs last, once
 mkdir -p "$T_TMP/bin" "$T_TMP/ex"
