@@ -197,7 +197,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 	uint32_t limit;
 	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
-	size_t q, leased = 0;
+	size_t q, leased = 0, got;
 	int plain, tried;
 
 	/* a retried transaction starts from nothing */
@@ -238,6 +238,7 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 			note_limited(c, cl->queues[q], cl->limited[q]);
 			plain = rc == MQ_OK && !cl->limited[q];
 		}
+		got = cl->n;
 		if (plain) {
 			mq__bind_str(&in[0], cl->queues[q], &qlen);
 			mq__bind_str(&in[1], cl->queues[q], &qlen);
@@ -263,6 +264,15 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 		 * the commit, in a transaction of its own */
 		if (rc != MQ_OK || cl->n >= cl->o->count || tried)
 			continue;
+		/* not if the plain claim took a job: its guard (the queue
+		 * neither paused nor limited, MQ_SQL_CLAIMABLE) held, and
+		 * the limited claim would read the settings to find that
+		 * (a round trip a claim, where a consumer has more room
+		 * than due jobs: each link of a chain) */
+		if (cl->n > got) {
+			cl->paused[q] = 0;
+			continue;
+		}
 		if (cl->gated) {
 			cl->deferred[q] = 1;
 		} else {
