@@ -431,43 +431,7 @@ for i in $(seq 2 40); do prev=$("$MQ" push --queue chain --after "$prev" "$i"); 
 "$MQ" work --queue chain --concurrency 4 --exit-when-empty -- \
   sh -c 'read -r p; echo "$p" >>"$0"' "$T_TMP/chain" >/dev/null 2>&1
 is "$(tr '\n' ' ' <"$T_TMP/chain")" "$(seq 1 40 | tr '\n' ' ')" "40 links ran in order, once each"
-# one transaction a link: the ack of one and the claim of the next. A
-# claim that took fewer jobs than free process slots leaves them to the
-# park, not to another claim at once (which found nothing, and made the
-# next ack wait behind it: about 1.5 transactions a link before). The
-# server's COMMITs, global (another test's on a shared server only add):
-# the least of 3 tries
-commits() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_commit'" | cut -f2; }
-best=999 try=0
-while [ $try -lt 3 ] && [ $best -gt 25 ]; do
-  prev=$("$MQ" push --queue chain2 1)
-  for i in $(seq 2 20); do prev=$("$MQ" push --queue chain2 --after "$prev" "$i"); done
-  c0=$(commits)
-  "$MQ" work --queue chain2 --concurrency 4 --exit-when-empty -- \
-    sh -c 'sleep 0.05' >/dev/null 2>&1
-  n=$(($(commits) - c0)) try=$((try + 1))
-  [ "$n" -lt $best ] && best=$n
-done
-check "a chain of 20 under mq work -c 4: one transaction a link ($best commits; 25 at most)" [ "$best" -le 25 ]
-# and 7 statements a link: the ack of a parent of one dependent (after
-# the try for a job without any), its count, the one statement that
-# meets a dependent's last parent, the read of the queues it made due,
-# the claim's two (11 before: the four statements of the meet, the ack
-# without children = 1, the read of the queue's settings after a claim
-# that took fewer jobs than it had room for); the least of 3 tries
-executes() { sql_root "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'" | cut -f2; }
-best=999 try=0
-while [ $try -lt 3 ] && [ $best -gt 150 ]; do
-  prev=$("$MQ" push --queue chain3 1)
-  for i in $(seq 2 20); do prev=$("$MQ" push --queue chain3 --after "$prev" "$i"); done
-  e0=$(executes)
-  "$MQ" work --queue chain3 --concurrency 4 --exit-when-empty -- \
-    sh -c 'sleep 0.05' >/dev/null 2>&1
-  n=$(($(executes) - e0)) try=$((try + 1))
-  [ "$n" -lt $best ] && best=$n
-done
-check "a chain of 20 under mq work -c 4: 7 statements a link ($best executed; 150 at most)" [ "$best" -le 150 ]
-is "$(sql "SELECT COUNT(*), SUM(state = 'done') FROM mq_jobs WHERE queue = 'chain3'" | tr '\t' ' ')" "$((20 * try)) $((20 * try))" "  and every link of the $try tries done"
+# (its transactions and statements a link: t356, which runs alone)
 
 # ---- README's example, as written: the index job runs last, once
 mkdir -p "$T_TMP/bin" "$T_TMP/ex"
