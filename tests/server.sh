@@ -26,9 +26,15 @@ ping_server() {
 run_server() {
   net=--skip-networking
   case " ${MQ_SERVER_ARGS:-}" in *" --port="*) net= ;; esac
-  # small and quick: tests need correctness, not throughput
+  # small and quick: tests need correctness, not throughput. Its own
+  # directory for the internal temporary tables, not the /tmp every
+  # other server and test shares (a CI run once saw one of this
+  # server's files there gone under it: "Error on delete of
+  # '/tmp/#sql-temptable-...MAD' (Errcode: 2)")
+  mkdir -p "$dir/tmp"
   # shellcheck disable=SC2086
   mariadbd --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
+    --tmpdir="$dir/tmp" \
     $net --pid-file="$dir/pid" --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-log-file-size=64M \
     --max-connections=500 --default-time-zone=+00:00 $as_user ${MQ_SERVER_ARGS:-} >/dev/null 2>&1 &
