@@ -110,15 +110,15 @@ static const char sql_released_tail[] =
 static const char sql_mark_met[] =
     "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY) SET d.met = 1"
     " WHERE " MEETS " AND d.parent IN (";
-/* A dependent's last parent met in one statement, where the five above
- * take five: the edge not met is its shard's only parent (1), and that
+/* A dependent's last parent met in one statement, where the four writes
+ * above take four: the edge not met is its shard's only parent (1), and that
  * shard the dependent's only one not emptied (1), so the edge is its
  * last; the shard emptied, the dependent made due and the edge marked
  * at once. The WHERE reads the rows as they were and the SET writes
  * constants, so the order of a multiple-table UPDATE's assignments does
  * not matter. A chain's link, each dependent of a fan-out, a fan-in's
  * last parent; the rest (a dependent that waits for other parents too,
- * or that no longer waits: cancelled, running) the five meet as before,
+ * or that no longer waits: cancelled, running) the four meet as before,
  * and a program that runs only those (mq-sql(7)) leaves the same rows. */
 static const char sql_last_parent[] =
     "UPDATE `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
@@ -564,8 +564,9 @@ note_released(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 
 /* The edges of parents[0..n) met: done (all of them), or dead (those of
  * dependents that run anyway). one: each parent has one edge at most,
- * so that an edge met as a last parent's leaves none for the five (a
- * chain's link: one statement, not six). */
+ * so that an edge met as a last parent's leaves none for the four (a
+ * chain's link: that statement and the read of the queues it made due,
+ * not six statements). */
 static enum mq_status
 meet(struct mq_conn *c, const uint64_t *parents, size_t n, int32_t *done,
     int one)

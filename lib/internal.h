@@ -642,8 +642,9 @@ extern const char mq__sql_history_get[], mq__sql_job_deps[];
 extern const char mq__sql_doomed[], mq__sql_doomed_tail[];
 extern const char mq__sql_cancel_doomed[];
 /* The statements that meet the edges of finished parents, head and tail
- * (deps.c: lower the shards, the dependents' parent_shards, make due,
- * the queues made due, mark met), binding the flag and the parents. */
+ * (deps.c: a dependent's last parent at once, lower the shards, the
+ * dependents' parent_shards, make due, the queues made due, mark met),
+ * binding the flag (but the queues' read) and the parents. */
 #define MQ_SQL_MEETS 6
 extern const char *const mq__sql_meet[MQ_SQL_MEETS][2];
 /* mq top's count of the workers holding leases (workers.c). */

@@ -778,6 +778,12 @@ main(void)
 			    strstr(plan, "|lease|") == NULL &&
 			    strstr(plan, "LATERAL") == NULL, says, plan);
 		}
+		/* the last parent's statement has no SELECT in it: kept
+		 * prepared (stmt.c, is_read), its plan must not change with
+		 * the executions after the first */
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_meet[0][0],
+		    mq__sql_meet[0][1]);
+		check_again(conn, what[0], sql, "@one, @id1, @id2");
 	}
 	check(c->db, "why: the jobs ahead", mq__sql_job_ahead,
 	    "@q, @zero, @zero, @age, @age, @id1, @n", "claim", "|range|");
