@@ -65,8 +65,11 @@ static const char sql_ack[] = ACK_UPDATE " WHERE " MQ_SQL_HELD;
 /* The one receipt's ack first tried for a job without dependents (the
  * ack then knows without a read that it makes none due), then for one
  * with one dependent (deps.c meets its one edge in one statement when
- * that is the dependent's last parent: a chain's link); again as above
- * when neither changed anything: lost, or a parent of more. */
+ * that is the dependent's last parent: a chain's link), those two the
+ * other way round after the connection's last such ack was of a parent
+ * of one (a chain's next link, whose first try would miss: a round trip
+ * a link); again as above when neither changed anything: lost, or a
+ * parent of more. */
 static const char sql_ack_childless[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
     " AND children IS NULL";
 static const char sql_ack_one_child[] = ACK_UPDATE " WHERE " MQ_SQL_HELD
@@ -212,9 +215,14 @@ static enum mq_status
 ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
     uint64_t *done, size_t *ndone, uint64_t *kids, size_t *nkids, int *one)
 {
+	/* without dependents, with one, with any: in that order, or the
+	 * first two the other way round after an ack of a parent of one
+	 * (a chain's links are acked one after another) */
 	static const char *const tries[] = {
 		sql_ack_childless, sql_ack_one_child, sql_ack
 	};
+	static const size_t order[2][3] = { { 0, 1, 2 }, { 1, 0, 2 } };
+	const size_t *o = order[c->acked_one_child];
 	MYSQL_BIND in[2];
 	unsigned long tlen;
 	uint64_t id = r->id;
@@ -225,7 +233,7 @@ ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
 	mq__bind_u64(&in[0], &id);
 	mq__bind_str(&in[1], r->token, &tlen);
 	for (t = 0; t < 3; t++) {
-		if ((st = mq__prepare(c, tries[t])) == NULL)
+		if ((st = mq__prepare(c, tries[o[t]])) == NULL)
 			return c->err.status;
 		rc = mq__execute(c, st, in, "cannot ack");
 		*lost = rc == MQ_OK && mysql_stmt_affected_rows(st) != 1;
@@ -235,10 +243,11 @@ ack_one(struct mq_conn *c, const struct mq_receipt *r, unsigned char *lost,
 	}
 	if (rc == MQ_OK && !*lost) {
 		done[(*ndone)++] = id;
-		if (t > 0)
+		if (o[t] > 0)
 			kids[(*nkids)++] = id;
-		if (t > 1)
+		if (o[t] > 1)
 			*one = 0;
+		c->acked_one_child = o[t] == 1;
 	}
 	return rc;
 }

@@ -161,6 +161,13 @@ struct mq_conn {
 	 * limited claim first, not by the plain one that passes them
 	 * over ("": a free place) */
 	char limited_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	/* queues whose last plain claim was short (pop.c): claimed by the
+	 * due index first, not by the claim index, which walks the rows
+	 * due later */
+	char short_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	int acked_one_child;		/* the last ack of one receipt was
+					 * of a parent of one dependent
+					 * (ack.c) */
 	/* the settings of limited queues as their last claims read them
 	 * (limits.c): a claim uses them without reading them first, and
 	 * its candidates' read says whether they are still those */
@@ -609,7 +616,8 @@ void mq__caught_up(struct mq_conn *c);
 enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
     void *ctx, enum mq_status lost);
 
-extern const char mq__sql_claim_select[];
+extern const char mq__sql_claim_select[], mq__sql_claim_due[];
+extern const char mq__sql_count_due[], mq__sql_claim_update_due[];
 extern const char mq__sql_claim_share[];
 extern const char mq__sql_claim_ids[], mq__sql_claim_ids_tail[];
 extern const char mq__sql_claim_update_ids[];

@@ -14,9 +14,12 @@
  * nothing due would walk (and lock) them all. Each claim therefore first
  * asks the due index (queue, state, available_at) whether anything is due:
  * a constant subquery, evaluated once, which ends the claim at one probe
- * when nothing is (a statement of its own before an UPDATE claim).
- * Scheduled jobs of a more urgent priority than every due one are still
- * walked over; see mq-queue(7).
+ * when nothing is (a statement of its own before an UPDATE claim). A
+ * claim that finds fewer due jobs than it has room for would walk every
+ * row due later after the last due one: the next claim of that queue
+ * reads the due index instead (mq__sql_claim_due). Scheduled jobs of a
+ * more urgent priority than every due one are still walked over; see
+ * mq-queue(7).
  *
  * On a Galera node a claim takes from the node's share of the jobs first
  * (claim.c).
@@ -40,6 +43,26 @@ const char mq__sql_claim_select[] =
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
+/* The plain claim of a queue whose last claim on this connection was
+ * short (it had room for more jobs than were due): the due jobs, read by
+ * the due index (queue, state, available_at), which ends at the LIMIT or
+ * at the first job due later. The claim index would walk, after the due
+ * rows of the queue's last priority, every row due later: jobs scheduled
+ * for later, dependents waiting for their parents (with 100,000 of them,
+ * 58 ms a claim; a consumer keeping up with its queue makes short claims
+ * only). Fewer rows than the LIMIT are all the due jobs nobody holds:
+ * what the claim index gives, once sorted by priority (stably: due order
+ * within one). As many as the LIMIT may pass over a more urgent job due
+ * later than these: then the claim index is read as usual, in the same
+ * transaction (the rows this read locked and the claim does not take
+ * stay locked until the commit). */
+const char mq__sql_claim_due[] =
+    "SELECT id, queue, priority, attempts, payload"
+    " FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " ORDER BY available_at, id LIMIT ?"
+    " FOR UPDATE SKIP LOCKED";
+
 static const char sql_lease_ids[] =
     "UPDATE `{{TABLE}}`" CLAIM_SET " WHERE id IN (";
 
@@ -47,6 +70,20 @@ static const char sql_claim_update[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " ORDER BY priority, available_at, id LIMIT ?";
+
+/* The same after a short claim, for the UPDATE claims: how many jobs
+ * are due, as far as the number wanted (binds the queue and it), by the
+ * due index; when fewer, they are all leased by the due index (binds as
+ * sql_claim_update), the read by the token putting them in claim order.
+ * (A job that becomes due between the two may take the place of a more
+ * urgent one due later: claims race each other anyway.) */
+const char mq__sql_count_due[] =
+    "SELECT COUNT(*) FROM (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE " MQ_SQL_DUE_ROW("?") " LIMIT ?) AS due";
+const char mq__sql_claim_update_due[] =
+    "UPDATE `{{TABLE}}` FORCE INDEX (due)" CLAIM_SET
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " ORDER BY available_at, id LIMIT ?";
 
 static const char sql_paused[] =
     "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE " MQ_SQL_PAUSED("?");
@@ -122,39 +159,53 @@ drop_jobs(struct claim *cl, size_t first)
 		free(cl->jobs[--cl->n].payload);
 }
 
-/* Whether the last claim of queue on this connection found it limited:
- * then the plain claim, which passes over a limited queue's jobs, would
- * find none (limits are seldom set and cleared, claims are many). */
+/* A connection's memory of queues, by name: whether queue is in it. */
 static int
-seen_limited(const struct mq_conn *c, const char *queue)
+seen_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue)
 {
 	size_t i;
 
 	for (i = 0; i < MQ_QUEUES_MAX; i++)
-		if (strcmp(c->limited_seen[i], queue) == 0)
+		if (strcmp(seen[i], queue) == 0)
 			return 1;
 	return 0;
 }
 
-/* What a limited claim found: queue limited or not (a free place, else
- * the first one, taken for it). */
+/* Puts queue in it (a free place, else the first one, taken for it) or
+ * takes it out. */
 static void
-note_limited(struct mq_conn *c, const char *queue, int limited)
+note_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue, int in)
 {
 	size_t i, spot = 0;
 
 	for (i = 0; i < MQ_QUEUES_MAX; i++) {
-		if (strcmp(c->limited_seen[i], queue) == 0) {
-			if (!limited)
-				c->limited_seen[i][0] = '\0';
+		if (strcmp(seen[i], queue) == 0) {
+			if (!in)
+				seen[i][0] = '\0';
 			return;
 		}
-		if (c->limited_seen[i][0] == '\0' && spot == 0)
+		if (seen[i][0] == '\0' && spot == 0)
 			spot = i + 1;
 	}
-	if (limited)
-		snprintf(c->limited_seen[spot ? spot - 1 : 0],
-		    sizeof c->limited_seen[0], "%s", queue);
+	if (in)
+		snprintf(seen[spot ? spot - 1 : 0], sizeof seen[0], "%s",
+		    queue);
+}
+
+/* Whether the last claim of queue on this connection found it limited:
+ * then the plain claim, which passes over a limited queue's jobs, would
+ * find none (limits are seldom set and cleared, claims are many). */
+static int
+seen_limited(struct mq_conn *c, const char *queue)
+{
+	return seen_in(c->limited_seen, queue);
+}
+
+/* What a limited claim found: queue limited or not. */
+static void
+note_limited(struct mq_conn *c, const char *queue, int limited)
+{
+	note_in(c->limited_seen, queue, limited);
 }
 
 /* Leases the jobs of cl->jobs from *leased on (locked by the claim's
@@ -188,14 +239,111 @@ lease_locked(struct mq_conn *c, struct claim *cl, size_t *leased)
 	return rc;
 }
 
+/* Jobs of one claim in claim order: by priority, stably (the due
+ * read's order within one). */
+struct ranked {
+	int priority;
+	size_t at;
+};
+
+static int
+rank_order(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Sorts cl->jobs from first on by priority, stably. */
+static enum mq_status
+rank_jobs(struct mq_conn *c, struct claim *cl, size_t first)
+{
+	size_t n = cl->n - first, i;
+	struct ranked *r;
+	struct mq_job *copy;
+
+	for (i = first + 1; i < cl->n; i++)
+		if (cl->jobs[i].priority < cl->jobs[i - 1].priority)
+			break;
+	if (i >= cl->n)
+		return MQ_OK;	/* in order already: one priority, say */
+	r = malloc(n * sizeof *r);
+	copy = malloc(n * sizeof *copy);
+	if (r == NULL || copy == NULL) {
+		free(r);
+		free(copy);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		r[i].priority = cl->jobs[first + i].priority;
+		r[i].at = i;
+		copy[i] = cl->jobs[first + i];
+	}
+	qsort(r, n, sizeof *r, rank_order);
+	for (i = 0; i < n; i++)
+		cl->jobs[first + i] = copy[r[i].at];
+	free(r);
+	free(copy);
+	return MQ_OK;
+}
+
+/* One read of the plain claim, appended to cl->jobs: stmt binds the
+ * queue bind times, then the limit. */
+static enum mq_status
+claim_read(struct mq_conn *c, struct claim *cl, const char *stmt,
+    const char *queue, int bind, uint32_t *limit)
+{
+	MYSQL_BIND in[4];
+	unsigned long qlen;
+	MYSQL_STMT *sel;
+	enum mq_status rc;
+	int i;
+
+	for (i = 0; i < bind; i++)
+		mq__bind_str(&in[i], queue, &qlen);
+	mq__bind_u32(&in[bind], limit);
+	/* a read: prepared for each queue, its text sent with its
+	 * execution (stmt.c, is_read: a second execution of one handle
+	 * would be prepared again, a round trip more) */
+	if ((sel = mq__prepare(c, stmt)) == NULL)
+		return c->err.status;
+	rc = mq__execute(c, sel, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = mq__claim_fetch(c, sel, cl);
+	mq__release(c, sel);
+	return rc;
+}
+
+/* The plain claim of up to limit jobs of queue (not limited, not paused:
+ * its guard), appended to cl->jobs, locked. */
+static enum mq_status
+claim_plain(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t limit)
+{
+	size_t first = cl->n;
+	enum mq_status rc;
+
+	if (seen_in(c->short_seen, queue)) {
+		rc = claim_read(c, cl, mq__sql_claim_due, queue, 2, &limit);
+		if (rc == MQ_OK && cl->n - first < limit)
+			return rank_jobs(c, cl, first);
+		drop_jobs(cl, first);
+		if (rc != MQ_OK)
+			return rc;
+	}
+	rc = claim_read(c, cl, mq__sql_claim_select, queue, 3, &limit);
+	if (rc == MQ_OK)
+		note_in(c->short_seen, queue, cl->n - first < limit);
+	return rc;
+}
+
 static enum mq_status
 claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 {
 	struct claim *cl = ctx;
-	MYSQL_BIND in[4];
-	unsigned long qlen;
 	uint32_t limit;
-	MYSQL_STMT *sel;
 	enum mq_status rc = MQ_OK;
 	size_t q, leased = 0, got;
 	int plain, tried;
@@ -239,23 +387,8 @@ claim_skip_locked_tx(struct mq_conn *c, void *ctx)
 			plain = rc == MQ_OK && !cl->limited[q];
 		}
 		got = cl->n;
-		if (plain) {
-			mq__bind_str(&in[0], cl->queues[q], &qlen);
-			mq__bind_str(&in[1], cl->queues[q], &qlen);
-			mq__bind_str(&in[2], cl->queues[q], &qlen);
-			mq__bind_u32(&in[3], &limit);
-			/* a read: prepared for each queue, its text sent
-			 * with its execution (stmt.c, is_read: a second
-			 * execution of one handle would be prepared again,
-			 * a round trip more) */
-			if ((sel = mq__prepare(c, mq__sql_claim_select)) ==
-			    NULL)
-				return c->err.status;
-			rc = mq__execute(c, sel, in, "cannot claim");
-			if (rc == MQ_OK)
-				rc = mq__claim_fetch(c, sel, cl);
-			mq__release(c, sel);
-		}
+		if (plain)
+			rc = claim_plain(c, cl, cl->queues[q], limit);
 		/* short: the queue may be limited (the plain claim passes
 		 * over such a queue's jobs), or paused, or empty. One
 		 * limited queue's gates a transaction: two claims that wrote
@@ -402,10 +535,37 @@ any_due(struct mq_conn *c, const char *queue)
 	return rc == MQ_OK && !due ? MQ_EMPTY : rc;
 }
 
-/* The UPDATE claim of up to limit jobs of queue's head; *got leased. */
+/* After a short claim of queue: MQ_OK with *due the jobs due, as far as
+ * limit (0: MQ_EMPTY). */
+static enum mq_status
+count_due(struct mq_conn *c, const char *queue, uint32_t limit,
+    uint64_t *due)
+{
+	MYSQL_BIND in[2], out[1];
+	unsigned long qlen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	*due = 0;
+	if ((st = mq__prepare(c, mq__sql_count_due)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_u32(&in[1], &limit);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], due);
+	rc = mq__execute_retry(c, st, in, "cannot claim");
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot claim");
+	mq__release(c, st);
+	return rc == MQ_OK && !*due ? MQ_EMPTY : rc;
+}
+
+/* The UPDATE claim of up to limit jobs of queue's head (or of all its
+ * due jobs, fewer than limit, by the due index: by_due); *got leased. */
 static enum mq_status
 update_head(struct mq_conn *c, struct claim *cl, const char *queue,
-    uint32_t limit, uint64_t *got)
+    uint32_t limit, int by_due, uint64_t *got)
 {
 	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
@@ -413,7 +573,8 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, sql_claim_update)) == NULL)
+	if ((st = mq__prepare(c, by_due ? mq__sql_claim_update_due :
+	    sql_claim_update)) == NULL)
 		return c->err.status;
 	mq__claim_bind_lease(c, cl, in, len, &lease);
 	mq__bind_str(&in[3], queue, &qlen);
@@ -422,6 +583,8 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 	rc = mq__execute_retry(c, st, in, "cannot claim");
 	*got = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 	mq__release(c, st);
+	if (rc == MQ_OK)
+		note_in(c->short_seen, queue, *got < limit);
 	return rc;
 }
 
@@ -439,23 +602,29 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	uint64_t got = 0, k, mine;
+	uint64_t got = 0, k, mine, due = 0;
 	uint32_t limit;
 	enum mq_status rc = MQ_OK, read;
 	struct mq_error before = c->err;
 	size_t q, first;
-	int limited_first;
+	int limited_first, by_due;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
 		c->one_try = cl->n > 0;
-		if ((rc = any_due(c, cl->queues[q])) == MQ_EMPTY) {
+		limit = cl->o->count - (uint32_t)got;
+		/* after a short claim of the queue, how many are due (the
+		 * claim index would walk the jobs due later), else whether
+		 * any is */
+		by_due = seen_in(c->short_seen, cl->queues[q]);
+		rc = by_due ? count_due(c, cl->queues[q], limit, &due) :
+		    any_due(c, cl->queues[q]);
+		if (rc == MQ_EMPTY) {
 			rc = MQ_OK;
 			continue;
 		}
 		if (rc != MQ_OK || (q > 0 && (rc = own_token(c, cl)) != MQ_OK))
 			break;
-		limit = cl->o->count - (uint32_t)got;
 		k = mine = 0;
 		first = cl->n;
 		read = MQ_OK;
@@ -469,7 +638,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		limited_first = seen_limited(c, cl->queues[q]);
 		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0 &&
 		    !limited_first)
-			rc = update_head(c, cl, cl->queues[q], limit, &k);
+			rc = update_head(c, cl, cl->queues[q], limit,
+			    by_due && mine == 0 && due < limit, &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */
 			got += k + mine;
 			read = read_claimed(c, cl, cl->queues[q]);
@@ -507,7 +677,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 				c->one_try = cl->n > 0;
 				if ((rc = own_token(c, cl)) == MQ_OK)
 					rc = update_head(c, cl, cl->queues[q],
-					    limit, &k);
+					    limit, 0, &k);
 				read = k > 0 ? read_claimed(c, cl, cl->queues[q]) :
 				    MQ_OK;
 				got += k;

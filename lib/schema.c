@@ -494,6 +494,7 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->finish_waiters = p.finish_waiters;
 	c->finish_checked_us = mq_now_us();
 	memset(c->limited_seen, 0, sizeof c->limited_seen);
+	memset(c->short_seen, 0, sizeof c->short_seen);
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
 	c->share = p.node_index;

@@ -480,6 +480,134 @@ check_failed_run(struct mq_conn *c)
 	mq_close(holder);
 }
 
+/* Rows of queue into the job table: VALUES in which Q names it. */
+static int
+insert_due(MYSQL *db, const char *queue, const char *rows)
+{
+	char sql[1024], q[80];
+	const char *p;
+	size_t k = 0;
+
+	snprintf(q, sizeof q, "'%s'", queue);
+	k = (size_t)snprintf(sql, sizeof sql, "INSERT INTO explain_jobs "
+	    "(queue, priority, payload, available_at) VALUES ");
+	for (p = rows; *p && k + strlen(q) + 1 < sizeof sql; p++) {
+		if (*p == 'Q') {
+			k += (size_t)snprintf(sql + k, sizeof sql - k, "%s", q);
+			continue;
+		}
+		sql[k++] = *p;
+	}
+	sql[k] = '\0';
+	return mysql_query(db, sql);
+}
+
+/* The index entries a call looks at: those it reads, and those the
+ * engine passes over by the pushed index condition, which the handler's
+ * read counters do not see. */
+static long long
+looked_at(MYSQL *db)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	long long sum = reads(db);
+
+	if (sum < 0 || mysql_query(db, "SHOW SESSION STATUS WHERE "
+	    "Variable_name = 'Handler_icp_attempts'") != 0 ||
+	    (res = mysql_store_result(db)) == NULL)
+		return -1;
+	while ((row = mysql_fetch_row(res)) != NULL)
+		sum += atoll(row[1]);
+	mysql_free_result(res);
+	return sum;
+}
+
+/* A claim of up to count jobs of queue: their payloads in got, in the
+ * order handed out; returns the index entries it looked at, -1 if it
+ * failed. */
+static long long
+claim_order(struct mq_conn *c, const char *queue, enum mq_claim how,
+    unsigned count, char *got, size_t size)
+{
+	struct mq_pop_opts o = { queue, count, 0, 60000000, how };
+	struct mq_job *jobs = NULL;
+	size_t njobs = 0, i, len = 0;
+	long long r0 = looked_at(c->db), r;
+	enum mq_status st;
+
+	got[0] = '\0';
+	if ((st = mq_pop(c, &o, &jobs, &njobs)) != MQ_OK && st != MQ_EMPTY)
+		return -1;
+	r = looked_at(c->db) - r0;
+	for (i = 0; i < njobs && len + 8 < size; i++)
+		len += (size_t)snprintf(got + len, size - len, "%s%.*s",
+		    i ? "," : "", (int)jobs[i].len, (const char *)jobs[i].payload);
+	mq_jobs_free(jobs, njobs);
+	return r;
+}
+
+/* Claims that find fewer due jobs than they have room for (a consumer
+ * keeping up with its queue) in a queue holding 2,000 jobs due later:
+ * after the first, each reads the due jobs by the due index, not the
+ * claim index's walk over the 2,000 (pop.c, mq__sql_claim_due; for the
+ * UPDATE claims, mq__sql_count_due and mq__sql_claim_update_due), and
+ * hands them out in claim order; one that fills its room is the claim
+ * index's, most urgent first. Before: each claim looked at about 2,000
+ * entries. */
+static void
+check_short_claims(struct mq_conn *c, const char *queue, enum mq_claim how,
+    const char *name)
+{
+	char got[512], detail[700], sql[512], label[200];
+	long long first, r;
+
+#define LABEL(what) (snprintf(label, sizeof label, "short claims (%s): %s", \
+	name, what), label)
+	snprintf(sql, sizeof sql, "INSERT INTO explain_jobs (queue, priority, "
+	    "payload, available_at) SELECT '%s', seq %% 3, 'later', "
+	    "UTC_TIMESTAMP(6) + INTERVAL seq MINUTE FROM seq_1_to_2000", queue);
+	ok(mysql_query(c->db, sql) == 0 &&
+	    insert_due(c->db, queue, "(Q, 5, 'a5', UTC_TIMESTAMP(6) - INTERVAL 3 "
+	    "SECOND), (Q, 1, 'b1', UTC_TIMESTAMP(6) - INTERVAL 2 SECOND), "
+	    "(Q, 1, 'c1', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND)") == 0,
+	    LABEL("2,000 jobs due later, 3 due"), mysql_error(c->db));
+	first = claim_order(c, queue, how, 10, got, sizeof got);
+	ok(first >= 0 && strcmp(got, "b1,c1,a5") == 0,
+	    LABEL("the first, by the claim index, in claim order"), got);
+	ok(insert_due(c->db, queue, "(Q, 5, 'e5', UTC_TIMESTAMP(6) - INTERVAL 3 "
+	    "SECOND), (Q, 0, 'f0', UTC_TIMESTAMP(6) - INTERVAL 2 SECOND), "
+	    "(Q, 1, 'g1', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND)") == 0,
+	    LABEL("3 more due"), mysql_error(c->db));
+	r = claim_order(c, queue, how, 10, got, sizeof got);
+	snprintf(detail, sizeof detail, "got %s; entries looked at: %lld, "
+	    "by the first claim %lld", got, r, first);
+	ok(r >= 0 && strcmp(got, "f0,g1,e5") == 0,
+	    LABEL("the next, in claim order (priority first)"), detail);
+	ok(r >= 0 && r < 100, LABEL("the next reads the due jobs, not the "
+	    "2,000 due later"), detail);
+	printf("# short claims (%s): %s\n", name, detail);
+	/* more due than its room: the most urgent one, due last, first */
+	snprintf(sql, sizeof sql, "INSERT INTO explain_jobs (queue, priority, "
+	    "payload, available_at) SELECT '%s', 3, CONCAT('m', seq), "
+	    "UTC_TIMESTAMP(6) - INTERVAL 100 - seq SECOND "
+	    "FROM seq_1_to_12", queue);
+	ok(mysql_query(c->db, sql) == 0 &&
+	    insert_due(c->db, queue, "(Q, 0, 'z0', UTC_TIMESTAMP(6))") == 0,
+	    LABEL("13 due, the most urgent due last"), mysql_error(c->db));
+	r = claim_order(c, queue, how, 4, got, sizeof got);
+	ok(r >= 0 && strcmp(got, "z0,m1,m2,m3") == 0,
+	    LABEL("a claim its room limits takes the most urgent first"), got);
+	r = claim_order(c, queue, how, 100, got, sizeof got);
+	ok(r >= 0 && strcmp(got, "m4,m5,m6,m7,m8,m9,m10,m11,m12") == 0,
+	    LABEL("then the rest, in claim order"), got);
+	r = claim_order(c, queue, how, 100, got, sizeof got);
+	snprintf(detail, sizeof detail, "got '%s'; entries looked at: %lld",
+	    got, r);
+	ok(r >= 0 && got[0] == '\0' && r < 100,
+	    LABEL("then none, reading the due index only"), detail);
+#undef LABEL
+}
+
 int
 main(void)
 {
@@ -543,6 +671,16 @@ main(void)
 
 	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
 	    NULL);
+	/* after a short claim: the due index, as far as the jobs due later
+	 * (check_short_claims) */
+	check(c->db, "claim after a short one", mq__sql_claim_due,
+	    "@q, @q, @n", "due", NULL);
+	check(c->db, "claim after a short one, nothing due", mq__sql_claim_due,
+	    "@s, @s, @n", "due", NULL);
+	check(c->db, "UPDATE claim after a short one: the count",
+	    mq__sql_count_due, "@q, @n", "due", NULL);
+	check(c->db, "UPDATE claim after a short one", mq__sql_claim_update_due,
+	    "@tok, @age, @s, @q, @q, @n", "due", NULL);
 	/* a queue of jobs scheduled for later: the due index says so at
 	 * once, and the claim index is not read (it would walk them all) */
 	/* Galera: a node's share, read without locks, in index order */
@@ -1048,6 +1186,8 @@ main(void)
 		printf("# limits: the candidates' read: %s\n", detail);
 	}
 	check_failed_run(c);
+	check_short_claims(c, "sh", MQ_CLAIM_AUTO, "skip locked");
+	check_short_claims(c, "su", MQ_CLAIM_UPDATE, "update");
 	/* firing (schedule.c): the due schedules are one range of an index
 	 * (all queues: due; some: queue_due), in order, whatever the
 	 * schedules not due; and the earliest next_at of some queues */
