@@ -35,10 +35,44 @@
  * the other shares' rows it passes, and another node's claim of one of
  * them, applied here, would then abort this one.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "claim.h"
+
+/* A connection's memory of queues, by name: whether queue is in it. */
+int
+mq__seen_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue)
+{
+	size_t i;
+
+	for (i = 0; i < MQ_QUEUES_MAX; i++)
+		if (strcmp(seen[i], queue) == 0)
+			return 1;
+	return 0;
+}
+
+/* Puts queue in it (a free place, else the first one, taken for it) or
+ * takes it out. */
+void
+mq__note_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue, int in)
+{
+	size_t i, spot = 0;
+
+	for (i = 0; i < MQ_QUEUES_MAX; i++) {
+		if (strcmp(seen[i], queue) == 0) {
+			if (!in)
+				seen[i][0] = '\0';
+			return;
+		}
+		if (seen[i][0] == '\0' && spot == 0)
+			spot = i + 1;
+	}
+	if (in)
+		snprintf(seen[spot ? spot - 1 : 0], sizeof seen[0], "%s",
+		    queue);
+}
 
 /* Whether a job is in the node's share (Galera): binds step, nodes,
  * step * nodes, nodes, index (k MOD nodes first: k + CRC32 could pass
@@ -64,6 +98,23 @@ const char mq__sql_claim_share[] =
     "  WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     "  ORDER BY priority, available_at, id LIMIT 1)"
     " ORDER BY priority, available_at, id LIMIT ?";
+
+/* The same window after a short one of the queue on this connection
+ * (fewer entries than it asked for): the claim index's read, after the
+ * due rows of the head's priority, walks every row of that priority due
+ * later (jobs scheduled for later, dependents waiting for their parents)
+ * before it ends. This one reads the due index (binds the share's five,
+ * the queue twice and the window): every due job, of any priority, in
+ * due order, as far as the window, each with its priority. Fewer than
+ * the window are all of them, and those of the most urgent priority
+ * among them, in that order, are the head's window, the read above's
+ * answer. As many as the window may not be: the read above then. */
+const char mq__sql_claim_share_due[] =
+    "SELECT id, " IN_SHARE ","
+    " TIMESTAMPDIFF(MICROSECOND, '1000-01-01', available_at), priority"
+    " FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
+    " ORDER BY available_at, id LIMIT ?";
 
 /* The window: 8 times the head entries in which, the shares evenly
  * spread, the share has the candidates a claim wants (a node whose
@@ -230,18 +281,20 @@ mq__claim_bind_lease(struct mq_conn *c, struct claim *cl, MYSQL_BIND *b,
 struct head_entry {
 	uint64_t id;
 	int64_t at;		/* due since (µs from 1000-01-01) */
+	int32_t priority;	/* read by the due index's window only */
 	unsigned char known;	/* at is (a foreign row's may be NULL) */
 	unsigned char mine;	/* in the node's share */
 };
 
-/* Reads the window's entries into h (*n of them, at most max). */
+/* Reads the window's entries into h (*n of them, at most max); with
+ * their priority if the statement has it (prio). */
 static enum mq_status
 fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
-    size_t max, size_t *n)
+    size_t max, int prio, size_t *n)
 {
-	MYSQL_BIND out[3];
+	MYSQL_BIND out[4];
 	uint64_t id;
-	int32_t mine = 0;
+	int32_t mine = 0, priority = 0;
 	int64_t at = 0;
 	mq__bool at_null = 0;
 	int r;
@@ -252,6 +305,7 @@ fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
 	mq__bind_i32(&out[1], &mine);
 	mq__bind_i64(&out[2], &at);
 	out[2].is_null = &at_null;
+	mq__bind_i32(&out[3], &priority);
 	if (mysql_stmt_bind_result(st, out) != 0)
 		return mq__dberr(c, st, "cannot claim");
 	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
@@ -261,11 +315,82 @@ fetch_head(struct mq_conn *c, MYSQL_STMT *st, struct head_entry *h,
 		h[*n].mine = mine != 0;
 		h[*n].at = at;
 		h[*n].known = !at_null;
+		h[*n].priority = prio ? priority : 0;
 		(*n)++;
 	}
 	if (r == 1)
 		return mq__dberr(c, st, "cannot claim");
 	return MQ_OK;
+}
+
+/* One read of the head's window of queue (stmt binds the share's five,
+ * the queue k times, then the window) into head, *n entries. */
+static enum mq_status
+read_window(struct mq_conn *c, struct claim *cl, const char *stmt,
+    const char *queue, size_t k, uint32_t *window, struct head_entry *head,
+    size_t *n)
+{
+	MYSQL_BIND in[11];
+	unsigned long qlen;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+	size_t i;
+
+	*n = 0;
+	if ((st = mq__prepare(c, stmt)) == NULL)
+		return c->err.status;
+	bind_share(c, cl, &in[0]);
+	for (i = 5; i < 5 + k; i++)
+		mq__bind_str(&in[i], queue, &qlen);
+	mq__bind_u32(&in[5 + k], window);
+	rc = mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = fetch_head(c, st, head, *window,
+		    stmt == mq__sql_claim_share_due, n);
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
+/* The head's window of queue into head (*n entries): after a short one,
+ * by the due index, keeping the entries of its most urgent priority, if
+ * that read was short too; else by the claim index. A read by the due
+ * index that came back full (a queue whose less urgent due jobs fill
+ * it) sends the queue's next ones to the claim index until the queue
+ * has nothing due (else each claim would make both reads). */
+static enum mq_status
+head_window(struct mq_conn *c, struct claim *cl, const char *queue,
+    uint32_t window, struct head_entry *head, size_t *n)
+{
+	enum mq_status rc;
+	size_t i, k;
+	int32_t top;
+
+	if (mq__seen_in(c->short_window_seen, queue) &&
+	    !mq__seen_in(c->full_window_seen, queue)) {
+		rc = read_window(c, cl, mq__sql_claim_share_due, queue, 2,
+		    &window, head, n);
+		if (rc != MQ_OK || *n < window) {
+			for (i = 0, top = INT32_MAX; rc == MQ_OK && i < *n; i++)
+				if (head[i].priority < top)
+					top = head[i].priority;
+			for (i = k = 0; rc == MQ_OK && i < *n; i++)
+				if (head[i].priority == top)
+					head[k++] = head[i];
+			if (rc == MQ_OK)
+				*n = k;
+			return rc;
+		}
+		mq__note_in(c->full_window_seen, queue, 1);
+	}
+	rc = read_window(c, cl, mq__sql_claim_share, queue, 5, &window, head,
+	    n);
+	if (rc == MQ_OK)
+		mq__note_in(c->short_window_seen, queue, *n < window);
+	if (rc == MQ_OK && *n == 0)
+		mq__note_in(c->full_window_seen, queue, 0);
+	return rc;
 }
 
 /* The ids of up to kept_for(want) due jobs of queue, in claim order,
@@ -280,30 +405,14 @@ share_candidates(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	size_t keep = kept_for(c, want);
 	uint32_t window = window_for(c, want);
-	MYSQL_BIND in[11];
-	unsigned long qlen;
 	struct head_entry *head;
 	size_t n = 0, i, first;
-	MYSQL_STMT *st;
 	enum mq_status rc;
 
 	*got = 0;
 	if ((head = calloc(window, sizeof *head)) == NULL)
 		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	if ((st = mq__prepare(c, mq__sql_claim_share)) == NULL) {
-		free(head);
-		return c->err.status;
-	}
-	bind_share(c, cl, &in[0]);
-	for (i = 5; i < 10; i++)
-		mq__bind_str(&in[i], queue, &qlen);
-	mq__bind_u32(&in[10], &window);
-	rc = mq__execute(c, st, in, "cannot claim");
-	if (rc == MQ_OK)
-		rc = fetch_head(c, st, head, window, &n);
-	if (rc == MQ_OK)
-		mysql_stmt_free_result(st);
-	mq__release(c, st);
+	rc = head_window(c, cl, queue, window, head, &n);
 	for (first = 0; first < n && !head[first].mine; first++)
 		;
 	if (rc != MQ_OK || first == n) {

@@ -51,6 +51,11 @@ struct claim {
 				 * in a transaction of its own */
 };
 
+/* A connection's memory of queues, by name (struct mq_conn's *_seen):
+ * whether queue is in it; puts it in (in) or takes it out. */
+int mq__seen_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue);
+void mq__note_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue, int in);
+
 /* Reads the rows of an executed claim SELECT, after those in cl->jobs. */
 enum mq_status mq__claim_fetch(struct mq_conn *c, MYSQL_STMT *st,
     struct claim *cl);

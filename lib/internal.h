@@ -165,6 +165,12 @@ struct mq_conn {
 	 * due index first, not by the claim index, which walks the rows
 	 * due later */
 	char short_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	/* Galera (claim.c): queues whose node's-share window was short at
+	 * the last claim (read by the due index next), and those whose
+	 * window by the due index came back full (not again until the
+	 * queue has nothing due) */
+	char short_window_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
+	char full_window_seen[MQ_QUEUES_MAX][MQ_QUEUE_MAX + 1];
 	int acked_one_child;		/* the last ack of one receipt was
 					 * of a parent of one dependent
 					 * (ack.c) */
@@ -618,7 +624,7 @@ enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
 
 extern const char mq__sql_claim_select[], mq__sql_claim_due[];
 extern const char mq__sql_count_due[], mq__sql_claim_update_due[];
-extern const char mq__sql_claim_share[];
+extern const char mq__sql_claim_share[], mq__sql_claim_share_due[];
 extern const char mq__sql_claim_ids[], mq__sql_claim_ids_tail[];
 extern const char mq__sql_claim_update_ids[];
 extern const char mq__sql_requeue_pick[];

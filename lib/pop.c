@@ -159,53 +159,20 @@ drop_jobs(struct claim *cl, size_t first)
 		free(cl->jobs[--cl->n].payload);
 }
 
-/* A connection's memory of queues, by name: whether queue is in it. */
-static int
-seen_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue)
-{
-	size_t i;
-
-	for (i = 0; i < MQ_QUEUES_MAX; i++)
-		if (strcmp(seen[i], queue) == 0)
-			return 1;
-	return 0;
-}
-
-/* Puts queue in it (a free place, else the first one, taken for it) or
- * takes it out. */
-static void
-note_in(char (*seen)[MQ_QUEUE_MAX + 1], const char *queue, int in)
-{
-	size_t i, spot = 0;
-
-	for (i = 0; i < MQ_QUEUES_MAX; i++) {
-		if (strcmp(seen[i], queue) == 0) {
-			if (!in)
-				seen[i][0] = '\0';
-			return;
-		}
-		if (seen[i][0] == '\0' && spot == 0)
-			spot = i + 1;
-	}
-	if (in)
-		snprintf(seen[spot ? spot - 1 : 0], sizeof seen[0], "%s",
-		    queue);
-}
-
 /* Whether the last claim of queue on this connection found it limited:
  * then the plain claim, which passes over a limited queue's jobs, would
  * find none (limits are seldom set and cleared, claims are many). */
 static int
 seen_limited(struct mq_conn *c, const char *queue)
 {
-	return seen_in(c->limited_seen, queue);
+	return mq__seen_in(c->limited_seen, queue);
 }
 
 /* What a limited claim found: queue limited or not. */
 static void
 note_limited(struct mq_conn *c, const char *queue, int limited)
 {
-	note_in(c->limited_seen, queue, limited);
+	mq__note_in(c->limited_seen, queue, limited);
 }
 
 /* Leases the jobs of cl->jobs from *leased on (locked by the claim's
@@ -290,7 +257,7 @@ rank_jobs(struct mq_conn *c, struct claim *cl, size_t first)
 }
 
 /* One read of the plain claim, appended to cl->jobs: stmt binds the
- * queue bind times, then the limit. */
+ * queue (bind times), then the limit. */
 static enum mq_status
 claim_read(struct mq_conn *c, struct claim *cl, const char *stmt,
     const char *queue, int bind, uint32_t *limit)
@@ -325,7 +292,7 @@ claim_plain(struct mq_conn *c, struct claim *cl, const char *queue,
 	size_t first = cl->n;
 	enum mq_status rc;
 
-	if (seen_in(c->short_seen, queue)) {
+	if (mq__seen_in(c->short_seen, queue)) {
 		rc = claim_read(c, cl, mq__sql_claim_due, queue, 2, &limit);
 		if (rc == MQ_OK && cl->n - first < limit)
 			return rank_jobs(c, cl, first);
@@ -335,7 +302,7 @@ claim_plain(struct mq_conn *c, struct claim *cl, const char *queue,
 	}
 	rc = claim_read(c, cl, mq__sql_claim_select, queue, 3, &limit);
 	if (rc == MQ_OK)
-		note_in(c->short_seen, queue, cl->n - first < limit);
+		mq__note_in(c->short_seen, queue, cl->n - first < limit);
 	return rc;
 }
 
@@ -512,33 +479,12 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 	return rc;
 }
 
-/* MQ_OK if queue has a due job (paused or not), else MQ_EMPTY. */
-static enum mq_status
-any_due(struct mq_conn *c, const char *queue)
-{
-	MYSQL_BIND in[1], out[1];
-	unsigned long qlen;
-	uint64_t due = 0;
-	MYSQL_STMT *st;
-	enum mq_status rc;
 
-	if ((st = mq__prepare(c, mq__sql_any_due)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], &due);
-	rc = mq__execute_retry(c, st, in, "cannot claim");
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
-		rc = mq__dberr(c, st, "cannot claim");
-	mq__release(c, st);
-	return rc == MQ_OK && !due ? MQ_EMPTY : rc;
-}
-
-/* After a short claim of queue: MQ_OK with *due the jobs due, as far as
- * limit (0: MQ_EMPTY). */
+/* The due jobs of queue (paused or not), in *due: whether there is any
+ * (limit 0), or how many, as far as limit (after a short claim: the
+ * claim index would walk the jobs due later). MQ_EMPTY when none. */
 static enum mq_status
-count_due(struct mq_conn *c, const char *queue, uint32_t limit,
+due_jobs(struct mq_conn *c, const char *queue, uint32_t limit,
     uint64_t *due)
 {
 	MYSQL_BIND in[2], out[1];
@@ -547,7 +493,8 @@ count_due(struct mq_conn *c, const char *queue, uint32_t limit,
 	enum mq_status rc;
 
 	*due = 0;
-	if ((st = mq__prepare(c, mq__sql_count_due)) == NULL)
+	if ((st = mq__prepare(c, limit ? mq__sql_count_due :
+	    mq__sql_any_due)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
 	mq__bind_u32(&in[1], &limit);
@@ -584,7 +531,7 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 	*got = rc == MQ_OK ? mysql_stmt_affected_rows(st) : 0;
 	mq__release(c, st);
 	if (rc == MQ_OK)
-		note_in(c->short_seen, queue, *got < limit);
+		mq__note_in(c->short_seen, queue, *got < limit);
 	return rc;
 }
 
@@ -616,9 +563,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		/* after a short claim of the queue, how many are due (the
 		 * claim index would walk the jobs due later), else whether
 		 * any is */
-		by_due = seen_in(c->short_seen, cl->queues[q]);
-		rc = by_due ? count_due(c, cl->queues[q], limit, &due) :
-		    any_due(c, cl->queues[q]);
+		by_due = mq__seen_in(c->short_seen, cl->queues[q]);
+		rc = due_jobs(c, cl->queues[q], by_due ? limit : 0, &due);
 		if (rc == MQ_EMPTY) {
 			rc = MQ_OK;
 			continue;

@@ -495,6 +495,8 @@ mq_use_table(struct mq_conn *c, const char *table)
 	c->finish_checked_us = mq_now_us();
 	memset(c->limited_seen, 0, sizeof c->limited_seen);
 	memset(c->short_seen, 0, sizeof c->short_seen);
+	memset(c->short_window_seen, 0, sizeof c->short_window_seen);
+	memset(c->full_window_seen, 0, sizeof c->full_window_seen);
 	c->count_slot_base = 16 * (p.node_index % 16);
 	c->shares = p.wsrep && p.cluster_size > 1 ? p.cluster_size : 0;
 	c->share = p.node_index;

@@ -11,7 +11,8 @@
 # drained on every node: each child once, after the ack; mq wait woken
 # by finishes, on node 2 by an ack on node 1 (a write to its row) and on
 # node 1 by one there (KILL QUERY), told from its periodic look by the
-# general log; no waiter's row left.
+# general log; no waiter's row left. And a chain's claims beside 3,000
+# jobs due later do not walk them.
 . "$(dirname "$0")/lib.sh"
 galera_cluster
 gmq 1 init >/dev/null
@@ -66,6 +67,24 @@ for n in 1 2 3; do
 done
 for p in $pids; do wait "$p"; done
 is "$(cut -d' ' -f1 "$LOG" | tr '\n' ' ')" "$(seq 1 30 | tr '\n' ' ')" "30 links over 3 nodes ran in order, once each"
+
+# ---- a chain of 20 claimed on node 2 beside 3,000 jobs due later in
+# its queue: the claims of the node's share, short (one job due, room
+# for more), read the due index after the first, not the claim index's
+# 3,000 rows due later of the head's priority (lib/claim.c; before:
+# about 3,000 entries a claim). Node 2's global counters (this test
+# runs alone); the chain's writes apply on the other nodes, not there.
+seq 1 3000 | gmq 1 push --queue walk --lines --delay 1h --quiet >/dev/null
+prev=$(gmq 1 push --queue walk 1)
+for i in $(seq 2 20); do prev=$(gmq 1 push --queue walk --after "$prev" "$i"); done
+looked() {
+  echo $(($(gstatus 2 Handler_icp_attempts) + $(gstatus 2 Handler_read_next) + $(gstatus 2 Handler_read_key)))
+}
+l0=$(looked)
+gmq 2 work --queue walk --concurrency 4 --lease 60s --exit-when-empty -- true 2>>"$T_TMP/work.err"
+l=$(($(looked) - l0))
+is "$(gsql 2 "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'walk' AND state = 'done'")" 20 "a chain of 20 on node 2 beside 3,000 jobs due later: every link done"
+check "... its claims do not walk the 3,000 ($l index entries on node 2; 15,000 at most)" [ "$l" -le 15000 ]
 
 # ---- pushes after a parent on node 3 while node 2 finishes it: each
 # dependent is either waiting for it (and released by its ack) or sees

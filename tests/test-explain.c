@@ -291,25 +291,34 @@ check_again(struct mq_conn *c, const char *what, const char *tmpl,
 		mq__release(c, held);
 }
 
-/* The index entries a call reads (the session's handler counters; the
- * SHOW itself reads none of the table's). */
+/* The sum of the session's status counters named in the list (SQL
+ * text: a parenthesized list of names); -1 if it cannot be read. */
 static long long
-reads(MYSQL *db)
+status_sum(MYSQL *db, const char *names)
 {
 	MYSQL_RES *res;
 	MYSQL_ROW row;
+	char sql[512];
 	long long sum = 0;
 
-	if (mysql_query(db, "SHOW SESSION STATUS WHERE Variable_name IN "
-	    "('Handler_read_first', 'Handler_read_key', 'Handler_read_last',"
-	    " 'Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd',"
-	    " 'Handler_read_rnd_next')") != 0 ||
-	    (res = mysql_store_result(db)) == NULL)
+	snprintf(sql, sizeof sql, "SHOW SESSION STATUS WHERE Variable_name IN "
+	    "%s", names);
+	if (mysql_query(db, sql) != 0 || (res = mysql_store_result(db)) == NULL)
 		return -1;
 	while ((row = mysql_fetch_row(res)) != NULL)
 		sum += atoll(row[1]);
 	mysql_free_result(res);
 	return sum;
+}
+
+/* The index entries a call reads (the session's handler counters; the
+ * SHOW itself reads none of the table's). */
+static long long
+reads(MYSQL *db)
+{
+	return status_sum(db, "('Handler_read_first', 'Handler_read_key',"
+	    " 'Handler_read_last', 'Handler_read_next', 'Handler_read_prev',"
+	    " 'Handler_read_rnd', 'Handler_read_rnd_next')");
 }
 
 /* A read that may sort what it reads, but reads only the entries of the
@@ -508,18 +517,10 @@ insert_due(MYSQL *db, const char *queue, const char *rows)
 static long long
 looked_at(MYSQL *db)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	long long sum = reads(db);
+	long long r = reads(db), icp = status_sum(db,
+	    "('Handler_icp_attempts')");
 
-	if (sum < 0 || mysql_query(db, "SHOW SESSION STATUS WHERE "
-	    "Variable_name = 'Handler_icp_attempts'") != 0 ||
-	    (res = mysql_store_result(db)) == NULL)
-		return -1;
-	while ((row = mysql_fetch_row(res)) != NULL)
-		sum += atoll(row[1]);
-	mysql_free_result(res);
-	return sum;
+	return r < 0 || icp < 0 ? -1 : r + icp;
 }
 
 /* A claim of up to count jobs of queue: their payloads in got, in the
@@ -687,6 +688,11 @@ main(void)
 	check(c->db, "claim of a node's share", mq__sql_claim_share,
 	    "@three, @three, @nine, @three, @zero, @q, @q, @q, @q, @q, @n",
 	    "claim", NULL);
+	/* after a short window: the due index, every due job as far as
+	 * the window (claim.c) */
+	check(c->db, "claim of a node's share after a short one",
+	    mq__sql_claim_share_due,
+	    "@three, @three, @nine, @three, @zero, @q, @q, @n", "due", NULL);
 	{
 		/* then the share's candidates, locked (or leased) by
 		 * primary key: the listed rows alone (a sort of those) */
