@@ -12,7 +12,7 @@ use Exporter qw(import);
 use Getopt::Long qw(GetOptions);
 
 our @EXPORT = qw(fail_with I run transaction connect_db report options
-    names_ok);
+    names_ok error_text);
 
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there, in this file and the examples'). `mq_jobs` is the default table:
@@ -157,7 +157,8 @@ sub transaction {
 # write is rolled back at disconnect), UTC, sql_mode, READ COMMITTED, the
 # limits, the CHECKs off; the database asked for (an init_connect may have
 # run USE), mq's tables and not temporary ones that hide them; statement
-# logging turned to rows. And whether the server is a Galera node (run()).
+# logging turned to rows. And whether the server is a Galera node (run()),
+# and the database the session uses (private_mq_database).
 sub session {
 	my ($db, $o, $lock_wait) = @_;
 	my $t = $o->{table};
@@ -173,6 +174,7 @@ sub session {
 		fail_with('no database selected: give --database, set ' .
 		    'MQ_DATABASE or database= in an option file', 78);
 	}
+	$db->{private_mq_database} = $want ne '' ? $want : $current;
 	run($db, SQL_DROP_TEMPORARY, $t);
 	($db->{private_mq_galera}) = run($db, GALERA, $t)->fetchrow_array;
 	my ($format) = run($db, SQL_BINLOG, $t)->fetchrow_array;
@@ -204,9 +206,12 @@ sub status_of {
 # of --defaults-file / MQ_DEFAULTS_FILE alone, mysql_read_default_file),
 # and only what the options or the MQ_* variables set goes in the DSN,
 # so that it wins over the files. The password: an option file's, else
-# MYSQL_PWD (Connector/C reads both).
+# MYSQL_PWD (Connector/C reads both). $node, [host, socket, port], names
+# another server (a consumer's confirming node): these in the DSN, host
+# and port or socket always (not the option files', which name the
+# first), and $o->{database} as it is.
 sub connect_db {
-	my ($o, $schema_min, $lock_wait) = @_;
+	my ($o, $schema_min, $lock_wait, $node) = @_;
 	my $file = $o->{'defaults-file'};
 	if (defined $file) {
 		# as mq: a file that cannot be read is an error, not no file
@@ -219,9 +224,12 @@ sub connect_db {
 	my @dsn = ('mysql_read_default_group=mq');
 	push @dsn, "mysql_read_default_file=$file" if defined $file;
 	push @dsn, "database=$o->{database}" if defined $o->{database};
-	push @dsn, "mysql_socket=$o->{socket}" if defined $o->{socket};
-	push @dsn, "host=$o->{host}" if defined $o->{host};
-	push @dsn, "port=$o->{port}" if defined $o->{port};
+	my ($host, $socket, $port) = $node ? @$node :
+	    ($o->{host}, $o->{socket}, $o->{port});
+	$host //= 'localhost' if $node;
+	push @dsn, "mysql_socket=$socket" if defined $socket;
+	push @dsn, "host=$host" if defined $host;
+	push @dsn, "port=$port" if defined $port;
 	# a ';' would end the value in DBI's DSN
 	/^[^=]*=.*;/ and fail_with("a connection setting cannot hold ';' " .
 	    "here (DBI's DSN): $_", 78) for @dsn;
@@ -256,9 +264,9 @@ sub connect_db {
 
 sub one_line { my $s = shift // ''; $s =~ s/\s+/ /g; $s =~ s/ $//; $s }
 
-# Reports an error (ours or the server's) in one line, and its status.
-sub report {
-	my ($name, $e) = @_;
+# An error (ours or the server's): its text in one line, and its status.
+sub error_text {
+	my ($e) = @_;
 	my ($msg, $status) = ref $e ? ($e->{msg}, $e->{status}) : ($e, 70);
 	# a statement's error, as DBI raises it: its text and number, mq's
 	# status for it, not where in this file it was raised
@@ -266,7 +274,14 @@ sub report {
 		$msg = $1;
 		$status = status_of($1) if $msg =~ /\(error ([0-9]+)\)$/;
 	}
-	print STDERR "$name: " . one_line($msg) . "\n";
+	return (one_line($msg), $status);
+}
+
+# Reports an error (ours or the server's) in one line, and its status.
+sub report {
+	my ($name, $e) = @_;
+	my ($msg, $status) = error_text($e);
+	print STDERR "$name: $msg\n";
 	return $status;
 }
 

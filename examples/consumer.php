@@ -7,7 +7,8 @@
  * usage: consumer.php [--queue Q] [--claim skip-locked|update] [--lease S]
  *                     [--output F] [--extend S] [--fail TEXT [--retry-in S]
  *                     [--no-retry]] [--wait-file F] [--lock-wait S]
- *                     [connection options]
+ *                     [--confirm-host H [--confirm-port N]]
+ *                     [--confirm-socket S] [connection options]
  *
  * The payload goes to F (default: standard output), byte for byte, then
  * the job is acked. With --fail the job is failed instead, with TEXT as
@@ -18,10 +19,31 @@
  * consumer whose lease ran out). The receipt (id.token) and what became
  * of the job go to standard error.
  *
+ * On a Galera cluster a node may lose a claim it reported committed, and
+ * another consumer then runs the job too (mq-galera(7), CLAIMS CONFIRMED
+ * ON ANOTHER NODE). Name another node of the cluster, the confirming
+ * node, with --confirm-host H (--confirm-port N: default MYSQL_TCP_PORT,
+ * else 3306) or --confirm-socket S (used without --confirm-host, or with
+ * localhost), or MQ_CONFIRM_HOST, MQ_CONFIRM_PORT, MQ_CONFIRM_SOCKET (not
+ * the option files: they name the first node); it is reached with the
+ * same user, password and database, its session set up as the first's.
+ * The job is then run (or failed) only once that node shows its claim
+ * (mq-sql(7), CLAIMING A JOB). The node is checked before the claim: one
+ * that cannot be connected to, is not ready in the primary component, is
+ * of another cluster or is the claim's own node fails the consumer, with
+ * nothing claimed (69). A claim it does not show, once it caught up, is
+ * neither run nor acked (3): the cluster lost it, or the lease was taken
+ * back; its lease ends as a lost consumer's does. Without a confirming
+ * node, a claim the cluster lost may be run. On a server that is not a
+ * Galera node the confirming node is not used (not connected to): there
+ * is no cluster to lose a claim.
+ *
  * Exit status (mq's, mq(1) EXIT STATUS): 0 done, 1 nothing to claim, 2
  * the lease was lost (the job was requeued and claimed again, or finished:
- * this consumer's ack or fail changed nothing), 64 usage, 69 cannot
- * connect (or the connection was lost), 70 another server error, 74 I/O
+ * this consumer's ack or fail changed nothing), 3 the confirming node
+ * does not show the claim (the job not run), 64 usage, 69 cannot connect
+ * (or the connection was lost), or the confirming node cannot be used or
+ * read, 70 another server error, 74 I/O
  * error, 75 deadlocks or lock wait timeouts after retries, 77 access
  * denied, 78 no database selected, an option file that cannot be read,
  * not an mq table, or statement logging this account cannot turn to rows.
@@ -287,6 +309,30 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
            OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)
            OR (key_rate >= 1 AND key_rate_us >= 1))))
 SQL;
+/* A claim confirmed on another Galera node (mq-sql(7), CLAIMING A JOB):
+ * who a node is, which cluster's, whether it is ready in the primary
+ * component (NULL when it is), and the cluster's size; then, after the
+ * claim's COMMIT, the claim read there once that node applied what the
+ * cluster committed before the read. */
+const SQL_NODE = <<<'SQL'
+SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_gcomm_uuid'),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_state_uuid'),
+       (SELECT GROUP_CONCAT(VARIABLE_NAME, ' ', VARIABLE_VALUE)
+          FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME IN ('wsrep_ready', 'wsrep_cluster_status')
+           AND VARIABLE_VALUE NOT IN ('ON', 'Primary')),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_size')
+SQL;
+const SQL_SYNC_WAIT = <<<'SQL'
+SET SESSION wsrep_sync_wait = 3
+SQL;
+const SQL_SEEN = <<<'SQL'
+SELECT id FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE state = 'leased' AND lease_token = ? AND id IN (?)
+SQL;
 
 /* the first schema these statements are right for */
 const SCHEMA_MIN = 11;
@@ -295,10 +341,21 @@ const DOOMED_MAX = 1000;	/* dependents SQL_DOOMED locks at a time */
 
 function options(): array
 {
+	/* a variable set to the empty string counts as unset, as for mq */
+	$env = fn($k) => (string)getenv($k) === '' ? null : getenv($k);
 	$o = parse_options('consumer.php', ['claim' => 'skip-locked',
 	    'lease' => 300.0, 'output' => null, 'extend' => null,
 	    'fail' => null, 'retry-in' => null, 'no-retry' => false,
-	    'wait-file' => null, 'lock-wait' => 50], ['--no-retry']);
+	    'wait-file' => null, 'lock-wait' => 50,
+	    'confirm-host' => $env('MQ_CONFIRM_HOST'),
+	    'confirm-port' => $env('MQ_CONFIRM_PORT'),
+	    'confirm-socket' => $env('MQ_CONFIRM_SOCKET')], ['--no-retry']);
+	if ($o['confirm-port'] !== null && (string)$o['confirm-host'] === '')
+		usage('consumer.php', '--confirm-port needs --confirm-host');
+	if ($o['confirm-port'] !== null &&
+	    (!ctype_digit((string)$o['confirm-port']) ||
+	    (int)$o['confirm-port'] < 1 || (int)$o['confirm-port'] > 65535))
+		usage('consumer.php', '--confirm-port takes 1 to 65535');
 	if (!in_array($o['claim'], ['skip-locked', 'update']))
 		usage('consumer.php', '--claim is skip-locked or update');
 	if ((float)$o['lease'] <= 0 ||
@@ -308,6 +365,78 @@ function options(): array
 	    (int)$o['lock-wait'] > 3600)
 		usage('consumer.php', '--lock-wait takes 1 to 3600 seconds');
 	return $o;
+}
+
+/* The confirming node named: [host, socket, port] for connect(), and its
+ * name in messages; null if none is. */
+function confirm_node(array $o): ?array
+{
+	$env = fn($k, $d) => (string)getenv($k) === '' ? $d : getenv($k);
+	[$host, $sock] = [(string)$o['confirm-host'], (string)$o['confirm-socket']];
+	if ($host === '' && $sock === '')
+		return null;
+	if ($host !== '' && $host !== 'localhost') {
+		$port = $o['confirm-port'] ?? $env('MYSQL_TCP_PORT', '3306');
+		return [[$host, null, $port], "$host:$port"];
+	}
+	$sock = $sock !== '' ? $sock : $env('MYSQL_UNIX_PORT',
+	    '/run/mysqld/mysqld.sock');
+	return [[null, $sock, null], $sock];
+}
+
+/* A session on the confirming node, checked before the claim: a member
+ * of the primary component, of the claim's node's cluster, not that node
+ * (told apart by wsrep_gcomm_uuid, not by a host name: containers share
+ * those); null where none is named, or $db's server is not a Galera node
+ * (there is no cluster to lose a claim). */
+function confirming(MqPDO $db, array &$o): ?PDO
+{
+	$named = confirm_node($o);
+	if ($named === null || !$db->galera)
+		return null;
+	[$node, $o['confirm-name']] = $named;
+	$refuse = fn($why) => new Fail("confirming node {$o['confirm-name']} " .
+	    'cannot be used: ' . trim(preg_replace('/\s+/', ' ', $why)), 69);
+	$t = $o['table'];
+	$me = run($db, SQL_NODE, $t, [])->fetch(PDO::FETCH_NUM);
+	/* the same user, password and database */
+	$c = $o;
+	$c['database'] = $db->database;
+	try {
+		$other = connect($c, SCHEMA_MIN, (int)$o['lock-wait'], $node);
+		$it = run($other, SQL_NODE, $t, [])->fetch(PDO::FETCH_NUM);
+	} catch (Fail $e) {
+		throw $refuse($e->getMessage());
+	} catch (PDOException $e) {
+		throw $refuse(db_message($e));
+	}
+	if ($it[0] === null)
+		throw $refuse('not a Galera node');
+	if ($it[0] === $me[0])
+		throw $refuse("it is the claim's own node (wsrep_gcomm_uuid " .
+		    "$it[0])");
+	if ($it[1] !== $me[1])
+		throw $refuse('a node of another cluster ' .
+		    "(wsrep_cluster_state_uuid $it[1], not $me[1])");
+	if ($it[2] !== null)
+		throw $refuse("not ready ($it[2])");
+	return $other;
+}
+
+/* Whether the confirming node shows job id leased with token, read once
+ * it applied what the cluster committed before the read. */
+function confirmed(PDO $other, array $o, int $id, string $token): bool
+{
+	$t = $o['table'];
+	try {
+		run($other, SQL_SYNC_WAIT, $t, []);
+		$ids = run($other, SQL_SEEN, $t, [$token, $id])
+		    ->fetchAll(PDO::FETCH_COLUMN, 0);
+	} catch (PDOException $e) {
+		throw new Fail("cannot read the claim of job $id on the " .
+		    "confirming node {$o['confirm-name']}: " . db_message($e), 69);
+	}
+	return in_array($id, array_map('intval', $ids), true);
 }
 
 /* The lease holder as mq writes it (mq-sql(7), CLAIMING A JOB): the
@@ -519,6 +648,9 @@ function extend(PDO $db, array $o, int $id, string $token): void
 $o = options();
 exit(main('consumer.php', function () use ($o) {
 	$db = connect($o, SCHEMA_MIN, (int)$o['lock-wait']);
+	/* Galera, a confirming node named: checked before the claim (one
+	 * that cannot be used fails with nothing claimed) */
+	$other = confirming($db, $o);
 	/* 128 random bits, lowercase hex */
 	$token = bin2hex(random_bytes(16));
 	$job = claim($db, $o, $token);
@@ -530,6 +662,12 @@ exit(main('consumer.php', function () use ($o) {
 	[$id, $attempt, $payload] = $job;
 	fwrite(STDERR, "consumer.php: claimed job $id, attempt $attempt, " .
 	    "receipt $id.$token\n");
+	/* committed: run only if the confirming node shows the claim */
+	if ($other !== null && !confirmed($other, $o, $id, $token))
+		throw new Fail("the claim of job $id is not seen on the " .
+		    "confirming node ({$o['confirm-name']}) once it caught up: " .
+		    'the cluster lost it, or the lease was taken back; not run',
+		    3);
 	while ($o['wait-file'] !== null && !file_exists($o['wait-file']))
 		usleep(20000);
 	if ($o['extend'] !== null)

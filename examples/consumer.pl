@@ -5,7 +5,8 @@
 # usage: consumer.pl [--queue Q] [--claim skip-locked|update] [--lease S]
 #                    [--output F] [--extend S] [--fail TEXT [--retry-in S]
 #                    [--no-retry]] [--wait-file F] [--lock-wait S]
-#                    [connection options]
+#                    [--confirm-host H [--confirm-port N]]
+#                    [--confirm-socket S] [connection options]
 #
 # The payload goes to F (default: standard output), byte for byte, then
 # the job is acked. With --fail the job is failed instead, with TEXT as
@@ -16,10 +17,31 @@
 # consumer whose lease ran out). The receipt (id.token) and what became
 # of the job go to standard error.
 #
+# On a Galera cluster a node may lose a claim it reported committed, and
+# another consumer then runs the job too (mq-galera(7), CLAIMS CONFIRMED
+# ON ANOTHER NODE). Name another node of the cluster, the confirming
+# node, with --confirm-host H (--confirm-port N: default MYSQL_TCP_PORT,
+# else 3306) or --confirm-socket S (used without --confirm-host, or with
+# localhost), or MQ_CONFIRM_HOST, MQ_CONFIRM_PORT, MQ_CONFIRM_SOCKET (not
+# the option files: they name the first node); it is reached with the
+# same user, password and database, its session set up as the first's.
+# The job is then run (or failed) only once that node shows its claim
+# (mq-sql(7), CLAIMING A JOB). The node is checked before the claim: one
+# that cannot be connected to, is not ready in the primary component, is
+# of another cluster or is the claim's own node fails the consumer, with
+# nothing claimed (69). A claim it does not show, once it caught up, is
+# neither run nor acked (3): the cluster lost it, or the lease was taken
+# back; its lease ends as a lost consumer's does. Without a confirming
+# node, a claim the cluster lost may be run. On a server that is not a
+# Galera node the confirming node is not used (not connected to): there
+# is no cluster to lose a claim.
+#
 # Exit status (mq's, mq(1) EXIT STATUS): 0 done, 1 nothing to claim, 2
 # the lease was lost (the job was requeued and claimed again, or finished:
-# this consumer's ack or fail changed nothing), 64 usage, 69 cannot
-# connect (or the connection was lost), 70 another server error, 74 I/O
+# this consumer's ack or fail changed nothing), 3 the confirming node
+# does not show the claim (the job not run), 64 usage, 69 cannot connect
+# (or the connection was lost), or the confirming node cannot be used or
+# read, 70 another server error, 74 I/O
 # error, 75 deadlocks or lock wait timeouts after retries, 77 access
 # denied, 78 no database selected, an option file that cannot be read,
 # not an mq table, or statement logging this account cannot turn to rows.
@@ -290,6 +312,31 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
            OR (key_rate >= 1 AND key_rate_us >= 1))))
 SQL
 
+# A claim confirmed on another Galera node (mq-sql(7), CLAIMING A JOB):
+# who a node is, which cluster's, whether it is ready in the primary
+# component (NULL when it is), and the cluster's size; then, after the
+# claim's COMMIT, the claim read there once that node applied what the
+# cluster committed before the read.
+use constant SQL_NODE => <<'SQL';
+SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_gcomm_uuid'),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_state_uuid'),
+       (SELECT GROUP_CONCAT(VARIABLE_NAME, ' ', VARIABLE_VALUE)
+          FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME IN ('wsrep_ready', 'wsrep_cluster_status')
+           AND VARIABLE_VALUE NOT IN ('ON', 'Primary')),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_size')
+SQL
+use constant SQL_SYNC_WAIT => <<'SQL';
+SET SESSION wsrep_sync_wait = 3
+SQL
+use constant SQL_SEEN => <<'SQL';
+SELECT id FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE state = 'leased' AND lease_token = ? AND id IN (?)
+SQL
+
 use constant ERROR_MAX => 4096;	# bytes of error text kept, as mq keeps
 use constant DOOMED_MAX => 1000;	# dependents SQL_DOOMED locks at a time
 
@@ -303,6 +350,69 @@ sub token {
 	read($r, my $raw, 16) == 16
 	    or fail_with('cannot read /dev/urandom', 74);
 	return unpack('H*', $raw);
+}
+
+# The confirming node named: [host, socket, port] for connect_db(), and
+# its name in messages; () if none is.
+sub confirm_node {
+	my ($o) = @_;
+	my $env = sub { my $v = $ENV{$_[0]}; defined $v && $v ne '' ? $v :
+	    $_[1] };
+	my ($host, $sock) = ($o->{'confirm-host'}, $o->{'confirm-socket'});
+	return () unless defined $host || defined $sock;
+	if (defined $host && $host ne 'localhost') {
+		my $port = $o->{'confirm-port'} //
+		    $env->('MYSQL_TCP_PORT', '3306');
+		return ([$host, undef, $port], "$host:$port");
+	}
+	$sock //= $env->('MYSQL_UNIX_PORT', '/run/mysqld/mysqld.sock');
+	return ([undef, $sock, undef], $sock);
+}
+
+# A session on the confirming node, checked before the claim: a member of
+# the primary component, of the claim's node's cluster, not that node
+# (told apart by wsrep_gcomm_uuid, not by a host name: containers share
+# those); undef where none is named, or db's server is not a Galera node
+# (there is no cluster to lose a claim).
+sub confirming {
+	my ($db, $o) = @_;
+	my ($node, $name) = confirm_node($o);
+	return undef unless $node && $db->{private_mq_galera};
+	$o->{'confirm-name'} = $name;
+	my $refuse = sub {
+		fail_with("confirming node $name cannot be used: $_[0]", 69);
+	};
+	my $t = $o->{table};
+	my @me = run($db, SQL_NODE, $t)->fetchrow_array;
+	# the same user, password and database
+	my %c = (%$o, database => $db->{private_mq_database});
+	my ($other, @it);
+	eval {
+		$other = connect_db(\%c, SCHEMA_MIN, $o->{'lock-wait'}, $node);
+		@it = run($other, SQL_NODE, $t)->fetchrow_array;
+		1;
+	} or $refuse->((error_text($@))[0]);
+	$refuse->('not a Galera node') unless defined $it[0];
+	$refuse->("it is the claim's own node (wsrep_gcomm_uuid $it[0])")
+	    if defined $me[0] && $it[0] eq $me[0];
+	$refuse->("a node of another cluster (wsrep_cluster_state_uuid " .
+	    ($it[1] // 'NULL') . ", not " . ($me[1] // 'NULL') . ")")
+	    if ($it[1] // '') ne ($me[1] // '');
+	$refuse->("not ready ($it[2])") if defined $it[2];
+	return $other;
+}
+
+# Whether the confirming node shows job id leased with token, read once
+# it applied what the cluster committed before the read.
+sub confirmed {
+	my ($other, $o, $id, $token) = @_;
+	my $t = $o->{table};
+	my $ids = eval {
+		run($other, SQL_SYNC_WAIT, $t);
+		run($other, SQL_SEEN, $t, $token, I($id))->fetchall_arrayref;
+	} or fail_with("cannot read the claim of job $id on the confirming " .
+	    "node $o->{'confirm-name'}: " . (error_text($@))[0], 69);
+	return grep { $_->[0] == $id } @$ids;
 }
 
 # The lease holder as mq writes it (mq-sql(7), CLAIMING A JOB): the host
@@ -493,9 +603,13 @@ sub extend {
 	});
 }
 
-my %o = options({ claim => 'skip-locked', lease => 300, 'lock-wait' => 50 },
-    'claim=s', 'lease=f', 'output=s', 'extend=f', 'fail=s', 'retry-in=f',
-    'no-retry', 'wait-file=s', 'lock-wait=i');
+# a variable set to the empty string counts as unset, as for mq
+my %confirm = map { my $v = $ENV{'MQ_CONFIRM_' . uc $_};
+    defined $v && $v ne '' ? ("confirm-$_" => $v) : () } qw(host port socket);
+my %o = options({ claim => 'skip-locked', lease => 300, 'lock-wait' => 50,
+    %confirm }, 'claim=s', 'lease=f', 'output=s', 'extend=f', 'fail=s',
+    'retry-in=f', 'no-retry', 'wait-file=s', 'lock-wait=i',
+    'confirm-host=s', 'confirm-port=s', 'confirm-socket=s');
 unless (names_ok(\%o) &&
     $o{claim} =~ /^(skip-locked|update)$/ && $o{lease} > 0 &&
     (!defined $o{extend} || $o{extend} > 0) &&
@@ -504,8 +618,22 @@ unless (names_ok(\%o) &&
 	    "lease or lock wait\n";
 	exit 64;
 }
+$o{$_} eq '' and delete $o{$_}
+    for grep { defined $o{$_} } qw(confirm-host confirm-port confirm-socket);
+if (defined $o{'confirm-port'} && !defined $o{'confirm-host'}) {
+	print STDERR "consumer.pl: --confirm-port needs --confirm-host\n";
+	exit 64;
+}
+if (defined $o{'confirm-port'} && ($o{'confirm-port'} !~ /^[0-9]{1,5}\z/ ||
+    $o{'confirm-port'} < 1 || $o{'confirm-port'} > 65535)) {
+	print STDERR "consumer.pl: --confirm-port takes 1 to 65535\n";
+	exit 64;
+}
 my $status = eval {
 	my $db = connect_db(\%o, SCHEMA_MIN, $o{'lock-wait'});
+	# Galera, a confirming node named: checked before the claim (one
+	# that cannot be used fails with nothing claimed)
+	my $other = confirming($db, \%o);
 	my $token = token();
 	my ($id, $attempt, $payload) = claim($db, \%o, $token);
 	unless (defined $id) {
@@ -514,6 +642,11 @@ my $status = eval {
 	}
 	print STDERR "consumer.pl: claimed job $id, attempt $attempt, " .
 	    "receipt $id.$token\n";
+	# committed: run only if the confirming node shows the claim
+	fail_with("the claim of job $id is not seen on the confirming node " .
+	    "($o{'confirm-name'}) once it caught up: the cluster lost it, or " .
+	    'the lease was taken back; not run', 3)
+	    if $other && !confirmed($other, \%o, $id, $token);
 	sleep(0.02) while defined $o{'wait-file'} && !-e $o{'wait-file'};
 	extend($db, \%o, $id, $token) if defined $o{extend};
 	if (defined $o{fail}) {

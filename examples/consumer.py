@@ -5,7 +5,8 @@ mq-sql(7) documents it, write its payload, and ack it; or fail it.
 usage: consumer.py [--queue Q] [--claim skip-locked|update] [--lease S]
                    [--output F] [--extend S] [--fail TEXT [--retry-in S]
                    [--no-retry]] [--wait-file F] [--lock-wait S]
-                   [connection options]
+                   [--confirm-host H [--confirm-port N]]
+                   [--confirm-socket S] [connection options]
 
 The payload goes to F (default: standard output), byte for byte, then
 the job is acked. With --fail the job is failed instead, with TEXT as
@@ -16,10 +17,31 @@ the lease to S seconds from now before the work (a heartbeat).
 consumer whose lease ran out). The receipt (id.token) and what became of
 the job go to standard error.
 
+On a Galera cluster a node may lose a claim it reported committed, and
+another consumer then runs the job too (mq-galera(7), CLAIMS CONFIRMED
+ON ANOTHER NODE). Name another node of the cluster, the confirming
+node, with --confirm-host H (--confirm-port N: default MYSQL_TCP_PORT,
+else 3306) or --confirm-socket S (used without --confirm-host, or with
+localhost), or MQ_CONFIRM_HOST, MQ_CONFIRM_PORT, MQ_CONFIRM_SOCKET (not
+the option files: they name the first node); it is reached with the
+same user, password and database, its session set up as the first's.
+The job is then run (or failed) only once that node shows its claim
+(mq-sql(7), CLAIMING A JOB). The node is checked before the claim: one
+that cannot be connected to, is not ready in the primary component, is
+of another cluster or is the claim's own node fails the consumer, with
+nothing claimed (69). A claim it does not show, once it caught up, is
+neither run nor acked (3): the cluster lost it, or the lease was taken
+back; its lease ends as a lost consumer's does. Without a confirming
+node, a claim the cluster lost may be run. On a server that is not a
+Galera node the confirming node is not used (not connected to): there
+is no cluster to lose a claim.
+
 Exit status (mq's, mq(1) EXIT STATUS): 0 done, 1 nothing to claim, 2
 the lease was lost (the job was requeued and claimed again, or finished:
-this consumer's ack or fail changed nothing), 64 usage, 69 cannot
-connect (or the connection was lost), 70 another server error, 74 I/O
+this consumer's ack or fail changed nothing), 3 the confirming node
+does not show the claim (the job not run), 64 usage, 69 cannot connect
+(or the connection was lost), or the confirming node cannot be used or
+read, 70 another server error, 74 I/O
 error, 75 deadlocks or lock wait timeouts after retries, 77 access
 denied, 78 no database selected, an option file that cannot be read,
 not an mq table, or statement logging this account cannot turn to rows.
@@ -30,7 +52,7 @@ this program does not fire schedules (SQL cannot compute a cron instant):
 where only it consumes a queue, run `mq schedule fire` from a timer.
 Connection as producer.py. Debian: apt-get install python3-pymysql.
 """
-import argparse
+import copy
 import os
 import random
 import secrets
@@ -38,8 +60,11 @@ import socket
 import sys
 import time
 
-from mq_session import (Fail, check_names, connect, connection_options,
-                        execute, main, transaction)
+import pymysql
+
+from mq_session import (Fail, Parser, check_names, connect,
+                        connection_options, db_error, execute, main,
+                        transaction)
 
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there); those of the session are in mq_session.py. `mq_jobs` is the
@@ -293,6 +318,30 @@ UPDATE `mq_jobs` SET leased_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
            OR per_key >= 1 OR (rate >= 1 AND rate_us >= 1)
            OR (key_rate >= 1 AND key_rate_us >= 1))))
 """
+# A claim confirmed on another Galera node (mq-sql(7), CLAIMING A JOB):
+# who a node is, which cluster's, whether it is ready in the primary
+# component (NULL when it is), and the cluster's size; then, after the
+# claim's COMMIT, the claim read there once that node applied what the
+# cluster committed before the read.
+SQL_NODE = """
+SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_gcomm_uuid'),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_state_uuid'),
+       (SELECT GROUP_CONCAT(VARIABLE_NAME, ' ', VARIABLE_VALUE)
+          FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME IN ('wsrep_ready', 'wsrep_cluster_status')
+           AND VARIABLE_VALUE NOT IN ('ON', 'Primary')),
+       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+         WHERE VARIABLE_NAME = 'wsrep_cluster_size')
+"""
+SQL_SYNC_WAIT = """
+SET SESSION wsrep_sync_wait = 3
+"""
+SQL_SEEN = """
+SELECT id FROM `mq_jobs` FORCE INDEX (PRIMARY)
+ WHERE state = 'leased' AND lease_token = ? AND id IN (?)
+"""
 
 SCHEMA_MIN = 11         # the first schema these statements are right for
 ERROR_MAX = 4096        # bytes of error text kept, as mq keeps
@@ -476,9 +525,72 @@ def extend(db, o, job, token):
     transaction(db, tx)
 
 
+def confirm_node(o):
+    """The confirming node named: (host, socket, port) for connect(), and
+    its name in messages; None if none is."""
+    env = lambda k, d: os.environ.get(k) or d
+    if not o.confirm_host and not o.confirm_socket:
+        return None
+    if o.confirm_host and o.confirm_host != "localhost":
+        port = o.confirm_port or env("MYSQL_TCP_PORT", "3306")
+        return (o.confirm_host, None, port), "%s:%s" % (o.confirm_host, port)
+    sock = o.confirm_socket or env("MYSQL_UNIX_PORT", "/run/mysqld/mysqld.sock")
+    return (None, sock, None), sock
+
+
+def confirming(db, o):
+    """A session on the confirming node, checked before the claim: a
+    member of the primary component, of the claim's node's cluster, not
+    that node (told apart by wsrep_gcomm_uuid, not by a host name:
+    containers share those); None where none is named, or db's server is
+    not a Galera node (there is no cluster to lose a claim)."""
+    named = confirm_node(o)
+    if named is None or not db.mq_galera:
+        return None
+    node, o.confirm_name = named
+
+    def refuse(why):
+        return Fail("confirming node %s cannot be used: %s"
+                    % (o.confirm_name, " ".join(str(why).split())), 69)
+
+    me = execute(db, SQL_NODE, (), o.table).fetchone()
+    c = copy.copy(o)
+    c.database = db.mq_database         # the same user, password, database
+    try:
+        other = connect(c, SCHEMA_MIN, o.lock_wait, node)
+        it = execute(other, SQL_NODE, (), o.table).fetchone()
+    except Fail as e:
+        raise refuse(e)
+    except pymysql.err.MySQLError as e:
+        raise refuse(db_error(e))
+    if it[0] is None:
+        raise refuse("not a Galera node")
+    if it[0] == me[0]:
+        raise refuse("it is the claim's own node (wsrep_gcomm_uuid %s)"
+                     % it[0])
+    if it[1] != me[1]:
+        raise refuse("a node of another cluster (wsrep_cluster_state_uuid "
+                     "%s, not %s)" % (it[1], me[1]))
+    if it[2] is not None:
+        raise refuse("not ready (%s)" % it[2])
+    return other
+
+
+def confirmed(other, o, job, token):
+    """Whether the confirming node shows job leased with token, read once
+    it applied what the cluster committed before the read."""
+    try:
+        execute(other, SQL_SYNC_WAIT, (), o.table)
+        rows = execute(other, SQL_SEEN, (token, job), o.table).fetchall()
+    except pymysql.err.MySQLError as e:
+        raise Fail("cannot read the claim of job %d on the confirming node "
+                   "%s: %s" % (job, o.confirm_name, db_error(e)), 69)
+    return any(r[0] == job for r in rows)
+
+
 def options():
     env = os.environ.get
-    p = argparse.ArgumentParser(description="claim and run one mq job")
+    p = Parser(description="claim and run one mq job")
     p.add_argument("--queue", default=env("MQ_QUEUE", "default"))
     p.add_argument("--claim", choices=("skip-locked", "update"),
                    default="skip-locked")
@@ -491,9 +603,24 @@ def options():
     p.add_argument("--wait-file", help="wait for this file once claimed")
     p.add_argument("--lock-wait", type=int, default=50,
                    help="seconds a row lock is waited for, then retried")
+    # a variable set to the empty string counts as unset, as for mq
+    p.add_argument("--confirm-host", metavar="H",
+                   default=env("MQ_CONFIRM_HOST") or None,
+                   help="Galera: run a job once this node shows its claim")
+    p.add_argument("--confirm-port", metavar="N",
+                   default=env("MQ_CONFIRM_PORT") or None,
+                   help="the confirming node's port (with --confirm-host)")
+    p.add_argument("--confirm-socket", metavar="S",
+                   default=env("MQ_CONFIRM_SOCKET") or None,
+                   help="the confirming node's Unix socket")
     connection_options(p)
     o = p.parse_args()
     check_names(p, o)
+    if o.confirm_port is not None and not o.confirm_host:
+        p.error("--confirm-port needs --confirm-host")
+    if o.confirm_port is not None and not (
+            o.confirm_port.isdigit() and 1 <= int(o.confirm_port) <= 65535):
+        p.error("--confirm-port takes 1 to 65535")
     if o.lease <= 0 or (o.extend is not None and o.extend <= 0):
         p.error("a lease is positive")
     if not 1 <= o.lock_wait <= 3600:
@@ -504,6 +631,9 @@ def options():
 def consume():
     o = options()
     db = connect(o, SCHEMA_MIN, o.lock_wait)
+    # Galera, a confirming node named: checked before the claim (one
+    # that cannot be used fails with nothing claimed)
+    other = confirming(db, o)
     token = secrets.token_hex(16)   # 128 random bits, lowercase hex
     got = claim(db, o, token)
     if got is None:
@@ -513,6 +643,12 @@ def consume():
     job, attempt, payload = got
     print("consumer.py: claimed job %d, attempt %d, receipt %d.%s"
           % (job, attempt, job, token), file=sys.stderr)
+    # committed: run only if the confirming node shows the claim
+    if other is not None and not confirmed(other, o, job, token):
+        raise Fail("the claim of job %d is not seen on the confirming node "
+                   "(%s) once it caught up: the cluster lost it, or the "
+                   "lease was taken back; not run" % (job, o.confirm_name),
+                   3)
     while o.wait_file and not os.path.exists(o.wait_file):
         time.sleep(0.02)
     if o.extend:

@@ -108,12 +108,15 @@ function parse_options(string $name, array $o, array $flags): array
 }
 
 /* A connection (connect()): whether its server is a Galera node
- * (session(): wsrep on; MariaDB only, MySQL has no Galera here), and
- * whether a statement ran in its transaction yet (run()). */
+ * (session(): wsrep on; MariaDB only, MySQL has no Galera here),
+ * whether a statement ran in its transaction yet (run()), and the
+ * database its session uses. */
 class MqPDO extends PDO
 {
 	public bool $galera = false;
 	public bool $ran = false;
+	/* the database its session uses (session()) */
+	public ?string $database = null;
 }
 
 /* Whether the server is a Galera node: 1 or 0 (MySQL: 0, which skips
@@ -236,6 +239,7 @@ function session(PDO $db, array $o, int $lock_wait = 50): void
 	elseif ($want === '' && $current === null)
 		throw new Fail('no database selected: give --database, set ' .
 		    'MQ_DATABASE or database= in an option file', 78);
+	$db->database = $want !== '' ? $want : $current;
 	run($db, SQL_DROP_TEMPORARY, $t, []);
 	$db->galera = (int)run($db, GALERA, $t, [])->fetchColumn() === 1;
 	if (run($db, SQL_BINLOG, $t, [])->fetchColumn() !== 'STATEMENT')
@@ -374,13 +378,22 @@ function db_message(PDOException $e): string
 /* Connected as mq would be: the options (or MQ_* variables) first, then
  * the option files, then the defaults of Connector/C (no host or
  * localhost: the Unix socket, MYSQL_UNIX_PORT or Debian's; the user
- * logged in; the password from an option file, else MYSQL_PWD). */
-function connect(array &$o, int $schema_min, int $lock_wait = 50): PDO
+ * logged in; the password from an option file, else MYSQL_PWD). $node,
+ * [host, socket, port], names another server (a consumer's confirming
+ * node): only these, not the option files' (which name the first), and
+ * $o['database'] as it is. */
+function connect(array &$o, int $schema_min, int $lock_wait = 50,
+    ?array $node = null): PDO
 {
 	$files = option_settings($o['defaults-file']);
 	$pick = fn($k) => (string)$o[$k] !== '' ? $o[$k] : ($files[$k] ?? null);
-	[$host, $socket, $port] = [$pick('host'), $pick('socket'), $pick('port')];
-	$o['database'] = $pick('database');
+	if ($node !== null) {
+		[$host, $socket, $port] = $node;
+	} else {
+		[$host, $socket, $port] = [$pick('host'), $pick('socket'),
+		    $pick('port')];
+		$o['database'] = $pick('database');
+	}
 	/* it goes in a USE (and the DSN): letters, digits, _ $ - */
 	if (!preg_match('/^[A-Za-z0-9_$-]{0,64}$/D', (string)$o['database']))
 		throw new Fail("invalid database name '{$o['database']}'", 78);

@@ -6,6 +6,7 @@ whatever the current one.
 
 Debian: apt-get install python3-pymysql.
 """
+import argparse
 import os
 import random
 import re
@@ -64,6 +65,14 @@ SET SESSION binlog_format = 'ROW'
 SQL_VERSION = """
 SELECT TABLE_COMMENT FROM information_schema.TABLES
  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?
+"""
+
+# Whether the server is a Galera node: 1 or 0 (MySQL: 0, which skips
+# what MariaDB alone reads).
+GALERA = """
+SELECT 0 /*M! + (SELECT COUNT(*)
+  FROM information_schema.GLOBAL_VARIABLES
+ WHERE VARIABLE_NAME = 'WSREP_ON' AND VARIABLE_VALUE = 'ON') */
 """
 
 RETRIES = 8             # tries of a transaction that met 1213 or 1205
@@ -141,7 +150,9 @@ def session(db, o, lock_wait=50):
     every write is rolled back at disconnect), UTC, sql_mode, READ
     COMMITTED, the limits, the CHECKs off; the database asked for (an
     init_connect may have run USE), mq's tables and not temporary ones
-    that hide them; statement logging turned to rows."""
+    that hide them; statement logging turned to rows. And, on the
+    connection, whether the server is a Galera node (db.mq_galera) and
+    the database the session uses (db.mq_database)."""
     execute(db, SQL_ROLLBACK, (), o.table)
     execute(db, SQL_SESSION, (lock_wait, 60), o.table)
     execute(db, SQL_ISOLATION, (), o.table)
@@ -151,7 +162,9 @@ def session(db, o, lock_wait=50):
     elif not o.database and current is None:
         raise Fail("no database selected: give --database, set "
                    "MQ_DATABASE or database= in an option file", 78)
+    db.mq_database = o.database or current
     execute(db, SQL_DROP_TEMPORARY, (), o.table)
+    db.mq_galera = execute(db, GALERA, (), o.table).fetchone()[0] == 1
     if execute(db, SQL_BINLOG, (), o.table).fetchone()[0] == "STATEMENT":
         try:
             execute(db, SQL_LOG_ROWS, (), o.table)
@@ -270,15 +283,21 @@ def db_error(e, what=None):
     return Fail((what + ": " if what else "") + msg, status_of(code))
 
 
-def connect(o, schema_min, lock_wait=50):
+def connect(o, schema_min, lock_wait=50, node=None):
     """Connected as mq would be: the options (or MQ_* variables) first,
     then the option files, then the defaults of Connector/C (no host or
     localhost: the Unix socket, MYSQL_UNIX_PORT or Debian's; the
-    password from an option file, else MYSQL_PWD)."""
+    password from an option file, else MYSQL_PWD). node, (host, socket,
+    port), names another server (a consumer's confirming node): only
+    these, not the option files' (which name the first), and o.database
+    as it is."""
     files = option_settings(o.defaults_file)
     pick = lambda k: getattr(o, k) or files.get(k) or None
-    host, socket_path, port = pick("host"), pick("socket"), pick("port")
-    o.database = pick("database")
+    if node is not None:
+        host, socket_path, port = node
+    else:
+        host, socket_path, port = pick("host"), pick("socket"), pick("port")
+        o.database = pick("database")
     kw = dict(user=pick("user"), password=files.get("password") or
               os.environ.get("MYSQL_PWD", ""), database=o.database,
               charset="utf8mb4", autocommit=True, binary_prefix=True,
@@ -312,6 +331,13 @@ def connect(o, schema_min, lock_wait=50):
         raise Fail("table '%s' is not an mq table of schema %d or later: "
                    "run 'mq init'" % (o.table, schema_min), 78)
     return db
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's, but a usage error is one line and status 64, as mq's
+    (argparse's own is 2, which is "lease lost" here)."""
+    def error(self, message):
+        self.exit(64, "%s: %s\n" % (self.prog, message))
 
 
 def connection_options(p):

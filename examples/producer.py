@@ -28,15 +28,14 @@ cannot be read or not an mq table, 70 another server error.
 
 Debian: apt-get install python3-pymysql.
 """
-import argparse
 import os
 import re
 import sys
 
 import pymysql
 
-from mq_session import (Fail, check_names, connect, connection_options,
-                        execute, main, retried)
+from mq_session import (Fail, Parser, check_names, connect,
+                        connection_options, execute, main, retried)
 
 # The statements of mq-sql(7), word for word (t330 checks that they are
 # there); those of the session are in mq_session.py. `mq_jobs` is the
@@ -126,7 +125,7 @@ def wake(db, o):
 
 def options():
     env = os.environ.get
-    p = argparse.ArgumentParser(description="push one job into mq's table")
+    p = Parser(description="push one job into mq's table")
     p.add_argument("--queue", default=env("MQ_QUEUE", "default"))
     p.add_argument("--priority", type=int, default=0)
     p.add_argument("--delay", type=float, default=0.0, help="seconds")

@@ -58,7 +58,7 @@ for f in producer.py consumer.py producer.php consumer.php producer.pl \
   missing=$(while IFS= read -r s; do
     grep -qxF -- "$s" "$T_TMP/page.sql" || printf '%s\n' "$s"
   done <"$T_TMP/ex.sql")
-  case $f in producer.*) want=14 ;; *) want=31 ;; esac
+  case $f in producer.*) want=14 ;; *) want=34 ;; esac
   is "$n:$missing" "$want:" "$f: its $want statements (with its module's) are mq-sql(7)'s, word for word"
 done
 # The page's statements on mq's tables are mq's: each is a string of the

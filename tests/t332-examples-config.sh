@@ -5,7 +5,10 @@
 # under the MQ_* variables, which win over them; and they fail as mq
 # does, in one line with mq's status (mq(1), EXIT STATUS): no database
 # chosen 78, access denied 77, no server 69, an option file that cannot
-# be read 78, never a driver's or the interpreter's warning. Each
+# be read 78, never a driver's or the interpreter's warning. A confirming
+# node (--confirm-host, --confirm-socket, MQ_CONFIRM_*: mq-sql(7),
+# EXAMPLES) is not used on a server that is not a Galera node, not even
+# connected to; a port without a host, or out of range, is usage (64). Each
 # language runs in an environment of its own (env -i): what it is given
 # is all it has. Python runs with warnings made errors.
 . "$(dirname "$0")/lib.sh"
@@ -75,7 +78,8 @@ one_line() {
 
 for l in py php pl; do
   if ! have $l; then
-    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25; do
+    for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 \
+      26 27 28 29 30 31 32 33 34; do
       ok "$l # SKIP its client library is not installed (tests/deps.sh)"
     done
     continue
@@ -137,6 +141,32 @@ for l in py php pl; do
   # -- an option file that cannot be read
   run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/no-such.cnf"
   one_line 78 "$l: MQ_DEFAULTS_FILE that does not exist"
+
+  # -- a confirming node on one server: not used (no cluster to lose a
+  # claim), not even connected to: the job runs as without it
+  "$MQ" push --queue conf-$l "conf-$l" >/dev/null
+  : >"$T_TMP/in"
+  run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/app.cnf" \
+    MQ_CONFIRM_SOCKET="$T_TMP/no-such-socket" -- --queue conf-$l
+  is "$RC:$OUT" "0:conf-$l" "$l: MQ_CONFIRM_SOCKET on one server: not used, the job run"
+  is "$(sql "SELECT GROUP_CONCAT(CONCAT(state, attempts)) FROM mq_jobs WHERE queue = 'conf-$l'")" done1 \
+    "$l: and acked"
+  "$MQ" push --queue conf2-$l "conf2-$l" >/dev/null
+  run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/app.cnf" -- --queue conf2-$l \
+    --confirm-host 127.0.0.1 --confirm-port 1 --confirm-socket "$T_TMP/no-such-socket"
+  is "$RC:$OUT" "0:conf2-$l" "$l: --confirm-host, --confirm-port on one server: not used, the job run"
+  is "$(sql "SELECT GROUP_CONCAT(CONCAT(state, attempts)) FROM mq_jobs WHERE queue = 'conf2-$l'")" done1 \
+    "$l: and acked"
+  # usage: a port without a host, a port out of range (nothing claimed)
+  "$MQ" push --queue conf3-$l "conf3-$l" >/dev/null
+  run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/app.cnf" MQ_CONFIRM_SOCKET=/x -- \
+    --queue conf3-$l --confirm-port 3306
+  one_line 64 "$l: --confirm-port without --confirm-host"
+  run ex $l consumer MQ_DEFAULTS_FILE="$T_TMP/app.cnf" -- --queue conf3-$l \
+    --confirm-host 127.0.0.1 --confirm-port 70000
+  one_line 64 "$l: --confirm-port 70000"
+  is "$(sql "SELECT GROUP_CONCAT(CONCAT(state, attempts)) FROM mq_jobs WHERE queue = 'conf3-$l'")" ready0 \
+    "$l: usage errors claim nothing"
 
   # -- nothing at all (env -i): no warning, one line
   run ex $l consumer
