@@ -622,8 +622,10 @@ void mq__caught_up(struct mq_conn *c);
 enum mq_status mq__in_tx_caught_up(struct mq_conn *c, mq__txfn fn,
     void *ctx, enum mq_status lost);
 
-extern const char mq__sql_claim_select[], mq__sql_claim_due[];
-extern const char mq__sql_count_due[], mq__sql_claim_update_due[];
+extern const char mq__sql_claim_select[], mq__sql_due_priorities[];
+extern const char mq__sql_claim_priorities[], mq__sql_claim_priorities_tail[];
+extern const char mq__sql_claim_update_priorities[];
+extern const char mq__sql_claim_update_priorities_tail[];
 extern const char mq__sql_claim_share[], mq__sql_claim_share_due[];
 extern const char mq__sql_claim_ids[], mq__sql_claim_ids_tail[];
 extern const char mq__sql_claim_update_ids[];

@@ -17,9 +17,10 @@
  * when nothing is (a statement of its own before an UPDATE claim). A
  * claim that finds fewer due jobs than it has room for would walk every
  * row due later after the last due one: the next claim of that queue
- * reads the due index instead (mq__sql_claim_due). Scheduled jobs of a
- * more urgent priority than every due one are still walked over; see
- * mq-queue(7).
+ * asks the due index which priorities have due jobs, and reads only
+ * those (mq__sql_due_priorities). Scheduled jobs of a more urgent
+ * priority than every due one are still walked over by a claim that
+ * fills its room; see mq-queue(7).
  *
  * On a Galera node a claim takes from the node's share of the jobs first
  * (claim.c).
@@ -43,25 +44,45 @@ const char mq__sql_claim_select[] =
     " ORDER BY priority, available_at, id LIMIT ?"
     " FOR UPDATE SKIP LOCKED";
 
-/* The plain claim of a queue whose last claim on this connection was
- * short (it had room for more jobs than were due): the due jobs, read by
- * the due index (queue, state, available_at), which ends at the LIMIT or
- * at the first job due later. The claim index would walk, after the due
- * rows of the queue's last priority, every row due later: jobs scheduled
- * for later, dependents waiting for their parents (with 100,000 of them,
- * 58 ms a claim; a consumer keeping up with its queue makes short claims
- * only). Fewer rows than the LIMIT are all the due jobs nobody holds:
- * what the claim index gives, once sorted by priority (stably: due order
- * within one). As many as the LIMIT may pass over a more urgent job due
- * later than these: then the claim index is read as usual, in the same
- * transaction (the rows this read locked and the claim does not take
- * stay locked until the commit). */
-const char mq__sql_claim_due[] =
+/* After a short claim of a queue on this connection (it had room for
+ * more jobs than were due), the next one asks first which priorities
+ * have due jobs. The claim index orders by priority, then due time, so
+ * a read of it for more jobs than are due walks, after the due rows of
+ * the queue's last priority, every row due later: jobs scheduled for
+ * later, dependents waiting for their parents (with 100,000 of them, 58
+ * ms a claim; a consumer keeping up with its queue makes short claims
+ * only). The due index (queue, state, available_at) ends at the first
+ * row due later: a read of it without locks, as far as one row more
+ * than the claim wants (binds the queue and that), gives the due jobs'
+ * priorities when it returns no more than the claim wants. Then the
+ * claim reads the claim index with those priorities listed: one range
+ * a priority, from its first due row to now, in the claim's order, and
+ * locks what it reads there as every other claim does (a locking read
+ * of the due index kept its lock on the due entries of rows it skipped,
+ * held by claims of the claim index, whose leases then waited for it,
+ * and deadlocked). More rows than the claim wants: the claim index is
+ * read as usual. (A job of another priority that becomes due between
+ * the two reads waits for the next claim.) */
+const char mq__sql_due_priorities[] =
+    "SELECT priority FROM `{{TABLE}}` FORCE INDEX (due)"
+    " WHERE " MQ_SQL_DUE_ROW("?") " LIMIT ?";
+/* The claim of those priorities (binds the queue twice, the priorities,
+ * the limit), for both ways of claiming (the UPDATE binds the lease
+ * first). */
+#define BY_PRIORITIES \
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " AND priority IN ("
+const char mq__sql_claim_priorities[] =
     "SELECT id, queue, priority, attempts, payload"
-    " FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " ORDER BY available_at, id LIMIT ?"
-    " FOR UPDATE SKIP LOCKED";
+    " FROM `{{TABLE}}` FORCE INDEX (claim)" BY_PRIORITIES;
+const char mq__sql_claim_priorities_tail[] =
+    ") ORDER BY priority, available_at, id LIMIT ? FOR UPDATE SKIP LOCKED";
+const char mq__sql_claim_update_priorities[] =
+    "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET BY_PRIORITIES;
+const char mq__sql_claim_update_priorities_tail[] =
+    ") ORDER BY priority, available_at, id LIMIT ?";
+/* Priorities listed at most (padded to a power of two, as id lists
+ * are): more, the claim index is read as usual. */
+#define PRIORITIES_MAX 64
 
 static const char sql_lease_ids[] =
     "UPDATE `{{TABLE}}`" CLAIM_SET " WHERE id IN (";
@@ -70,20 +91,6 @@ static const char sql_claim_update[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET
     " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
     " ORDER BY priority, available_at, id LIMIT ?";
-
-/* The same after a short claim, for the UPDATE claims: how many jobs
- * are due, as far as the number wanted (binds the queue and it), by the
- * due index; when fewer, they are all leased by the due index (binds as
- * sql_claim_update), the read by the token putting them in claim order.
- * (A job that becomes due between the two may take the place of a more
- * urgent one due later: claims race each other anyway.) */
-const char mq__sql_count_due[] =
-    "SELECT COUNT(*) FROM (SELECT 1 FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE " MQ_SQL_DUE_ROW("?") " LIMIT ?) AS due";
-const char mq__sql_claim_update_due[] =
-    "UPDATE `{{TABLE}}` FORCE INDEX (due)" CLAIM_SET
-    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?")
-    " ORDER BY available_at, id LIMIT ?";
 
 static const char sql_paused[] =
     "SELECT COUNT(*) FROM `{{TABLE}}_queues` WHERE " MQ_SQL_PAUSED("?");
@@ -206,80 +213,115 @@ lease_locked(struct mq_conn *c, struct claim *cl, size_t *leased)
 	return rc;
 }
 
-/* Jobs of one claim in claim order: by priority, stably (the due
- * read's order within one). */
-struct ranked {
-	int priority;
-	size_t at;
-};
-
-static int
-rank_order(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-
-	if (x->priority != y->priority)
-		return x->priority < y->priority ? -1 : 1;
-	return x->at < y->at ? -1 : x->at > y->at;
-}
-
-/* Sorts cl->jobs from first on by priority, stably. */
+/* The priorities of queue's due jobs, sorted, in p (at most
+ * PRIORITIES_MAX), if they are no more than limit (a short claim's):
+ * *np of them (0: the claim index is read as usual); MQ_EMPTY when none
+ * is due. */
 static enum mq_status
-rank_jobs(struct mq_conn *c, struct claim *cl, size_t first)
+due_priorities(struct mq_conn *c, const char *queue, uint32_t limit,
+    int32_t *p, size_t *np)
 {
-	size_t n = cl->n - first, i;
-	struct ranked *r;
-	struct mq_job *copy;
-
-	for (i = first + 1; i < cl->n; i++)
-		if (cl->jobs[i].priority < cl->jobs[i - 1].priority)
-			break;
-	if (i >= cl->n)
-		return MQ_OK;	/* in order already: one priority, say */
-	r = malloc(n * sizeof *r);
-	copy = malloc(n * sizeof *copy);
-	if (r == NULL || copy == NULL) {
-		free(r);
-		free(copy);
-		return mq__fail(c, MQ_ENOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++) {
-		r[i].priority = cl->jobs[first + i].priority;
-		r[i].at = i;
-		copy[i] = cl->jobs[first + i];
-	}
-	qsort(r, n, sizeof *r, rank_order);
-	for (i = 0; i < n; i++)
-		cl->jobs[first + i] = copy[r[i].at];
-	free(r);
-	free(copy);
-	return MQ_OK;
-}
-
-/* One read of the plain claim, appended to cl->jobs: stmt binds the
- * queue (bind times), then the limit. */
-static enum mq_status
-claim_read(struct mq_conn *c, struct claim *cl, const char *stmt,
-    const char *queue, int bind, uint32_t *limit)
-{
-	MYSQL_BIND in[4];
+	MYSQL_BIND in[2], out[1];
 	unsigned long qlen;
-	MYSQL_STMT *sel;
+	uint32_t rows = limit + 1;
+	int32_t prio = 0;
+	size_t due = 0, i, k;
+	MYSQL_STMT *st;
 	enum mq_status rc;
-	int i;
+	int r = 0;
 
-	for (i = 0; i < bind; i++)
-		mq__bind_str(&in[i], queue, &qlen);
-	mq__bind_u32(&in[bind], limit);
-	/* a read: prepared for each queue, its text sent with its
-	 * execution (stmt.c, is_read: a second execution of one handle
-	 * would be prepared again, a round trip more) */
-	if ((sel = mq__prepare(c, stmt)) == NULL)
+	*np = 0;
+	if ((st = mq__prepare(c, mq__sql_due_priorities)) == NULL)
 		return c->err.status;
-	rc = mq__execute(c, sel, in, "cannot claim");
-	if (rc == MQ_OK)
-		rc = mq__claim_fetch(c, sel, cl);
-	mq__release(c, sel);
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_u32(&in[1], &rows);
+	memset(out, 0, sizeof out);
+	mq__bind_i32(&out[0], &prio);
+	rc = mq__execute_retry(c, st, in, "cannot claim");
+	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
+		rc = mq__dberr(c, st, "cannot claim");
+	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) == 0) {
+		due++;
+		for (i = 0; i < *np && p[i] < prio; i++)
+			;
+		if ((i < *np && p[i] == prio) || *np == PRIORITIES_MAX)
+			continue;	/* (too many: not used, below) */
+		for (k = *np; k > i; k--)
+			p[k] = p[k - 1];
+		p[i] = prio;
+		(*np)++;
+	}
+	if (rc == MQ_OK && r != MYSQL_NO_DATA)
+		rc = mq__dberr(c, st, "cannot claim");
+	mq__release(c, st);
+	if (rc != MQ_OK)
+		return rc;
+	if (due > limit || *np == PRIORITIES_MAX)
+		*np = 0;
+	return due == 0 ? MQ_EMPTY : MQ_OK;
+}
+
+/* The statement head ?,?... tail for n priorities (n a power of two). */
+static MYSQL_STMT *
+priorities_statement(struct mq_conn *c, const char *head, const char *tail,
+    size_t n)
+{
+	char *sql = malloc(strlen(head) + 2 * n + strlen(tail) + 1), *q;
+	MYSQL_STMT *st;
+	size_t i;
+
+	if (sql == NULL) {
+		mq__fail(c, MQ_ENOMEM, "out of memory");
+		return NULL;
+	}
+	q = stpcpy(sql, head);
+	for (i = 0; i < n; i++)
+		q = stpcpy(q, i ? ",?" : "?");
+	strcpy(q, tail);
+	st = mq__prepare_keyed(c, head, n, sql);
+	free(sql);
+	return st;
+}
+
+/* The claim of up to *limit due jobs of queue of the priorities p[0..np)
+ * by the claim index: the SELECT (update 0: its rows appended to
+ * cl->jobs, locked), or the UPDATE (*got leased). */
+static enum mq_status
+claim_priorities(struct mq_conn *c, struct claim *cl, const char *queue,
+    const int32_t *p, size_t np, uint32_t *limit, int update, uint64_t *got)
+{
+	MYSQL_BIND in[6 + PRIORITIES_MAX];
+	unsigned long qlen, len[2];
+	int32_t pad[PRIORITIES_MAX];
+	int64_t lease;
+	size_t n = mq__padded(np), i, k = 0;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	st = update ? priorities_statement(c, mq__sql_claim_update_priorities,
+	    mq__sql_claim_update_priorities_tail, n) :
+	    priorities_statement(c, mq__sql_claim_priorities,
+	    mq__sql_claim_priorities_tail, n);
+	if (st == NULL)
+		return c->err.status;
+	if (update) {
+		mq__claim_bind_lease(c, cl, in, len, &lease);
+		k = 3;
+	}
+	mq__bind_str(&in[k++], queue, &qlen);
+	mq__bind_str(&in[k++], queue, &qlen);
+	for (i = 0; i < n; i++) {
+		pad[i] = p[i < np ? i : np - 1];
+		mq__bind_i32(&in[k++], &pad[i]);
+	}
+	mq__bind_u32(&in[k], limit);
+	rc = update ? mq__execute_retry(c, st, in, "cannot claim") :
+	    mq__execute(c, st, in, "cannot claim");
+	if (rc == MQ_OK && update)
+		*got = mysql_stmt_affected_rows(st);
+	else if (rc == MQ_OK)
+		rc = mq__claim_fetch(c, st, cl);
+	mq__release(c, st);
 	return rc;
 }
 
@@ -289,18 +331,37 @@ static enum mq_status
 claim_plain(struct mq_conn *c, struct claim *cl, const char *queue,
     uint32_t limit)
 {
-	size_t first = cl->n;
+	MYSQL_BIND in[4];
+	unsigned long qlen;
+	int32_t p[PRIORITIES_MAX];
+	size_t first = cl->n, np = 0;
+	MYSQL_STMT *sel;
 	enum mq_status rc;
 
-	if (mq__seen_in(c->short_seen, queue)) {
-		rc = claim_read(c, cl, mq__sql_claim_due, queue, 2, &limit);
-		if (rc == MQ_OK && cl->n - first < limit)
-			return rank_jobs(c, cl, first);
-		drop_jobs(cl, first);
-		if (rc != MQ_OK)
+	/* a claim of one ends at the first due row: no walk to spare */
+	if (limit > 1 && mq__seen_in(c->short_seen, queue)) {
+		rc = due_priorities(c, queue, limit, p, &np);
+		if (rc == MQ_EMPTY)
+			return MQ_OK;
+		if (rc == MQ_OK && np > 0)
+			rc = claim_priorities(c, cl, queue, p, np, &limit, 0,
+			    NULL);
+		if (rc != MQ_OK || np > 0)
 			return rc;
 	}
-	rc = claim_read(c, cl, mq__sql_claim_select, queue, 3, &limit);
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_str(&in[1], queue, &qlen);
+	mq__bind_str(&in[2], queue, &qlen);
+	mq__bind_u32(&in[3], &limit);
+	/* a read: prepared for each queue, its text sent with its
+	 * execution (stmt.c, is_read: a second execution of one handle
+	 * would be prepared again, a round trip more) */
+	if ((sel = mq__prepare(c, mq__sql_claim_select)) == NULL)
+		return c->err.status;
+	rc = mq__execute(c, sel, in, "cannot claim");
+	if (rc == MQ_OK)
+		rc = mq__claim_fetch(c, sel, cl);
+	mq__release(c, sel);
 	if (rc == MQ_OK)
 		mq__note_in(c->short_seen, queue, cl->n - first < limit);
 	return rc;
@@ -480,39 +541,35 @@ claim_deferred(struct mq_conn *c, struct claim *cl, enum mq_status rc)
 }
 
 
-/* The due jobs of queue (paused or not), in *due: whether there is any
- * (limit 0), or how many, as far as limit (after a short claim: the
- * claim index would walk the jobs due later). MQ_EMPTY when none. */
+/* MQ_OK if queue has a due job (paused or not), else MQ_EMPTY. */
 static enum mq_status
-due_jobs(struct mq_conn *c, const char *queue, uint32_t limit,
-    uint64_t *due)
+any_due(struct mq_conn *c, const char *queue)
 {
-	MYSQL_BIND in[2], out[1];
+	MYSQL_BIND in[1], out[1];
 	unsigned long qlen;
+	uint64_t due = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	*due = 0;
-	if ((st = mq__prepare(c, limit ? mq__sql_count_due :
-	    mq__sql_any_due)) == NULL)
+	if ((st = mq__prepare(c, mq__sql_any_due)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
-	mq__bind_u32(&in[1], &limit);
 	memset(out, 0, sizeof out);
-	mq__bind_u64(&out[0], due);
+	mq__bind_u64(&out[0], &due);
 	rc = mq__execute_retry(c, st, in, "cannot claim");
 	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
 	    mysql_stmt_fetch(st) != 0))
 		rc = mq__dberr(c, st, "cannot claim");
 	mq__release(c, st);
-	return rc == MQ_OK && !*due ? MQ_EMPTY : rc;
+	return rc == MQ_OK && !due ? MQ_EMPTY : rc;
 }
 
-/* The UPDATE claim of up to limit jobs of queue's head (or of all its
- * due jobs, fewer than limit, by the due index: by_due); *got leased. */
+/* The UPDATE claim of up to limit jobs of queue's head (of the
+ * priorities p[0..np) when np > 0: mq__sql_due_priorities); *got
+ * leased. */
 static enum mq_status
 update_head(struct mq_conn *c, struct claim *cl, const char *queue,
-    uint32_t limit, int by_due, uint64_t *got)
+    uint32_t limit, const int32_t *p, size_t np, uint64_t *got)
 {
 	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
@@ -520,8 +577,10 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = mq__prepare(c, by_due ? mq__sql_claim_update_due :
-	    sql_claim_update)) == NULL)
+	*got = 0;
+	if (np > 0)
+		return claim_priorities(c, cl, queue, p, np, &limit, 1, got);
+	if ((st = mq__prepare(c, sql_claim_update)) == NULL)
 		return c->err.status;
 	mq__claim_bind_lease(c, cl, in, len, &lease);
 	mq__bind_str(&in[3], queue, &qlen);
@@ -549,22 +608,26 @@ update_head(struct mq_conn *c, struct claim *cl, const char *queue,
 static enum mq_status
 claim_update(struct mq_conn *c, struct claim *cl)
 {
-	uint64_t got = 0, k, mine, due = 0;
+	uint64_t got = 0, k, mine;
 	uint32_t limit;
+	int32_t p[PRIORITIES_MAX];
 	enum mq_status rc = MQ_OK, read;
 	struct mq_error before = c->err;
-	size_t q, first;
-	int limited_first, by_due;
+	size_t q, first, np;
+	int limited_first;
 
 	for (q = 0; q < cl->nqueues && got < cl->o->count && rc == MQ_OK;
 	    q++) {
 		c->one_try = cl->n > 0;
 		limit = cl->o->count - (uint32_t)got;
-		/* after a short claim of the queue, how many are due (the
-		 * claim index would walk the jobs due later), else whether
+		/* after a short claim of the queue, the priorities of its
+		 * due jobs (which also says whether any is), else whether
 		 * any is */
-		by_due = mq__seen_in(c->short_seen, cl->queues[q]);
-		rc = due_jobs(c, cl->queues[q], by_due ? limit : 0, &due);
+		np = 0;
+		if (limit > 1 && mq__seen_in(c->short_seen, cl->queues[q]))
+			rc = due_priorities(c, cl->queues[q], limit, p, &np);
+		else
+			rc = any_due(c, cl->queues[q]);
 		if (rc == MQ_EMPTY) {
 			rc = MQ_OK;
 			continue;
@@ -584,8 +647,8 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		limited_first = seen_limited(c, cl->queues[q]);
 		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0 &&
 		    !limited_first)
-			rc = update_head(c, cl, cl->queues[q], limit,
-			    by_due && mine == 0 && due < limit, &k);
+			rc = update_head(c, cl, cl->queues[q], limit, p,
+			    mine == 0 ? np : 0, &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */
 			got += k + mine;
 			read = read_claimed(c, cl, cl->queues[q]);
@@ -623,7 +686,7 @@ claim_update(struct mq_conn *c, struct claim *cl)
 				c->one_try = cl->n > 0;
 				if ((rc = own_token(c, cl)) == MQ_OK)
 					rc = update_head(c, cl, cl->queues[q],
-					    limit, 0, &k);
+					    limit, p, 0, &k);
 				read = k > 0 ? read_claimed(c, cl, cl->queues[q]) :
 				    MQ_OK;
 				got += k;

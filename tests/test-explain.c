@@ -549,12 +549,12 @@ claim_order(struct mq_conn *c, const char *queue, enum mq_claim how,
 
 /* Claims that find fewer due jobs than they have room for (a consumer
  * keeping up with its queue) in a queue holding 2,000 jobs due later:
- * after the first, each reads the due jobs by the due index, not the
- * claim index's walk over the 2,000 (pop.c, mq__sql_claim_due; for the
- * UPDATE claims, mq__sql_count_due and mq__sql_claim_update_due), and
- * hands them out in claim order; one that fills its room is the claim
- * index's, most urgent first. Before: each claim looked at about 2,000
- * entries. */
+ * after the first, each asks the due index which priorities have due
+ * jobs and reads only those in the claim index (pop.c,
+ * mq__sql_due_priorities), not the claim index's walk over the 2,000,
+ * and hands them out in claim order; one that fills its room is the
+ * claim index's, most urgent first. Before: each claim looked at about
+ * 2,000 entries. */
 static void
 check_short_claims(struct mq_conn *c, const char *queue, enum mq_claim how,
     const char *name)
@@ -672,16 +672,36 @@ main(void)
 
 	check(c->db, "claim", mq__sql_claim_select, "@q, @q, @q, @n", "claim",
 	    NULL);
-	/* after a short claim: the due index, as far as the jobs due later
-	 * (check_short_claims) */
-	check(c->db, "claim after a short one", mq__sql_claim_due,
-	    "@q, @q, @n", "due", NULL);
-	check(c->db, "claim after a short one, nothing due", mq__sql_claim_due,
-	    "@s, @s, @n", "due", NULL);
-	check(c->db, "UPDATE claim after a short one: the count",
-	    mq__sql_count_due, "@q, @n", "due", NULL);
-	check(c->db, "UPDATE claim after a short one", mq__sql_claim_update_due,
-	    "@tok, @age, @s, @q, @q, @n", "due", NULL);
+	/* after a short claim: the priorities of the due jobs, by the due
+	 * index, as far as the jobs due later; then the claim index, a range
+	 * a priority, ending at now (check_short_claims) */
+	check(c->db, "due priorities after a short claim",
+	    mq__sql_due_priorities, "@q, @n", "due", NULL);
+	{
+		char sql[2048], plan[4096];
+
+		snprintf(sql, sizeof sql, "%s?, ?%s", mq__sql_claim_priorities,
+		    mq__sql_claim_priorities_tail);
+		check(c->db, "claim of due priorities", sql,
+		    "@q, @q, @zero, @three, @n", "claim", NULL);
+		explained(c->db, "claim of due priorities", sql,
+		    "@q, @q, @zero, @three, @n", plan, sizeof plan);
+		/* the key's four parts: queue, state, priority, due time */
+		ok(strstr(plan, "|range|claim|claim|77|") != NULL,
+		    "claim of due priorities: a range of each priority, as far "
+		    "as now", plan);
+		snprintf(sql, sizeof sql, "%s?, ?%s",
+		    mq__sql_claim_update_priorities,
+		    mq__sql_claim_update_priorities_tail);
+		check(c->db, "UPDATE claim of due priorities", sql,
+		    "@tok, @age, @s, @q, @q, @zero, @three, @n", "claim", NULL);
+		explained(c->db, "UPDATE claim of due priorities", sql,
+		    "@tok, @age, @s, @q, @q, @zero, @three, @n", plan,
+		    sizeof plan);
+		ok(strstr(plan, "|range|claim|claim|77|") != NULL,
+		    "UPDATE claim of due priorities: a range of each priority, "
+		    "as far as now", plan);
+	}
 	/* a queue of jobs scheduled for later: the due index says so at
 	 * once, and the claim index is not read (it would walk them all) */
 	/* Galera: a node's share, read without locks, in index order */
