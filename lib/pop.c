@@ -54,7 +54,8 @@ const char mq__sql_claim_select[] =
  * only). The due index (queue, state, available_at) ends at the first
  * row due later: a read of it without locks, as far as one row more
  * than the claim wants (binds the queue and that), gives the due jobs'
- * priorities when it returns no more than the claim wants. Then the
+ * priorities when it returns no more than the claim wants (with the
+ * claim's guard: none for a queue paused or limited). Then the
  * claim reads the claim index with those priorities listed: one range
  * a priority, from its first due row to now, in the claim's order, and
  * locks what it reads there as every other claim does (a locking read
@@ -65,7 +66,7 @@ const char mq__sql_claim_select[] =
  * the two reads waits for the next claim.) */
 const char mq__sql_due_priorities[] =
     "SELECT priority FROM `{{TABLE}}` FORCE INDEX (due)"
-    " WHERE " MQ_SQL_DUE_ROW("?") " LIMIT ?";
+    " WHERE " MQ_SQL_CLAIMABLE("{{TABLE}}", "?") " LIMIT ?";
 /* The claim of those priorities (binds the queue twice, the priorities,
  * the limit), for both ways of claiming (the UPDATE binds the lease
  * first). */
@@ -80,8 +81,7 @@ const char mq__sql_claim_update_priorities[] =
     "UPDATE `{{TABLE}}` FORCE INDEX (claim)" CLAIM_SET BY_PRIORITIES;
 const char mq__sql_claim_update_priorities_tail[] =
     ") ORDER BY priority, available_at, id LIMIT ?";
-/* Priorities listed at most (padded to a power of two, as id lists
- * are): more, the claim index is read as usual. */
+/* Priorities listed at most: more, the claim index is read as usual. */
 #define PRIORITIES_MAX 64
 
 static const char sql_lease_ids[] =
@@ -213,39 +213,46 @@ lease_locked(struct mq_conn *c, struct claim *cl, size_t *leased)
 	return rc;
 }
 
-/* The priorities of queue's due jobs, sorted, in p (at most
+/* The priorities of queue's claimable due jobs, sorted, in p (at most
  * PRIORITIES_MAX), if they are no more than limit (a short claim's):
  * *np of them (0: the claim index is read as usual); MQ_EMPTY when none
- * is due. */
+ * is (nothing due, or the queue paused or limited). In a transaction
+ * (in_tx) an error is the transaction's, not retried here. */
 static enum mq_status
 due_priorities(struct mq_conn *c, const char *queue, uint32_t limit,
-    int32_t *p, size_t *np)
+    int in_tx, int32_t *p, size_t *np)
 {
-	MYSQL_BIND in[2], out[1];
+	MYSQL_BIND in[3], out[1];
 	unsigned long qlen;
-	uint32_t rows = limit + 1;
+	uint32_t rows = limit < UINT32_MAX ? limit + 1 : limit;
 	int32_t prio = 0;
 	size_t due = 0, i, k;
 	MYSQL_STMT *st;
 	enum mq_status rc;
-	int r = 0;
+	int r = 0, over = 0;
 
 	*np = 0;
 	if ((st = mq__prepare(c, mq__sql_due_priorities)) == NULL)
 		return c->err.status;
 	mq__bind_str(&in[0], queue, &qlen);
-	mq__bind_u32(&in[1], &rows);
+	mq__bind_str(&in[1], queue, &qlen);
+	mq__bind_u32(&in[2], &rows);
 	memset(out, 0, sizeof out);
 	mq__bind_i32(&out[0], &prio);
-	rc = mq__execute_retry(c, st, in, "cannot claim");
+	rc = in_tx ? mq__execute(c, st, in, "cannot claim") :
+	    mq__execute_retry(c, st, in, "cannot claim");
 	if (rc == MQ_OK && mysql_stmt_bind_result(st, out) != 0)
 		rc = mq__dberr(c, st, "cannot claim");
 	while (rc == MQ_OK && (r = mysql_stmt_fetch(st)) == 0) {
 		due++;
 		for (i = 0; i < *np && p[i] < prio; i++)
 			;
-		if ((i < *np && p[i] == prio) || *np == PRIORITIES_MAX)
-			continue;	/* (too many: not used, below) */
+		if (i < *np && p[i] == prio)
+			continue;
+		if (*np == PRIORITIES_MAX) {
+			over = 1;	/* the claim index, below */
+			continue;
+		}
 		for (k = *np; k > i; k--)
 			p[k] = p[k - 1];
 		p[i] = prio;
@@ -256,12 +263,13 @@ due_priorities(struct mq_conn *c, const char *queue, uint32_t limit,
 	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
-	if (due > limit || *np == PRIORITIES_MAX)
+	if (due > limit || over)
 		*np = 0;
 	return due == 0 ? MQ_EMPTY : MQ_OK;
 }
 
-/* The statement head ?,?... tail for n priorities (n a power of two). */
+/* The statement head ?,?... tail for n priorities (a read: prepared
+ * with its execution, not kept; stmt.c). */
 static MYSQL_STMT *
 priorities_statement(struct mq_conn *c, const char *head, const char *tail,
     size_t n)
@@ -292,9 +300,9 @@ claim_priorities(struct mq_conn *c, struct claim *cl, const char *queue,
 {
 	MYSQL_BIND in[6 + PRIORITIES_MAX];
 	unsigned long qlen, len[2];
-	int32_t pad[PRIORITIES_MAX];
+	int32_t each[PRIORITIES_MAX];
 	int64_t lease;
-	size_t n = mq__padded(np), i, k = 0;
+	size_t n = np, i, k = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
@@ -311,8 +319,8 @@ claim_priorities(struct mq_conn *c, struct claim *cl, const char *queue,
 	mq__bind_str(&in[k++], queue, &qlen);
 	mq__bind_str(&in[k++], queue, &qlen);
 	for (i = 0; i < n; i++) {
-		pad[i] = p[i < np ? i : np - 1];
-		mq__bind_i32(&in[k++], &pad[i]);
+		each[i] = p[i];
+		mq__bind_i32(&in[k++], &each[i]);
 	}
 	mq__bind_u32(&in[k], limit);
 	rc = update ? mq__execute_retry(c, st, in, "cannot claim") :
@@ -338,9 +346,8 @@ claim_plain(struct mq_conn *c, struct claim *cl, const char *queue,
 	MYSQL_STMT *sel;
 	enum mq_status rc;
 
-	/* a claim of one ends at the first due row: no walk to spare */
-	if (limit > 1 && mq__seen_in(c->short_seen, queue)) {
-		rc = due_priorities(c, queue, limit, p, &np);
+	if (mq__seen_in(c->short_seen, queue)) {
+		rc = due_priorities(c, queue, limit, 1, p, &np);
 		if (rc == MQ_EMPTY)
 			return MQ_OK;
 		if (rc == MQ_OK && np > 0)
@@ -621,12 +628,15 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		c->one_try = cl->n > 0;
 		limit = cl->o->count - (uint32_t)got;
 		/* after a short claim of the queue, the priorities of its
-		 * due jobs (which also says whether any is), else whether
-		 * any is */
+		 * claimable due jobs; whether any is due, paused or not,
+		 * where they are none (or it was found limited: the limited
+		 * claim first, below) */
 		np = 0;
-		if (limit > 1 && mq__seen_in(c->short_seen, cl->queues[q]))
-			rc = due_priorities(c, cl->queues[q], limit, p, &np);
-		else
+		limited_first = seen_limited(c, cl->queues[q]);
+		rc = MQ_EMPTY;
+		if (!limited_first && mq__seen_in(c->short_seen, cl->queues[q]))
+			rc = due_priorities(c, cl->queues[q], limit, 0, p, &np);
+		if (rc == MQ_EMPTY)
 			rc = any_due(c, cl->queues[q]);
 		if (rc == MQ_EMPTY) {
 			rc = MQ_OK;
@@ -643,12 +653,13 @@ claim_update(struct mq_conn *c, struct claim *cl)
 		/* a queue limited at its last claim: the limited claim
 		 * first (the UPDATE, which passes over a limited queue's
 		 * jobs, still reads them: 280 ms a claim past 100,000 held
-		 * back), the UPDATE below if it is no longer limited */
-		limited_first = seen_limited(c, cl->queues[q]);
+		 * back), the UPDATE below if it is no longer limited (the
+		 * priorities listed still hold all that is due when the
+		 * node's share took some) */
 		if (rc == MQ_OK && (limit -= (uint32_t)mine) > 0 &&
 		    !limited_first)
-			rc = update_head(c, cl, cl->queues[q], limit, p,
-			    mine == 0 ? np : 0, &k);
+			rc = update_head(c, cl, cl->queues[q], limit, p, np,
+			    &k);
 		if (k + mine > 0) {	/* committed: read, whatever failed */
 			got += k + mine;
 			read = read_claimed(c, cl, cl->queues[q]);

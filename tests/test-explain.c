@@ -606,6 +606,31 @@ check_short_claims(struct mq_conn *c, const char *queue, enum mq_claim how,
 	    got, r);
 	ok(r >= 0 && got[0] == '\0' && r < 100,
 	    LABEL("then none, reading the due index only"), detail);
+	if (how != MQ_CLAIM_UPDATE) {
+		/* a claim of one whose due job another claim holds: it
+		 * skips it, and reads no further than the due jobs (the
+		 * claim index's read went on over the 2,000) */
+		struct mq_conn *other = test_connect();
+		char lock[256];
+
+		snprintf(lock, sizeof lock, "SELECT id FROM explain_jobs WHERE "
+		    "queue = '%s' AND payload = 'held' FOR UPDATE", queue);
+		ok(other != NULL && insert_due(c->db, queue,
+		    "(Q, 0, 'held', UTC_TIMESTAMP(6))") == 0 &&
+		    mysql_query(other->db, "BEGIN") == 0 &&
+		    mysql_query(other->db, lock) == 0,
+		    LABEL("a due job, locked by another session"),
+		    other ? mysql_error(other->db) : "no connection");
+		if (other)
+			mysql_free_result(mysql_store_result(other->db));
+		r = claim_order(c, queue, how, 1, got, sizeof got);
+		snprintf(detail, sizeof detail, "got '%s'; entries looked at: "
+		    "%lld", got, r);
+		ok(r >= 0 && got[0] == '\0' && r < 100,
+		    LABEL("a claim of one passes over the held job, reading "
+		    "the due jobs only"), detail);
+		mq_close(other);
+	}
 #undef LABEL
 }
 
@@ -676,7 +701,7 @@ main(void)
 	 * index, as far as the jobs due later; then the claim index, a range
 	 * a priority, ending at now (check_short_claims) */
 	check(c->db, "due priorities after a short claim",
-	    mq__sql_due_priorities, "@q, @n", "due", NULL);
+	    mq__sql_due_priorities, "@q, @q, @n", "due", NULL);
 	{
 		char sql[2048], plan[4096];
 
