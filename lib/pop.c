@@ -274,19 +274,14 @@ static MYSQL_STMT *
 priorities_statement(struct mq_conn *c, const char *head, const char *tail,
     size_t n)
 {
-	char *sql = malloc(strlen(head) + 2 * n + strlen(tail) + 1), *q;
+	char *sql = mq__sql_list(head, "?", n, tail);
 	MYSQL_STMT *st;
-	size_t i;
 
 	if (sql == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
 	}
-	q = stpcpy(sql, head);
-	for (i = 0; i < n; i++)
-		q = stpcpy(q, i ? ",?" : "?");
-	strcpy(q, tail);
-	st = mq__prepare_keyed(c, head, n, sql);
+	st = mq__prepare_once(c, sql);
 	free(sql);
 	return st;
 }
@@ -296,20 +291,19 @@ priorities_statement(struct mq_conn *c, const char *head, const char *tail,
  * cl->jobs, locked), or the UPDATE (*got leased). */
 static enum mq_status
 claim_priorities(struct mq_conn *c, struct claim *cl, const char *queue,
-    const int32_t *p, size_t np, uint32_t *limit, int update, uint64_t *got)
+    int32_t *p, size_t np, uint32_t *limit, int update, uint64_t *got)
 {
 	MYSQL_BIND in[6 + PRIORITIES_MAX];
 	unsigned long qlen, len[2];
-	int32_t each[PRIORITIES_MAX];
 	int64_t lease;
-	size_t n = np, i, k = 0;
+	size_t i, k = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
 	st = update ? priorities_statement(c, mq__sql_claim_update_priorities,
-	    mq__sql_claim_update_priorities_tail, n) :
+	    mq__sql_claim_update_priorities_tail, np) :
 	    priorities_statement(c, mq__sql_claim_priorities,
-	    mq__sql_claim_priorities_tail, n);
+	    mq__sql_claim_priorities_tail, np);
 	if (st == NULL)
 		return c->err.status;
 	if (update) {
@@ -318,10 +312,8 @@ claim_priorities(struct mq_conn *c, struct claim *cl, const char *queue,
 	}
 	mq__bind_str(&in[k++], queue, &qlen);
 	mq__bind_str(&in[k++], queue, &qlen);
-	for (i = 0; i < n; i++) {
-		each[i] = p[i];
-		mq__bind_i32(&in[k++], &each[i]);
-	}
+	for (i = 0; i < np; i++)
+		mq__bind_i32(&in[k++], &p[i]);
 	mq__bind_u32(&in[k], limit);
 	rc = update ? mq__execute_retry(c, st, in, "cannot claim") :
 	    mq__execute(c, st, in, "cannot claim");
@@ -576,7 +568,7 @@ any_due(struct mq_conn *c, const char *queue)
  * leased. */
 static enum mq_status
 update_head(struct mq_conn *c, struct claim *cl, const char *queue,
-    uint32_t limit, const int32_t *p, size_t np, uint64_t *got)
+    uint32_t limit, int32_t *p, size_t np, uint64_t *got)
 {
 	MYSQL_BIND in[6];
 	unsigned long len[2], qlen;
