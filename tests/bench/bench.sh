@@ -423,6 +423,19 @@ deps_rows() {
   row "after: the floor of a chain (a round trip a link) vs 1 consumer without it" \
     "$(ratio "$u" "$fc")x its rate" "-" "-" \
     "$DCHAIN links: $fc ms, the same jobs without dependencies $u ms, the chain $d ms (bench-floor-hot with the chain's job)"
+  # and with the writes a link cannot do without, still in one round
+  # trip: the chain's ack, mq's statement that makes the next link due
+  # (lib/deps.c), its count, the next link's lease by id. No choice of
+  # the job, no guard, no wake: the ceiling of any link on this machine
+  mysqlc -e "DELETE FROM mq_jobs WHERE queue = 'fl'"
+  prev=$("$MQ" push --queue fl 0); f0=$prev
+  i=1; while [ $i -le "$DCHAIN" ]; do
+    prev=$("$MQ" push --queue fl --after "$prev" "$i"); i=$((i + 1)); done
+  fd=$("$FLOOR_HOT" "$MQ_TEST_SOCKET" "$T_DB" "$f0" "$DCHAIN" chain sh -c "$stamps" "$T_TMP/floor.log")
+  left=$(mysqlc -e "SELECT COUNT(*) FROM mq_jobs WHERE queue = 'fl' AND state NOT IN ('done', 'leased')")
+  row "after: the floor of a chain with its writes (a round trip a link) vs 1 consumer without it" \
+    "$(ratio "$u" "$fd")x its rate" "-" "-" \
+    "$DCHAIN links: $fd ms ($left not made due), the same jobs without dependencies $u ms, the chain $d ms (bench-floor-hot chain: ack, next link due, count, lease by id, one round trip)"
   row "after: a chain's link claimed after its parent's end (median)" "$gap ms" \
     "<= 10 ms" "$(meets "$gap" 10 '<=')" "$DCHAIN links, by the jobs' own clock (end of one, start of the next); without dependencies $ugap ms"
   # mq wait for DWAIT jobs while 4 mq work run them: its statements

@@ -4,11 +4,17 @@
  * exec true, wait), and between two jobs a single round trip that acks
  * the one before and leases the next by id, then commits; with "gated",
  * the same round trip also writes the key's gate row and the count,
- * which a limit certified on Galera and exact counts need. No choice of
- * the next job, no session settings. Prints the milliseconds of N jobs.
+ * which a limit certified on Galera and exact counts need; with "chain",
+ * the jobs are a chain pushed by mq push --after, and the same round
+ * trip also makes the next one due with mq's own statement (the last
+ * parent's, lib/deps.c) and writes the count: the writes a chain's link
+ * cannot do without. No choice of the next job, no session settings.
+ * Prints the milliseconds of N jobs.
  * The job is true, or CMD ARG... (a chain's job, the dependencies row).
- * usage: bench-floor-hot SOCKET DATABASE FIRST_ID N bare|gated [CMD ARG...]
- * (the jobs FIRST_ID .. FIRST_ID + N, ready, of queue 'fl', key 'hot')
+ * usage: bench-floor-hot SOCKET DATABASE FIRST_ID N bare|gated|chain
+ *     [CMD ARG...]
+ * (the jobs FIRST_ID .. FIRST_ID + N, ready, of queue 'fl', key 'hot';
+ * with chain, each after the one before it)
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -28,6 +34,19 @@ static const char bare_sql[] = "START TRANSACTION;" ACK LEASE "COMMIT";
 static const char gated_sql[] = "START TRANSACTION;" ACK
     "INSERT INTO mq_jobs_gates (queue, gate_key, claims) VALUES"
     " ('fl', 'hot', 1) ON DUPLICATE KEY UPDATE claims = claims + 1;"
+    LEASE
+    "INSERT INTO mq_jobs_counts (queue, state, slot, n) SELECT queue,"
+    " CAST(state AS CHAR), CONNECTION_ID() %% 16, COUNT(*) FROM mq_jobs"
+    " WHERE id = %llu AND state = 'done' GROUP BY queue, state"
+    " ON DUPLICATE KEY UPDATE n = n + VALUES(n); COMMIT";
+static const char chain_sql[] = "START TRANSACTION;" ACK
+    "UPDATE mq_jobs_deps d FORCE INDEX (PRIMARY) STRAIGHT_JOIN"
+    " mq_jobs_waits w ON w.child = d.child AND w.shard = d.parent %% 1024"
+    " STRAIGHT_JOIN mq_jobs j ON j.id = d.child SET d.met = 1,"
+    " w.parents = 0, j.parent_shards = 0, j.available_at ="
+    " UTC_TIMESTAMP(6) WHERE d.met = 0 AND w.parents = 1 AND"
+    " j.parent_shards = 1 AND j.state = 'ready' AND j.available_at ="
+    " '9999-12-31 23:59:59.999999' AND d.parent = %llu;"
     LEASE
     "INSERT INTO mq_jobs_counts (queue, state, slot, n) SELECT queue,"
     " CAST(state AS CHAR), CONNECTION_ID() %% 16, COUNT(*) FROM mq_jobs"
@@ -60,12 +79,12 @@ run(MYSQL *db, const char *sql)
 int
 main(int argc, char **argv)
 {
-	char sql[1024];
+	char sql[2048];
 	unsigned long long first, n, i;
 	MYSQL *db;
 	double t0;
 	pid_t pid;
-	int gated, st;
+	int gated, chain, st;
 
 	char *true_cmd[] = { "true", NULL }, **cmd = true_cmd;
 
@@ -76,6 +95,7 @@ main(int argc, char **argv)
 	first = strtoull(argv[3], NULL, 10);
 	n = strtoull(argv[4], NULL, 10);
 	gated = strcmp(argv[5], "gated") == 0;
+	chain = strcmp(argv[5], "chain") == 0;
 	if ((db = mysql_init(NULL)) == NULL || !mysql_real_connect(db, NULL,
 	    "root", NULL, argv[2], 0, argv[1], CLIENT_MULTI_STATEMENTS))
 		return 69;
@@ -90,7 +110,10 @@ main(int argc, char **argv)
 		}
 		if (pid < 0 || waitpid(pid, &st, 0) != pid)
 			return 71;
-		if (gated)
+		if (chain)
+			snprintf(sql, sizeof sql, chain_sql, i, i, i, i + 1,
+			    i + 1, i);
+		else if (gated)
 			snprintf(sql, sizeof sql, gated_sql, i, i, i + 1, i + 1,
 			    i);
 		else
