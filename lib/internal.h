@@ -143,6 +143,8 @@ struct mq_conn {
 	int64_t read_timeout_us;	/* the client's: retries' budget */
 	int (*stop_pending)(void);	/* the caller would rather stop */
 	int wait_said_due;		/* the last wait ended: a job is due */
+	int wait_wakes_known;		/* the last wait read wait_wakes */
+	uint64_t wait_wakes;		/* its rows' wakes then, summed */
 	struct mq_fire_state fire;	/* mq_pop_wait fires schedules */
 	char released[MQ_RELEASED_MAX][MQ_QUEUE_MAX + 1];
 	uint64_t released_n[MQ_RELEASED_MAX];

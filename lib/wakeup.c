@@ -80,6 +80,17 @@ static const char sql_park_wall[] =
     " OR GET_LOCK(" MQ_SQL_WALL("%s") ", 0), SLEEP(%.3f),"
     " 10 + GET_LOCK(" MQ_SQL_WALL("%s") ", %.3f)))";
 
+/* What the waiter's rows have had of wakes (each wake adds one to the
+ * rows it woke, waiters.c): a park reads it, and the next park, after a
+ * claim that found nothing, ends at once if it has changed. A wake that
+ * came between the two (a slot freed while the waiter claimed: its KILL
+ * QUERY found no statement to end) is not missed. A sum: a wake of any
+ * of its queues changes it. */
+static const char sql_wakes_seen[] =
+    "(SELECT IFNULL(SUM(wakes), 0) FROM `%s_waiters` WHERE "
+    MQ_SQL_OWN_WAITER ")";
+static const char sql_wakes_seen_locked[] = "IFNULL(SUM(wakes), 0)";
+
 /* Where the waiters table cannot be used: the waiters found by their
  * statement's marker in the process list (a scan of every session). A
  * text query: the pattern is made of the validated table and queue
@@ -113,6 +124,7 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	size_t nq = mq__queue_list(list, queues), per, n, q;
 	int galera = mq__wakes_nodes(c);
 	int join = mq__uses_waiters(c) && !c->wait_joined;
+	int wakes = mq__uses_waiters(c);
 	double secs;
 	char *sql, *p;
 
@@ -128,7 +140,8 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	n = 96 + nq * per + (join ? mq__sql_dead_waiters_max() + 2 + sizeof
 	    sql_join_insert + sizeof sql_join_again + 3 * MQ_TABLE_MAX : 0) +
 	    (galera ? sizeof sql_park_locked + MQ_TABLE_MAX :
-	    sizeof sql_park_wall + 3 * MQ_TABLE_MAX + 32);
+	    sizeof sql_park_wall + 3 * MQ_TABLE_MAX + 32) +
+	    2 * (sizeof sql_wakes_seen + MQ_TABLE_MAX + 24);
 	if ((sql = p = malloc(n)) == NULL) {
 		mq__fail(c, MQ_ENOMEM, "out of memory");
 		return NULL;
@@ -159,10 +172,20 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	p += sprintf(p, galera ? "IF(COUNT(*) >= 0 AND (" : "IF(");
 	/* the last wait said a job is due, and here we wait again: the
 	 * claim found nothing (another session holds that job's row
-	 * locked, or took it): this park does not look, or every wait
-	 * would end at once and the waiter claim in a loop */
-	if (c->wait_said_due)
+	 * locked, or took it; a limit held it back): this park does not
+	 * look for a due job, or every wait would end at once and the
+	 * waiter claim in a loop; it ends at once only if it was woken
+	 * since that wait (a slot freed) */
+	if (c->wait_said_due && wakes && c->wait_wakes_known) {
+		if (galera)
+			p += sprintf(p, "%s", sql_wakes_seen_locked);
+		else
+			p += sprintf(p, sql_wakes_seen, c->table);
+		p += sprintf(p, " <> %llu",
+		    (unsigned long long)c->wait_wakes);
+	} else if (c->wait_said_due) {
 		p += sprintf(p, "FALSE");
+	}
 	for (q = 0; q < nq && !c->wait_said_due; q++) {
 		p += sprintf(p, "%s", q ? " OR " : "");
 		p += sprintf(p, sql_wait_due, c->table, queues[q], c->table,
@@ -171,11 +194,18 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 	secs = (double)(us < 0 ? 0 : us) / 1e6;
 	if (galera) {
 		p += sprintf(p, "), 2, SLEEP(%.3f))", secs);
+		if (wakes)
+			p += sprintf(p, ", %s", sql_wakes_seen_locked);
 		sprintf(p, sql_park_locked, c->table);
 	} else {
 		p += sprintf(p, ", 2, ");
-		sprintf(p, sql_park_wall, c->table, c->table, secs, c->table,
-		    secs);
+		p += sprintf(p, sql_park_wall, c->table, c->table, secs,
+		    c->table, secs);
+		/* read after the park: still before the next claim */
+		if (wakes) {
+			p += sprintf(p, ", ");
+			sprintf(p, sql_wakes_seen, c->table);
+		}
 	}
 	return sql;
 }
@@ -204,6 +234,7 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 		return MQ_OK;
 	}
 	c->wait_said_due = 0;
+	c->wait_wakes_known = 0;
 	if (failed) {
 		if (err == ER_QUERY_INTERRUPTED || err == ER_LOCK_DEADLOCK)
 			return MQ_OK;
@@ -211,6 +242,10 @@ wait_result(struct mq_conn *c, MYSQL_RES *res, int failed, int failed_pre)
 	}
 	if (res && (row = mysql_fetch_row(res)) != NULL) {
 		c->wait_said_due = row[0] && strcmp(row[0], "2") == 0;
+		if (mysql_num_fields(res) >= 2 && row[1]) {
+			c->wait_wakes = strtoull(row[1], NULL, 10);
+			c->wait_wakes_known = 1;
+		}
 		/* 11: the wall is this waiter's; NULL: its wait for the
 		 * wall was killed, which ends GET_LOCK, not the statement
 		 * (sql_park_wall) */

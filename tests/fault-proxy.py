@@ -37,6 +37,12 @@ lost its primary component while it replicated the transaction tells it
 status: Not connected to Primary Component)"), the other nodes having
 committed it (seen in tests/galera-faults.sh runs).
 
+With FP_DELAY_MS=M it delays instead: the matching packet (the K-th,
+with FP_NTH) is held M ms before it goes on to the server (FIRED_FILE
+written when it arrives), then it relays plainly: a client caught
+between two statements for as long as the test needs (a wakeup's KILL
+QUERY that finds it there ends nothing).
+
 With N, it interrupts instead: the first N client packets that are one
 of TRIGGER's '|'-separated parts, whole, never reach the server, and
 the client gets error 1317 (query execution was interrupted) for each,
@@ -66,6 +72,7 @@ cut_s = float(os.environ.get("FP_CUT_MS", "0")) / 1000
 cuts = {}  # server socket -> when to close it
 silent_rollback = os.environ.get("FP_ROLLBACK") == "1"
 answer_error = int(os.environ.get("FP_ERROR", "0"))
+delay_s = float(os.environ.get("FP_DELAY_MS", "0")) / 1000
 ERROR_TEXT = {1180: b"Error while appending streaming replication fragment"
               b"(provider status: Not connected to Primary Component)"}
 
@@ -171,6 +178,14 @@ while True:
         match = (key.data == "client" and not fired and not interrupts and
                  len(sys.argv) == 5 and
                  (pattern.search(data) if pattern else trigger in data))
+        if match and delay_s:
+            nth -= 1
+            if nth == 0:
+                fired = True
+                open(fired_file, "w").close()
+                time.sleep(delay_s)
+            other.sendall(data)
+            continue
         if match and silent_rollback:
             nth -= 1
             if nth == 0:

@@ -273,6 +273,33 @@ for end in ack fail ack; do
   "$MQ" ack "$(cat "$T_TMP/r.wk2")"
 done
 is "$fast" 3 "a waiter held back by per key 1 gets the job at once when the slot ends (3 of 3)"
+# and when the slot ends while the waiter is between its claim (held
+# back) and its next park: the wakeup's KILL QUERY finds no statement
+# to end, and the park must see that it was woken all the same (it
+# slept on for its second: 2,500 ms here). A relay (fault-proxy.py,
+# FP_DELAY_MS) holds the waiter's 10th wait statement 1 s: its waits
+# alternate a look (a due job: claim) and a park (the claim was held
+# back), so the 10th is a park, by then of a whole second.
+"$MQ" limit wr --per-key 1 >/dev/null
+"$MQ" push --queue wr --key k held >/dev/null; "$MQ" push --queue wr --key k next >/dev/null
+"$MQ" pop --queue wr --lease 1m --receipt-file "$T_TMP/r.wr" >/dev/null
+rm -f "$T_TMP/fired" "$T_TMP/proxy.sock"
+FP_DELAY_MS=1000 FP_NTH=10 python3 "$TESTS_DIR/fault-proxy.py" \
+  "$T_TMP/proxy.sock" "$MQ_TEST_SOCKET" 'mq-wait' "$T_TMP/fired" &
+proxy=$!
+i=0
+while [ ! -S "$T_TMP/proxy.sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" pop --queue wr --wait 30s --lease 1m >"$T_TMP/wr.out" &
+w=$!
+i=0
+while [ ! -f "$T_TMP/fired" ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i + 1)); done
+t0=$(date +%s%N)
+"$MQ" ack "$(cat "$T_TMP/r.wr")"
+wait $w
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill $proxy 2>/dev/null; wait $proxy 2>/dev/null
+is "$(cat "$T_TMP/wr.out")" next "the slot freed between a held waiter's claim and its park: the waiter gets the job"
+check "as soon as its park reaches the server: after $ms ms, 1,000 of them the relay's (under 1,500)" test "$ms" -lt 1500
 # mq work --exit-when-empty drains a queue a rate holds back, and exits
 # once it is empty (before: it exited with jobs left, or parked for ever
 # once the window was full and the queue empty)
