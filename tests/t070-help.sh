@@ -177,4 +177,31 @@ bare=$(for f in "$MAN"/*.scd "$SRC/README.md" "$SRC"/doc/*.md; do
 done)
 check "cron and unit lines found (10 or more)" test "$(grep -hE "$CRON_OR_UNIT" "$MAN"/*.scd "$SRC/README.md" "$SRC"/doc/*.md | grep -c '/mq ')" -ge 10
 is "$bare" "" "every cron and systemd example runs mq by its full path"
+# each long option's value is spelled the same in -h and in the man page
+# that documents it (its OPTIONS, or mq(1)'s for the connection options):
+# -h said --ssl-cipher L where mq(1) said LIST
+forms_of_help() { # "--name ARG" per long option of -h's list
+  sed -n '/^options:/,$p' | grep '^  -' | sed 's/^  //; s/  .*//' |
+    sed 's/, /\n/g' | grep '^--'
+}
+forms_of_page() { # SECTION FILE: "--name ARG" per long option documented
+  awk -v s="# $1" '$0 == s { on = 1; next } /^#/ { on = 0 } on && /^\*-/' "$2" |
+    tr -d '*_\\' | sed 's/, /\n/g' | grep '^--'
+}
+CONN_FORMS=$(forms_of_page "CONNECTION OPTIONS" "$MAN/mq.1.scd"
+  forms_of_page "GLOBAL OPTIONS" "$MAN/mq.1.scd")
+bad=
+for cmd in $cmds; do
+  page=$MAN/mq-$cmd.1.scd
+  [ "$cmd" = resume ] && page=$MAN/mq-pause.1.scd
+  documented=$({ forms_of_page OPTIONS "$page"; printf '%s\n' "$CONN_FORMS"; })
+  for f in $(env MQ_SOCKET=/nonexistent "$MQ" "$cmd" -h | forms_of_help | tr ' ' '\a'); do
+    f=$(printf '%s' "$f" | tr '\a' ' ')
+    name=${f%% *}
+    printf '%s\n' "$documented" | grep -qxF -- "$f" ||
+      ! printf '%s\n' "$documented" | grep -q -- "^$name\( \|\$\)" ||
+      bad="$bad $cmd:'$f'"
+  done
+done
+is "$bad" "" "every option's value is spelled in its man page as in -h"
 done_testing

@@ -212,4 +212,18 @@ expect_status 0 "schedule --queue ops fire" "$MQ" schedule --queue ops fire
 expect_status 64 "schedule --queue x ls: 64 (fire's option)" "$MQ" schedule --queue x ls
 is "$ERR" "mq schedule: --queue is for fire" "  says so"
 
+# ---- a receipt file that cannot be made leaves nothing on standard
+# output: the payload of a job given back was printed (status 73), and
+# "mq pop --receipt-file r > job.bin" kept a job it did not hold
+"$MQ" push --queue rfq rfpayload >/dev/null
+run "$MQ" pop --queue rfq --receipt-file "$T_TMP/none/r"
+is "$RC:$OUT" "73:" "pop --receipt-file in no directory: 73, nothing on stdout"
+like "$ERR" "mq pop: cannot write receipt to *: the job was given back" "  said once"
+is "$(sql "SELECT state FROM mq_jobs WHERE queue = 'rfq'")" "ready" "  the job given back"
+run "$MQ" pop --queue rfq -o "$T_TMP/rf.bin" --receipt-file "$T_TMP/none/r"
+is "$RC:$OUT:$(cat "$T_TMP/rf.bin" 2>/dev/null)" "73::" "pop -o F --receipt-file in no directory: 73, no payload in F"
+run "$MQ" pop --queue rfq --receipt-file "$T_TMP/rf.r"
+is "$RC:$OUT" "0:rfpayload" "  then it pops as before"
+expect_status 0 "  and its receipt acks" "$MQ" ack "$(cat "$T_TMP/rf.r")"
+
 done_testing

@@ -68,12 +68,22 @@ pop_print_raw(const struct mq_job *j, const char *path,
     const char *receipt_path, char *why, size_t size)
 {
 	char receipt[MQ_RECEIPT_SIZE];
-	FILE *out = stdout, *rf;
+	FILE *out = stdout, *rf = NULL;
 
 	mq_format_receipt(&j->receipt, receipt);
 	if (path && (out = fopen(path, "wb")) == NULL) {
 		snprintf(why, size, "cannot write '%s': %s", shown(path),
 		    strerror(errno));
+		return EX_CANTCREAT;
+	}
+	/* the receipt's file made before the payload goes out: one that
+	 * cannot be made leaves nothing written (no payload on standard
+	 * output of a job given back) */
+	if (receipt_path && (rf = fopen(receipt_path, "w")) == NULL) {
+		snprintf(why, size, "cannot write receipt to '%s': %s",
+		    shown(receipt_path), strerror(errno));
+		if (path)
+			fclose(out);
 		return EX_CANTCREAT;
 	}
 	/* the payload is out before its receipt is shown; a short write
@@ -91,14 +101,11 @@ pop_print_raw(const struct mq_job *j, const char *path,
 		} else
 			snprintf(why, size, "write failure on %s: %s",
 			    shown(path), strerror(err ? err : EIO));
+		if (rf)
+			fclose(rf);
 		return EX_IOERR;
 	}
-	if (receipt_path) {
-		if ((rf = fopen(receipt_path, "w")) == NULL) {
-			snprintf(why, size, "cannot write receipt to '%s': %s",
-			    shown(receipt_path), strerror(errno));
-			return EX_CANTCREAT;
-		}
+	if (rf) {
 		bad = fprintf(rf, "%s\n", receipt) < 0;
 		err = bad ? errno : 0;
 		if (fclose(rf) != 0 || bad) {
