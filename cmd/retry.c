@@ -97,9 +97,9 @@ option(void *ctx, int id, const char *arg)
 	case OPT_ALL:	a->all = 1; break;
 	case OPT_TO_QUEUE:
 		if (!mq_valid_queue(arg))
-			usage_error(&retry_command, "invalid --to-queue '%s': "
-			    "letters, digits, '_', '.' and '-', at most 64",
-			    shown(arg));
+			usage_error(&retry_command, "invalid queue name '%s' in "
+			    "--to-queue: use 1 to %d of A-Z a-z 0-9 _ . -",
+			    shown(arg), MQ_QUEUE_MAX);
 		o->to_queue = arg;
 		break;
 	case OPT_RATE:	o->rate = parse_rate(arg); break;

@@ -288,7 +288,11 @@ open_db(struct mq_conn *c, const struct mq_connopts *o, const char *host,
 	    pick(o->socket, o->env_socket), CLIENT_MULTI_STATEMENTS |
 	    CLIENT_REMEMBER_OPTIONS)) {
 		connect_error(err, c->db);
-		if (err->status == MQ_EDB)
+		/* 1300: a database name that is not UTF-8 is no database
+		 * (78, as 1049 and 1102), not an unreachable server */
+		if (err->db_errno == ER_INVALID_CHARACTER_STRING)
+			err->status = MQ_ECONFIG;
+		else if (err->status == MQ_EDB)
 			err->status = MQ_EUNAVAIL;
 		if (file_host && size)
 			snprintf(file_host, size, "%s", host == NULL &&

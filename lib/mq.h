@@ -752,9 +752,10 @@ enum mq_status mq_stats(struct mq_conn *c, const char *queue,
     struct mq_queue_stats **qs, size_t *n, uint64_t *archived);
 
 /**
- * The names of the queues that have jobs in the table, sorted, as
- * mq_stats gives them but with no figure: one entry per queue of the
- * claim index (a loose index scan), for shell completion. Free *qs.
+ * The names of the queues mq_stats would show, sorted, with no figure:
+ * those with jobs in the table (a loose index scan of the claim index),
+ * with settings (paused, limited) and with counts (their jobs all
+ * archived), for shell completion. Free *qs.
  */
 enum mq_status mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs,
     size_t *n);

@@ -413,8 +413,15 @@ mq_queue_names(struct mq_conn *c, struct mq_queue_stats **qs, size_t *n)
 
 	*qs = NULL;
 	*n = 0;
+	/* the queues mq_stats shows: those with jobs, those with settings
+	 * (paused, limited) and those with counts (all archived) */
 	rc = gather(c, mq__sql_stats_queues, QUEUES, NULL, 0, NULL, &a,
 	    &archived);
+	if (rc == MQ_OK)
+		rc = settings(c, NULL, &a);
+	if (rc == MQ_OK)
+		rc = gather(c, sql_counts, COUNTS, NULL, 0, NULL, &a,
+		    &archived);
 	if (rc != MQ_OK) {
 		acc_free(&a);
 		return rc;

@@ -96,6 +96,8 @@ like "$ERR" "*Unknown database 'no_such_db' (error 1049, SQLSTATE 42000)" "serve
 # as if the server were down)
 expect_status 78 "a database name with a trailing space" "$MQ" pop --database 'x '
 like "$ERR" "*(error 1102, SQLSTATE 42000)" "the server's error quoted"
+expect_status 78 "a database name that is not UTF-8" "$MQ" pop --database "$(printf 'x\377\376')"
+like "$ERR" "*(error 1300, SQLSTATE HY000)" "the server's error quoted"
 
 # access denied (77): credentials from an option file
 sql_root "DROP USER IF EXISTS 'mq_t050'@'localhost'; CREATE USER 'mq_t050'@'localhost' IDENTIFIED BY 'right-pw'"

@@ -176,6 +176,20 @@ is "$(comp mq work --queue beta,alpha,)" "" \
 is "$(comp mq pause '')" "alpha beta" "mq pause <TAB>: queues"
 is "$(comp mq stats --table other --queue '')" "gamma" \
   "--table other typed: that table's queues"
+# a queue with no job that mq stats lists (paused, limited, all its
+# jobs archived) is offered too (before: the job table's only)
+"$MQ" --table third init >/dev/null
+"$MQ" --table third push --queue gamma c >/dev/null
+"$MQ" --table third pause delta >/dev/null
+"$MQ" --table third limit epsilon --concurrency 2 >/dev/null
+"$MQ" --table third push --queue zeta z >/dev/null
+"$MQ" --table third pop --queue zeta --receipt-file "$T_TMP/r.zeta" >/dev/null
+"$MQ" --table third ack "$(cat "$T_TMP/r.zeta")"
+"$MQ" --table third archive --older-than 0s >/dev/null
+is "$(comp mq --table third resume '')" "delta epsilon gamma zeta" \
+  "queues without jobs that mq stats lists: offered"
+is "$(comp mq --table third resume '')" "$(env MQ_TABLE=third "$MQ" stats --json | python3 -c 'import json, sys; print(" ".join(q["queue"] for q in json.load(sys.stdin)["queues"]))')" \
+  "  as mq stats lists them"
 is "$(comp mq --table other stats --queue '')" "gamma" \
   "--table other before the command: that table's queues"
 is "$(comp mq stats --table = other --queue '')" "gamma" \

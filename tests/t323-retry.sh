@@ -103,6 +103,7 @@ is "$(counters c | cut -d' ' -f1)" 1 "queue c's pushed counts it"
 is "$(counters c | cut -d' ' -f1,2)" "1 1" "acked there: pushed stays 1, done 1"
 counts_exact "--to-queue"
 expect_status 64 "an invalid --to-queue is refused" "$MQ" retry --queue b --all --to-queue "a b"
+is "$ERR" "mq retry: invalid queue name 'a b' in --to-queue: use 1 to 64 of A-Z a-z 0-9 _ . -" "  worded as --queue's"
 
 # dedup: a key live again stays dead, reported; so does the second of two
 k1=$(dead_via_fail d "dup" --dedup key1)

@@ -226,4 +226,21 @@ run "$MQ" pop --queue rfq --receipt-file "$T_TMP/rf.r"
 is "$RC:$OUT" "0:rfpayload" "  then it pops as before"
 expect_status 0 "  and its receipt acks" "$MQ" ack "$(cat "$T_TMP/rf.r")"
 
+# ---- --quiet is an option of every push: it silences --lines' summary
+# and --cron's report (it was shown and documented for --lines only)
+run "$MQ" push --cron '0 4 * * *' --queue qq --quiet x
+is "$RC:$ERR" "0:" "push --cron --quiet: status 0, nothing on stderr"
+like "$OUT" "?*" "  the schedule's name on stdout"
+run "$MQ" push --queue qq --quiet one
+is "$RC:$ERR" "0:" "push --quiet PAYLOAD: accepted, nothing on stderr"
+is "$("$MQ" push -h 2>&1 | head -1 | grep -cF '[--wait [--timeout D]] [--quiet] [--table T]')" 1 "  in the single job's usage line"
+
+# ---- names are refused in one wording, whichever option carries them
+for c in "retry --queue b --all --to-queue|queue name 'a b' in --to-queue" \
+    "ls --schedule|schedule name 'a b' in --schedule" \
+    "push --cron @daily x --name|schedule name 'a b' in --name"; do
+  run "$MQ" ${c%%|*} 'a b'
+  is "$RC:$ERR" "64:mq ${c%% *}: invalid ${c#*|}: use 1 to 64 of A-Z a-z 0-9 _ . -" "  mq ${c%%|*} 'a b'"
+done
+
 done_testing

@@ -182,7 +182,7 @@ before=$(count)
 for bad in "--cron '0 24 * * *' x|invalid --cron: column 3: hour: 24 is out of range 0-23" \
     "--cron @daily --tz Mars/Base x|invalid --tz: unknown time zone 'Mars/Base' *" \
     "--cron @daily --missed sometimes x|invalid --missed: 'sometimes' is not skip, once or all" \
-    "--cron @daily --name 'a b' x|invalid --name 'a b': *" \
+    "--cron @daily --name 'a b' x|invalid schedule name 'a b' in --name: use 1 to 64 of *" \
     "--cron @reboot x|invalid --cron: *" \
     "--tz UTC x|--tz, --name and --missed go with --cron" \
     "--name n x|--tz, --name and --missed go with --cron" \

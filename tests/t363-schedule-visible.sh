@@ -209,7 +209,7 @@ is "$(printf '%s\n' "$OUT" | awk 'NR > 1 { print $1, $3 }' | tr '\n' ' ')" "$j0 
 expect_status 1 "ls --schedule nosuch: 1" "$MQ" ls --schedule nosuch --ids
 is "$OUT" "" "  lists nothing"
 expect_status 64 "ls --schedule with a bad name: 64" "$MQ" ls --schedule 'a b'
-is "$ERR" "mq ls: invalid --schedule 'a b': a schedule name is 1 to 64 of A-Z a-z 0-9 _ . -" "  says why"
+is "$ERR" "mq ls: invalid schedule name 'a b' in --schedule: use 1 to 64 of A-Z a-z 0-9 _ . -" "  says why"
 expect_status 64 "ls --schedule without its name: 64" "$MQ" ls --schedule
 
 # ---- stop 46's review, findings 2-4 (each failed on 17b6853): rows

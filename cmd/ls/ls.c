@@ -127,8 +127,8 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_SCHEDULE:
 		if (!mq_valid_queue(arg))
-			usage_error(&ls_command, "invalid --schedule '%s': a "
-			    "schedule name is 1 to %d of A-Z a-z 0-9 _ . -",
+			usage_error(&ls_command, "invalid schedule name '%s' in "
+			    "--schedule: use 1 to %d of A-Z a-z 0-9 _ . -",
 			    shown(arg), MQ_QUEUE_MAX);
 		a->f.schedule = arg;
 		break;

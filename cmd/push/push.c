@@ -69,8 +69,8 @@ static const struct opt opts[] = {
 	{ OPT_TIMEOUT, "timeout", 0, "D", "with --wait: give up after D "
 	    "(status 124)", COMPLETE_DURATION, NULL, "", FORM(0), 0 },
 	{ OPT_QUIET, "quiet", 0, NULL,
-	    "no summary (nor progress) on standard error", COMPLETE_NONE, NULL,
-	    NULL, FORM(1), 0 },
+	    "no summary (nor progress) on standard error,\nnor --cron's "
+	    "report", COMPLETE_NONE, NULL, NULL, 0, 0 },
 	{ 0, NULL, 0, NULL, NULL, COMPLETE_NONE, NULL, NULL, 0, 0 }
 };
 
@@ -243,9 +243,9 @@ option(void *ctx, int id, const char *arg)
 		break;
 	case OPT_NAME:
 		if (strlen(arg) > MQ_SCHEDULE_NAME_MAX || !mq_valid_queue(arg))
-			usage_error(&push_command, "invalid --name '%s': "
-			    "[A-Za-z0-9_.-], 1 to %d bytes", shown(arg),
-			    MQ_SCHEDULE_NAME_MAX);
+			usage_error(&push_command, "invalid schedule name '%s' "
+			    "in --name: use 1 to %d of A-Z a-z 0-9 _ . -",
+			    shown(arg), MQ_SCHEDULE_NAME_MAX);
 		a->cron_name = arg;
 		a->has_cron_opt = 1;
 		break;
