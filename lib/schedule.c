@@ -1576,6 +1576,11 @@ look(struct mq_conn *c, struct fire *f, const char *sql,
 		mysql_stmt_free_result(st);
 	}
 	mq__release(c, st);
+	/* 0 says "none" (struct mq_fire_report): a next_at at the epoch
+	 * itself (a row another program wrote) is a past instant like any
+	 * other, a microsecond earlier, not the absence of schedules */
+	if (rc == MQ_OK && !nextnull && next_us == 0)
+		next_us = -1;
 	r->next_us = rc == MQ_OK && !nextnull ? next_us : 0;
 	return rc;
 }
