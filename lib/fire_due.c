@@ -79,13 +79,13 @@ mq_fire_due(struct mq_conn *c, const char *queues, struct mq_fire_state *s,
 	s->failed = 0;
 	next = now + MQ_FIRE_RECHECK_US;
 	/* the earliest instant, on this clock: the server's distance to it */
-	if (r.next_us > 0 && r.next_us - r.now_us < MQ_FIRE_RECHECK_US)
+	if (r.next_us != 0 && r.next_us - r.now_us < MQ_FIRE_RECHECK_US)
 		next = now + (r.next_us > r.now_us ? r.next_us - r.now_us : 0);
 	if (next < now + MQ_FIRE_MIN_US)
 		next = now + MQ_FIRE_MIN_US;
 	/* more are due than the batch took: at once (fewer taken, the
 	 * others' rows are locked by whoever fires them: as usual) */
-	if (r.schedules >= MQ_FIRE_BATCH && r.next_us > 0 &&
+	if (r.schedules >= MQ_FIRE_BATCH && r.next_us != 0 &&
 	    r.next_us <= r.now_us) {
 		next = now;
 		s->more = 1;
