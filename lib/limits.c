@@ -67,6 +67,29 @@ const char mq__sql_ticks[] =
     " at, NULL)) + INTERVAL ? MICROSECOND") ", 0)"
     " FROM `{{TABLE}}_ticks` FORCE INDEX (PRIMARY)"
     " WHERE queue = ? AND gate_key = ?";
+/* What a claim of up to m jobs needs of its gate's ticks, read as far
+ * as m entries whatever the rate (a rate of 100,000 a minute read all
+ * 100,000 ticks at each claim): how many there are (numbered from 0:
+ * the last one's number plus one, a dive of the primary key), how many
+ * of the m oldest (the index oldest) are out of the window, and in how
+ * long the oldest in it leaves it. With at most rate ticks, m claims
+ * may go through if rate - ticks + those out of it >= m. Binds queue,
+ * gate key, the window three times, queue, gate key, m. */
+static const char sql_ticks_oldest[] =
+    "SELECT (SELECT COALESCE(MAX(n) + 1, 0) FROM `{{TABLE}}_ticks`"
+    " FORCE INDEX (PRIMARY) WHERE queue = ? AND gate_key = ?),"
+    " COALESCE(SUM(o.at <= " MQ_SQL_NOW_MINUS_US "), 0), COALESCE("
+    MQ_SQL_US_FROM_NOW("MIN(IF(o.at > " MQ_SQL_NOW_MINUS_US ", o.at,"
+    " NULL)) + INTERVAL ? MICROSECOND") ", 0)"
+    " FROM (SELECT at FROM `{{TABLE}}_ticks` FORCE INDEX (oldest)"
+    " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT ?) AS o";
+/* More ticks than the rate (it was lowered since they were written):
+ * those numbered past it that are out of the window go (they count for
+ * nothing; the others, once out of it); once none is left, the gate is
+ * read as above again. The claims of the gate wait on its gate row. */
+static const char sql_ticks_prune[] =
+    "DELETE FROM `{{TABLE}}_ticks` WHERE queue = ? AND gate_key = ?"
+    " AND n >= ? AND at <= " MQ_SQL_NOW_MINUS_US;
 static const char sql_ticks_new[] =
     "INSERT INTO `{{TABLE}}_ticks` (queue, gate_key, n, at) VALUES ";
 static const char sql_tick_part[] = "(?, ?, ?, " MQ_SQL_NOW ")";
@@ -83,11 +106,13 @@ struct limits {
 	uint64_t rate_us, key_rate_us;
 };
 
-/* A gate's ticks: how many there are, how many in the window, and in
- * how long the oldest of those leaves it (µs). */
+/* A gate's ticks: how many there are, how many in the window (or as
+ * many as a claim of the jobs asked for needs to know), in how long the
+ * oldest of those leaves it (µs), and the number a new one takes. */
 struct ticks {
 	uint64_t rows, used;
 	int64_t frees_in;
+	uint64_t next_n;
 };
 
 /* Reads a one-number answer of an executed statement into *n. */
@@ -288,17 +313,52 @@ same_settings(const struct cand_settings *s, const struct limits *l)
 	    krate == l->key_rate && krate_us == l->key_rate_us;
 }
 
-/* The gate's ticks in the window of window_us (key NULL: the queue's). */
+/* The gate's ticks (key NULL: the queue's) in the window of window_us,
+ * as a claim of up to want jobs at rate needs them (sql_ticks_oldest);
+ * every tick read where there are more than rate (sql_ticks_prune). */
 static enum mq_status
 read_ticks(struct mq_conn *c, const char *queue, const char *key,
-    unsigned long key_len, uint64_t window_us, struct ticks *t)
+    unsigned long key_len, uint32_t rate, uint64_t window_us, uint64_t want,
+    struct ticks *t)
 {
-	MYSQL_BIND in[5], out[3];
+	MYSQL_BIND in[8], out[3];
 	unsigned long qlen, klen = key ? key_len : 0;
 	int64_t window = window_us > INT64_MAX ? INT64_MAX : (int64_t)window_us;
+	uint64_t out_of_window = 0, cap = rate, deleted;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
+	if ((st = mq__prepare(c, sql_ticks_oldest)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key ? key : "", &klen);
+	mq__bind_i64(&in[2], &window);
+	mq__bind_i64(&in[3], &window);
+	mq__bind_i64(&in[4], &window);
+	mq__bind_str(&in[5], queue, &qlen);
+	mq__bind_blob(&in[6], key ? key : "", &klen);
+	mq__bind_u64(&in[7], &want);
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &t->rows);
+	mq__bind_u64(&out[1], &out_of_window);
+	mq__bind_i64(&out[2], &t->frees_in);
+	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	if (rc != MQ_OK)
+		return rc;
+	t->next_n = t->rows;
+	if (t->rows <= rate) {
+		t->used = t->rows - (out_of_window < t->rows ? out_of_window :
+		    t->rows);
+		return MQ_OK;
+	}
+	/* more than rate: all of them counted, then those past it that
+	 * are out of the window gone */
 	if ((st = mq__prepare(c, mq__sql_ticks)) == NULL)
 		return c->err.status;
 	mq__bind_i64(&in[0], &window);
@@ -317,6 +377,19 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	if (rc == MQ_OK)
 		mysql_stmt_free_result(st);
 	mq__release(c, st);
+	if (rc != MQ_OK)
+		return rc;
+	if ((st = mq__prepare(c, sql_ticks_prune)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key ? key : "", &klen);
+	mq__bind_u64(&in[2], &cap);
+	mq__bind_i64(&in[3], &window);
+	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
+	deleted = rc == MQ_OK ? (uint64_t)mysql_stmt_affected_rows(st) : 0;
+	mq__release(c, st);
+	if (rc == MQ_OK && deleted <= t->rows)
+		t->rows -= deleted;
 	return rc;
 }
 
@@ -362,7 +435,7 @@ take_ticks(struct mq_conn *c, const char *queue, const char *key,
 		if (sql == NULL || b == NULL || nums == NULL)
 			rc = mq__fail(c, MQ_ENOMEM, "out of memory");
 		for (i = 0; rc == MQ_OK && i < part; i++) {
-			nums[i] = t->rows + i;
+			nums[i] = t->next_n + i;
 			mq__bind_str(&b[3 * i], queue, &qlen);
 			mq__bind_blob(&b[3 * i + 1], key ? key : "", &klen);
 			mq__bind_u64(&b[3 * i + 2], &nums[i]);
@@ -383,6 +456,7 @@ take_ticks(struct mq_conn *c, const char *queue, const char *key,
 		free(nums);
 		if (rc == MQ_OK) {
 			t->rows += part;
+			t->next_n += part;
 			t->used += part;
 			fresh -= part;
 		}
@@ -636,6 +710,7 @@ read_key_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
 			continue;
 		if (kr->ticks) {
 			kr->ks->ticks[i].rows = a;
+			kr->ks->ticks[i].next_n = a;
 			kr->ks->ticks[i].used = u;
 			kr->ks->ticks[i].frees_in = f;
 		} else {
@@ -772,7 +847,7 @@ mq__claim_limited(struct mq_conn *c, struct claim *cl, const char *queue,
 	struct limits l;
 	struct key_limits kl;
 	struct candidate *cand = NULL;
-	struct ticks qt = { 0, 0, 0 };
+	struct ticks qt = { 0, 0, 0, 0 };
 	struct keyset ks;
 	unsigned char *used = NULL;
 	uint64_t live, room = want, need, *ids = NULL;
@@ -823,8 +898,8 @@ again:
 			    l.concurrency);
 	}
 	if (l.rate && room > 0) {
-		if ((rc = read_ticks(c, queue, NULL, 0, l.rate_us, &qt)) !=
-		    MQ_OK)
+		if ((rc = read_ticks(c, queue, NULL, 0, l.rate, l.rate_us,
+		    room, &qt)) != MQ_OK)
 			return rc;
 		if (room > l.rate - (qt.used < l.rate ? qt.used : l.rate))
 			room = l.rate - (qt.used < l.rate ? qt.used : l.rate);

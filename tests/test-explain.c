@@ -120,7 +120,7 @@ static struct var {
 	{ "@minp", NULL, -32769, 0 }, { "@pat", "%x%", 0, 0 },
 	{ "@lq", "lim", 0, 0 }, { "@key", "hot", 0, 0 },
 	{ "@one", NULL, 1, 0 }, { "@lid", NULL, 0, 0 },
-	{ "@key2", "l2", 0, 0 },
+	{ "@key2", "l2", 0, 0 }, { "@empty", "", 0, 0 },
 };
 
 /* Statements that read the table through other indexes than most
@@ -634,6 +634,89 @@ check_short_claims(struct mq_conn *c, const char *queue, enum mq_claim how,
 #undef LABEL
 }
 
+static long long
+count_of(MYSQL *db, const char *sql)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	long long v = -1;
+
+	if (mysql_query(db, sql) == 0 && (res = mysql_store_result(db))) {
+		if ((row = mysql_fetch_row(res)) != NULL && row[0])
+			v = atoll(row[0]);
+		mysql_free_result(res);
+	}
+	return v;
+}
+
+/* A queue at a rate of 20,000 an hour, its gate holding 20,000 ticks
+ * (19,000 out of the window, 1,000 in it): a claim reads as many ticks
+ * as it may take jobs, not all of them (before: each claim read the
+ * 20,000). Then the rate lowered to 10 a second: the ticks past 10 go
+ * once out of the window, and the claims read few again. */
+static void
+check_rate_ticks(struct mq_conn *c)
+{
+	char got[512], detail[700];
+	long long r, left;
+
+	ok(mysql_query(c->db, "INSERT INTO explain_jobs_queues (queue, rate,"
+	    " rate_us) VALUES ('rt', 20000, 3600000000)") == 0 &&
+	    mysql_query(c->db, "INSERT INTO explain_jobs_ticks (queue, "
+	    "gate_key, n, at) SELECT 'rt', '', seq, IF(seq < 19000, "
+	    "UTC_TIMESTAMP(6) - INTERVAL 2 HOUR + INTERVAL seq MICROSECOND, "
+	    "UTC_TIMESTAMP(6) - INTERVAL 1 SECOND + INTERVAL seq MICROSECOND)"
+	    " FROM seq_0_to_19999") == 0 &&
+	    mysql_query(c->db, "INSERT INTO explain_jobs (queue, payload) "
+	    "SELECT 'rt', CONCAT('r', seq) FROM seq_1_to_20") == 0,
+	    "rate ticks: 20,000 ticks, 19,000 of them out of the window",
+	    mysql_error(c->db));
+	r = claim_order(c, "rt", MQ_CLAIM_AUTO, 2, got, sizeof got);
+	snprintf(detail, sizeof detail, "got '%s'; entries looked at: %lld",
+	    got, r);
+	printf("# rate ticks: %s\n", detail);
+	ok(r >= 0 && strcmp(got, "r1,r2") == 0 && r < 1000,
+	    "rate ticks: a claim of 2 reads a few of the gate's 20,000 "
+	    "ticks", detail);
+	ok(count_of(c->db, "SELECT COUNT(*) FROM explain_jobs_ticks WHERE "
+	    "queue = 'rt' AND at > UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE") ==
+	    1002, "rate ticks: its 2 ticks written over 2 out of the window",
+	    mysql_error(c->db));
+	/* lowered to 10 a second: 1,002 claims in the last second hold
+	 * it back; the ticks past 10 out of the window go at once, the
+	 * others once they are */
+	ok(mysql_query(c->db, "UPDATE explain_jobs_queues SET rate = 10, "
+	    "rate_us = 1000000 WHERE queue = 'rt'") == 0 &&
+	    mysql_query(c->db, "UPDATE explain_jobs_ticks SET at = "
+	    "UTC_TIMESTAMP(6) WHERE queue = 'rt' AND at > UTC_TIMESTAMP(6) - "
+	    "INTERVAL 1 MINUTE") == 0, "rate ticks: the rate lowered to 10/s",
+	    mysql_error(c->db));
+	r = claim_order(c, "rt", MQ_CLAIM_AUTO, 2, got, sizeof got);
+	left = count_of(c->db, "SELECT COUNT(*) FROM explain_jobs_ticks "
+	    "WHERE queue = 'rt'");
+	snprintf(detail, sizeof detail, "got '%s'; %lld ticks left", got,
+	    left);
+	ok(r >= 0 && got[0] == '\0' && left >= 1002 && left <= 1012,
+	    "rate ticks: held back by the 1,002 in the window, the other "
+	    "ticks past 10 gone", detail);
+	ok(mysql_query(c->db, "UPDATE explain_jobs_ticks SET at = "
+	    "UTC_TIMESTAMP(6) - INTERVAL 2 SECOND WHERE queue = 'rt'") == 0,
+	    "rate ticks: a second later", mysql_error(c->db));
+	r = claim_order(c, "rt", MQ_CLAIM_AUTO, 2, got, sizeof got);
+	left = count_of(c->db, "SELECT COUNT(*) FROM explain_jobs_ticks "
+	    "WHERE queue = 'rt'");
+	snprintf(detail, sizeof detail, "got '%s'; %lld ticks left", got,
+	    left);
+	ok(r >= 0 && strcmp(got, "r3,r4") == 0 && left == 10,
+	    "rate ticks: claims go on, 10 ticks left", detail);
+	r = claim_order(c, "rt", MQ_CLAIM_AUTO, 2, got, sizeof got);
+	snprintf(detail, sizeof detail, "got '%s'; entries looked at: %lld",
+	    got, r);
+	ok(r >= 0 && strcmp(got, "r5,r6") == 0 && r < 200,
+	    "rate ticks: and read a few of them again", detail);
+	printf("# rate ticks, lowered: %s\n", detail);
+}
+
 int
 main(void)
 {
@@ -1094,7 +1177,7 @@ main(void)
 		size_t i;
 
 		ok(mysql_query(c->db, "SET @lq = 'lim', @key = 'hot', "
-		    "@one = 1, @key2 = 'l2', @lid = (SELECT MIN(id) FROM explain_jobs "
+		    "@one = 1, @key2 = 'l2', @empty = '', @lid = (SELECT MIN(id) FROM explain_jobs "
 		    "WHERE queue = 'lim' AND state = 'ready')") == 0 &&
 		    mysql_query(c->db, "SELECT @lid") == 0 &&
 		    (res = mysql_store_result(c->db)) != NULL &&
@@ -1195,6 +1278,25 @@ main(void)
 		    "held: ticks of the limited queue's keys",
 		    mysql_error(c->db));
 		mysql_free_result(mysql_store_result(c->db));
+		{
+			/* the queue's gate: how many ticks (the primary
+			 * key's last, by the index alone) and the oldest
+			 * few (a lookup of oldest, as far as the LIMIT) */
+			char plan[4096];
+
+			explained(c->db, "limits: the queue's oldest ticks",
+			    sql_ticks_oldest, "@lq, @empty, @age, @age, @age, "
+			    "@lq, @empty, @n", plan, sizeof plan);
+			ok((strstr(plan, "|explain_jobs_ticks|ref|oldest|") ||
+			    strstr(plan, "|explain_jobs_ticks|range|oldest|")) &&
+			    (strstr(plan, "Select tables optimized away") ||
+			    strstr(plan, "No matching min/max row")),
+			    "limits: the queue's oldest ticks: a lookup of "
+			    "oldest, the count by the primary key's last", plan);
+			check_again(conn, "limits: the queue's oldest ticks",
+			    sql_ticks_oldest, "@lq, @empty, @age, @age, @age, "
+			    "@lq, @empty, @n");
+		}
 		check_held(c->db, "held: the due jobs of full keys",
 		    mq__sql_held_by_keys, "@lq, @one, @lq", by_keys);
 		check_held(c->db, "held: the due jobs of keys at their rate",
@@ -1237,6 +1339,7 @@ main(void)
 		printf("# limits: the candidates' read: %s\n", detail);
 	}
 	check_failed_run(c);
+	check_rate_ticks(c);
 	check_short_claims(c, "sh", MQ_CLAIM_AUTO, "skip locked");
 	check_short_claims(c, "su", MQ_CLAIM_UPDATE, "update");
 	/* firing (schedule.c): the due schedules are one range of an index
