@@ -1274,7 +1274,7 @@ struct fire {
 /* The instants of e in (t0, t1], the newest MQ_MISSED_MAX_LIMIT of them
  * in out[0..*n) (oldest first). */
 static void
-collect(const struct engine *e, int64_t t0, int64_t t1, int64_t *out,
+collect_all(const struct engine *e, int64_t t0, int64_t t1, int64_t *out,
     size_t *n)
 {
 	int64_t chunk[256];
@@ -1296,6 +1296,26 @@ collect(const struct engine *e, int64_t t0, int64_t t1, int64_t *out,
 		t0 = chunk[got - 1];
 	}
 	*n = keep;
+}
+
+/* The same, read back from t1 in windows that double (an hour, two,
+ * four, ...) until one holds as many as are kept, or reaches t0: a
+ * schedule of every minute whose next_at is decades old (a row another
+ * program wrote, a restore) read each of its millions of instants
+ * inside the firing's transaction (3.6 s for 56 years). */
+static void
+collect(const struct engine *e, int64_t t0, int64_t t1, int64_t *out,
+    size_t *n)
+{
+	int64_t w = 3600, from;
+
+	for (;;) {
+		from = t1 - t0 > w ? t1 - w : t0;
+		collect_all(e, from, t1, out, n);
+		if (*n >= MQ_MISSED_MAX_LIMIT || from == t0)
+			return;
+		w = w > INT64_MAX / 2 ? INT64_MAX : 2 * w;
+	}
 }
 
 static enum mq_status
