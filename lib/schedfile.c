@@ -496,6 +496,10 @@ mq_schedfile_parse(const char *text, size_t len, const char *dir,
 		    MQ_SCHEDFILE_MAX >> 20);
 		goto fail;
 	}
+	/* a UTF-8 byte order mark, as some editors write one: not a
+	 * control byte nor a setting, passed over (mq-schedule(5)) */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
 	while (pos < len) {
 		const char *s = text + pos, *nl = memchr(s, '\n', len - pos);
 		size_t l = nl ? (size_t)(nl - s) : len - pos;

@@ -119,6 +119,14 @@ good(void)
 	v = parse_ok("comments", "# nothing\n\n   # here\n\t\n", NULL, &cnt);
 	ok(cnt == 0, "comments only: no schedule");
 	release(v);
+	/* a UTF-8 byte order mark, as some editors begin a file with:
+	 * passed over (before: "expected 'setting = value'" on line 1) */
+	v = parse_ok("a byte order mark", "\xef\xbb\xbf[bom]\ncron = @daily\n",
+	    NULL, &cnt);
+	ok(v != NULL && cnt == 1 && strcmp(v[0].name, "bom") == 0 &&
+	    v[0].line == 1, "a byte order mark: the schedule of line 1");
+	release(v);
+	BAD("[a]\ncron = @daily\n\xef\xbb\xbf[b]\ncron = @daily\n", NULL);
 
 	v = parse_ok("full", "# ops\n"
 	    "[nightly-backup]\n"
