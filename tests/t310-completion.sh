@@ -8,7 +8,8 @@
 # The zsh and fish scripts parse, and fish completes a command name. The
 # words typed before reach mq as each shell would pass them (~, ~user,
 # $HOME, ${HOME}, quotes, backslashes expanded, nothing run), read by
-# mq's parser (abbreviations: --def).
+# mq's parser (abbreviations: --def). Options are offered in all three
+# shells for the usage forms the words typed leave possible.
 . "$(dirname "$0")/lib.sh"
 
 # "mq" on the PATH, as a user types it
@@ -99,6 +100,62 @@ for c in $("$MQ" -h | awk '/^commands:/ { on = 1; next } on && !NF { exit } on {
   done
 done
 is "$(comp mq pop --shell --count '')" "" "a number: nothing offered"
+
+# the options of the usage forms still possible (mq schedule -h: apply,
+# ls, run | rm, fire; mq push -h: a job, or a stream with --lines | -0):
+# an option of some forms only, or a first operand that begins some
+# forms, leaves those; the options of every form always (before: every
+# option of every form, and mq schedule ls --prune is a usage error)
+# has LIST WORD...: the WORDs that are in LIST, in order
+has() {
+  h_l=" $1 "
+  shift
+  h_r=
+  for h_w in "$@"; do
+    case $h_l in *" $h_w "*) h_r="$h_r $h_w" ;; esac
+  done
+  printf '%s\n' "${h_r# }"
+}
+sch="--prune --dry-run --next --json --queue --table"
+# shellcheck disable=SC2086
+{
+is "$(has "$(comp mq schedule --)" $sch)" "$sch" \
+  "mq schedule --<TAB>: nothing typed narrows: every form's options"
+is "$(has "$(comp mq schedule ls --)" $sch)" "--next --json --table" \
+  "mq schedule ls --<TAB>: ls's options, not --prune --dry-run --queue"
+is "$(comp mq schedule ls --pr)" "" "mq schedule ls --pr<TAB>: not --prune"
+is "$(has "$(comp mq schedule apply --)" $sch)" "--prune --dry-run --table" \
+  "mq schedule apply --<TAB>: apply's"
+is "$(has "$(comp mq schedule fire --)" $sch)" "--queue --table" \
+  "mq schedule fire --<TAB>: fire's"
+is "$(has "$(comp mq schedule run x --)" $sch)" "--table" \
+  "mq schedule run NAME --<TAB>: every form's only"
+is "$(has "$(comp mq schedule --prune --)" $sch)" "--prune --dry-run --table" \
+  "mq schedule --prune --<TAB>: an option narrows to its forms"
+is "$(has "$(comp mq schedule --dr --)" $sch)" "--prune --dry-run --table" \
+  "mq schedule --dr --<TAB>: an abbreviation too"
+is "$(has "$(comp mq schedule -n3 -)" $sch)" "--next --json --table" \
+  "mq schedule -n3 -<TAB>: a short option with its value"
+is "$(has "$(comp mq schedule ls --prune --)" $sch)" "--table" \
+  "mq schedule ls --prune --<TAB>: no form left: every form's only"
+stream="--lines --null -0"
+one="--every --cron --tz --name --missed --dedup --wait --timeout"
+is "$(has "$(comp mq push -)" $stream $one --queue)" "$stream $one --queue" \
+  "mq push -<TAB>: both forms' options"
+is "$(has "$(comp mq push --lines -)" $stream $one --queue --key)" \
+  "$stream --queue --key" "mq push --lines -<TAB>: not the single job's"
+is "$(has "$(comp mq push -0 -)" $stream $one --quiet)" "$stream --quiet" \
+  "mq push -0 -<TAB>: not the single job's"
+is "$(has "$(comp mq push --every 1h -)" $stream $one --queue)" "$one --queue" \
+  "mq push --every 1h -<TAB>: not --lines, -0, --null"
+is "$(has "$(comp mq push --every = 1h -)" $stream $one)" "$one" \
+  "mq push --every=1h -<TAB> (bash splits at =): the same"
+}
+is "$(has "$(comp mq limit q --clear --)" --clear --json --rate --clear-rate)" \
+  "--clear --json" \
+  "mq limit q --clear --<TAB>: --clear's form (not read as --clear-rate)"
+is "$(comp mq push --lines --missed '')" "all once skip" \
+  "values unchanged: --missed after --lines still completes its words"
 
 # operands where the command takes them, and nowhere else (a further
 # operand is a usage error); mq help takes no connection option
@@ -481,11 +538,33 @@ if command -v zsh >/dev/null 2>&1; then
     "zsh: mq pause -- <TAB>: every queue"
   is "$(zcomp mq pop --def "~/x.cnf" --table dash --queue '')" "-e -n -rf mail" \
     "zsh: mq pop --queue <TAB>: every queue (a value)"
+  # the options of the usage forms still possible, as bash offers them
+  # shellcheck disable=SC2086
+  {
+  is "$(has "$(zcomp mq schedule --)" $sch)" "$sch" \
+    "zsh: mq schedule --<TAB>: every form's options"
+  is "$(has "$(zcomp mq schedule ls --)" $sch)" "--next --json --table" \
+    "zsh: mq schedule ls --<TAB>: ls's options, not --prune --dry-run --queue"
+  is "$(has "$(zcomp mq schedule --prune --)" $sch)" "--prune --dry-run --table" \
+    "zsh: mq schedule --prune --<TAB>: apply's"
+  is "$(has "$(zcomp mq schedule fire --)" $sch)" "--queue --table" \
+    "zsh: mq schedule fire --<TAB>: fire's"
+  is "$(has "$(zcomp mq schedule --next=3 -)" $sch)" "--next --json --table" \
+    "zsh: mq schedule --next=3 -<TAB>: ls's"
+  is "$(has "$(zcomp mq push --lines -)" $stream $one --queue)" "$stream --queue" \
+    "zsh: mq push --lines -<TAB>: not the single job's"
+  is "$(has "$(zcomp mq push --every 1h -)" $stream $one)" "$one" \
+    "zsh: mq push --every 1h -<TAB>: not --lines, -0, --null"
+  is "$(has "$(zcomp mq limit q --clear --)" --clear --json --rate --clear-rate)" \
+    "--clear --json" "zsh: mq limit q --clear --<TAB>: --clear's form"
+  is "$(zcomp mq push --lines --missed '')" "all once skip" \
+    "zsh: values unchanged: --missed after --lines"
+  }
 else
   ok "zsh -n accepts the zsh script # SKIP zsh not installed"
   ok "the zsh script is a #compdef function # SKIP zsh not installed"
   ok "zsh offers the commands of mq -h, each once # SKIP zsh not installed"
-  for i in $(seq 31); do ok "zsh: the line's settings # SKIP zsh not installed"; done
+  for i in $(seq 40); do ok "zsh: the line's settings # SKIP zsh not installed"; done
 fi
 if command -v fish >/dev/null 2>&1; then
   "$MQ" completion fish >"$T_TMP/mq.fish"
@@ -562,10 +641,34 @@ if command -v fish >/dev/null 2>&1; then
   is "$(fcomp "mq --host-order ")" "first random" "fish: mq --host-order <TAB>"
   is "$(fcomp "mq push --if-parent-dies ")" "cancel run wait" \
     "fish: mq push --if-parent-dies <TAB>"
+  # the options of the usage forms still possible, as bash offers them
+  # shellcheck disable=SC2086
+  {
+  is "$(has "$(fcomp "mq schedule --")" $sch)" "$sch" \
+    "fish: mq schedule --<TAB>: every form's options"
+  is "$(has "$(fcomp "mq schedule ls --")" $sch)" "--next --json --table" \
+    "fish: mq schedule ls --<TAB>: ls's options, not --prune --dry-run --queue"
+  is "$(has "$(fcomp "mq schedule --dr --")" $sch)" "--prune --dry-run --table" \
+    "fish: mq schedule --dr --<TAB>: apply's (an abbreviation)"
+  is "$(has "$(fcomp "mq schedule fire --")" $sch)" "--queue --table" \
+    "fish: mq schedule fire --<TAB>: fire's"
+  is "$(has "$(fcomp "mq schedule -n3 -")" $sch)" "--next --json --table" \
+    "fish: mq schedule -n3 -<TAB>: ls's"
+  is "$(has "$(fcomp "mq push --lines -")" $stream $one --queue)" "$stream --queue" \
+    "fish: mq push --lines -<TAB>: not the single job's"
+  is "$(has "$(fcomp "mq push --every=1h -")" $stream $one)" "$one" \
+    "fish: mq push --every=1h -<TAB>: not --lines, -0, --null"
+  is "$(has "$(fcomp "mq limit q --clear --")" --clear --json --rate --clear-rate)" \
+    "--clear --json" "fish: mq limit q --clear --<TAB>: --clear's form"
+  is "$(fcomp "mq push --lines --missed ")" "all once skip" \
+    "fish: values unchanged: --missed after --lines"
+  is "$(fcomp "mq push --lines --missed=o")" "--missed=once" \
+    "fish: values unchanged: --missed=o after --lines"
+  }
 else
   for d in "fish -n" "fish: mq po" "fish: --claim" "fish: queues"; do
     ok "$d # SKIP fish not installed"
   done
-  for i in $(seq 36); do ok "fish: the line's settings # SKIP fish not installed"; done
+  for i in $(seq 46); do ok "fish: the line's settings # SKIP fish not installed"; done
 fi
 done_testing

@@ -226,7 +226,7 @@ static const char bash_main[] =
     "_mq()\n"
     "{\n"
     "\tlocal cur=${COMP_WORDS[COMP_CWORD]} w cmd=mq vopt= ddash=0 nops=0\n"
-    "\tlocal i=1 _mq_r _mq_l first=\n"
+    "\tlocal i=1 _mq_r _mq_l first= forms=-1\n"
     "\tCOMPREPLY=()\n"
     "\twhile [ \"$i\" -lt \"$COMP_CWORD\" ]; do\n"
     "\t\tw=${COMP_WORDS[i]}\n"
@@ -236,6 +236,7 @@ static const char bash_main[] =
     "\t\telif [ \"$w\" = -- ]; then\n"
     "\t\t\tddash=1\n"
     "\t\telif [[ $w == -?* ]]; then\n"
+    "\t\t\t_mq_narrow \"$cmd\" \"$w\"\n"
     "\t\t\t_mq_long \"$cmd\" \"$w\"\n"
     "\t\t\tw=$_mq_l\n"
     "\t\t\t_mq_value \"$cmd\" \"$w\"\n"
@@ -261,6 +262,8 @@ static const char bash_main[] =
     "\t\tfi\n"
     "\t\ti=$((i + 1))\n"
     "\tdone\n"
+    "\t# the forms its first operand leaves possible (schedule ls)\n"
+    "\t[ \"$nops\" = 0 ] || _mq_narrow \"$cmd\" \"=$first\"\n"
     "\tif [ -z \"$vopt\" ] && [ \"$cur\" = = ] &&\n"
     "\t    [ \"$COMP_CWORD\" -gt 1 ]; then\n"
     "\t\t_mq_long \"$cmd\" \"${COMP_WORDS[COMP_CWORD-1]}\"\n"
@@ -276,7 +279,7 @@ static const char bash_main[] =
     "\t\t_mq_value \"$cmd\" \"$vopt\"\n"
     "\t\t_mq_complete $_mq_r\n"
     "\telif [ \"$ddash\" = 0 ] && [[ $cur == -* ]]; then\n"
-    "\t\t_mq_options \"$cmd\"\n"
+    "\t\t_mq_offer \"$cmd\"\n"
     "\t\t_mq_reply -W \"$_mq_r\" -- \"$cur\"\n"
     "\telif [ \"$cmd\" = mq ]; then\n"
     "\t\t_mq_reply -W \"$_mq_commands\" -- \"$cur\"\n"
@@ -358,6 +361,17 @@ put_values(FILE *f, const char *cmd, const struct opt *o)
 	}
 }
 
+/* "cmd:--name|cmd:-x) _mq_r=FORMS ;;": the forms key leaves possible */
+static void
+put_forms(FILE *f, const struct command *c, const char *key,
+    const char *shrt, unsigned forms)
+{
+	fprintf(f, "\t%s:%s", c->name, key);
+	if (shrt)
+		fprintf(f, "|%s:%s", c->name, shrt);
+	fprintf(f, ") _mq_r=%u ;;\n", forms);
+}
+
 /* "cmd:N:LEAD) _mq_r='kind' ;;": what completes an operand there */
 static void
 put_operand(FILE *f, const struct command *c, const char *n,
@@ -378,13 +392,34 @@ void
 put_sh_long(FILE *f, const char *words)
 {
 	fprintf(f, "# _mq_long CMD WORD: WORD, or the one option of CMD it "
-	    "abbreviates (as\n# mq reads --def for --defaults-file), in "
-	    "_mq_l\n_mq_long()\n{\n\tlocal o n=0\n\t_mq_l=$2\n"
+	    "abbreviates (as\n# mq reads --def for --defaults-file; a name "
+	    "in full is that option,\n# --clear not --clear-rate), in _mq_l\n"
+	    "_mq_long()\n{\n\tlocal o n=0\n\t_mq_l=$2\n"
 	    "\t[[ $2 == --?* ]] || return 0\n\t_mq_options \"$1\"\n"
 	    "\tfor o in %s; do\n"
-	    "\t\t[[ $o == \"$2\" ]] && return 0\n"
+	    "\t\t[[ $o == \"$2\" ]] && _mq_l=$2 && return 0\n"
 	    "\t\t[[ $o == \"$2\"* ]] && n=$((n + 1)) && _mq_l=$o\n"
 	    "\tdone\n\t[[ $n == 1 ]] || _mq_l=$2\n}\n\n", words);
+}
+
+void
+put_sh_forms(FILE *f, const char *words)
+{
+	fprintf(f, "# _mq_narrow CMD WORD: narrows the usage forms still "
+	    "possible ($forms of\n# the caller, bits; -1: every form) to those "
+	    "of CMD's option WORD as typed\n# (an abbreviation, --name=value, "
+	    "-xVALUE: its option) or of its first\n# operand =WORD (=ls); an "
+	    "option of every form narrows nothing\n_mq_narrow()\n{\n"
+	    "\tlocal k=$2\n\tcase $k in\n"
+	    "\t--*) _mq_long \"$1\" \"${k%%%%=*}\"; k=$_mq_l ;;\n"
+	    "\t-*) k=${k:0:2} ;;\n\tesac\n\t_mq_forms \"$1\" \"$k\"\n"
+	    "\t(( _mq_r == 0 )) || forms=$(( forms & _mq_r ))\n\treturn 0\n}\n\n"
+	    "# _mq_offer CMD: the options of CMD in the forms still possible "
+	    "($forms),\n# and those of every form, in _mq_r\n_mq_offer()\n{\n"
+	    "\tlocal o r=\n\t_mq_options \"$1\"\n\tfor o in %s; do\n"
+	    "\t\t_mq_forms \"$1\" \"$o\"\n"
+	    "\t\t(( _mq_r == 0 || (_mq_r & forms) )) && r+=\" $o\"\n"
+	    "\tdone\n\t_mq_r=${r# }\n}\n\n", words);
 }
 
 void
@@ -423,7 +458,13 @@ put_sh_tables(FILE *f)
 	    "_mq_operand()\n{\n\tcase $1:$2:$3 in\n", f);
 	for (i = 0; (c = commands[i]) != NULL; i++)
 		each_operand(f, c, put_operand);
-	fputs("\t*) _mq_r= ;;\n\tesac\n}\n", f);
+	fputs("\t*) _mq_r= ;;\n\tesac\n}\n\n"
+	    "# _mq_forms CMD KEY: the usage forms of CMD (bits) that option\n"
+	    "# KEY (--name, -x) or first operand KEY (=ls) leaves possible, in\n"
+	    "# _mq_r; 0: it is in every form\n"
+	    "_mq_forms()\n{\n\tcase $1:$2 in\n", f);
+	each_forms(f, put_forms);
+	fputs("\t*) _mq_r=0 ;;\n\tesac\n}\n", f);
 }
 
 void
@@ -435,5 +476,6 @@ put_bash_completion(FILE *f)
 	fputs(bash_unquote, f);
 	fputs(bash_body, f);
 	put_sh_long(f, "$_mq_r");
+	put_sh_forms(f, "$_mq_r");
 	fputs(bash_main, f);
 }

@@ -29,6 +29,16 @@ typedef void slot_fn(FILE *f, const struct command *c, const char *n,
     const char *lead, enum complete k, const char *words);
 void each_operand(FILE *f, const struct command *c, slot_fn *fn);
 
+/* What narrows the usage forms of a command (operands.c): fn is called,
+ * for each command, with each option that is in some forms only (key
+ * "--name", shrt "-x" or NULL) and, for a command of several forms, each
+ * fixed word a form's operands begin with (key "=ls", shrt NULL): typed,
+ * it leaves the forms (bits) given possible, no other. The scripts offer
+ * the options of the forms still possible (mq-completion(1)). */
+typedef void forms_fn(FILE *f, const struct command *c, const char *key,
+    const char *shrt, unsigned forms);
+void each_forms(FILE *f, forms_fn *fn);
+
 /* What the scripts share (bash.c): s as one single-quoted
  * shell word (a newline as a space); the name of what completes a value,
  * then its words; the tables of commands and options for bash and zsh. */
@@ -38,5 +48,8 @@ void put_sh_tables(FILE *f);
 /* The scripts' _mq_long (bash and zsh), words: how the shell splits
  * $_mq_r into words. */
 void put_sh_long(FILE *f, const char *words);
+/* The scripts' _mq_narrow and _mq_offer (bash and zsh), words as for
+ * put_sh_long. */
+void put_sh_forms(FILE *f, const char *words);
 
 #endif

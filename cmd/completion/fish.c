@@ -28,9 +28,13 @@ static const char fish_body[] =
     "end\n"
     "\n"
     "# __mq_scan: the words before the current one read as bash and zsh read\n"
-    "# them, four lines: the command (mq before it), how many operands it\n"
+    "# them, five lines: the command (mq before it), how many operands it\n"
     "# has, 1 if options have ended (\"--\", or the first operand of a command\n"
-    "# that ends them: mq work's CMD), and = then its first operand\n"
+    "# that ends them: mq work's CMD), = then its first operand, and the\n"
+    "# usage forms still possible (bits, -1: every form): those of the\n"
+    "# options typed and of the first operand (__mq_narrow); every form\n"
+    "# while an option's value is typed, so that fish finds the option's\n"
+    "# row, whatever its forms, and completes its value as bash and zsh do\n"
     "function __mq_scan\n"
     "\tset -l words (commandline -opc)\n"
     "\tset -e words[1]\n"
@@ -39,6 +43,7 @@ static const char fish_body[] =
     "\tset -l ddash 0\n"
     "\tset -l first ''\n"
     "\tset -l skip 0\n"
+    "\tset -l forms -1\n"
     "\tfor w in $words\n"
     "\t\tif test $skip = 1\n"
     "\t\t\tset skip 0\n"
@@ -48,7 +53,12 @@ static const char fish_body[] =
     "\t\telse if test \"$w\" = --\n"
     "\t\t\tset ddash 1\n"
     "\t\telse if string match -qr -- '^-.' $w\n"
-    "\t\t\t# an option; its value the next word unless after a =\n"
+    "\t\t\t# an option (-xVALUE: -x); its value the next word unless\n"
+    "\t\t\t# after a =\n"
+    "\t\t\tset -l k (string sub -l 2 -- $w)\n"
+    "\t\t\tstring match -q -- '--*' $w\n"
+    "\t\t\tand set k (__mq_long $cmd (string replace -r -- '=.*' '' $w))\n"
+    "\t\t\tset forms (__mq_narrow $forms $cmd $k)\n"
     "\t\t\tif not string match -q -- '*=*' $w\n"
     "\t\t\t\t__mq_value $cmd (__mq_long $cmd $w); and set skip 1\n"
     "\t\t\tend\n"
@@ -60,7 +70,11 @@ static const char fish_body[] =
     "\t\t\tcontains -- $cmd $__mq_posix; and set ddash 1\n"
     "\t\tend\n"
     "\tend\n"
-    "\tprintf '%s\\n' $cmd $nops $ddash \"=$first\"\n"
+    "\ttest $nops = 0; or set forms (__mq_narrow $forms $cmd \"=$first\")\n"
+    "\tif test $skip = 1; or string match -q -- '-*=*' (commandline -ct)\n"
+    "\t\tset forms -1\n"
+    "\tend\n"
+    "\tprintf '%s\\n' $cmd $nops $ddash \"=$first\" $forms\n"
     "end\n"
     "\n"
     "# the mq command on the line, if one is there yet\n"
@@ -69,10 +83,26 @@ static const char fish_body[] =
     "\ttest $s[1] != mq; and printf '%s\\n' $s[1]\n"
     "end\n"
     "\n"
-    "# __mq_using CMD: the line is CMD's (mq: none yet) and takes options\n"
+    "# __mq_using CMD [FORMS]: the line is CMD's (mq: none yet) and takes\n"
+    "# options; FORMS (bits), an option's of some forms only: one of them is\n"
+    "# still possible\n"
     "function __mq_using\n"
     "\tset -l s (__mq_scan)\n"
-    "\ttest $s[1] = $argv[1] -a $s[3] = 0\n"
+    "\ttest $s[1] = $argv[1] -a $s[3] = 0; or return 1\n"
+    "\ttest (count $argv) = 1\n"
+    "\tor test (math \"bitand($s[5], $argv[2])\") != 0\n"
+    "end\n"
+    "\n"
+    "# __mq_narrow FORMS CMD KEY: FORMS (bits) narrowed to the forms of CMD\n"
+    "# that option KEY (--name, -x) or first operand KEY (=ls) leaves\n"
+    "# possible; an option of every form narrows nothing\n"
+    "function __mq_narrow\n"
+    "\tset -l m (__mq_forms $argv[2] $argv[3])\n"
+    "\tif test $m = 0\n"
+    "\t\tprintf '%s\\n' $argv[1]\n"
+    "\telse\n"
+    "\t\tmath \"bitand($argv[1], $m)\"\n"
+    "\tend\n"
     "end\n"
     "\n"
     "# the line takes the options every command takes: not after \"--\" nor\n"
@@ -288,6 +318,7 @@ put_fish_value(FILE *f, enum complete k, const char *words)
 	}
 }
 
+/* A "complete" line for each row, offered where cond holds */
 static void
 put_rows(FILE *f, const char *cond, const struct opt *o)
 {
@@ -295,7 +326,10 @@ put_rows(FILE *f, const char *cond, const struct opt *o)
 		if (o->flags & OPT_HIDDEN)
 			continue;
 		fputs("complete -c mq", f);
-		if (cond)
+		/* a row of some forms only: cond (__mq_using) is given them */
+		if (o->forms)
+			fprintf(f, " -n '%s %u'", cond, o->forms);
+		else
 			fprintf(f, " -n '%s'", cond);
 		if (o->short_name)
 			fprintf(f, " -s %c", o->short_name);
@@ -311,6 +345,17 @@ put_rows(FILE *f, const char *cond, const struct opt *o)
 		put_quoted(f, o->help);
 		fputc('\n', f);
 	}
+}
+
+/* "case 'cmd:--name' 'cmd:-x'": the forms key leaves possible */
+static void
+put_fish_forms(FILE *f, const struct command *c, const char *key,
+    const char *shrt, unsigned forms)
+{
+	fprintf(f, "\tcase '%s:%s'", c->name, key);
+	if (shrt)
+		fprintf(f, " '%s:%s'", c->name, shrt);
+	fprintf(f, "\n\t\techo %u\n", forms);
 }
 
 /* What fish runs to offer an operand of the kind */
@@ -406,7 +451,13 @@ put_fish_tables(FILE *f)
 	    "\tswitch \"$argv[1]:$argv[2]:$argv[3]\"\n", f);
 	for (i = 0; (c = commands[i]) != NULL; i++)
 		each_operand(f, c, put_fish_operand);
-	fputs("\tend\nend\n\n", f);
+	fputs("\tend\nend\n\n"
+	    "# __mq_forms CMD KEY: the usage forms of CMD (bits) that option\n"
+	    "# KEY (--name, -x) or first operand KEY (=ls) leaves possible; 0:\n"
+	    "# it is in every form\nfunction __mq_forms\n"
+	    "\tswitch \"$argv[1]:$argv[2]\"\n", f);
+	each_forms(f, put_fish_forms);
+	fputs("\tcase '*'\n\t\techo 0\n\tend\nend\n\n", f);
 }
 
 void

@@ -3,9 +3,11 @@
  * operand, read from the tables the commands parse and print their
  * usage with: an option's placeholder ("first|random": those words) and
  * a command's operands (its usage line's, "QUEUE", "[COMMAND]",
- * "apply FILE", "ls | run NAME"). So a command's operands are offered
- * where it takes them and nowhere else, and no list of values is written
- * twice.
+ * "apply FILE", "ls | run NAME"), and what narrows a command's usage
+ * forms (its options of some forms only, the words its forms begin
+ * with). So a command's operands are offered where it takes them and
+ * nowhere else, its options only while a form that takes them is still
+ * possible, and no list of values is written twice.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -133,17 +135,23 @@ alternative(FILE *f, const struct command *c, struct said *said,
 	}
 }
 
-void
-each_operand(FILE *f, const struct command *c, slot_fn *fn)
-{
-	struct said said;
-	char first[160] = "", words[160];
-	const char *s, *bar, *t;
-	size_t len, tl;
-	int k;
+/* The fixed words the alternatives of c's forms begin with ("apply",
+ * "ls", "run", "rm", "fire"), each once, in order, with the forms (bits)
+ * each begins */
+struct first_words {
+	char word[16][32];
+	unsigned forms[16];
+	int n;
+};
 
-	said.n = 0;
-	/* the fixed first words of every alternative, offered together */
+static void
+first_words(const struct command *c, struct first_words *fw)
+{
+	char words[160], *w, *sp;
+	const char *s, *bar, *t;
+	int k, i;
+
+	fw->n = 0;
 	for (k = 0; k < FORMS_MAX && c->operands[k]; k++)
 		for (s = c->operands[k]; *s; s = bar ? bar + 3 : s + strlen(s)) {
 			bar = strstr(s, " | ");
@@ -152,13 +160,45 @@ each_operand(FILE *f, const struct command *c, slot_fn *fn)
 			for (t = s; *t && *t != ' ' && *t != ']' && (!bar ||
 			    t < bar); t++)
 				;
-			tl = (size_t)(t - s);
-			if (fixed_words(s, tl, words, sizeof words) &&
-			    strlen(first) + tl + 2 < sizeof first) {
-				if (*first)
-					strcat(first, " ");
-				strcat(first, words);
+			if (!fixed_words(s, (size_t)(t - s), words,
+			    sizeof words))
+				continue;
+			for (w = words; w; w = sp) {
+				if ((sp = strchr(w, ' ')) != NULL)
+					*sp++ = '\0';
+				for (i = 0; i < fw->n &&
+				    strcmp(fw->word[i], w) != 0; i++)
+					;
+				if (i == fw->n && (fw->n == 16 ||
+				    strlen(w) >= sizeof fw->word[0]))
+					continue;
+				if (i == fw->n) {
+					strcpy(fw->word[i], w);
+					fw->forms[fw->n++] = 0;
+				}
+				fw->forms[i] |= FORM(k);
 			}
+		}
+}
+
+void
+each_operand(FILE *f, const struct command *c, slot_fn *fn)
+{
+	struct said said;
+	struct first_words fw;
+	char first[160] = "";
+	const char *s, *bar;
+	size_t len;
+	int k;
+
+	said.n = 0;
+	/* the fixed first words of every alternative, offered together */
+	first_words(c, &fw);
+	for (k = 0; k < fw.n; k++)
+		if (strlen(first) + strlen(fw.word[k]) + 2 < sizeof first) {
+			if (*first)
+				strcat(first, " ");
+			strcat(first, fw.word[k]);
 		}
 	if (*first)
 		say_slot(f, c, &said, "0", "*", COMPLETE_WORDS, first, fn);
@@ -170,4 +210,33 @@ each_operand(FILE *f, const struct command *c, slot_fn *fn)
 			if (bar)
 				len += 3;
 		}
+}
+
+void
+each_forms(FILE *f, forms_fn *fn)
+{
+	const struct command *c;
+	const struct opt *o;
+	struct first_words fw;
+	char key[40], word[40], shrt[4];
+	size_t i;
+	int k;
+
+	for (i = 0, c = mq_main; c; c = commands[i++]) {
+		for (o = c->opts; o->name; o++) {
+			if (o->forms == 0 || (o->flags & OPT_HIDDEN))
+				continue;
+			snprintf(key, sizeof key, "--%s", o->name);
+			snprintf(shrt, sizeof shrt, "-%c", o->short_name);
+			fn(f, c, key, o->short_name ? shrt : NULL, o->forms);
+		}
+		/* one form: its words narrow nothing */
+		if (c->operands[1] == NULL)
+			continue;
+		first_words(c, &fw);
+		for (k = 0; k < fw.n; k++) {
+			snprintf(word, sizeof word, "=%s", fw.word[k]);
+			fn(f, c, word, NULL, fw.forms[k]);
+		}
+	}
 }

@@ -175,7 +175,7 @@ static const char zsh_main[] =
     "_mq()\n"
     "{\n"
     "\tlocal cur=$PREFIX w cmd=mq vopt= ddash=0 nops=0 i=2 _mq_r _mq_l first=\n"
-    "\tlocal _mq_nodash=0\n"
+    "\tlocal _mq_nodash=0 forms=-1\n"
     "\tlocal -a o\n"
     "\twhile (( i < CURRENT )); do\n"
     "\t\tw=$words[i]\n"
@@ -185,6 +185,7 @@ static const char zsh_main[] =
     "\t\telif [[ $w == -- ]]; then\n"
     "\t\t\tddash=1\n"
     "\t\telif [[ $w == -?* ]]; then\n"
+    "\t\t\t_mq_narrow $cmd $w\n"
     "\t\t\t_mq_long $cmd $w\n"
     "\t\t\tw=$_mq_l\n"
     "\t\t\t_mq_value $cmd $w\n"
@@ -204,6 +205,8 @@ static const char zsh_main[] =
     "\t\tfi\n"
     "\t\t(( i++ ))\n"
     "\tdone\n"
+    "\t# the forms its first operand leaves possible (schedule ls)\n"
+    "\t(( nops )) && _mq_narrow $cmd \"=$first\"\n"
     "\tif [[ -z $vopt && $ddash == 0 && $cur == --*=* ]]; then\n"
     "\t\t_mq_long $cmd ${cur%%=*}\n"
     "\t\tvopt=$_mq_l\n"
@@ -213,7 +216,7 @@ static const char zsh_main[] =
     "\t\t_mq_value $cmd $vopt\n"
     "\t\t_mq_complete ${=_mq_r}\n"
     "\telif (( ! ddash )) && [[ $cur == -* ]]; then\n"
-    "\t\t_mq_options $cmd\n"
+    "\t\t_mq_offer $cmd\n"
     "\t\to=(${=_mq_r})\n"
     "\t\tcompadd -a o\n"
     "\telif [[ $cmd == mq ]]; then\n"
@@ -258,5 +261,6 @@ put_zsh_completion(FILE *f)
 	fputs(zsh_unquote, f);
 	fputs(zsh_body, f);
 	put_sh_long(f, "${=_mq_r}");
+	put_sh_forms(f, "${=_mq_r}");
 	fputs(zsh_main, f);
 }
