@@ -142,7 +142,10 @@ const char *const mq__sql_meet[MQ_SQL_MEETS][2] = {
 
 /* A parent dead (? 0): its dependents that are cancelled with it;
  * purged (? 1): those that do not run anyway, which nothing can release
- * any more, but those the purge deletes itself (its queue and state).
+ * any more. The purge runs it after its DELETE: the jobs it deleted are
+ * not in the job table to be joined, and every other dependent is
+ * cancelled (a rule by queue and state passed over dependents that the
+ * purge then did not delete: locked, or in a batch never run).
  * Set-based: a round of them still waiting, read by the edges of a list
  * of such parents (ascending) in the deps' key order, after the round
  * before (its last edge read, parent and child), locked; each with its
@@ -157,7 +160,7 @@ const char mq__sql_doomed[] =
     " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
     " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
     " WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND " DOOMED
-    " AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (";
+    " AND d.parent IN (";
 const char mq__sql_doomed_tail[] =
     ") ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE";
 /* the edges (parent, child) given, one per dependent */
@@ -623,11 +626,9 @@ add_ids(struct ids *l, const uint64_t *ids, size_t n)
 	return 0;
 }
 
-/* How a parent was lost: dead (on 0), or purged (on 1) from queue and
- * state, whose jobs the purge deletes itself. */
+/* How a parent was lost: dead (on 0), or purged (on 1). */
 struct lost {
 	int32_t on;
-	const char *queue, *state;
 };
 
 /* A round of doomed dependents: the edges read (mq__sql_doomed's rows,
@@ -771,8 +772,7 @@ cancel_with(struct mq_conn *c, const uint64_t *parents, size_t n,
 	struct round *r = malloc(sizeof *r);
 	uint64_t lastp = 0, lastc = 0;
 	int32_t gone = l->on;
-	unsigned long qlen, slen;
-	MYSQL_BIND pre[6];
+	MYSQL_BIND pre[4];
 	enum mq_status rc = MQ_OK;
 	size_t from = 0, k, i, nk = 0;
 
@@ -788,15 +788,8 @@ cancel_with(struct mq_conn *c, const uint64_t *parents, size_t n,
 		mq__bind_u64(&pre[1], &lastp);
 		mq__bind_u64(&pre[2], &lastc);
 		mq__bind_i32(&pre[3], &gone);
-		if (l->queue) {
-			mq__bind_str(&pre[4], l->queue, &qlen);
-			mq__bind_str(&pre[5], l->state, &slen);
-		} else {
-			mq__bind_null(&pre[4]);
-			mq__bind_null(&pre[5]);
-		}
 		rc = mq__query_ids(c, "cannot select jobs", mq__sql_doomed,
-		    mq__sql_doomed_tail, pre, 6, parents + from, n - from,
+		    mq__sql_doomed_tail, pre, 4, parents + from, n - from,
 		    read_round, r);
 		if (rc != MQ_OK || r->n == 0)
 			break;
@@ -843,7 +836,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 	uint64_t parents[CHUNK], dead[CHUNK];
 	unsigned char flags[CHUNK];
 	size_t got = 0, nd = 0, nx = 0, i;
-	static const struct lost died = { 0, NULL, NULL };
+	static const struct lost died = { 0 };
 	int32_t yes = 1;
 	enum mq_status rc;
 
@@ -869,7 +862,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 static enum mq_status
 cascade(struct mq_conn *c, struct ids *more)
 {
-	static const struct lost died = { 0, NULL, NULL };
+	static const struct lost died = { 0 };
 	uint64_t wave[CHUNK];
 	enum mq_status rc = MQ_OK;
 	size_t k, done = 0;
@@ -972,26 +965,46 @@ mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
-mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
-    const uint64_t *ids, size_t n)
+mq__deps_purging(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *parents, size_t *np)
 {
-	const struct lost purged = { 1, queue, state };
-	struct ids more = { NULL, 0, 0 };
-	uint64_t parents[CHUNK];
-	unsigned char flags[CHUNK];
+	unsigned char *flags = malloc(n ? n : 1);
 	enum mq_status rc = MQ_OK;
 	size_t i, k, got;
 
+	*np = 0;
+	if (flags == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
 		rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0,
-		    ids + i, k, parents, flags, CHUNK, &got);
-		if (rc == MQ_OK && got > 0) {
-			qsort(parents, got, sizeof parents[0], cmp_u64);
-			rc = lost_parents(c, parents, got, &purged, &more);
-		}
+		    ids + i, k, parents + *np, flags, n - *np, &got);
 		if (rc == MQ_OK)
-			rc = mq__deps_forget(c, ids + i, k, NULL);
+			*np += got;
+	}
+	free(flags);
+	if (rc == MQ_OK)
+		qsort(parents, *np, sizeof *parents, cmp_u64);
+	return rc;
+}
+
+enum mq_status
+mq__deps_purged(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np)
+{
+	static const struct lost purged = { 1 };
+	struct ids more = { NULL, 0, 0 };
+	enum mq_status rc = MQ_OK;
+	size_t i, k;
+
+	/* first: the edges of the deleted dependents are not met below */
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__deps_forget(c, ids + i, k, NULL);
+	}
+	for (i = 0; rc == MQ_OK && i < np; i += k) {
+		k = np - i < CHUNK ? np - i : CHUNK;
+		rc = lost_parents(c, parents + i, k, &purged, &more);
 	}
 	if (rc == MQ_OK)
 		return cascade(c, &more);
