@@ -462,6 +462,13 @@ enum mq_status mq__deps_purging(struct mq_conn *c, const uint64_t *ids,
  * in the job table any more, and no other is passed over. */
 enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
     size_t n, const uint64_t *parents, size_t np);
+/* mq archive --dead, in its transaction, once it deleted ids[0..n) (dead
+ * jobs, archived or purged): the dead dependents that did not meet them
+ * can never be retried any more, nor finish; those waiting for them
+ * (--if-parent-dies wait, or made to wait again by mq retry) are
+ * cancelled, and theirs in turn, as below a purged job. */
+enum mq_status mq__deps_archived(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
 /* After the commit of a finish (wakeup.c): wakes the waiters of the
  * queues whose dependents it made due (mq__finished, mq__acked,
  * mq__deps_purged noted them in c->released) and forgets them, then
