@@ -269,7 +269,7 @@ cmd_retry(int argc, char **argv, struct mq_global *g)
 	put_note(&a.dedup, "left dead: their dedup key is live again in "
 	    "the queue");
 	put_note(&a.parents, "left dead: a parent of theirs can never "
-	    "finish (purged, or dead in the archive)");
+	    "finish (purged, dead in the archive, or dead below one)");
 	/* dependents (mq push --after): what the retry did to them */
 	if (!o->dry_run && rep.wait_again)
 		say(&retry_command, "%llu of the jobs retried wait again for "

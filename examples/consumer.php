@@ -232,7 +232,7 @@ SELECT d.child, d.parent, j.children IS NOT NULL
   WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  AND d.parent IN (?)
   ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 SQL;
 const SQL_CANCEL = <<<'SQL'
@@ -539,7 +539,7 @@ function dead_with_dependents(PDO $db, string $t, int $id): void
 			/* one parent: each dependent in one row, and the
 			 * cursor its last one */
 			$doomed = array_map('intval', run($db, SQL_DOOMED, $t,
-			    [$j, $j, $last, 0, null, null, $j])->fetchAll(
+			    [$j, $j, $last, 0, $j])->fetchAll(
 			    PDO::FETCH_COLUMN, 0));
 			$n = count($doomed);
 			if ($n == 0)

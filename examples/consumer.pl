@@ -234,7 +234,7 @@ SELECT d.child, d.parent, j.children IS NOT NULL
   WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  AND d.parent IN (?)
   ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 SQL
 use constant SQL_CANCEL => <<'SQL';
@@ -507,7 +507,7 @@ sub dead_with_dependents {
 			# one parent: each dependent in one row, and the
 			# cursor its last one
 			my @doomed = map { $_->[0] } @{run($db, SQL_DOOMED, $t,
-			    I($j), I($j), I($last), I(0), undef, undef,
+			    I($j), I($j), I($last), I(0),
 			    I($j))->fetchall_arrayref};
 			$n = @doomed;
 			if ($n > 0) {

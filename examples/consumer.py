@@ -241,7 +241,7 @@ SELECT d.child, d.parent, j.children IS NOT NULL
   WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND d.met = 0
   AND (d.on_death = 'cancel' OR (? AND d.on_death = 'wait'))
   AND j.state = 'ready' AND j.parent_shards > 0
-  AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (?)
+  AND d.parent IN (?)
   ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE
 """
 SQL_CANCEL = """
@@ -438,7 +438,7 @@ def dead_with_dependents(db, o, job):
             # its last one
             doomed = [r[0] for r in
                       execute(db, SQL_DOOMED,
-                              (j, j, last, 0, None, None, j),
+                              (j, j, last, 0, j),
                               o.table).fetchall()]
             if doomed:
                 n = execute(db, paired(SQL_CANCEL, len(doomed)),

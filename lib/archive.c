@@ -159,6 +159,10 @@ batch_tx(struct mq_conn *c, void *ctx)
 	if (rc == MQ_OK && b->moved != b->got)
 		return mq__fail(c, MQ_EDB, "archive deleted %llu of %zu jobs",
 		    (unsigned long long)b->moved, b->got);
+	/* a dead job gone: the dead dependents it cancelled can never be
+	 * retried now; those that wait for them would wait for ever */
+	if (rc == MQ_OK && strcmp(b->state, "dead") == 0)
+		rc = mq__deps_archived(c, b->ids, b->got);
 	return rc;
 }
 
@@ -206,6 +210,9 @@ mq_archive(struct mq_conn *c, const struct mq_archive_opts *o,
 			rc = mq__in_tx(c, batch_tx, &b);
 			if (rc == MQ_OK)
 				*moved += b.moved;
+			/* dependents it cancelled (mq__deps_archived) */
+			if (rc == MQ_OK)
+				mq__wake_after_commit(c);
 			if (rc == MQ_OK && b.moved && o->progress)
 				o->progress(b.moved, o->ctx);
 			if (rc != MQ_OK || b.picked != b.want)

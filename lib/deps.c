@@ -142,7 +142,10 @@ const char *const mq__sql_meet[MQ_SQL_MEETS][2] = {
 
 /* A parent dead (? 0): its dependents that are cancelled with it;
  * purged (? 1): those that do not run anyway, which nothing can release
- * any more, but those the purge deletes itself (its queue and state).
+ * any more. The purge runs it after its DELETE: the jobs it deleted are
+ * not in the job table to be joined, and every other dependent is
+ * cancelled (a rule by queue and state passed over dependents that the
+ * purge then did not delete: locked, or in a batch never run).
  * Set-based: a round of them still waiting, read by the edges of a list
  * of such parents (ascending) in the deps' key order, after the round
  * before (its last edge read, parent and child), locked; each with its
@@ -157,7 +160,7 @@ const char mq__sql_doomed[] =
     " FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
     " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
     " WHERE (d.parent > ? OR (d.parent = ? AND d.child > ?)) AND " DOOMED
-    " AND NOT (j.queue <=> ? AND j.state <=> ?) AND d.parent IN (";
+    " AND d.parent IN (";
 const char mq__sql_doomed_tail[] =
     ") ORDER BY d.parent, d.child LIMIT 1000 FOR UPDATE";
 /* the edges (parent, child) given, one per dependent */
@@ -185,29 +188,53 @@ static const char sql_wait_again[] =
     "SELECT COUNT(*) FROM `{{TABLE}}` WHERE state = 'ready'"
     " AND parent_shards > 0 AND id IN (";
 
-/* Dependents among the ids that mq retry cannot make wait again: a
- * parent not met is not in the job table (purged, or dead in the
- * archive), so it can never finish. Their parents not met are written
- * first (children + 1, as a push after them adds), then read: an
- * archive or a purge of one of them (which deletes its row) comes
- * wholly before the retry (the parent is gone: the dependent stays
- * dead) or after it (and sees the dependent waiting: it keeps a dead
- * parent so awaited). Read alone, both decided on rows the other
- * wrote: the dependent made to wait for a parent archived at the same
- * moment, for ever (on one server in the instant between them; on a
- * Galera cluster also after the retry's commit, on a node that had not
- * applied it yet, and a read there is not certified). */
+/* Dependents among the ids that mq retry cannot make wait again: an
+ * ancestor not met (a parent not met, or one of those of a dead one,
+ * and so on up through dead jobs) is not in the job table (purged, or
+ * dead in the archive), so it can never finish: neither can the dead
+ * jobs between, nor the dependent (one level only, a dependent made to
+ * wait for a dead parent cancelled by a purged grandparent waited for
+ * ever). The ancestors are written first (children + 1, as a push
+ * after them adds), then read: an archive or a purge of one of them
+ * (which deletes its row) comes wholly before the retry (the ancestor
+ * is gone: the dependent stays dead) or after it (and sees the
+ * dependent waiting: it keeps a dead parent so awaited). Read alone,
+ * both decided on rows the other wrote: the dependent made to wait for
+ * a parent archived at the same moment, for ever (on one server in the
+ * instant between them; on a Galera cluster also after the retry's
+ * commit, on a node that had not applied it yet, and a read there is
+ * not certified). The walk stops at a job that is not dead: live, it
+ * finishes, waiting, nothing strands it (deps.c, archive.c). */
+#define ANCESTORS(cols, first) \
+    "WITH RECURSIVE a (" cols ") AS (SELECT " first \
+    " FROM `{{TABLE}}_deps` d FORCE INDEX (child)" \
+    " WHERE d.met = 0 AND d.child IN ("
+#define ANCESTORS_TAIL(next) \
+    ") UNION SELECT " next " FROM a STRAIGHT_JOIN `{{TABLE}}` j" \
+    " ON j.id = a.id STRAIGHT_JOIN `{{TABLE}}_deps` d FORCE INDEX (child)" \
+    " ON d.child = a.id WHERE j.state = 'dead' AND d.met = 0)"
 static const char sql_touch_unmet[] =
-    "UPDATE `{{TABLE}}` p JOIN (SELECT DISTINCT d.parent"
-    " FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
-    " WHERE d.met = 0 AND d.child IN (";
+    "UPDATE `{{TABLE}}` p JOIN (" ANCESTORS("id", "d.parent");
 static const char sql_touch_unmet_tail[] =
-    ")) e ON p.id = e.parent SET p.children = IFNULL(p.children, 0) + 1";
+    ANCESTORS_TAIL("d.parent") " SELECT DISTINCT id FROM a) e"
+    " ON p.id = e.id SET p.children = IFNULL(p.children, 0) + 1";
 static const char sql_unretriable[] =
-    "SELECT DISTINCT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (child)"
-    " LEFT JOIN `{{TABLE}}` p ON p.id = d.parent"
-    " WHERE d.met = 0 AND p.id IS NULL AND d.child IN (";
-static const char sql_unretriable_tail[] = ") ORDER BY d.child";
+    "SELECT DISTINCT g.child FROM ("
+    ANCESTORS("child, id", "d.child, d.parent");
+static const char sql_unretriable_tail[] =
+    ANCESTORS_TAIL("a.child, d.parent") " SELECT child, id FROM a) g"
+    " LEFT JOIN `{{TABLE}}` p ON p.id = g.id WHERE p.id IS NULL"
+    " ORDER BY g.child";
+
+/* Dead dependents (with dependents of their own) of parents[] that did
+ * not meet them: a parent that can never finish (purged, archived dead,
+ * or final in turn) makes them final too, though they died before;
+ * those that wait for them are then cancelled. */
+static const char sql_dead_kids[] =
+    "SELECT DISTINCT d.child FROM `{{TABLE}}_deps` d FORCE INDEX (PRIMARY)"
+    " STRAIGHT_JOIN `{{TABLE}}` j ON j.id = d.child"
+    " WHERE d.met = 0 AND j.state = 'dead' AND j.children IS NOT NULL"
+    " AND d.parent IN (";
 
 /* Dependents that leave (archive, purge): their edges and shards. */
 static const char sql_forget_edges[] =
@@ -623,11 +650,12 @@ add_ids(struct ids *l, const uint64_t *ids, size_t n)
 	return 0;
 }
 
-/* How a parent was lost: dead (on 0), or purged (on 1) from queue and
- * state, whose jobs the purge deletes itself. */
+/* How a parent was lost: dead (on 0), or purged (on 1, the message);
+ * final: it can never finish (purged, or dead and never retriable: a
+ * parent it did not meet is gone), so that its dependents that wait
+ * (--if-parent-dies wait) are cancelled too, and theirs in turn. */
 struct lost {
-	int32_t on;
-	const char *queue, *state;
+	int32_t on, final;
 };
 
 /* A round of doomed dependents: the edges read (mq__sql_doomed's rows,
@@ -705,7 +733,7 @@ cancel_slice(struct mq_conn *c, const struct doomed_edge *e, size_t k,
     const struct lost *l)
 {
 	size_t np = k <= MQ_IDS_KEPT ? mq__padded(k) : k, i;
-	int32_t gone = l->on;
+	int32_t gone = l->on, final = l->final;
 	uint64_t *pairs = malloc(2 * np * sizeof *pairs), affected = 0;
 	MYSQL_BIND *b = calloc(2 + 2 * np, sizeof *b);
 	char *sql = mq__sql_list(mq__sql_cancel_doomed, "(?, ?)", np, ")");
@@ -721,9 +749,9 @@ cancel_slice(struct mq_conn *c, const struct doomed_edge *e, size_t k,
 	    NULL)
 		rc = c->err.status;
 	if (rc == MQ_OK) {
-		/* the SET's flag, then the WHERE's */
+		/* the SET's flag (the message), then the WHERE's (wait) */
 		mq__bind_i32(&b[0], &gone);
-		mq__bind_i32(&b[1], &gone);
+		mq__bind_i32(&b[1], &final);
 		for (i = 0; i < np; i++) {
 			pairs[2 * i] = e[i < k ? i : k - 1].parent;
 			pairs[2 * i + 1] = e[i < k ? i : k - 1].child;
@@ -770,9 +798,8 @@ cancel_with(struct mq_conn *c, const uint64_t *parents, size_t n,
 {
 	struct round *r = malloc(sizeof *r);
 	uint64_t lastp = 0, lastc = 0;
-	int32_t gone = l->on;
-	unsigned long qlen, slen;
-	MYSQL_BIND pre[6];
+	int32_t final = l->final;
+	MYSQL_BIND pre[4];
 	enum mq_status rc = MQ_OK;
 	size_t from = 0, k, i, nk = 0;
 
@@ -787,16 +814,9 @@ cancel_with(struct mq_conn *c, const uint64_t *parents, size_t n,
 		mq__bind_u64(&pre[0], &lastp);
 		mq__bind_u64(&pre[1], &lastp);
 		mq__bind_u64(&pre[2], &lastc);
-		mq__bind_i32(&pre[3], &gone);
-		if (l->queue) {
-			mq__bind_str(&pre[4], l->queue, &qlen);
-			mq__bind_str(&pre[5], l->state, &slen);
-		} else {
-			mq__bind_null(&pre[4]);
-			mq__bind_null(&pre[5]);
-		}
+		mq__bind_i32(&pre[3], &final);
 		rc = mq__query_ids(c, "cannot select jobs", mq__sql_doomed,
-		    mq__sql_doomed_tail, pre, 6, parents + from, n - from,
+		    mq__sql_doomed_tail, pre, 4, parents + from, n - from,
 		    read_round, r);
 		if (rc != MQ_OK || r->n == 0)
 			break;
@@ -843,7 +863,7 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 	uint64_t parents[CHUNK], dead[CHUNK];
 	unsigned char flags[CHUNK];
 	size_t got = 0, nd = 0, nx = 0, i;
-	static const struct lost died = { 0, NULL, NULL };
+	static const struct lost died = { 0, 0 };
 	int32_t yes = 1;
 	enum mq_status rc;
 
@@ -863,23 +883,61 @@ finish_some(struct mq_conn *c, const uint64_t *ids, size_t n,
 	return rc;
 }
 
+/* A row's id (a one-column read) added to the list ctx. */
+static enum mq_status
+add_rows(struct mq_conn *c, MYSQL_STMT *st, void *ctx)
+{
+	MYSQL_BIND out[1];
+	uint64_t id = 0;
+	int f;
+
+	memset(out, 0, sizeof out);
+	mq__bind_u64(&out[0], &id);
+	if (mysql_stmt_bind_result(st, out) != 0)
+		return mq__dberr(c, st, "cannot read jobs");
+	while ((f = mysql_stmt_fetch(st)) == 0)
+		if (add_ids(ctx, &id, 1) != 0)
+			return mq__fail(c, MQ_ENOMEM, "out of memory");
+	return f == 1 ? mq__dberr(c, st, "cannot read jobs") : MQ_OK;
+}
+
+/* The dead dependents of parents[0..n) that can never finish
+ * (sql_dead_kids) added to more. */
+static enum mq_status
+dead_kids(struct mq_conn *c, const uint64_t *parents, size_t n,
+    struct ids *more)
+{
+	return mq__query_ids(c, "cannot read jobs", sql_dead_kids, ")", NULL,
+	    0, parents, n, add_rows, more);
+}
+
 /* The dependents cancelled so far that have dependents (more), lost in
  * turn, CHUNK at a time, and theirs: a list, not a recursion (a chain
- * of 100,000 cancelled at once). */
+ * of 100,000 cancelled at once). final: below a job that can never
+ * finish (purged, archived dead), every job lost is final too: those
+ * that wait are cancelled as well, and the dead ones with dependents
+ * (dead before, with edges not met) are walked through. */
 static enum mq_status
-cascade(struct mq_conn *c, struct ids *more)
+cascade(struct mq_conn *c, struct ids *more, int final)
 {
-	static const struct lost died = { 0, NULL, NULL };
+	static const struct lost died = { 0, 0 }, doomed = { 0, 1 };
 	uint64_t wave[CHUNK];
 	enum mq_status rc = MQ_OK;
 	size_t k, done = 0;
 
 	while (rc == MQ_OK && done < more->n) {
 		k = more->n - done < CHUNK ? more->n - done : CHUNK;
-		/* each is in the list once: cancelled once */
+		/* each is in the list once: cancelled once (a dead one
+		 * reached by two paths is walked twice, which cancels
+		 * nothing more) */
 		memcpy(wave, more->v + done, k * sizeof wave[0]);
 		qsort(wave, k, sizeof wave[0], cmp_u64);
-		rc = lost_parents(c, wave, k, &died, more);
+		/* before the wave cancels any: those dead already */
+		if (final)
+			rc = dead_kids(c, wave, k, more);
+		if (rc == MQ_OK)
+			rc = lost_parents(c, wave, k, final ? &doomed : &died,
+			    more);
 		done += k;
 	}
 	free(more->v);
@@ -972,29 +1030,70 @@ mq__deps_forget(struct mq_conn *c, const uint64_t *ids, size_t n,
 }
 
 enum mq_status
-mq__deps_purged(struct mq_conn *c, const char *queue, const char *state,
-    const uint64_t *ids, size_t n)
+mq__deps_purging(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *parents, size_t *np)
 {
-	const struct lost purged = { 1, queue, state };
-	struct ids more = { NULL, 0, 0 };
-	uint64_t parents[CHUNK];
-	unsigned char flags[CHUNK];
+	unsigned char *flags = malloc(n ? n : 1);
 	enum mq_status rc = MQ_OK;
 	size_t i, k, got;
 
+	*np = 0;
+	if (flags == NULL)
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
 	for (i = 0; rc == MQ_OK && i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
 		rc = mq__select_flagged_in(c, sql_parents_of, ")", NULL, 0,
-		    ids + i, k, parents, flags, CHUNK, &got);
-		if (rc == MQ_OK && got > 0) {
-			qsort(parents, got, sizeof parents[0], cmp_u64);
-			rc = lost_parents(c, parents, got, &purged, &more);
-		}
+		    ids + i, k, parents + *np, flags, n - *np, &got);
 		if (rc == MQ_OK)
-			rc = mq__deps_forget(c, ids + i, k, NULL);
+			*np += got;
+	}
+	free(flags);
+	if (rc == MQ_OK)
+		qsort(parents, *np, sizeof *parents, cmp_u64);
+	return rc;
+}
+
+enum mq_status
+mq__deps_purged(struct mq_conn *c, const uint64_t *ids, size_t n,
+    const uint64_t *parents, size_t np)
+{
+	static const struct lost purged = { 1, 1 };
+	struct ids more = { NULL, 0, 0 };
+	enum mq_status rc = MQ_OK;
+	size_t i, k;
+
+	/* first: the edges of the deleted dependents are not met below */
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = mq__deps_forget(c, ids + i, k, NULL);
+	}
+	/* the dead dependents first (those lost_parents cancels are
+	 * added by it) */
+	for (i = 0; rc == MQ_OK && i < np; i += k) {
+		k = np - i < CHUNK ? np - i : CHUNK;
+		rc = dead_kids(c, parents + i, k, &more);
+		if (rc == MQ_OK)
+			rc = lost_parents(c, parents + i, k, &purged, &more);
 	}
 	if (rc == MQ_OK)
-		return cascade(c, &more);
+		return cascade(c, &more, 1);
+	free(more.v);
+	return rc;
+}
+
+enum mq_status
+mq__deps_archived(struct mq_conn *c, const uint64_t *ids, size_t n)
+{
+	struct ids more = { NULL, 0, 0 };
+	enum mq_status rc = MQ_OK;
+	size_t i, k;
+
+	for (i = 0; rc == MQ_OK && i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		rc = dead_kids(c, ids + i, k, &more);
+	}
+	if (rc == MQ_OK)
+		return cascade(c, &more, 1);
 	free(more.v);
 	return rc;
 }
@@ -1011,7 +1110,7 @@ mq__finished(struct mq_conn *c, const uint64_t *ids, size_t n)
 		rc = finish_some(c, ids + i, k, &more);
 	}
 	if (rc == MQ_OK)
-		return cascade(c, &more);
+		return cascade(c, &more, 0);
 	free(more.v);
 	return rc;
 }

@@ -449,14 +449,26 @@ enum mq_status mq__finished(struct mq_conn *c, const uint64_t *ids,
  * (children = 1, which counts every dependent pushed after it). */
 enum mq_status mq__acked(struct mq_conn *c, const uint64_t *ids, size_t n,
     const uint64_t *parents, size_t np, int one);
-/* mq purge, in its transaction before it deletes ids[0..n) (live jobs
- * of queue in state, locked): their dependents cannot wait for them any
- * more: those that run anyway are met, the others cancelled ("parent N
- * was purged") and finished in turn, but those the purge deletes itself
- * (of queue, in state); and their own edges and shards, as dependents,
- * go. */
-enum mq_status mq__deps_purged(struct mq_conn *c, const char *queue,
-    const char *state, const uint64_t *ids, size_t n);
+/* mq purge, in its transaction, before it deletes ids[0..n) (live jobs,
+ * locked): those of them that have dependents, ascending, into
+ * parents[0..*np) (n at most). */
+enum mq_status mq__deps_purging(struct mq_conn *c, const uint64_t *ids,
+    size_t n, uint64_t *parents, size_t *np);
+/* mq purge, in the same transaction, once it deleted ids[0..n): their
+ * own edges and shards, as dependents, go; then the dependents of
+ * parents[0..np) (mq__deps_purging's) cannot wait for them any more:
+ * those that run anyway are met, the others cancelled ("parent N was
+ * purged") and finished in turn. A dependent the purge deleted is not
+ * in the job table any more, and no other is passed over. */
+enum mq_status mq__deps_purged(struct mq_conn *c, const uint64_t *ids,
+    size_t n, const uint64_t *parents, size_t np);
+/* mq archive --dead, in its transaction, once it deleted ids[0..n) (dead
+ * jobs, archived or purged): the dead dependents that did not meet them
+ * can never be retried any more, nor finish; those waiting for them
+ * (--if-parent-dies wait, or made to wait again by mq retry) are
+ * cancelled, and theirs in turn, as below a purged job. */
+enum mq_status mq__deps_archived(struct mq_conn *c, const uint64_t *ids,
+    size_t n);
 /* After the commit of a finish (wakeup.c): wakes the waiters of the
  * queues whose dependents it made due (mq__finished, mq__acked,
  * mq__deps_purged noted them in c->released) and forgets them, then

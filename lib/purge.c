@@ -21,7 +21,8 @@ struct purge {
 	const char *queue, *state;
 	uint32_t want;
 	uint64_t ids[PURGE_BATCH];
-	size_t got;
+	uint64_t parents[PURGE_BATCH];	/* those of ids with dependents */
+	size_t got, nparents;
 	uint64_t deleted;
 };
 
@@ -50,12 +51,27 @@ purge_tx(struct mq_conn *c, void *ctx)
 	if ((rc = mq__count_event(c, "purged", NULL, p->ids,
 	    p->got)) != MQ_OK ||
 	    (rc = mq__history_delete(c, p->ids, p->got, NULL)) != MQ_OK ||
-	    (rc = mq__deps_purged(c, p->queue, p->state, p->ids,
-	    p->got)) != MQ_OK)
+	    (rc = mq__deps_purging(c, p->ids, p->got, p->parents,
+	    &p->nparents)) != MQ_OK)
 		return rc;
 	/* the state again: a job claimed meanwhile is no longer waiting */
 	mq__bind_str(&in[0], p->state, &slen);
-	return mq__exec_ids(c, sql_delete, in, 1, p->ids, p->got, &p->deleted);
+	rc = mq__exec_ids(c, sql_delete, in, 1, p->ids, p->got, &p->deleted);
+	/* the rows picked are locked, so the DELETE takes each of them;
+	 * were one left, its dependents must not be cancelled below as if
+	 * it were gone: the batch runs again */
+	if (rc == MQ_OK && p->deleted != p->got)
+		return mq__fail(c, MQ_ERETRY, "purge deleted %llu of %zu jobs",
+		    (unsigned long long)p->deleted, p->got);
+	/* after the DELETE: the dependents of the parents deleted are
+	 * cancelled (or met) but those deleted with them, which are gone,
+	 * whatever their queue; a dependent this batch did not delete
+	 * (locked, or left to a batch that never runs) is never passed
+	 * over */
+	if (rc == MQ_OK)
+		rc = mq__deps_purged(c, p->ids, p->got, p->parents,
+		    p->nparents);
+	return rc;
 }
 
 enum mq_status

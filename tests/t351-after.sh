@@ -261,7 +261,7 @@ c=$("$MQ" push --queue q5kid --after "$p" C)
 "$MQ" purge --queue q5 --yes >/dev/null
 is "$(st "$c")" "dead" "a dependent of a purged parent is cancelled"
 expect_status 1 "its retry" "$MQ" retry "$c"
-is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, or dead in the archive): $c" "  leaves it dead, and says why"
+is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c" "  leaves it dead, and says why"
 is "$(st "$c")" "dead" "  dead still"
 # mq archive and mq retry of the parent's dependent at once (issue 34's
 # audit): the archive read the dependent (dead: the parent not awaited)
