@@ -263,8 +263,20 @@ mq__wake_registered(struct mq_conn *c, const char *queue, size_t n,
 			rc = MQ_OK;
 			break;
 		}
-		if (rc != MQ_OK || got == 0 ||
-		    (rc = mq__kill_queries(c, ids, got, woken, fate)) != MQ_OK)
+		if (rc != MQ_OK || got == 0)
+			break;
+		/* one server: the wakes counted before the KILLs, so that a
+		 * waiter between two statements, which a KILL finds nothing
+		 * to end, reads them in its next park and does not sleep
+		 * (wakeup.c: a park after a claim that found nothing). On a
+		 * Galera node a parked waiter holds its rows share-locked:
+		 * counted after the KILL ended the park, or the count would
+		 * wait for it */
+		if (!mq__wakes_nodes(c)) {
+			memset(fate, MQ_KILLED, got);
+			for_ids(c, queue, ids, fate, got, MQ_KILLED);
+		}
+		if ((rc = mq__kill_queries(c, ids, got, woken, fate)) != MQ_OK)
 			break;
 		for (again = 0, i = 0; i < got; i++) {
 			if (fate[i] == MQ_KILL_DENIED && !c->kill_own)
@@ -272,7 +284,8 @@ mq__wake_registered(struct mq_conn *c, const char *queue, size_t n,
 			if (fate[i] == MQ_KILL_GONE)
 				again = 1;
 		}
-		for_ids(c, queue, ids, fate, got, MQ_KILLED);
+		if (mq__wakes_nodes(c))
+			for_ids(c, queue, ids, fate, got, MQ_KILLED);
 		for_ids(c, queue, ids, fate, got, MQ_KILL_GONE);
 	}
 	free(ids);

@@ -201,7 +201,8 @@ wait_sql(struct mq_conn *c, const char *list, int64_t us, int *pre)
 		p += sprintf(p, ", 2, ");
 		p += sprintf(p, sql_park_wall, c->table, c->table, secs,
 		    c->table, secs);
-		/* read after the park: still before the next claim */
+		/* read at the statement's start (its snapshot): before the
+		 * next claim, which is all it needs to be */
 		if (wakes) {
 			p += sprintf(p, ", ");
 			sprintf(p, sql_wakes_seen, c->table);

@@ -300,6 +300,35 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 kill $proxy 2>/dev/null; wait $proxy 2>/dev/null
 is "$(cat "$T_TMP/wr.out")" next "the slot freed between a held waiter's claim and its park: the waiter gets the job"
 check "as soon as its park reaches the server: after $ms ms, 1,000 of them the relay's (under 1,500)" test "$ms" -lt 1500
+# the same, the ack's count of the wake held 1.5 s by a second relay
+# (its KILL found the waiter between statements): the waker counts the
+# wake before its KILL, so the park that began before the count is
+# ended by the KILL after it (before: the KILL went first, the count
+# came after the park had read the sum, and the park slept on: 2,000 ms)
+"$MQ" push --queue wr --key k2 held2 >/dev/null; "$MQ" push --queue wr --key k2 next2 >/dev/null
+"$MQ" pop --queue wr --lease 1m --receipt-file "$T_TMP/r.wr" >/dev/null
+rm -f "$T_TMP/fired" "$T_TMP/fired2" "$T_TMP/proxy.sock" "$T_TMP/proxy2.sock"
+FP_DELAY_MS=1000 FP_NTH=10 python3 "$TESTS_DIR/fault-proxy.py" \
+  "$T_TMP/proxy.sock" "$MQ_TEST_SOCKET" 'mq-wait' "$T_TMP/fired" &
+proxy=$!
+FP_DELAY_MS=1500 python3 "$TESTS_DIR/fault-proxy.py" \
+  "$T_TMP/proxy2.sock" "$MQ_TEST_SOCKET" 'SET wakes = wakes + 1' "$T_TMP/fired2" &
+proxy2=$!
+i=0
+while { [ ! -S "$T_TMP/proxy.sock" ] || [ ! -S "$T_TMP/proxy2.sock" ]; } && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+MQ_SOCKET="$T_TMP/proxy.sock" "$MQ" pop --queue wr --wait 30s --lease 1m >"$T_TMP/wr.out" &
+w=$!
+i=0
+while [ ! -f "$T_TMP/fired" ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i + 1)); done
+t0=$(date +%s%N)
+MQ_SOCKET="$T_TMP/proxy2.sock" "$MQ" ack "$(cat "$T_TMP/r.wr")" &
+a=$!
+wait $w
+ms=$((($(date +%s%N) - t0) / 1000000))
+wait $a
+kill $proxy $proxy2 2>/dev/null; wait $proxy $proxy2 2>/dev/null
+is "$(cat "$T_TMP/wr.out"):$(test -f "$T_TMP/fired2" && echo counted)" next2:counted "the wake's count held: the waiter gets the job"
+check "when the count and its KILL come: after $ms ms, 1,500 of them the relay's (under 1,800)" test "$ms" -lt 1800
 # mq work --exit-when-empty drains a queue a rate holds back, and exits
 # once it is empty (before: it exited with jobs left, or parked for ever
 # once the window was full and the queue empty)
