@@ -31,6 +31,7 @@
  * full (one read without locks); each is then locked by primary key,
  * after its gate and count, and leased with the claim's other jobs.
  */
+#include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +85,21 @@ static const char sql_ticks_oldest[] =
     " FROM (SELECT at FROM `{{TABLE}}_ticks` FORCE INDEX (oldest)"
     " WHERE queue = ? AND gate_key = ? ORDER BY at LIMIT ?) AS o";
 /* More ticks than the rate (it was lowered since they were written):
- * those numbered past it that are out of the window go (they count for
- * nothing; the others, once out of it); once none is left, the gate is
- * read as above again. The claims of the gate wait on its gate row. */
+ * once none of those numbered past it is in the window (they count for
+ * nothing then), they all go at once, so that the numbers stay 0 to
+ * rate - 1 with no hole (a hole would count as a tick for ever, the
+ * gate below its rate: deleted one by one, then the rate raised again,
+ * the gate let 8 of 10 through); then the gate is read as above again.
+ * Until then every tick is read. The claims of the gate wait on its
+ * gate row. A consumer account without DELETE on the ticks (the grants
+ * before 2026-11-30) leaves them: its claims read them all. */
+static const char sql_ticks_high[] =
+    "SELECT COUNT(*) FROM `{{TABLE}}_ticks` FORCE INDEX (PRIMARY)"
+    " WHERE queue = ? AND gate_key = ? AND n >= ? AND at > "
+    MQ_SQL_NOW_MINUS_US;
 static const char sql_ticks_prune[] =
     "DELETE FROM `{{TABLE}}_ticks` WHERE queue = ? AND gate_key = ?"
-    " AND n >= ? AND at <= " MQ_SQL_NOW_MINUS_US;
+    " AND n >= ?";
 static const char sql_ticks_new[] =
     "INSERT INTO `{{TABLE}}_ticks` (queue, gate_key, n, at) VALUES ";
 static const char sql_tick_part[] = "(?, ?, ?, " MQ_SQL_NOW ")";
@@ -313,6 +323,48 @@ same_settings(const struct cand_settings *s, const struct limits *l)
 	    krate == l->key_rate && krate_us == l->key_rate_us;
 }
 
+/* The ticks of a gate holding more than rate (sql_ticks_prune), all of
+ * those past it gone if none is in the window; t->rows less them. */
+static enum mq_status
+prune_ticks(struct mq_conn *c, const char *queue, const char *key,
+    unsigned long klen, uint32_t rate, int64_t window, struct ticks *t)
+{
+	MYSQL_BIND in[4];
+	unsigned long qlen;
+	uint64_t cap = rate, high = 1, deleted;
+	struct mq_error saved;
+	MYSQL_STMT *st;
+	enum mq_status rc;
+
+	if ((st = mq__prepare(c, sql_ticks_high)) == NULL)
+		return c->err.status;
+	mq__bind_str(&in[0], queue, &qlen);
+	mq__bind_blob(&in[1], key ? key : "", &klen);
+	mq__bind_u64(&in[2], &cap);
+	mq__bind_i64(&in[3], &window);
+	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK)
+		rc = fetch_count(c, st, &high, "cannot claim (rate's ticks)");
+	mq__release(c, st);
+	if (rc != MQ_OK || high > 0)
+		return rc;
+	saved = c->err;
+	if ((st = mq__prepare(c, sql_ticks_prune)) == NULL)
+		return c->err.status;
+	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
+	deleted = rc == MQ_OK ? (uint64_t)mysql_stmt_affected_rows(st) : 0;
+	mq__release(c, st);
+	/* no DELETE granted: the ticks stay, read whole (slower, exact) */
+	if (rc != MQ_OK && (c->err.db_errno == ER_TABLEACCESS_DENIED_ERROR ||
+	    c->err.db_errno == ER_COLUMNACCESS_DENIED_ERROR)) {
+		c->err = saved;
+		return MQ_OK;
+	}
+	if (rc == MQ_OK && deleted <= t->rows)
+		t->rows -= deleted;
+	return rc;
+}
+
 /* The gate's ticks (key NULL: the queue's) in the window of window_us,
  * as a claim of up to want jobs at rate needs them (sql_ticks_oldest);
  * every tick read where there are more than rate (sql_ticks_prune). */
@@ -324,7 +376,7 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	MYSQL_BIND in[8], out[3];
 	unsigned long qlen, klen = key ? key_len : 0;
 	int64_t window = window_us > INT64_MAX ? INT64_MAX : (int64_t)window_us;
-	uint64_t out_of_window = 0, cap = rate, deleted;
+	uint64_t out_of_window = 0;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
@@ -379,18 +431,7 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	mq__release(c, st);
 	if (rc != MQ_OK)
 		return rc;
-	if ((st = mq__prepare(c, sql_ticks_prune)) == NULL)
-		return c->err.status;
-	mq__bind_str(&in[0], queue, &qlen);
-	mq__bind_blob(&in[1], key ? key : "", &klen);
-	mq__bind_u64(&in[2], &cap);
-	mq__bind_i64(&in[3], &window);
-	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
-	deleted = rc == MQ_OK ? (uint64_t)mysql_stmt_affected_rows(st) : 0;
-	mq__release(c, st);
-	if (rc == MQ_OK && deleted <= t->rows)
-		t->rows -= deleted;
-	return rc;
+	return prune_ticks(c, queue, key, klen, rate, window, t);
 }
 
 /* A rate held the claim back: it may try again once the gate's oldest

@@ -59,9 +59,10 @@ GRANT INSERT ON `{{DATABASE}}`.`{{TABLE}}_history` TO {{TABLE}}_consumer;
 GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_waiters` TO {{TABLE}}_consumer;
 -- a claim of a limited queue (mq-limit(1)) writes the gate of the queue
 -- or of the job's key (a new one: an INSERT), and the ticks a rate
--- counts
+-- counts; it deletes those past a rate lowered since (without DELETE
+-- they stay, and each claim of that gate reads them all)
 GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_gates` TO {{TABLE}}_consumer;
-GRANT SELECT, INSERT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_consumer;
+GRANT SELECT, INSERT, UPDATE, DELETE ON `{{DATABASE}}`.`{{TABLE}}_ticks` TO {{TABLE}}_consumer;
 -- a finish of a job with dependents meets their edges and lowers their
 -- shards (mq-queue(7), DEPENDENCIES)
 GRANT SELECT, UPDATE ON `{{DATABASE}}`.`{{TABLE}}_deps` TO {{TABLE}}_consumer;

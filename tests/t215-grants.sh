@@ -89,6 +89,26 @@ expect_status 77 "consumer: purge is denied" as consumer purge --queue g --yes
 expect_status 77 "consumer: archive is denied" as consumer archive --older-than 0s
 expect_status 77 "consumer: pause is denied" as consumer pause g
 is "$(sum)" "$s" "the consumer's refused commands changed nothing"
+# a rate lowered below a gate's ticks: a consumer's claim deletes those
+# past it once out of the window (before: DELETE denied, error 1142,
+# every claim of the queue failed); and without DELETE (the consumer
+# grants before it) its claims still go through, reading every tick
+seq 1 12 | "$MQ" push --queue rl --lines >/dev/null
+"$MQ" limit rl --rate 4/1s >/dev/null
+expect_status 0 "consumer: claims 4 at a rate of 4/s" as consumer pop --queue rl --count 4 --json
+"$MQ" limit rl --rate 2/1s >/dev/null
+sleep 1.1
+expect_status 0 "consumer: claims at the rate lowered to 2/s" as consumer pop --queue rl --count 2 --json
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_ticks WHERE queue = 'rl'")" 2 "  the ticks past 2 deleted"
+"$MQ" limit rl --rate 4/1s >/dev/null
+sleep 1.1
+expect_status 0 "consumer: claims 4 at 4/s again" as consumer pop --queue rl --count 4 --json
+sql_root "REVOKE DELETE ON \`$T_DB\`.mq_jobs_ticks FROM mq_jobs_consumer"
+"$MQ" limit rl --rate 1/1s >/dev/null
+sleep 1.1
+expect_status 0 "consumer without DELETE on the ticks: claims at 1/s" as consumer pop --queue rl -o /dev/null
+is "$(sql "SELECT COUNT(*) FROM mq_jobs_ticks WHERE queue = 'rl'")" 4 "  the ticks kept"
+sql_root "GRANT DELETE ON \`$T_DB\`.mq_jobs_ticks TO mq_jobs_consumer"
 
 # operator
 sql "UPDATE mq_jobs SET leased_until = NOW(6) - INTERVAL 1 SECOND WHERE state = 'leased'"
