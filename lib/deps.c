@@ -1008,9 +1008,16 @@ mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
 	    0, ids, n, &touched);
 	*rows += touched;
 	if (rc == MQ_OK)
-		rc = mq__select_ids_in(c, sql_unretriable,
-		    sql_unretriable_tail, NULL, 0, ids, n, out, n, got);
+		rc = mq__deps_unretriable_read(c, ids, n, out, got);
 	return rc;
+}
+
+enum mq_status
+mq__deps_unretriable_read(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t *got)
+{
+	return mq__select_ids_in(c, sql_unretriable, sql_unretriable_tail,
+	    NULL, 0, ids, n, out, n, got);
 }
 
 enum mq_status

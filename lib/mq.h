@@ -831,7 +831,8 @@ struct mq_retry_report {
 	uint64_t retried;	/* back to ready (dry run: would be) */
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
-	uint64_t parents;	/* left dead: a parent can never finish */
+	uint64_t parents;	/* left dead: a parent can never finish
+				 * (dry run: would be, o->skipped too) */
 	uint64_t stay_dead;	/* dependents the retried jobs cancelled
 				 * when they died, dead after the run:
 				 * they stay dead (each counted once) */

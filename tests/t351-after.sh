@@ -260,6 +260,20 @@ p=$("$MQ" push --queue q5 P)
 c=$("$MQ" push --queue q5kid --after "$p" C)
 "$MQ" purge --queue q5 --yes >/dev/null
 is "$(st "$c")" "dead" "a dependent of a purged parent is cancelled"
+# a dry run says what the real run does: not listed, left dead, status 1
+expect_status 1 "its retry --dry-run, by id: 1, as the real run" "$MQ" retry --dry-run "$c"
+is "$OUT" "" "  not listed"
+is "$ERR" "$(printf '%s\n' "mq retry: 0 jobs would be retried (dry run)" \
+  "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c")" \
+  "  none would be retried, and it says which is left dead, and why"
+c2=$("$MQ" push --queue q5kid --max-attempts 1 C2)
+die_one q5kid >/dev/null
+expect_status 1 "retry --dry-run by filter: 1, as the real run" "$MQ" retry --dry-run --queue q5kid --all
+is "$OUT" "$c2" "  lists the job a real run retries, not the other"
+is "$ERR" "$(printf '%s\n' "mq retry: 1 job would be retried (dry run)" \
+  "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c")" \
+  "  and reports the one left dead"
+is "$(st "$c"):$(st "$c2")" "dead:dead" "  a dry run changes nothing"
 expect_status 1 "its retry" "$MQ" retry "$c"
 is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c" "  leaves it dead, and says why"
 is "$(st "$c")" "dead" "  dead still"
