@@ -25,11 +25,13 @@
 static const char sql_touch[] =
     "UPDATE `{{TABLE}}` SET children = IFNULL(children, 0) + ?"
     " WHERE id IN (";
-/* flags: 0 live, 1 done, 2 dead, 3 recurring */
+/* flags: 0 live, 1 done, 2 dead, 3 recurring, 7 recurring and dead
+ * (cancelled, or a run failed for good: dead as any other parent, but
+ * retried it recurs again, never done) */
 static const char sql_parents[] =
-    "SELECT id, IF(every_us IS NOT NULL, 3, IF(state = 'done', 1,"
-    " IF(state = 'dead', 2, 0))) FROM `{{TABLE}}` FORCE INDEX (PRIMARY)"
-    " WHERE id IN (";
+    "SELECT id, IF(state = 'dead', IF(every_us IS NOT NULL, 7, 2),"
+    " IF(every_us IS NOT NULL, 3, IF(state = 'done', 1, 0)))"
+    " FROM `{{TABLE}}` FORCE INDEX (PRIMARY) WHERE id IN (";
 /* an archived parent: done (1), dead (5: it cannot be retried), or in
  * neither state (6: another program's row; it never finishes) */
 static const char sql_parents_archived[] =
@@ -252,7 +254,7 @@ struct parents {
 	unsigned char *state;	/* per id: 0 live, 1 done, 2 dead, 3
 				 * recurring, 4 not found, 5 dead and
 				 * archived, 6 archived, neither done
-				 * nor dead */
+				 * nor dead, 7 recurring and dead */
 };
 
 static size_t
@@ -461,9 +463,14 @@ mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
 		else if (s == 3)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is recurring: "
 			    "it never finishes", (unsigned long long)d->ids[i]);
-		else if ((s == 2 || s == 5) && policy == 0)
+		else if ((s == 2 || s == 5 || s == 7) && policy == 0)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead "
 			    "(--if-parent-dies cancel)",
+			    (unsigned long long)d->ids[i]);
+		else if (s == 7 && policy == 2)
+			rc = mq__fail(c, MQ_EPARENT, "parent %llu is a recurring "
+			    "job, dead: retried, it would recur, never done "
+			    "(--if-parent-dies wait)",
 			    (unsigned long long)d->ids[i]);
 		else if (s == 5 && policy == 2)
 			rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and "
@@ -502,8 +509,8 @@ mq__deps_link(struct mq_conn *c, const struct mq__deps *d, uint64_t first,
 	for (i = 0; rc == MQ_OK && i < n; i++) {
 		unsigned s = d->p.state[i];
 
-		met[i] = s == 1 || ((s == 2 || s == 5 || s == 6) &&
-		    d->policy == 1);
+		met[i] = s == 1 || ((s == 2 || s == 5 || s == 6 ||
+		    s == 7) && d->policy == 1);
 		/* a parent neither met nor refused: live, or dead under
 		 * wait */
 		if (!met[i])
@@ -1008,9 +1015,16 @@ mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids, size_t n,
 	    0, ids, n, &touched);
 	*rows += touched;
 	if (rc == MQ_OK)
-		rc = mq__select_ids_in(c, sql_unretriable,
-		    sql_unretriable_tail, NULL, 0, ids, n, out, n, got);
+		rc = mq__deps_unretriable_read(c, ids, n, out, got);
 	return rc;
+}
+
+enum mq_status
+mq__deps_unretriable_read(struct mq_conn *c, const uint64_t *ids, size_t n,
+    uint64_t *out, size_t *got)
+{
+	return mq__select_ids_in(c, sql_unretriable, sql_unretriable_tail,
+	    NULL, 0, ids, n, out, n, got);
 }
 
 enum mq_status

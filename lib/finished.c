@@ -6,10 +6,12 @@
  * runs that are finished (done, dead) or recurring, and, in the same
  * result, how many rows of the runs are in the table. Only when fewer
  * are there than ids were asked (a job moved to the archive, or
- * purged) do two more statements say which: the ids still in the table,
- * then the runs' rows in the archive (each finished, whatever its
- * state); the rest are gone. Reads only, by
- * primary key ranges; nothing is locked or written.
+ * purged) does one more statement say which: the runs' rows in the
+ * table and in the archive (each finished, whatever its state), in one
+ * result, in the order they finished; the rest are gone. So the jobs a
+ * batch finds finished come in the order they finished, in the table or
+ * in the archive alike. Reads only, by primary key ranges; nothing is
+ * locked or written.
  */
 #include <mysqld_error.h>
 #include <stdlib.h>
@@ -35,8 +37,9 @@ static const char sql_run[] = "(id BETWEEN ? AND ? AND id % ? = ?)";
 #define LOOK_TRIES 16
 #define STEP_MAX 16
 
-/* The look. The count row first (finished_at NULL sorts first), then
- * the finished rows in the order they finished. */
+/* The look. The count row first (finished_at NULL sorts first, and its
+ * id 0 before every job's), then the finished rows in the order they
+ * finished. */
 static const char sql_look_head[] =
     "SELECT id, CAST(state AS CHAR), IF(state = 'dead', last_error, NULL),"
     " every_us IS NOT NULL, 0, finished_at FROM `{{TABLE}}` WHERE (";
@@ -46,16 +49,20 @@ static const char sql_look_mid[] =
     " WHERE (";
 static const char sql_look_tail[] = ") ORDER BY 6, 1";
 
-/* Which ids of the runs are in the table (a job left it). */
-static const char sql_present_head[] =
-    "SELECT id FROM `{{TABLE}}` WHERE (";
-static const char sql_present_tail[] = ") ORDER BY id";
-
-/* The runs' rows in the archive. */
-static const char sql_archived_head[] =
+/* A job left the table: the runs' rows in the table (1: each there,
+ * finished or not) and in the archive (0), in one result and one
+ * snapshot, in the order they finished (those not finished first).
+ * The look's finished rows are read again here rather than reported:
+ * reported first, they came before an archived job that finished
+ * earlier (one result, its order holds for both tables). */
+static const char sql_left_head[] =
     "SELECT id, CAST(state AS CHAR), IF(state = 'dead', last_error, NULL),"
-    " 0, 0, finished_at FROM `{{TABLE}}_archive` WHERE (";
-static const char sql_archived_tail[] = ") ORDER BY 6, 1";
+    " every_us IS NOT NULL, 1, finished_at FROM `{{TABLE}}` WHERE (";
+static const char sql_left_mid[] =
+    ") UNION ALL SELECT id, CAST(state AS CHAR),"
+    " IF(state = 'dead', last_error, NULL), 0, 0, finished_at"
+    " FROM `{{TABLE}}_archive` WHERE (";
+static const char sql_left_tail[] = ") ORDER BY 6, 1";
 
 struct look {
 	const uint64_t *ids;		/* this batch's ids */
@@ -151,12 +158,14 @@ report(struct look *l, size_t k, enum mq_fin how, int archived,
 	return l->stopped;
 }
 
-/* The rows of the look or of the archive's read. */
+/* The rows of the look (left 0) or of the read after a job left the
+ * table (left 1). */
 static enum mq_status
-read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
+read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int left)
 {
 	MYSQL_BIND out[6];
 	uint64_t id, present;
+	int archived;
 	int32_t recurring;
 	char state[8];
 	unsigned long slen, elen, flen;
@@ -177,14 +186,18 @@ read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
 	while ((r = mysql_stmt_fetch(st)) == 0 || r == MYSQL_DATA_TRUNCATED) {
 		size_t k;
 
-		if (id == 0) {		/* the count row */
+		if (id == 0 && !left) {		/* the count row */
 			l->present = present;
 			continue;
 		}
+		/* a job left the table: the read that follows reports */
+		if (!left && l->present < l->n)
+			continue;
 		if ((k = find(l, id)) == l->n || l->seen[k])
 			continue;
 		state[slen < sizeof state - 1 ? slen : sizeof state - 1] =
 		    '\0';
+		archived = left && present == 0;
 		if (strcmp(state, "done") == 0)
 			report(l, k, MQ_FIN_DONE, archived, NULL, 0, NULL);
 		else if (strcmp(state, "dead") == 0)
@@ -196,6 +209,8 @@ read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
 			report(l, k, MQ_FIN_ARCHIVED, 1, NULL, 0, state);
 		else if (recurring)
 			report(l, k, MQ_FIN_RECURRING, 0, NULL, 0, NULL);
+		else
+			l->seen[k] = 1;	/* in the table, not finished */
 	}
 	if (r == 1)
 		return mq__dberr(c, st, "cannot read jobs");
@@ -204,38 +219,19 @@ read_rows(struct mq_conn *c, MYSQL_STMT *st, struct look *l, int archived)
 
 static enum mq_status
 run(struct mq_conn *c, struct look *l, const char *head, const char *mid,
-    const char *tail, int times, int archived, int ids_only)
+    const char *tail, int left)
 {
 	MYSQL_BIND *b = NULL;
 	MYSQL_STMT *st;
 	enum mq_status rc;
 
-	if ((st = prepare_runs(c, l, head, mid, tail, times, &b)) == NULL) {
+	if ((st = prepare_runs(c, l, head, mid, tail, 2, &b)) == NULL) {
 		free(b);
 		return c->err.status;
 	}
 	rc = mq__execute(c, st, b, "cannot read jobs");
-	if (rc == MQ_OK && ids_only) {
-		uint64_t id;
-		MYSQL_BIND out[1];
-		int r;
-
-		memset(out, 0, sizeof out);
-		mq__bind_u64(&out[0], &id);
-		if (mysql_stmt_bind_result(st, out) != 0)
-			rc = mq__dberr(c, st, "cannot read jobs");
-		while (rc == MQ_OK && ((r = mysql_stmt_fetch(st)) == 0 ||
-		    r == MYSQL_DATA_TRUNCATED)) {
-			size_t k = find(l, id);
-
-			if (k < l->n)
-				l->seen[k] = 1;
-		}
-		if (rc == MQ_OK && r == 1)
-			rc = mq__dberr(c, st, "cannot read jobs");
-	} else if (rc == MQ_OK) {
-		rc = read_rows(c, st, l, archived);
-	}
+	if (rc == MQ_OK)
+		rc = read_rows(c, st, l, left);
 	mq__release(c, st);
 	free(b);
 	return rc;
@@ -250,16 +246,14 @@ look_batch(struct mq_conn *c, struct look *l)
 
 	memset(l->seen, 0, l->n);
 	l->present = 0;
-	rc = run(c, l, sql_look_head, sql_look_mid, sql_look_tail, 2, 0, 0);
+	rc = run(c, l, sql_look_head, sql_look_mid, sql_look_tail, 0);
 	if (rc != MQ_OK || l->stopped || l->present >= l->n)
 		return rc;
-	/* some left the table: which (present ones marked seen too), then
-	 * the archive's, then the rest are gone */
-	if ((rc = run(c, l, sql_present_head, NULL, sql_present_tail, 1, 0,
+	/* some left the table: the finished ones of both tables in the
+	 * order they finished (those still there marked seen too), then
+	 * the rest are gone */
+	if ((rc = run(c, l, sql_left_head, sql_left_mid, sql_left_tail,
 	    1)) != MQ_OK)
-		return rc;
-	if ((rc = run(c, l, sql_archived_head, NULL, sql_archived_tail, 1, 1,
-	    0)) != MQ_OK)
 		return rc;
 	for (k = 0; k < l->n && !l->stopped; k++)
 		if (!l->seen[k])

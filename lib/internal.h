@@ -492,6 +492,11 @@ enum mq_status mq__deps_stay_dead(struct mq_conn *c, const uint64_t *parents,
  * adds the rows so written to *rows. */
 enum mq_status mq__deps_unretriable(struct mq_conn *c, const uint64_t *ids,
     size_t n, uint64_t *out, size_t *got, uint64_t *rows);
+/* The same read alone, for mq retry --dry-run: it writes nothing, so
+ * an archive or a purge at the same moment may change the answer a real
+ * run then gets. */
+enum mq_status mq__deps_unretriable_read(struct mq_conn *c,
+    const uint64_t *ids, size_t n, uint64_t *out, size_t *got);
 /* The edges and shards of ids[0..n) as dependents, which leave the
  * table (archive): as parents, theirs stay while their dependents do.
  * The rows deleted are added to *rows (NULL: not counted). */

@@ -666,11 +666,13 @@ typedef int (*mq_fin_fn)(const struct mq_fin_job *j, void *ctx);
  * Looks once at the jobs ids[0..n) (ascending, no duplicates) and calls
  * fn for each that has finished (done or dead, in the table or in its
  * archive; any row of the archive, whatever its state), is gone (in
- * neither), or is recurring, in the order they
- * finished within each statement. One statement for each MQ_LOOK_RUNS
- * runs of ids (consecutive, or evenly spaced by up to 16: a Galera
- * node's auto_increment_increment), whatever their length; two more for a batch
- * where a job left the table (archived, purged). Reads only.
+ * neither), or is recurring: within each batch of MQ_LOOK_RUNS runs of
+ * ids, in the order they finished (finished_at, then id), the table's
+ * and the archive's alike, the gone ones after them. One statement for
+ * each MQ_LOOK_RUNS runs of ids (consecutive, or evenly spaced by up to
+ * 16: a Galera node's auto_increment_increment), whatever their length;
+ * one more for a batch where a job left the table (archived, purged).
+ * Reads only.
  */
 enum mq_status mq_look_finished(struct mq_conn *c, const uint64_t *ids,
     size_t n, mq_fin_fn fn, void *ctx);
@@ -831,7 +833,8 @@ struct mq_retry_report {
 	uint64_t retried;	/* back to ready (dry run: would be) */
 	uint64_t not_dead;	/* given ids not dead or not found */
 	uint64_t dedup;		/* left dead: dedup key live again */
-	uint64_t parents;	/* left dead: a parent can never finish */
+	uint64_t parents;	/* left dead: a parent can never finish
+				 * (dry run: would be, o->skipped too) */
 	uint64_t stay_dead;	/* dependents the retried jobs cancelled
 				 * when they died, dead after the run:
 				 * they stay dead (each counted once) */

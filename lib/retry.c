@@ -195,6 +195,43 @@ move_cursor(struct mq_conn *c, struct batch *b, uint64_t id)
 	return rc;
 }
 
+/* b->list less the jobs left dead for their parents (b->orphans) */
+static void
+drop_orphans(struct batch *b)
+{
+	size_t i, j, k;
+
+	for (i = k = 0; i < b->n; i++) {
+		for (j = 0; j < b->norphans; j++)
+			if (b->orphans[j] == b->list[i])
+				break;
+		if (j == b->norphans)
+			b->list[k++] = b->list[i];
+	}
+	b->n = k;
+}
+
+/* A dry run's batch as a real run would take it, as far as reads alone
+ * tell: the jobs picked (b->ids, in the pick's order) less the
+ * dependents a parent of which can never finish, which a real run
+ * leaves dead (the dedup keys a real run checks in its transaction:
+ * those jobs stay listed) */
+static enum mq_status
+dry_batch(struct mq_conn *c, struct batch *b)
+{
+	enum mq_status rc = MQ_OK;
+
+	memcpy(b->list, b->ids, b->got * sizeof *b->list);
+	b->n = b->got;
+	b->norphans = 0;
+	if (b->n > 0)
+		rc = mq__deps_unretriable_read(c, b->list, b->n, b->orphans,
+		    &b->norphans);
+	if (rc == MQ_OK)
+		drop_orphans(b);
+	return rc;
+}
+
 struct tx {
 	struct batch *b;
 	const char *pat;
@@ -252,16 +289,7 @@ batch_tx(struct mq_conn *c, void *ctx)
 		    &b->norphans, &b->touched);
 	if (rc != MQ_OK)
 		return rc;
-	for (i = k = 0; i < b->n; i++) {
-		size_t j;
-
-		for (j = 0; j < b->norphans; j++)
-			if (b->orphans[j] == b->list[i])
-				break;
-		if (j == b->norphans)
-			b->list[k++] = b->list[i];
-	}
-	b->n = k;
+	drop_orphans(b);
 	if (b->n == 0)
 		return MQ_OK;
 	/* off the dead count while they are still dead; and counted as
@@ -493,12 +521,17 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 				break;
 		if (rc == MQ_EMPTY)
 			rc = MQ_OK;	/* all gone: the cursor stays */
+		if (rc == MQ_OK && o->dry_run)
+			rc = dry_batch(c, &b);
 		if (rc != MQ_OK)
 			break;
+		rep->parents += b.norphans;
+		for (i = 0; o->skipped && i < b.norphans; i++)
+			o->skipped(b.orphans[i], MQ_RETRY_PARENTS, o->ctx);
 		if (o->dry_run) {
-			rep->retried += b.got;
-			for (i = 0; o->fn && i < b.got; i++)
-				o->fn(b.ids[i], o->ctx);
+			rep->retried += b.n;
+			for (i = 0; o->fn && i < b.n; i++)
+				o->fn(b.list[i], o->ctx);
 		} else {
 			rep->retried += b.retried;
 			rep->dedup += b.nconflicts;
@@ -510,10 +543,6 @@ mq_retry(struct mq_conn *c, const struct mq_retry_opts *o,
 			}
 			for (i = 0; o->skipped && i < b.nconflicts; i++)
 				o->skipped(b.conflicts[i], MQ_RETRY_DEDUP,
-				    o->ctx);
-			rep->parents += b.norphans;
-			for (i = 0; o->skipped && i < b.norphans; i++)
-				o->skipped(b.orphans[i], MQ_RETRY_PARENTS,
 				    o->ctx);
 			if (b.retried)
 				wake(c, &b);

@@ -91,6 +91,15 @@ run "$MQ" wait "$ja" "$jb" "$jc" "$jd"
 is "$RC:$ERR" "14:" "done, dead, archived and cancelled jobs: 14 (one is dead)"
 is "$(printf '%s\n' "$OUT" | sort)" "$(printf '%s\n' "$ja done" "$jb dead disk full" "$jc done" "$jd dead cancelled" | sort)" \
   "  a line each: archived is done, cancelled is dead with its note"
+# one look: in the order they finished, the archive's (ja, jc) and the
+# table's (jb, jd) rows alike (the table's came first: "jb, jd, ja, jc")
+is "$OUT" "$(printf '%s\n' "$ja done" "$jb dead disk full" "$jc done" "$jd dead cancelled")" \
+  "  in the order they finished, in the table or the archive alike"
+# finished at the same instant: by id, whichever table holds them
+sql "UPDATE mq_jobs SET finished_at = (SELECT finished_at FROM mq_jobs_archive WHERE id = $jc) WHERE id = $jd"
+run "$MQ" wait "$jd" "$jc" "$jb"
+is "$RC:$OUT" "$(printf '%s\n' "14:$jb dead disk full" "$jc done" "$jd dead cancelled")" \
+  "  finished at once, one in each table: by id"
 expect_status 0 "an archived job alone is done: 0" "$MQ" wait "$jc"
 is "$OUT" "$jc done" "  its line"
 expect_status 0 "an id given twice is waited for once" "$MQ" wait "$ja" "$ja" "$jc"

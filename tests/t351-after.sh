@@ -113,6 +113,18 @@ expect_status 66 "a dead parent, --if-parent-dies cancel (the default)" "$MQ" pu
 is "$ERR" "mq push: parent $dp is dead (--if-parent-dies cancel)" "  one line naming it"
 is "$(njobs)" "$((n0 + 11))" "nothing pushed (the recurring and the dead parent only)"
 is "$(sql "SELECT IFNULL(children, 'none') FROM mq_jobs WHERE id = $p")" none "the parent's count of dependents untouched (rolled back)"
+# a recurring job that is dead (cancelled) has stopped: a dead parent as
+# any other, the dependent's policy at once; wait too is refused (retried,
+# it would recur, never done)
+"$MQ" cancel "$r" >/dev/null
+expect_status 66 "a cancelled recurring parent, --if-parent-dies cancel" "$MQ" push --queue bad --after "$r" job
+is "$ERR" "mq push: parent $r is dead (--if-parent-dies cancel)" "  refused as a dead parent"
+expect_status 66 "a cancelled recurring parent, --if-parent-dies wait" "$MQ" push --queue bad --after "$r" --if-parent-dies wait job
+is "$ERR" "mq push: parent $r is a recurring job, dead: retried, it would recur, never done (--if-parent-dies wait)" "  refused, saying why"
+is "$(njobs)" "$((n0 + 11))" "  nothing pushed by either"
+expect_status 0 "a cancelled recurring parent, --if-parent-dies run: pushed" "$MQ" push --queue rr --after "$r" --if-parent-dies run job
+is "$(st "${OUT:-0}")" ready "  due at once: the dead parent counts as done"
+is "$(sql "SELECT met FROM mq_jobs_deps WHERE parent = $r AND child = ${OUT:-0}")" 1 "  its edge met"
 
 # ---- the simple case: after two parents, due once both are done
 a=$("$MQ" push --queue fan A)
@@ -260,6 +272,20 @@ p=$("$MQ" push --queue q5 P)
 c=$("$MQ" push --queue q5kid --after "$p" C)
 "$MQ" purge --queue q5 --yes >/dev/null
 is "$(st "$c")" "dead" "a dependent of a purged parent is cancelled"
+# a dry run says what the real run does: not listed, left dead, status 1
+expect_status 1 "its retry --dry-run, by id: 1, as the real run" "$MQ" retry --dry-run "$c"
+is "$OUT" "" "  not listed"
+is "$ERR" "$(printf '%s\n' "mq retry: 0 jobs would be retried (dry run)" \
+  "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c")" \
+  "  none would be retried, and it says which is left dead, and why"
+c2=$("$MQ" push --queue q5kid --max-attempts 1 C2)
+die_one q5kid >/dev/null
+expect_status 1 "retry --dry-run by filter: 1, as the real run" "$MQ" retry --dry-run --queue q5kid --all
+is "$OUT" "$c2" "  lists the job a real run retries, not the other"
+is "$ERR" "$(printf '%s\n' "mq retry: 1 job would be retried (dry run)" \
+  "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c")" \
+  "  and reports the one left dead"
+is "$(st "$c"):$(st "$c2")" "dead:dead" "  a dry run changes nothing"
 expect_status 1 "its retry" "$MQ" retry "$c"
 is "$ERR" "mq retry: 1 job left dead: a parent of theirs can never finish (purged, dead in the archive, or dead below one): $c" "  leaves it dead, and says why"
 is "$(st "$c")" "dead" "  dead still"
