@@ -421,6 +421,42 @@ mq__deps_new(struct mq_conn *c, const uint64_t *after, size_t nafter,
 	return MQ_OK;
 }
 
+/* Under wait, a dead parent in the job table that can never be retried
+ * (one it waits for, or one above it through dead jobs, is purged or
+ * dead in the archive: mq retry leaves it dead) would leave the new job
+ * waiting for ever: refused, as one dead in the archive is. Its
+ * ancestors are written first, as mq retry writes them, so that an
+ * archive or a purge of one comes wholly before the push or after it
+ * (and then cancels the new job with the others). */
+static enum mq_status
+refuse_final(struct mq_conn *c, const struct mq__deps *d)
+{
+	size_t n = d->p.n ? d->p.n : 1, nd = 0, got = 0, i, k;
+	uint64_t *dead = malloc(n * sizeof *dead), *final = malloc(n *
+	    sizeof *final), rows = 0;
+	enum mq_status rc = MQ_OK;
+
+	if (dead == NULL || final == NULL) {
+		free(dead);
+		free(final);
+		return mq__fail(c, MQ_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < d->p.n; i++)
+		if (d->p.state[i] == 2)
+			dead[nd++] = d->ids[i];
+	for (i = 0; rc == MQ_OK && got == 0 && i < nd; i += k) {
+		k = nd - i < CHUNK ? nd - i : CHUNK;
+		rc = mq__deps_unretriable(c, dead + i, k, final, &got, &rows);
+	}
+	if (rc == MQ_OK && got > 0)
+		rc = mq__fail(c, MQ_EPARENT, "parent %llu is dead and can "
+		    "never be retried: a job above it was purged or archived "
+		    "dead (--if-parent-dies wait)", (unsigned long long)final[0]);
+	free(dead);
+	free(final);
+	return rc;
+}
+
 enum mq_status
 mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
 {
@@ -482,6 +518,8 @@ mq__deps_check(struct mq_conn *c, struct mq__deps *d, uint64_t children)
 			    "finishes (--if-parent-dies %s)",
 			    (unsigned long long)d->ids[i], policies[policy]);
 	}
+	if (rc == MQ_OK && policy == 2)
+		rc = refuse_final(c, d);
 	return rc;
 }
 

@@ -96,4 +96,20 @@ y=$("$MQ" push --queue f --after "$p" --if-parent-dies wait Y)
 is "$(st "$p"):$(st "$y")" "dead:ready:waiting" "a dead parent a dependent waits for stays"
 expect_status 0 "and can be retried" "$MQ" retry "$p"
 
+# ---- a push that would wait for a dead job that can never be retried
+# (its parent purged): refused, as after one dead in the archive
+# (before: pushed, and waited for ever); run takes it as done
+p=$("$MQ" push --queue g P)
+x=$("$MQ" push --queue g2 --after "$p" X)
+"$MQ" purge --queue g --yes >/dev/null
+is "$(st "$x")" "dead" "a dependent cancelled by its purged parent"
+before=$(sql "SELECT COUNT(*) FROM mq_jobs")
+expect_status 66 "push --after it --if-parent-dies wait: refused" \
+  "$MQ" push --queue g2 --after "$x" --if-parent-dies wait Y
+is "$ERR" "mq push: parent $x is dead and can never be retried: a job above it was purged or archived dead (--if-parent-dies wait)" "  in one line"
+is "$(sql "SELECT COUNT(*) FROM mq_jobs")" "$before" "  nothing pushed"
+y=$("$MQ" push --queue g2 --after "$x" --if-parent-dies run Y)
+is "$(st "$y")" "ready" "  --if-parent-dies run: due at once"
+is "$(stranded)" 0 "no job waits for a job that can never finish"
+
 done_testing
