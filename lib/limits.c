@@ -365,6 +365,22 @@ prune_ticks(struct mq_conn *c, const char *queue, const char *key,
 	return rc;
 }
 
+/* The one row of a read of a gate's ticks into out; st released. */
+static enum mq_status
+ticks_row(struct mq_conn *c, MYSQL_STMT *st, MYSQL_BIND *in, MYSQL_BIND *out)
+{
+	enum mq_status rc = mq__execute(c, st, in,
+	    "cannot claim (rate's ticks)");
+
+	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
+	    mysql_stmt_fetch(st) != 0))
+		rc = mq__dberr(c, st, "cannot claim (rate's ticks)");
+	if (rc == MQ_OK)
+		mysql_stmt_free_result(st);
+	mq__release(c, st);
+	return rc;
+}
+
 /* The gate's ticks (key NULL: the queue's) in the window of window_us,
  * as a claim of up to want jobs at rate needs them (sql_ticks_oldest);
  * every tick read where there are more than rate (sql_ticks_prune). */
@@ -394,14 +410,7 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	mq__bind_u64(&out[0], &t->rows);
 	mq__bind_u64(&out[1], &out_of_window);
 	mq__bind_i64(&out[2], &t->frees_in);
-	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
-		rc = mq__dberr(c, st, "cannot claim (rate's ticks)");
-	if (rc == MQ_OK)
-		mysql_stmt_free_result(st);
-	mq__release(c, st);
-	if (rc != MQ_OK)
+	if ((rc = ticks_row(c, st, in, out)) != MQ_OK)
 		return rc;
 	t->next_n = t->rows;
 	if (t->rows <= rate) {
@@ -422,14 +431,7 @@ read_ticks(struct mq_conn *c, const char *queue, const char *key,
 	mq__bind_u64(&out[0], &t->rows);
 	mq__bind_u64(&out[1], &t->used);
 	mq__bind_i64(&out[2], &t->frees_in);
-	rc = mq__execute(c, st, in, "cannot claim (rate's ticks)");
-	if (rc == MQ_OK && (mysql_stmt_bind_result(st, out) != 0 ||
-	    mysql_stmt_fetch(st) != 0))
-		rc = mq__dberr(c, st, "cannot claim (rate's ticks)");
-	if (rc == MQ_OK)
-		mysql_stmt_free_result(st);
-	mq__release(c, st);
-	if (rc != MQ_OK)
+	if ((rc = ticks_row(c, st, in, out)) != MQ_OK)
 		return rc;
 	return prune_ticks(c, queue, key, klen, rate, window, t);
 }
