@@ -150,6 +150,11 @@ is "$(has "$(comp mq push --every 1h -)" $stream $one --queue)" "$one --queue" \
   "mq push --every 1h -<TAB>: not --lines, -0, --null"
 is "$(has "$(comp mq push --every = 1h -)" $stream $one)" "$one" \
   "mq push --every=1h -<TAB> (bash splits at =): the same"
+# a payload typed: the single job's form (the stream takes no operand)
+is "$(has "$(comp mq push hello -)" $stream $one --queue)" "$one --queue" \
+  "mq push PAYLOAD -<TAB>: not --lines, -0, --null"
+is "$(has "$(comp mq retry 5 --)" --all --queue --dry-run)" "--dry-run" \
+  "mq retry ID --<TAB>: not the filters' --all, --queue"
 }
 is "$(has "$(comp mq limit q --clear --)" --clear --json --rate --clear-rate)" \
   "--clear --json" \
@@ -555,6 +560,8 @@ if command -v zsh >/dev/null 2>&1; then
     "zsh: mq push --lines -<TAB>: not the single job's"
   is "$(has "$(zcomp mq push --every 1h -)" $stream $one)" "$one" \
     "zsh: mq push --every 1h -<TAB>: not --lines, -0, --null"
+  is "$(has "$(zcomp mq push hello -)" $stream $one)" "$one" \
+    "zsh: mq push PAYLOAD -<TAB>: not --lines, -0, --null"
   is "$(has "$(zcomp mq limit q --clear --)" --clear --json --rate --clear-rate)" \
     "--clear --json" "zsh: mq limit q --clear --<TAB>: --clear's form"
   is "$(zcomp mq push --lines --missed '')" "all once skip" \
@@ -658,6 +665,8 @@ if command -v fish >/dev/null 2>&1; then
     "fish: mq push --lines -<TAB>: not the single job's"
   is "$(has "$(fcomp "mq push --every=1h -")" $stream $one)" "$one" \
     "fish: mq push --every=1h -<TAB>: not --lines, -0, --null"
+  is "$(has "$(fcomp "mq push hello -")" $stream $one)" "$one" \
+    "fish: mq push PAYLOAD -<TAB>: not --lines, -0, --null"
   is "$(has "$(fcomp "mq limit q --clear --")" --clear --json --rate --clear-rate)" \
     "--clear --json" "fish: mq limit q --clear --<TAB>: --clear's form"
   is "$(fcomp "mq push --lines --missed ")" "all once skip" \

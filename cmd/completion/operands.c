@@ -212,6 +212,40 @@ each_operand(FILE *f, const struct command *c, slot_fn *fn)
 		}
 }
 
+/* The forms of c (bits) */
+static unsigned
+all_forms(const struct command *c)
+{
+	unsigned all = 0;
+	int k;
+
+	for (k = 0; k < FORMS_MAX && c->operands[k]; k++)
+		all |= FORM(k);
+	return all;
+}
+
+/* The forms of c (bits) whose first operand is not a fixed word (a
+ * PAYLOAD, an ID...): any word there may be one */
+static unsigned
+free_first(const struct command *c)
+{
+	char words[160];
+	const char *s, *t;
+	unsigned free = 0;
+	int k;
+
+	for (k = 0; k < FORMS_MAX && c->operands[k]; k++) {
+		for (s = c->operands[k]; *s == ' ' || *s == '['; s++)
+			;
+		for (t = s; *t && *t != ' ' && *t != ']'; t++)
+			;
+		if (t > s && !fixed_words(s, (size_t)(t - s), words,
+		    sizeof words))
+			free |= FORM(k);
+	}
+	return free;
+}
+
 void
 each_forms(FILE *f, forms_fn *fn)
 {
@@ -219,6 +253,7 @@ each_forms(FILE *f, forms_fn *fn)
 	const struct opt *o;
 	struct first_words fw;
 	char key[40], word[40], shrt[4];
+	unsigned free;
 	size_t i;
 	int k;
 
@@ -238,5 +273,11 @@ each_forms(FILE *f, forms_fn *fn)
 			snprintf(word, sizeof word, "=%s", fw.word[k]);
 			fn(f, c, word, NULL, fw.forms[k]);
 		}
+		/* any other first operand: the forms that take one that is
+		 * not a fixed word (after the fixed words: the shells take
+		 * the first pattern that matches); mq push PAYLOAD leaves
+		 * the stream form (--lines, -0), which takes none */
+		if ((free = free_first(c)) != 0 && free != all_forms(c))
+			fn(f, c, "=*", NULL, free);
 	}
 }
